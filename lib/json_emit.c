@@ -1,0 +1,258 @@
+/*
+ * json_emit.c - the one JSON emitter: prints values exactly as Python's
+ * json.dumps(value, ensure_ascii=False) prints what json.loads read from the
+ * original text.  Separators ", " and ": ", integers with their exact digits,
+ * floats in repr() form, repeated keys at their first position with their
+ * last value.  Also Python's str() of scalars, used where the reference
+ * formats a value into a template.
+ */
+#include <locale.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static const char hex_digits[] = "0123456789abcdef";
+
+void dsml_emit_string(dsml_buf *b, const char *s, size_t n)
+{
+    if (!dsml_buf_reserve(b, n + 2))
+        return;
+    dsml_buf_putc(b, '"');
+    size_t run = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c != '"' && c != '\\')
+            continue;
+        dsml_buf_append(b, s + run, i - run);
+        run = i + 1;
+        switch (c) {
+        case '"': DSML_BUF_LIT(b, "\\\""); break;
+        case '\\': DSML_BUF_LIT(b, "\\\\"); break;
+        case '\n': DSML_BUF_LIT(b, "\\n"); break;
+        case '\r': DSML_BUF_LIT(b, "\\r"); break;
+        case '\t': DSML_BUF_LIT(b, "\\t"); break;
+        case '\b': DSML_BUF_LIT(b, "\\b"); break;
+        case '\f': DSML_BUF_LIT(b, "\\f"); break;
+        default: {
+            char esc[6] = {'\\', 'u', '0', '0', hex_digits[c >> 4], hex_digits[c & 15]};
+            dsml_buf_append(b, esc, 6);
+        }
+        }
+    }
+    dsml_buf_append(b, s + run, n - run);
+    dsml_buf_putc(b, '"');
+}
+
+/* ---- numbers ------------------------------------------------------------ */
+
+/* strtod that accepts '.' whatever the current locale says. */
+static double c_strtod(const char *s)
+{
+    const char *dp = localeconv()->decimal_point;
+    if (dp == NULL || (dp[0] == '.' && dp[1] == '\0'))
+        return strtod(s, NULL);
+    char tmp[64];
+    size_t o = 0, dl = strlen(dp);
+    for (const char *p = s; *p && o + dl + 1 < sizeof tmp; p++) {
+        if (*p == '.') {
+            memcpy(tmp + o, dp, dl);
+            o += dl;
+        } else {
+            tmp[o++] = *p;
+        }
+    }
+    tmp[o] = '\0';
+    return strtod(tmp, NULL);
+}
+
+size_t dsml_format_double(double d, char out[32])
+{
+    if (isnan(d)) {
+        memcpy(out, "NaN", 4);
+        return 3;
+    }
+    if (isinf(d)) {
+        if (d < 0) {
+            memcpy(out, "-Infinity", 10);
+            return 9;
+        }
+        memcpy(out, "Infinity", 9);
+        return 8;
+    }
+    size_t o = 0;
+    if (signbit(d)) {
+        out[o++] = '-';
+        d = -d;
+    }
+    if (d == 0.0) {
+        memcpy(out + o, "0.0", 4);
+        return o + 3;
+    }
+    /* Shortest digits that round-trip: "%.{p}e" for growing p. */
+    char digits[24];
+    size_t nd = 0;
+    int exp10 = 0;
+    for (int prec = 0; prec <= 16; prec++) {
+        char tmp[48], canon[48];
+        snprintf(tmp, sizeof tmp, "%.*e", prec, d);
+        /* canonical "d.ddde±x" with '.' whatever the locale */
+        nd = 0;
+        const char *p = tmp;
+        while (*p && *p != 'e') {
+            if (*p >= '0' && *p <= '9')
+                digits[nd++] = *p;
+            p++;
+        }
+        exp10 = atoi(p + 1);
+        size_t c = 0;
+        canon[c++] = digits[0];
+        canon[c++] = '.';
+        for (size_t i = 1; i < nd; i++)
+            canon[c++] = digits[i];
+        snprintf(canon + c, sizeof canon - c, "e%d", exp10);
+        if (c_strtod(canon) == d)
+            break;
+    }
+    while (nd > 1 && digits[nd - 1] == '0')
+        nd--;
+    int decpt = exp10 + 1; /* digits before the decimal point */
+    if (exp10 >= -4 && exp10 < 16) {
+        if (decpt <= 0) {
+            out[o++] = '0';
+            out[o++] = '.';
+            for (int i = 0; i < -decpt; i++)
+                out[o++] = '0';
+            memcpy(out + o, digits, nd);
+            o += nd;
+        } else if ((size_t)decpt >= nd) {
+            memcpy(out + o, digits, nd);
+            o += nd;
+            for (size_t i = nd; i < (size_t)decpt; i++)
+                out[o++] = '0';
+            out[o++] = '.';
+            out[o++] = '0';
+        } else {
+            memcpy(out + o, digits, (size_t)decpt);
+            o += (size_t)decpt;
+            out[o++] = '.';
+            memcpy(out + o, digits + decpt, nd - (size_t)decpt);
+            o += nd - (size_t)decpt;
+        }
+    } else {
+        out[o++] = digits[0];
+        if (nd > 1) {
+            out[o++] = '.';
+            memcpy(out + o, digits + 1, nd - 1);
+            o += nd - 1;
+        }
+        out[o++] = 'e';
+        out[o++] = exp10 < 0 ? '-' : '+';
+        int ae = exp10 < 0 ? -exp10 : exp10;
+        char eb[8];
+        int en = snprintf(eb, sizeof eb, "%02d", ae);
+        memcpy(out + o, eb, (size_t)en);
+        o += (size_t)en;
+    }
+    out[o] = '\0';
+    return o;
+}
+
+void dsml_emit_number(dsml_buf *b, const cJSON *num)
+{
+    size_t n;
+    const char *lex = dsml_json_lexeme(num, &n);
+    if (lex != NULL && dsml_json_number_is_int(num)) {
+        if (n == 2 && lex[0] == '-' && lex[1] == '0')
+            dsml_buf_putc(b, '0');
+        else
+            dsml_buf_append(b, lex, n);
+        return;
+    }
+    char tmp[32];
+    size_t len = dsml_format_double(num->valuedouble, tmp);
+    dsml_buf_append(b, tmp, len);
+}
+
+/* ---- values ------------------------------------------------------------- */
+
+static const cJSON *last_with_key(const cJSON *from, const char *key)
+{
+    const cJSON *last = from;
+    for (const cJSON *c = from->next; c != NULL; c = c->next)
+        if (strcmp(c->string, key) == 0)
+            last = c;
+    return last;
+}
+
+static int seen_before(const cJSON *first, const cJSON *item)
+{
+    for (const cJSON *c = first; c != item; c = c->next)
+        if (strcmp(c->string, item->string) == 0)
+            return 1;
+    return 0;
+}
+
+void dsml_emit_json(dsml_buf *b, const cJSON *v)
+{
+    if (b->failed)
+        return;
+    switch (v->type & 0xFF) {
+    case cJSON_NULL: DSML_BUF_LIT(b, "null"); return;
+    case cJSON_True: DSML_BUF_LIT(b, "true"); return;
+    case cJSON_False: DSML_BUF_LIT(b, "false"); return;
+    case cJSON_Number: dsml_emit_number(b, v); return;
+    case cJSON_String:
+        dsml_emit_string(b, v->valuestring, strlen(v->valuestring));
+        return;
+    case cJSON_Array: {
+        dsml_buf_putc(b, '[');
+        for (const cJSON *c = v->child; c != NULL; c = c->next) {
+            if (c != v->child)
+                DSML_BUF_LIT(b, ", ");
+            dsml_emit_json(b, c);
+        }
+        dsml_buf_putc(b, ']');
+        return;
+    }
+    case cJSON_Object: {
+        dsml_buf_putc(b, '{');
+        int first = 1;
+        for (const cJSON *c = v->child; c != NULL; c = c->next) {
+            if (seen_before(v->child, c))
+                continue;
+            if (!first)
+                DSML_BUF_LIT(b, ", ");
+            first = 0;
+            dsml_emit_string(b, c->string, strlen(c->string));
+            DSML_BUF_LIT(b, ": ");
+            dsml_emit_json(b, last_with_key(c, c->string));
+        }
+        dsml_buf_putc(b, '}');
+        return;
+    }
+    default:
+        return;
+    }
+}
+
+int dsml_emit_pystr(dsml_buf *b, const cJSON *v)
+{
+    switch (v->type & 0xFF) {
+    case cJSON_NULL: DSML_BUF_LIT(b, "None"); return 1;
+    case cJSON_True: DSML_BUF_LIT(b, "True"); return 1;
+    case cJSON_False: DSML_BUF_LIT(b, "False"); return 1;
+    case cJSON_String: dsml_buf_puts(b, v->valuestring); return 1;
+    case cJSON_Number:
+        if (!dsml_json_number_is_int(v) && isinf(v->valuedouble)) {
+            dsml_buf_puts(b, v->valuedouble < 0 ? "-inf" : "inf");
+            return 1;
+        }
+        dsml_emit_number(b, v);
+        return 1;
+    default:
+        return 0;
+    }
+}

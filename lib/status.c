@@ -1,0 +1,133 @@
+/*
+ * status.c - the one table of status codes (names and messages), the error
+ * out-struct and JSON paths used in error messages.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+const char *dsml_version(void) { return DSML_VERSION_STRING; }
+
+int dsml_version_number(void) { return DSML_VERSION_NUMBER; }
+
+const char *dsml_status_name(int status)
+{
+    switch (status) {
+#define DSML_NAME_CASE_(name, value, msg) \
+    case value:                           \
+        return "DSML_" #name;
+        DSML_STATUS_LIST(DSML_NAME_CASE_)
+#undef DSML_NAME_CASE_
+    default:
+        return "DSML_UNKNOWN";
+    }
+}
+
+const char *dsml_status_message(int status)
+{
+    switch (status) {
+#define DSML_MSG_CASE_(name, value, msg) \
+    case value:                          \
+        return msg;
+        DSML_STATUS_LIST(DSML_MSG_CASE_)
+#undef DSML_MSG_CASE_
+    default:
+        return "unknown status code";
+    }
+}
+
+void dsml_error_init(dsml_error *err)
+{
+    if (err == NULL)
+        return;
+    memset(err, 0, sizeof *err);
+    err->size = sizeof *err;
+    err->offset = DSML_NO_OFFSET;
+}
+
+int dsml_vfail(dsml_error *err, int code, size_t offset, const char *path,
+               const char *fmt, va_list ap)
+{
+    if (err == NULL)
+        return code;
+    err->size = sizeof *err;
+    err->code = code;
+    err->offset = offset;
+    err->path[0] = '\0';
+    if (path != NULL)
+        snprintf(err->path, sizeof err->path, "%s", path);
+    char detail[sizeof err->message];
+    detail[0] = '\0';
+    if (fmt != NULL)
+        vsnprintf(detail, sizeof detail, fmt, ap);
+    if (detail[0] == '\0')
+        snprintf(detail, sizeof detail, "%s", dsml_status_message(code));
+    if (err->path[0] != '\0')
+        snprintf(err->message, sizeof err->message, "%s: %s", err->path,
+                 detail);
+    else
+        snprintf(err->message, sizeof err->message, "%s", detail);
+    return code;
+}
+
+int dsml_fail(dsml_error *err, int code, size_t offset, const char *path,
+              const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int r = dsml_vfail(err, code, offset, path, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+/* ---- JSON paths --------------------------------------------------------- */
+
+static void path_put(dsml_path *p, const char *s, size_t n)
+{
+    size_t room = sizeof p->text - 4 - p->len; /* keep space for "...\0" */
+    if (p->truncated)
+        return;
+    if (n > room) {
+        memcpy(p->text + p->len, "...", 4);
+        p->len += 3;
+        p->truncated = 1;
+        return;
+    }
+    memcpy(p->text + p->len, s, n);
+    p->len += n;
+    p->text[p->len] = '\0';
+}
+
+void dsml_path_root(dsml_path *p, const char *root)
+{
+    p->len = 0;
+    p->truncated = 0;
+    p->text[0] = '\0';
+    path_put(p, root, strlen(root));
+}
+
+size_t dsml_path_key(dsml_path *p, const char *key)
+{
+    size_t prev = p->len | (p->truncated ? (size_t)1 << (sizeof(size_t) * 8 - 1) : 0);
+    path_put(p, ".", 1);
+    path_put(p, key, strlen(key));
+    return prev;
+}
+
+size_t dsml_path_index(dsml_path *p, size_t index)
+{
+    size_t prev = p->len | (p->truncated ? (size_t)1 << (sizeof(size_t) * 8 - 1) : 0);
+    char tmp[32];
+    int n = snprintf(tmp, sizeof tmp, "[%zu]", index);
+    path_put(p, tmp, (size_t)n);
+    return prev;
+}
+
+void dsml_path_pop(dsml_path *p, size_t previous_len)
+{
+    size_t flag = (size_t)1 << (sizeof(size_t) * 8 - 1);
+    p->truncated = (previous_len & flag) != 0;
+    p->len = previous_len & ~flag;
+    p->text[p->len] = '\0';
+}
