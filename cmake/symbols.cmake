@@ -60,16 +60,24 @@ if(NOT _added AND NOT _removed)
   return()
 endif()
 
-set(_diff "--- ${LIST}\n+++ ${LIBRARY}\n")
-foreach(_s IN LISTS _removed)
-  string(APPEND _diff "-${_s}\n")
-endforeach()
-foreach(_s IN LISTS _added)
-  string(APPEND _diff "+${_s}\n")
-endforeach()
+# Show the difference as a unified diff against the list (written beside
+# the library), or as +/- lines when diff is not installed.
+list(JOIN _actual "\n" _text)
+set(_actual_file "${LIBRARY}.symbols")
+file(WRITE "${_actual_file}" "${_text}\n")
+find_program(_diff_program diff)
+if(_diff_program)
+  execute_process(COMMAND "${_diff_program}" -u "${LIST}" "${_actual_file}")
+else()
+  foreach(_s IN LISTS _removed)
+    execute_process(COMMAND "${CMAKE_COMMAND}" -E echo "-${_s}")
+  endforeach()
+  foreach(_s IN LISTS _added)
+    execute_process(COMMAND "${CMAKE_COMMAND}" -E echo "+${_s}")
+  endforeach()
+endif()
 message(FATAL_ERROR
-  "The exported symbols of the library differ from the checked-in list:\n"
-  "${_diff}"
+  "The exported symbols of ${LIBRARY} differ from ${LIST} (diff above).  "
   "If the change is intended (new public API), run cmake/update-symbols.sh "
   "and commit tests/abi/dsml.symbols.  Removing or renaming a symbol breaks "
   "the ABI: bump DSML_ABI_VERSION.")
