@@ -1,0 +1,718 @@
+/*
+ * messages.c - from JSON messages to the normalized list the renderer walks:
+ * image blocks become placeholders (records collected in prompt order), tool
+ * messages fold into user messages, tool results follow the order of the
+ * calls that asked for them, and in thinking mode the messages before the
+ * last user turn are thinned out.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "render_internal.h"
+
+/* ---- arena ------------------------------------------------------------- */
+
+struct dsml_arena_chunk {
+    dsml_arena_chunk *next;
+    size_t size;
+    max_align_t data[];
+};
+
+void dsml_arena_init(dsml_arena *ar, const dsml_allocator *a)
+{
+    ar->alloc = a;
+    ar->head = NULL;
+    ar->used = 0;
+    ar->cap = 0;
+}
+
+void *dsml_arena_alloc(dsml_arena *ar, size_t n)
+{
+    const size_t align = sizeof(max_align_t);
+    n = (n + align - 1) / align * align;
+    if (ar->head == NULL || ar->cap - ar->used < n) {
+        size_t size = n > 16384 ? n : 16384;
+        dsml_arena_chunk *ch =
+            dsml_malloc(ar->alloc, sizeof(dsml_arena_chunk) + size);
+        if (ch == NULL)
+            return NULL;
+        ch->next = ar->head;
+        ch->size = size;
+        ar->head = ch;
+        ar->used = 0;
+        ar->cap = size;
+    }
+    void *p = (char *)ar->head->data + ar->used;
+    ar->used += n;
+    memset(p, 0, n);
+    return p;
+}
+
+void dsml_arena_release(dsml_arena *ar)
+{
+    dsml_arena_chunk *ch = ar->head;
+    while (ch != NULL) {
+        dsml_arena_chunk *next = ch->next;
+        dsml_free(ar->alloc, ch);
+        ch = next;
+    }
+    ar->head = NULL;
+    ar->used = ar->cap = 0;
+}
+
+/* ---- helpers ----------------------------------------------------------- */
+
+static int is_str(const cJSON *v) { return v != NULL && (v->type & 0xFF) == cJSON_String; }
+static int is_obj(const cJSON *v) { return v != NULL && (v->type & 0xFF) == cJSON_Object; }
+static int is_arr(const cJSON *v) { return v != NULL && (v->type & 0xFF) == cJSON_Array; }
+static int is_null(const cJSON *v) { return v != NULL && (v->type & 0xFF) == cJSON_NULL; }
+
+int dsml_role_is(const dsml_msg *m, const char *role)
+{
+    return m->role_str != NULL && strcmp(m->role_str, role) == 0;
+}
+
+int dsml_is_user_like(const dsml_rctx *c, const dsml_msg *m)
+{
+    return dsml_role_is(m, "user") || (!c->strict && dsml_role_is(m, "developer"));
+}
+
+static void msg_path(dsml_rctx *c, const dsml_msg *m, const char *sub)
+{
+    dsml_path_root(&c->path, m->in_context ? "$.context" : "$.messages");
+    if (m->src != NULL)
+        dsml_path_index(&c->path, m->src_index);
+    else
+        dsml_path_index(&c->path, 0);
+    if (sub != NULL && sub[0] != '\0') {
+        if (sub[0] == '[' || sub[0] == '.') {
+            /* already punctuated */
+            size_t l = strlen(sub);
+            if (c->path.len + l + 4 < sizeof c->path.text) {
+                memcpy(c->path.text + c->path.len, sub, l + 1);
+                c->path.len += l;
+            }
+        } else {
+            dsml_path_key(&c->path, sub);
+        }
+    }
+}
+
+int dsml_msg_fail(dsml_rctx *c, const dsml_msg *m, const char *sub, int code,
+                  const char *fmt, ...)
+{
+    msg_path(c, m, sub);
+    va_list ap;
+    va_start(ap, fmt);
+    int r = dsml_vfail(c->err, code, DSML_NO_OFFSET, c->path.text, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+int dsml_msgs_push(dsml_rctx *c, dsml_msgs *m, const dsml_msg *msg)
+{
+    if (m->n == m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 16;
+        dsml_msg *v = dsml_arena_alloc(&c->arena, cap * sizeof *v);
+        if (v == NULL)
+            return dsml_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
+        if (m->n)
+            memcpy(v, m->v, m->n * sizeof *v);
+        m->v = v;
+        m->cap = cap;
+    }
+    m->v[m->n++] = *msg;
+    return DSML_OK;
+}
+
+static int blocks_push(dsml_rctx *c, dsml_block **v, size_t *n, size_t *cap,
+                       const dsml_block *b)
+{
+    if (*n == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 8;
+        dsml_block *nv = dsml_arena_alloc(&c->arena, ncap * sizeof *nv);
+        if (nv == NULL)
+            return dsml_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
+        if (*n)
+            memcpy(nv, *v, *n * sizeof *nv);
+        *v = nv;
+        *cap = ncap;
+    }
+    (*v)[(*n)++] = *b;
+    return DSML_OK;
+}
+
+static int contains(const char *s, const char *needle)
+{
+    return strstr(s, needle) != NULL;
+}
+
+/* ---- images ------------------------------------------------------------- */
+
+static void emit_record_sep(dsml_buf *images, size_t *count)
+{
+    if (*count > 0)
+        DSML_BUF_LIT(images, ", ");
+    (*count)++;
+}
+
+/* Appends the image record of `block` to images; fails when it has no
+ * usable source. */
+static int image_record(dsml_rctx *c, const dsml_msg *m, const char *where,
+                        const cJSON *block, dsml_buf *images, size_t *count)
+{
+    const cJSON *type = dsml_json_get(block, "type");
+    dsml_buf tmp;
+    dsml_buf_init(&tmp, &c->alloc);
+    int ok = 0;
+    DSML_BUF_LIT(&tmp, "{\"type\": \"image\"");
+    if (strcmp(type->valuestring, "image_url") == 0) {
+        const cJSON *iu = dsml_json_get(block, "image_url");
+        const cJSON *url = NULL;
+        if (is_str(iu)) {
+            url = iu;
+        } else if (!dsml_json_truthy(iu)) {
+            url = NULL; /* {}.get("url", "") */
+        } else if (is_obj(iu)) {
+            url = dsml_json_get(iu, "url");
+        } else {
+            dsml_buf_release(&tmp);
+            return dsml_msg_fail(c, m, where, DSML_ERR_IMAGE,
+                                 "image_url must be a string or an object");
+        }
+        DSML_BUF_LIT(&tmp, ", \"url\": ");
+        if (url != NULL)
+            dsml_emit_json(&tmp, url);
+        else
+            DSML_BUF_LIT(&tmp, "\"\"");
+        ok = dsml_json_truthy(url);
+    } else {
+        static const char *const keys[] = {"source", "url", "data"};
+        for (size_t k = 0; k < 3; k++) {
+            const cJSON *v = dsml_json_get(block, keys[k]);
+            if (v == NULL)
+                continue;
+            DSML_BUF_LIT(&tmp, ", ");
+            dsml_emit_string(&tmp, keys[k], strlen(keys[k]));
+            DSML_BUF_LIT(&tmp, ": ");
+            dsml_emit_json(&tmp, v);
+            if (dsml_json_truthy(v))
+                ok = 1;
+        }
+    }
+    DSML_BUF_LIT(&tmp, "}");
+    if (!ok) {
+        dsml_buf_release(&tmp);
+        return dsml_msg_fail(c, m, where, DSML_ERR_IMAGE,
+                             "Image block does not contain a valid source");
+    }
+    if (tmp.failed) {
+        dsml_buf_release(&tmp);
+        return dsml_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
+    }
+    if (images != NULL) {
+        emit_record_sep(images, count);
+        dsml_buf_append(images, tmp.data, tmp.len);
+    }
+    dsml_buf_release(&tmp);
+    return DSML_OK;
+}
+
+static int is_image_block(const cJSON *b)
+{
+    const cJSON *t = dsml_json_get(b, "type");
+    return is_str(t) && (strcmp(t->valuestring, "image") == 0 ||
+                         strcmp(t->valuestring, "image_url") == 0);
+}
+
+static int type_is(const cJSON *b, const char *type)
+{
+    const cJSON *t = dsml_json_get(b, "type");
+    return is_str(t) && strcmp(t->valuestring, type) == 0;
+}
+
+/* Processes a list of content blocks (image placeholders, nested tool
+ * results); `where` is the JSON path suffix of the list. */
+static int process_blocks(dsml_rctx *c, const dsml_msg *m, const char *where,
+                          const cJSON *list, dsml_block **out, size_t *nout,
+                          dsml_buf *images, size_t *count)
+{
+    size_t cap = 0;
+    size_t i = 0;
+    char sub[96];
+    for (const cJSON *b = list->child; b != NULL; b = b->next, i++) {
+        snprintf(sub, sizeof sub, "%s[%zu]", where, i);
+        dsml_block blk;
+        memset(&blk, 0, sizeof blk);
+        blk.node = b;
+        if (!is_obj(b)) {
+            blk.kind = DSML_BLK_NONDICT;
+        } else if (is_image_block(b)) {
+            int r = image_record(c, m, sub, b, images, count);
+            if (r != DSML_OK)
+                return r;
+            blk.kind = DSML_BLK_TEXT;
+            blk.has_text = 1;
+            blk.text.str = DSML_TOK_IMAGE;
+            blk.text.str_len = sizeof DSML_TOK_IMAGE - 1;
+        } else if (type_is(b, "tool_result")) {
+            blk.kind = DSML_BLK_TOOL_RESULT;
+            const cJSON *content = dsml_json_get(b, "content");
+            const cJSON *id = dsml_json_get(b, "tool_use_id");
+            blk.has_content = content != NULL;
+            blk.has_use_id = id != NULL;
+            blk.use_id.node = id;
+            if (is_arr(content)) {
+                char subw[128];
+                snprintf(subw, sizeof subw, "%s.content", sub);
+                blk.content_is_list = 1;
+                int r = process_blocks(c, m, subw, content, &blk.sub, &blk.nsub,
+                                       images, count);
+                if (r != DSML_OK)
+                    return r;
+            } else {
+                blk.content.node = content;
+            }
+        } else if (type_is(b, "text")) {
+            blk.kind = DSML_BLK_TEXT;
+            const cJSON *t = dsml_json_get(b, "text");
+            blk.has_text = t != NULL;
+            blk.text.node = t;
+            if (is_str(t) && contains(t->valuestring, DSML_TOK_IMAGE))
+                return dsml_msg_fail(c, m, sub, DSML_ERR_IMAGE,
+                                     "Text block contains image placeholder "
+                                     "'" DSML_TOK_IMAGE "'; images should be "
+                                     "separate content blocks");
+        } else {
+            blk.kind = DSML_BLK_OTHER;
+            blk.type = dsml_json_get(b, "type");
+        }
+        int r = blocks_push(c, out, nout, &cap, &blk);
+        if (r != DSML_OK)
+            return r;
+    }
+    return DSML_OK;
+}
+
+/* content = the text blocks' texts joined by "\n\n". */
+static int join_texts(dsml_rctx *c, dsml_msg *m)
+{
+    dsml_buf b;
+    dsml_buf_init(&b, &c->alloc);
+    int first = 1;
+    for (size_t i = 0; i < m->nblocks; i++) {
+        const dsml_block *blk = &m->blocks[i];
+        if (blk->kind != DSML_BLK_TEXT)
+            continue;
+        if (!first)
+            DSML_BUF_LIT(&b, "\n\n");
+        first = 0;
+        if (blk->text.str != NULL) {
+            dsml_buf_append(&b, blk->text.str, blk->text.str_len);
+        } else if (blk->text.node != NULL) {
+            if (!is_str(blk->text.node)) {
+                dsml_buf_release(&b);
+                char sub[48];
+                snprintf(sub, sizeof sub, "content[%zu].text", i);
+                return dsml_msg_fail(c, m, sub, DSML_ERR_TYPE,
+                                     "text must be a string");
+            }
+            dsml_buf_puts(&b, blk->text.node->valuestring);
+        }
+    }
+    char *s = dsml_arena_alloc(&c->arena, b.len + 1);
+    if (s == NULL || b.failed) {
+        dsml_buf_release(&b);
+        return dsml_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
+    }
+    if (b.len)
+        memcpy(s, b.data, b.len);
+    m->content.node = NULL;
+    m->content.str = s;
+    m->content.str_len = b.len;
+    m->has_content = 1;
+    dsml_buf_release(&b);
+    return DSML_OK;
+}
+
+/* ---- reading ------------------------------------------------------------ */
+
+int dsml_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts *ro,
+                       dsml_msgs *out, dsml_buf *images, size_t *image_count)
+{
+    size_t i = 0;
+    size_t limit = c->limits && c->limits->max_messages ? c->limits->max_messages
+                                                        : DSML_DEFAULT_MAX_MESSAGES;
+    if (ro->prepend_system) {
+        dsml_msg sys;
+        memset(&sys, 0, sizeof sys);
+        sys.in_context = ro->in_context;
+        sys.role_str = "system";
+        sys.has_content = 1;
+        sys.content.str = "";
+        sys.tools = ro->tools_for_first;
+        int r = dsml_msgs_push(c, out, &sys);
+        if (r != DSML_OK)
+            return r;
+    }
+    for (const cJSON *mj = array->child; mj != NULL; mj = mj->next, i++) {
+        if (out->n >= limit)
+            return dsml_fail(c->err, DSML_ERR_LIMIT, DSML_NO_OFFSET, ro->root,
+                             "more than %zu messages", limit);
+        dsml_msg m;
+        memset(&m, 0, sizeof m);
+        m.src = mj;
+        m.src_index = i;
+        m.in_context = ro->in_context;
+        if (!is_obj(mj))
+            return dsml_msg_fail(c, &m, NULL, DSML_ERR_TYPE,
+                                 "a message must be an object");
+        m.role = dsml_json_get(mj, "role");
+        if (is_str(m.role))
+            m.role_str = m.role->valuestring;
+        const cJSON *content = dsml_json_get(mj, "content");
+        m.has_content = content != NULL;
+        m.content.node = content;
+        const cJSON *task = dsml_json_get(mj, "task");
+        m.task = is_null(task) ? NULL : task;
+        m.tools = dsml_json_get(mj, "tools");
+        if (i == 0 && !ro->prepend_system && ro->tools_for_first != NULL)
+            m.tools = ro->tools_for_first;
+        m.response_format = dsml_json_get(mj, "response_format");
+        m.tool_calls = dsml_json_get(mj, "tool_calls");
+        m.reasoning = dsml_json_get(mj, "reasoning_content");
+        m.wo_eos = dsml_json_get(mj, "wo_eos");
+
+        if (is_str(content) && contains(content->valuestring, DSML_TOK_IMAGE))
+            return dsml_msg_fail(c, &m, "content", DSML_ERR_IMAGE,
+                                 "Message content contains image special token "
+                                 "'" DSML_TOK_IMAGE "'; images should be "
+                                 "provided as image content blocks");
+        if (is_str(m.reasoning) && contains(m.reasoning->valuestring, DSML_TOK_IMAGE))
+            return dsml_msg_fail(c, &m, "reasoning_content", DSML_ERR_IMAGE,
+                                 "reasoning_content contains image special token "
+                                 "'" DSML_TOK_IMAGE "'");
+
+        const cJSON *blocks = dsml_json_get(mj, "content_blocks");
+        const char *where = "content_blocks";
+        m.has_blocks = blocks != NULL;
+        if (is_arr(content) && blocks == NULL) {
+            blocks = content;
+            where = "content";
+            m.has_blocks = 1;
+            m.has_content = 0;
+            m.content.node = NULL;
+        } else if (is_arr(content)) {
+            return dsml_msg_fail(c, &m, "content", DSML_ERR_TYPE,
+                                 "list content together with content_blocks is "
+                                 "not supported");
+        }
+        if (dsml_json_truthy(blocks)) {
+            if (!is_arr(blocks))
+                return dsml_msg_fail(c, &m, where, DSML_ERR_TYPE,
+                                     "content blocks must be a list");
+            int r = process_blocks(c, &m, where, blocks, &m.blocks, &m.nblocks,
+                                   ro->in_context ? NULL : images, image_count);
+            if (r != DSML_OK)
+                return r;
+            m.capblocks = m.nblocks;
+            if (!is_str(content)) {
+                r = join_texts(c, &m);
+                if (r != DSML_OK)
+                    return r;
+            }
+        } else if (is_arr(blocks) || blocks == NULL) {
+            /* [] or absent: no blocks */
+        } else if (!is_null(blocks)) {
+            return dsml_msg_fail(c, &m, where, DSML_ERR_TYPE,
+                                 "content blocks must be a list");
+        }
+        int r = dsml_msgs_push(c, out, &m);
+        if (r != DSML_OK)
+            return r;
+    }
+    return DSML_OK;
+}
+
+/* ---- merging ------------------------------------------------------------ */
+
+static int append_blocks(dsml_rctx *c, dsml_msg *dst, const dsml_block *b, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        int r = blocks_push(c, &dst->blocks, &dst->nblocks, &dst->capblocks, &b[k]);
+        if (r != DSML_OK)
+            return r;
+    }
+    return DSML_OK;
+}
+
+int dsml_merge_messages(dsml_rctx *c, const dsml_msgs *in, dsml_msgs *out)
+{
+    for (size_t i = 0; i < in->n; i++) {
+        const dsml_msg *m = &in->v[i];
+        dsml_msg *last = out->n ? &out->v[out->n - 1] : NULL;
+        int last_user = last != NULL && dsml_role_is(last, "user") && last->has_blocks;
+        if (dsml_role_is(m, "tool")) {
+            dsml_block blk;
+            memset(&blk, 0, sizeof blk);
+            blk.kind = DSML_BLK_TOOL_RESULT;
+            blk.node = m->src;
+            blk.use_id.node = m->src ? dsml_json_get(m->src, "tool_call_id") : NULL;
+            blk.has_use_id = blk.use_id.node != NULL;
+            blk.content = m->content;
+            blk.has_content = m->has_content;
+            if (last_user) {
+                int r = append_blocks(c, last, &blk, 1);
+                if (r != DSML_OK)
+                    return r;
+            } else {
+                dsml_msg u;
+                memset(&u, 0, sizeof u);
+                u.src = m->src;
+                u.src_index = m->src_index;
+                u.in_context = m->in_context;
+                u.role_str = "user";
+                u.has_blocks = 1;
+                int r = append_blocks(c, &u, &blk, 1);
+                if (r == DSML_OK)
+                    r = dsml_msgs_push(c, out, &u);
+                if (r != DSML_OK)
+                    return r;
+            }
+        } else if (dsml_role_is(m, "user")) {
+            dsml_block text;
+            const dsml_block *blocks = m->blocks;
+            size_t nblocks = m->nblocks;
+            int given = m->has_blocks && !(m->nblocks == 0 && m->src != NULL &&
+                                           is_null(dsml_json_get(m->src, "content_blocks")));
+            if (!given) {
+                memset(&text, 0, sizeof text);
+                text.kind = DSML_BLK_TEXT;
+                text.has_text = 1;
+                text.text = m->content;
+                if (!m->has_content) {
+                    text.text.str = "";
+                    text.text.str_len = 0;
+                }
+                blocks = &text;
+                nblocks = 1;
+            }
+            if (last_user && last->task == NULL) {
+                int r = append_blocks(c, last, blocks, nblocks);
+                if (r != DSML_OK)
+                    return r;
+            } else {
+                dsml_msg u = *m;
+                u.blocks = NULL;
+                u.nblocks = u.capblocks = 0;
+                u.has_blocks = 1;
+                int r = append_blocks(c, &u, blocks, nblocks);
+                if (r == DSML_OK)
+                    r = dsml_msgs_push(c, out, &u);
+                if (r != DSML_OK)
+                    return r;
+            }
+        } else {
+            int r = dsml_msgs_push(c, out, m);
+            if (r != DSML_OK)
+                return r;
+        }
+    }
+    return DSML_OK;
+}
+
+/* ---- tool-result order -------------------------------------------------- */
+
+typedef struct order_entry {
+    const char *id;
+    size_t rank;
+} order_entry;
+
+typedef struct call_order {
+    order_entry *v;
+    size_t n, cap;
+} call_order;
+
+/* Sets the order from an assistant's tool calls (last duplicate id wins). */
+static int order_from_calls(dsml_rctx *c, const dsml_msg *m, call_order *o)
+{
+    o->n = 0;
+    size_t idx = 0;
+    for (const cJSON *tc = m->tool_calls->child; tc != NULL; tc = tc->next, idx++) {
+        char sub[48];
+        snprintf(sub, sizeof sub, "tool_calls[%zu]", idx);
+        if (!is_obj(tc))
+            return dsml_msg_fail(c, m, sub, DSML_ERR_TYPE,
+                                 "a tool call must be an object");
+        const cJSON *id = dsml_json_get(tc, "id");
+        if (!dsml_json_truthy(id)) {
+            const cJSON *fn = dsml_json_get(tc, "function");
+            if (fn != NULL && !is_obj(fn))
+                return dsml_msg_fail(c, m, sub, DSML_ERR_TYPE,
+                                     "function must be an object");
+            id = dsml_json_get(fn, "id");
+        }
+        if (!dsml_json_truthy(id))
+            continue;
+        if (!is_str(id))
+            return dsml_msg_fail(c, m, sub, DSML_ERR_TYPE,
+                                 "a tool call id must be a string");
+        if (o->n == o->cap) {
+            size_t cap = o->cap ? o->cap * 2 : 16;
+            order_entry *v = dsml_arena_alloc(&c->arena, cap * sizeof *v);
+            if (v == NULL)
+                return dsml_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
+            if (o->n)
+                memcpy(v, o->v, o->n * sizeof *v);
+            o->v = v;
+            o->cap = cap;
+        }
+        size_t k;
+        for (k = 0; k < o->n; k++)
+            if (strcmp(o->v[k].id, id->valuestring) == 0)
+                break;
+        if (k == o->n)
+            o->n++;
+        o->v[k].id = id->valuestring;
+        o->v[k].rank = idx;
+    }
+    return DSML_OK;
+}
+
+static int rank_of(const call_order *o, const dsml_block *b, size_t *rank)
+{
+    *rank = 0;
+    const cJSON *id = b->use_id.node;
+    if (id == NULL || is_null(id))
+        return DSML_OK;
+    if (!is_str(id)) /* never equal to a (string) call id */
+        return DSML_OK;
+    for (size_t k = 0; k < o->n; k++)
+        if (strcmp(o->v[k].id, id->valuestring) == 0) {
+            *rank = o->v[k].rank;
+            break;
+        }
+    return DSML_OK;
+}
+
+static int check_user_blocks(dsml_rctx *c, const dsml_msg *m)
+{
+    for (size_t i = 0; i < m->nblocks; i++)
+        if (m->blocks[i].kind == DSML_BLK_NONDICT) {
+            char sub[48];
+            snprintf(sub, sizeof sub, "content[%zu]", i);
+            return dsml_msg_fail(c, m, sub, DSML_ERR_TYPE,
+                                 "a content block must be an object");
+        }
+    return DSML_OK;
+}
+
+int dsml_sort_tool_results(dsml_rctx *c, const dsml_msgs *context_raw,
+                           dsml_msgs *messages)
+{
+    call_order o = {NULL, 0, 0};
+    for (size_t i = 0; i < context_raw->n; i++) {
+        const dsml_msg *m = &context_raw->v[i];
+        if (dsml_role_is(m, "assistant") && dsml_json_truthy(m->tool_calls)) {
+            if (!is_arr(m->tool_calls))
+                return dsml_msg_fail(c, m, "tool_calls", DSML_ERR_TYPE,
+                                     "tool_calls must be a list");
+            int r = order_from_calls(c, m, &o);
+            if (r != DSML_OK)
+                return r;
+        } else if (dsml_role_is(m, "user") && m->nblocks > 0) {
+            int r = check_user_blocks(c, m);
+            if (r != DSML_OK)
+                return r;
+        }
+    }
+    for (size_t i = 0; i < messages->n; i++) {
+        dsml_msg *m = &messages->v[i];
+        if (dsml_role_is(m, "assistant") && dsml_json_truthy(m->tool_calls)) {
+            if (!is_arr(m->tool_calls))
+                return dsml_msg_fail(c, m, "tool_calls", DSML_ERR_TYPE,
+                                     "tool_calls must be a list");
+            int r = order_from_calls(c, m, &o);
+            if (r != DSML_OK)
+                return r;
+            continue;
+        }
+        if (!dsml_role_is(m, "user") || m->nblocks == 0)
+            continue;
+        int r = check_user_blocks(c, m);
+        if (r != DSML_OK)
+            return r;
+        size_t ntool = 0;
+        for (size_t k = 0; k < m->nblocks; k++)
+            if (m->blocks[k].kind == DSML_BLK_TOOL_RESULT)
+                ntool++;
+        if (ntool < 2 || o.n == 0)
+            continue;
+        /* stable insertion sort of the tool results by rank */
+        dsml_block *tb = dsml_arena_alloc(&c->arena, ntool * sizeof *tb);
+        size_t *rk = dsml_arena_alloc(&c->arena, ntool * sizeof *rk);
+        if (tb == NULL || rk == NULL)
+            return dsml_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
+        size_t t = 0;
+        for (size_t k = 0; k < m->nblocks; k++) {
+            if (m->blocks[k].kind != DSML_BLK_TOOL_RESULT)
+                continue;
+            size_t rank;
+            r = rank_of(&o, &m->blocks[k], &rank);
+            if (r != DSML_OK)
+                return r;
+            size_t j = t;
+            while (j > 0 && rk[j - 1] > rank) {
+                tb[j] = tb[j - 1];
+                rk[j] = rk[j - 1];
+                j--;
+            }
+            tb[j] = m->blocks[k];
+            rk[j] = rank;
+            t++;
+        }
+        t = 0;
+        for (size_t k = 0; k < m->nblocks; k++)
+            if (m->blocks[k].kind == DSML_BLK_TOOL_RESULT)
+                m->blocks[k] = tb[t++];
+    }
+    return DSML_OK;
+}
+
+/* ---- last user and thinking drop ---------------------------------------- */
+
+long dsml_last_user_index(const dsml_rctx *c, const dsml_msgs *m)
+{
+    for (size_t k = m->n; k > 0; k--) {
+        const dsml_msg *msg = &m->v[k - 1];
+        if (dsml_is_user_like(c, msg) || (dsml_role_is(msg, "system") && k - 1 > 0))
+            return (long)(k - 1);
+    }
+    return -1;
+}
+
+int dsml_drop_thinking(dsml_rctx *c, const dsml_msgs *in, dsml_msgs *out)
+{
+    long last = dsml_last_user_index(c, in);
+    static const char *const keep[] = {"user", "system", "tool", "latest_reminder",
+                                       "direct_search_results"};
+    for (size_t i = 0; i < in->n; i++) {
+        const dsml_msg *m = &in->v[i];
+        int kept = (long)i >= last;
+        for (size_t k = 0; !kept && k < sizeof keep / sizeof keep[0]; k++)
+            kept = dsml_role_is(m, keep[k]);
+        if (kept) {
+            int r = dsml_msgs_push(c, out, m);
+            if (r != DSML_OK)
+                return r;
+        } else if (dsml_role_is(m, "assistant")) {
+            dsml_msg a = *m;
+            a.reasoning = NULL;
+            int r = dsml_msgs_push(c, out, &a);
+            if (r != DSML_OK)
+                return r;
+        }
+    }
+    return DSML_OK;
+}

@@ -1,0 +1,410 @@
+/*
+ * render.c - the normalized message list to prompt text: one message at a
+ * time (effort line, role token, content, tools, calls, EOS) followed by the
+ * generation header or task token the next message calls for.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "render_internal.h"
+
+static int is_str(const cJSON *v) { return v != NULL && (v->type & 0xFF) == cJSON_String; }
+static int is_arr(const cJSON *v) { return v != NULL && (v->type & 0xFF) == cJSON_Array; }
+static int is_obj(const cJSON *v) { return v != NULL && (v->type & 0xFF) == cJSON_Object; }
+
+static const char effort_fmt[] =
+    "Reasoning Effort: %d (range 1-100, the higher the value, the more "
+    "thorough the reasoning)\n\n";
+
+static const struct {
+    const char *name;
+    const char *token;
+} tasks[] = {
+    {"action", "<\xef\xbd\x9c" "action\xef\xbd\x9c>"},
+    {"query", "<\xef\xbd\x9cquery\xef\xbd\x9c>"},
+    {"authority", "<\xef\xbd\x9c" "authority\xef\xbd\x9c>"},
+    {"domain", "<\xef\xbd\x9c" "domain\xef\xbd\x9c>"},
+    {"title", "<\xef\xbd\x9ctitle\xef\xbd\x9c>"},
+    {"read_url", "<\xef\xbd\x9cread_url\xef\xbd\x9c>"},
+};
+
+/* Appends a value the way str.format() would; `dflt` when absent. */
+static int put_text(dsml_rctx *c, const dsml_msg *m, const char *where,
+                    const dsml_val *v, int present, const char *dflt,
+                    dsml_buf *out)
+{
+    if (!present) {
+        dsml_buf_puts(out, dflt);
+        return DSML_OK;
+    }
+    if (v->str != NULL) {
+        dsml_buf_append(out, v->str, v->str_len);
+        return DSML_OK;
+    }
+    if (v->node == NULL) {
+        dsml_buf_puts(out, dflt);
+        return DSML_OK;
+    }
+    if (!dsml_emit_pystr(out, v->node))
+        return dsml_msg_fail(c, m, where, DSML_ERR_TYPE,
+                             "must be a string, not a list or object");
+    return DSML_OK;
+}
+
+/* `content or ""`: falsy content renders as nothing. */
+static int put_content_or_empty(dsml_rctx *c, const dsml_msg *m, dsml_buf *out)
+{
+    if (m->content.str != NULL) {
+        dsml_buf_append(out, m->content.str, m->content.str_len);
+        return DSML_OK;
+    }
+    if (!dsml_json_truthy(m->content.node))
+        return DSML_OK;
+    return put_text(c, m, "content", &m->content, 1, "", out);
+}
+
+static int put_text_block(dsml_rctx *c, const dsml_msg *m, const char *where,
+                          const dsml_block *b, dsml_buf *out)
+{
+    if (b->text.str != NULL) {
+        dsml_buf_append(out, b->text.str, b->text.str_len);
+        return DSML_OK;
+    }
+    if (!b->has_text || b->text.node == NULL)
+        return DSML_OK;
+    if (!is_str(b->text.node))
+        return dsml_msg_fail(c, m, where, DSML_ERR_TYPE, "text must be a string");
+    dsml_buf_puts(out, b->text.node->valuestring);
+    return DSML_OK;
+}
+
+static void put_unsupported(const cJSON *type, dsml_buf *out)
+{
+    DSML_BUF_LIT(out, "[Unsupported ");
+    if (type == NULL || !dsml_emit_pystr(out, type))
+        DSML_BUF_LIT(out, "None");
+    dsml_buf_putc(out, ']');
+}
+
+static int put_blocks(dsml_rctx *c, const dsml_msg *m, dsml_buf *out)
+{
+    char where[64];
+    for (size_t i = 0; i < m->nblocks; i++) {
+        const dsml_block *b = &m->blocks[i];
+        snprintf(where, sizeof where, "content[%zu]", i);
+        if (i > 0)
+            DSML_BUF_LIT(out, "\n\n");
+        if (b->kind == DSML_BLK_TEXT) {
+            int r = put_text_block(c, m, where, b, out);
+            if (r != DSML_OK)
+                return r;
+        } else if (b->kind == DSML_BLK_TOOL_RESULT) {
+            DSML_BUF_LIT(out, "<tool_result>");
+            if (b->content_is_list) {
+                for (size_t k = 0; k < b->nsub; k++) {
+                    const dsml_block *s = &b->sub[k];
+                    if (k > 0)
+                        DSML_BUF_LIT(out, "\n\n");
+                    if (s->kind == DSML_BLK_NONDICT)
+                        return dsml_msg_fail(c, m, where, DSML_ERR_TYPE,
+                                             "a tool_result content block must "
+                                             "be an object");
+                    if (s->kind == DSML_BLK_TEXT) {
+                        int r = put_text_block(c, m, where, s, out);
+                        if (r != DSML_OK)
+                            return r;
+                    } else {
+                        const cJSON *t = s->node ? dsml_json_get(s->node, "type") : NULL;
+                        put_unsupported(t, out);
+                    }
+                }
+            } else {
+                int r = put_text(c, m, where, &b->content, b->has_content, "", out);
+                if (r != DSML_OK)
+                    return r;
+            }
+            DSML_BUF_LIT(out, "</tool_result>");
+        } else if (b->kind == DSML_BLK_OTHER) {
+            put_unsupported(b->type, out);
+        } else {
+            return dsml_msg_fail(c, m, where, DSML_ERR_TYPE,
+                                 "a content block must be an object");
+        }
+    }
+    return DSML_OK;
+}
+
+/* The effort line's number, validating the effort (for every message). */
+static int effort_value(dsml_rctx *c, int *value)
+{
+    switch (c->effort) {
+    case DSML_EFF_ABSENT:
+        *value = c->profile == DSML_PROFILE_PRERELEASE ? 50 : 75;
+        return DSML_OK;
+    case DSML_EFF_NAME:
+    case DSML_EFF_LEVEL:
+        *value = c->effort_level;
+        return DSML_OK;
+    default:
+        return dsml_fail(c->err, DSML_ERR_EFFORT, DSML_NO_OFFSET, "$.reasoning_effort",
+                         "Invalid reasoning effort: %s, should be int within "
+                         "[1,100] or one of %s",
+                         c->effort_text,
+                         c->profile == DSML_PROFILE_PRERELEASE
+                             ? "['low', 'high', 'xhigh', 'max']"
+                             : "['low', 'high', 'max']");
+    }
+}
+
+static int check_response_format(const dsml_msg *m) { return dsml_json_truthy(m->response_format); }
+
+static void put_response_format(const dsml_msg *m, dsml_buf *out)
+{
+    DSML_BUF_LIT(out, "\n\n## Response Format:\n\nYou MUST strictly adhere to the "
+                      "following schema to reply:\n");
+    dsml_emit_json(out, m->response_format);
+}
+
+static int render_one(dsml_rctx *c, const dsml_msgs *all, size_t index,
+                      long last_user, dsml_buf *out)
+{
+    const dsml_msg *m = &all->v[index];
+    if (c->mode == DSML_MODE_INVALID)
+        return dsml_fail(c->err, DSML_ERR_THINKING_MODE, DSML_NO_OFFSET,
+                         "$.thinking_mode", "Invalid thinking_mode `%s`",
+                         c->mode_text);
+    int thinking = c->mode == DSML_MODE_THINKING;
+    int has_tools = dsml_json_truthy(m->tools);
+    if (has_tools) {
+        int r = dsml_check_tools(c, m, m->tools);
+        if (r != DSML_OK)
+            return r;
+    }
+    int has_calls = dsml_json_truthy(m->tool_calls);
+    if (has_calls) {
+        int r = dsml_render_tool_calls(c, m, m->tool_calls, NULL);
+        if (r != DSML_OK)
+            return r;
+    }
+    int effort = 0;
+    int r = effort_value(c, &effort);
+    if (r != DSML_OK)
+        return r;
+    int effort_line = index == 0 && thinking;
+    if (index == 0 && (effort_line || dsml_role_is(m, "system")))
+        DSML_BUF_LIT(out, DSML_TOK_SYSTEM);
+    if (effort_line) {
+        char line[160];
+        int n = snprintf(line, sizeof line, effort_fmt, effort);
+        dsml_buf_append(out, line, (size_t)n);
+    }
+
+    if (dsml_role_is(m, "system")) {
+        if (index > 0)
+            DSML_BUF_LIT(out, DSML_TOK_SYSTEM);
+        r = put_content_or_empty(c, m, out);
+        if (r != DSML_OK)
+            return r;
+        if (has_tools) {
+            DSML_BUF_LIT(out, "\n\n");
+            r = dsml_render_tools(c, m, m->tools, out);
+            if (r != DSML_OK)
+                return r;
+        }
+        if (check_response_format(m))
+            put_response_format(m, out);
+    } else if (dsml_role_is(m, "user")) {
+        DSML_BUF_LIT(out, DSML_TOK_USER);
+        if (m->nblocks > 0)
+            r = put_blocks(c, m, out);
+        else
+            r = put_content_or_empty(c, m, out);
+        if (r != DSML_OK)
+            return r;
+    } else if (!c->strict && dsml_role_is(m, "developer")) {
+        if (!dsml_json_truthy(m->content.node) &&
+            (m->content.str == NULL || m->content.str_len == 0))
+            return dsml_msg_fail(c, m, "content", DSML_ERR_DEVELOPER,
+                                 "developer message content must not be empty");
+        DSML_BUF_LIT(out, DSML_TOK_USER);
+        r = put_content_or_empty(c, m, out);
+        if (r != DSML_OK)
+            return r;
+        if (has_tools) {
+            DSML_BUF_LIT(out, "\n\n");
+            r = dsml_render_tools(c, m, m->tools, out);
+            if (r != DSML_OK)
+                return r;
+        }
+        if (check_response_format(m))
+            put_response_format(m, out);
+    } else if (dsml_role_is(m, "latest_reminder")) {
+        DSML_BUF_LIT(out, DSML_TOK_LATEST_REMINDER);
+        r = put_text(c, m, "content", &m->content, m->has_content, "None", out);
+        if (r != DSML_OK)
+            return r;
+    } else if (dsml_role_is(m, "assistant")) {
+        int prev_task = index > 0 && all->v[index - 1].task != NULL;
+        if (thinking && !prev_task && (!c->drop_thinking || (long)index > last_user)) {
+            if (dsml_json_truthy(m->reasoning)) {
+                dsml_val v = {m->reasoning, NULL, 0};
+                r = put_text(c, m, "reasoning_content", &v, 1, "", out);
+                if (r != DSML_OK)
+                    return r;
+            }
+            DSML_BUF_LIT(out, DSML_TOK_THINK_END);
+        }
+        r = put_content_or_empty(c, m, out);
+        if (r != DSML_OK)
+            return r;
+        if (has_calls) {
+            r = dsml_render_tool_calls(c, m, m->tool_calls, out);
+            if (r != DSML_OK)
+                return r;
+        }
+        if (!dsml_json_truthy(m->wo_eos))
+            DSML_BUF_LIT(out, DSML_TOK_EOS);
+    } else if (dsml_role_is(m, "tool")) {
+        return dsml_msg_fail(c, m, "role", DSML_ERR_ROLE,
+                             "tool messages must be merged into user messages");
+    } else {
+        char role[64];
+        if (m->role_str != NULL)
+            snprintf(role, sizeof role, "%s", m->role_str);
+        else
+            snprintf(role, sizeof role, "%s", m->role == NULL ? "None" : "(not a string)");
+        return dsml_msg_fail(c, m, "role", DSML_ERR_ROLE, "Unknown role: %s", role);
+    }
+
+    /* What follows the message. */
+    if (index + 1 < all->n) {
+        const dsml_msg *next = &all->v[index + 1];
+        if (!dsml_role_is(next, "assistant") && !dsml_role_is(next, "latest_reminder"))
+            return DSML_OK;
+    }
+    if (m->task != NULL) {
+        size_t k;
+        for (k = 0; k < sizeof tasks / sizeof tasks[0]; k++)
+            if (is_str(m->task) && strcmp(m->task->valuestring, tasks[k].name) == 0)
+                break;
+        if (k == sizeof tasks / sizeof tasks[0])
+            return dsml_msg_fail(c, m, "task", DSML_ERR_TASK,
+                                 "Invalid task: '%s'. Valid tasks are: action, "
+                                 "query, authority, domain, title, read_url",
+                                 is_str(m->task) ? m->task->valuestring : "(not a string)");
+        if (k != 0) {
+            dsml_buf_puts(out, tasks[k].token);
+        } else {
+            DSML_BUF_LIT(out, DSML_TOK_ASSISTANT);
+            if (thinking)
+                DSML_BUF_LIT(out, DSML_TOK_THINK);
+            else
+                DSML_BUF_LIT(out, DSML_TOK_THINK_END);
+            dsml_buf_puts(out, tasks[k].token);
+        }
+    } else if (dsml_is_user_like(c, m) || (dsml_role_is(m, "system") && index > 0)) {
+        DSML_BUF_LIT(out, DSML_TOK_ASSISTANT);
+        if (thinking && (!c->drop_thinking || (long)index >= last_user))
+            DSML_BUF_LIT(out, DSML_TOK_THINK);
+        else
+            DSML_BUF_LIT(out, DSML_TOK_THINK_END);
+    }
+    return DSML_OK;
+}
+
+static int any_tools(const dsml_msgs *a)
+{
+    for (size_t i = 0; i < a->n; i++)
+        if (dsml_json_truthy(a->v[i].tools))
+            return 1;
+    return 0;
+}
+
+static void put_segment(dsml_rctx *c, dsml_buf *seg, const dsml_msg *m,
+                        size_t index, size_t start, size_t end)
+{
+    (void)c;
+    if (seg->len > 1)
+        DSML_BUF_LIT(seg, ", ");
+    DSML_BUF_LIT(seg, "{\"role\": ");
+    if (m->role_str != NULL)
+        dsml_emit_string(seg, m->role_str, strlen(m->role_str));
+    else
+        DSML_BUF_LIT(seg, "null");
+    DSML_BUF_LIT(seg, ", \"index\": ");
+    dsml_buf_put_size(seg, index);
+    DSML_BUF_LIT(seg, ", \"start\": ");
+    dsml_buf_put_size(seg, start);
+    DSML_BUF_LIT(seg, ", \"end\": ");
+    dsml_buf_put_size(seg, end);
+    dsml_buf_putc(seg, '}');
+}
+
+int dsml_render_conversation(dsml_rctx *c, const dsml_msgs *ctx_raw,
+                             const dsml_msgs *msg_raw, dsml_buf *out,
+                             dsml_buf *segments);
+
+int dsml_render_conversation(dsml_rctx *c, const dsml_msgs *ctx_raw,
+                             const dsml_msgs *msg_raw, dsml_buf *out,
+                             dsml_buf *segments)
+{
+    dsml_msgs msgs = {NULL, 0, 0}, ctx = {NULL, 0, 0};
+    int r = dsml_merge_messages(c, msg_raw, &msgs);
+    if (r == DSML_OK)
+        r = dsml_sort_tool_results(c, ctx_raw, &msgs);
+    if (r == DSML_OK && ctx_raw->n > 0) {
+        r = dsml_merge_messages(c, ctx_raw, &ctx);
+    }
+    if (r != DSML_OK)
+        return r;
+
+    dsml_msgs full = {NULL, 0, 0};
+    for (size_t i = 0; i < ctx.n && r == DSML_OK; i++)
+        r = dsml_msgs_push(c, &full, &ctx.v[i]);
+    for (size_t i = 0; i < msgs.n && r == DSML_OK; i++)
+        r = dsml_msgs_push(c, &full, &msgs.v[i]);
+    if (r != DSML_OK)
+        return r;
+
+    if (c->add_bos && ctx.n == 0)
+        DSML_BUF_LIT(out, DSML_TOK_BOS);
+    if (any_tools(&full))
+        c->drop_thinking = 0;
+
+    long num, ctx_len;
+    const dsml_msgs *list = &full;
+    dsml_msgs dropped = {NULL, 0, 0};
+    if (c->mode == DSML_MODE_THINKING && c->drop_thinking) {
+        dsml_msgs dctx = {NULL, 0, 0};
+        r = dsml_drop_thinking(c, &full, &dropped);
+        if (r == DSML_OK)
+            r = dsml_drop_thinking(c, &ctx, &dctx);
+        if (r != DSML_OK)
+            return r;
+        list = &dropped;
+        num = (long)dropped.n - (long)dctx.n;
+        ctx_len = (long)dropped.n - num;
+    } else {
+        num = (long)msgs.n;
+        ctx_len = (long)ctx.n;
+    }
+    long last_user = dsml_last_user_index(c, list);
+    if (segments != NULL)
+        dsml_buf_putc(segments, '[');
+    for (long k = 0; k < num; k++) {
+        size_t index = (size_t)(k + ctx_len);
+        size_t start = out->len;
+        r = render_one(c, list, index, last_user, out);
+        if (r != DSML_OK)
+            return r;
+        if (out->failed)
+            return dsml_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
+        if (segments != NULL)
+            put_segment(c, segments, &list->v[index], index, start, out->len);
+    }
+    if (segments != NULL)
+        dsml_buf_putc(segments, ']');
+    (void)is_arr;
+    (void)is_obj;
+    return DSML_OK;
+}

@@ -1,0 +1,436 @@
+/*
+ * render_api.c - the renderer's public entry points: a messages array, a
+ * case file (the reference's test-input format) and an OpenAI
+ * chat-completion request body.  Resolves options (thinking mode, effort,
+ * profile, flags), reads the JSON, runs the pipeline and hands out the
+ * prompt, the image records and the segments.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "render_internal.h"
+
+int dsml_render_conversation(dsml_rctx *c, const dsml_msgs *ctx_raw,
+                             const dsml_msgs *msg_raw, dsml_buf *out,
+                             dsml_buf *segments);
+
+static int is_str(const cJSON *v) { return v != NULL && (v->type & 0xFF) == cJSON_String; }
+static int is_obj(const cJSON *v) { return v != NULL && (v->type & 0xFF) == cJSON_Object; }
+static int is_arr(const cJSON *v) { return v != NULL && (v->type & 0xFF) == cJSON_Array; }
+static int is_null(const cJSON *v) { return v == NULL || (v->type & 0xFF) == cJSON_NULL; }
+static int is_bool(const cJSON *v)
+{
+    return v != NULL && ((v->type & 0xFF) == cJSON_True || (v->type & 0xFF) == cJSON_False);
+}
+
+void dsml_render_options_init(dsml_render_options *opts)
+{
+    if (opts == NULL)
+        return;
+    memset(opts, 0, sizeof *opts);
+    opts->size = sizeof *opts;
+}
+
+/* ---- effort and mode ----------------------------------------------------- */
+
+static void set_effort_name(dsml_rctx *c, const char *name, size_t len)
+{
+    static const struct {
+        const char *name;
+        int v41, pre;
+    } names[] = {{"low", 50, 25}, {"high", 75, 50}, {"xhigh", 0, 75}, {"max", 100, 100}};
+    snprintf(c->effort_text, sizeof c->effort_text, "%.*s", (int)(len < 60 ? len : 60), name);
+    c->effort = DSML_EFF_INVALID;
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        if (strlen(names[k].name) != len || memcmp(names[k].name, name, len) != 0)
+            continue;
+        int v = c->profile == DSML_PROFILE_PRERELEASE ? names[k].pre : names[k].v41;
+        if (v != 0) {
+            c->effort = DSML_EFF_NAME;
+            c->effort_level = v;
+        }
+        return;
+    }
+}
+
+static void set_effort_level(dsml_rctx *c, long long v, const char *text)
+{
+    if (text != NULL)
+        snprintf(c->effort_text, sizeof c->effort_text, "%s", text);
+    else
+        snprintf(c->effort_text, sizeof c->effort_text, "%lld", v);
+    if (v >= 1 && v <= 100) {
+        c->effort = DSML_EFF_LEVEL;
+        c->effort_level = (int)v;
+    } else {
+        c->effort = DSML_EFF_INVALID;
+    }
+}
+
+/* reasoning_effort from JSON: null = absent; string = name; integer = level;
+ * anything else (bool, float, ...) is invalid, refused when used. */
+static void effort_from_json(dsml_rctx *c, const cJSON *v)
+{
+    if (is_null(v)) {
+        c->effort = DSML_EFF_ABSENT;
+        return;
+    }
+    if (is_str(v)) {
+        set_effort_name(c, v->valuestring, strlen(v->valuestring));
+        return;
+    }
+    if ((v->type & 0xFF) == cJSON_Number && dsml_json_number_is_int(v)) {
+        size_t n;
+        const char *lex = dsml_json_lexeme(v, &n);
+        char tmp[64];
+        snprintf(tmp, sizeof tmp, "%.*s", (int)n, lex);
+        errno = 0;
+        long long x = strtoll(tmp, NULL, 10);
+        if (errno != 0)
+            x = 0;
+        set_effort_level(c, x, tmp);
+        return;
+    }
+    c->effort = DSML_EFF_INVALID;
+    dsml_buf b;
+    dsml_buf_init(&b, &c->alloc);
+    if (!dsml_emit_pystr(&b, v))
+        dsml_emit_json(&b, v);
+    snprintf(c->effort_text, sizeof c->effort_text, "%.*s",
+             (int)(b.len < 60 ? b.len : 60), b.data ? b.data : "");
+    dsml_buf_release(&b);
+}
+
+static void mode_from_text(dsml_rctx *c, const char *s, size_t n)
+{
+    if (n == 4 && memcmp(s, "chat", 4) == 0) {
+        c->mode = DSML_MODE_CHAT;
+    } else if (n == 8 && memcmp(s, "thinking", 8) == 0) {
+        c->mode = DSML_MODE_THINKING;
+    } else {
+        c->mode = DSML_MODE_INVALID;
+        snprintf(c->mode_text, sizeof c->mode_text, "%.*s", (int)(n < 60 ? n : 60), s);
+    }
+}
+
+/* ---- context set-up ------------------------------------------------------ */
+
+static int setup(dsml_rctx *c, const dsml_render_options *opts, dsml_error *err)
+{
+    memset(c, 0, sizeof *c);
+    dsml_render_options defaults;
+    if (opts == NULL) {
+        dsml_render_options_init(&defaults);
+        opts = &defaults;
+    }
+    c->err = err;
+    if (err != NULL)
+        dsml_error_init(err);
+    dsml_alloc_resolve(&c->alloc, opts->allocator);
+    dsml_arena_init(&c->arena, &c->alloc);
+    c->limits = opts->limits;
+    if (opts->profile != DSML_PROFILE_V41 && opts->profile != DSML_PROFILE_PRERELEASE)
+        return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
+                         "unknown profile %d", (int)opts->profile);
+    c->profile = opts->profile;
+    c->strict = (opts->flags & DSML_RENDER_STRICT) != 0;
+    c->guard = (opts->flags & DSML_RENDER_GUARD) != 0;
+    c->want_segments = (opts->flags & DSML_RENDER_SEGMENTS) != 0;
+    c->drop_thinking = (opts->flags & DSML_RENDER_KEEP_THINKING) == 0;
+    c->add_bos = (opts->flags & DSML_RENDER_NO_BOS) == 0;
+    if (opts->thinking_mode == DSML_CHAT)
+        c->mode = DSML_MODE_CHAT;
+    else if (opts->thinking_mode == DSML_THINKING)
+        c->mode = DSML_MODE_THINKING;
+    else
+        return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
+                         "unknown thinking mode %d", (int)opts->thinking_mode);
+    switch (opts->effort_kind) {
+    case DSML_EFFORT_ABSENT: c->effort = DSML_EFF_ABSENT; break;
+    case DSML_EFFORT_NAME:
+        if (opts->effort_name == NULL && opts->effort_name_len != 0)
+            return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
+                             "effort_name is NULL");
+        set_effort_name(c, opts->effort_name ? opts->effort_name : "",
+                        opts->effort_name_len);
+        break;
+    case DSML_EFFORT_LEVEL: set_effort_level(c, opts->effort_level, NULL); break;
+    default:
+        return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
+                         "unknown effort kind %d", (int)opts->effort_kind);
+    }
+    return DSML_OK;
+}
+
+static void teardown(dsml_rctx *c)
+{
+    for (size_t i = 0; i < c->ndocs; i++)
+        cJSON_Delete(c->docs[i]);
+    dsml_free(&c->alloc, c->docs);
+    c->docs = NULL;
+    c->ndocs = c->capdocs = 0;
+    dsml_arena_release(&c->arena);
+}
+
+/* Reads messages (and context) and renders them into `out`. */
+static int run(dsml_rctx *c, const cJSON *messages, const char *messages_root,
+               const cJSON *context, const dsml_read_opts *ro_in, dsml_output *out)
+{
+    dsml_msgs ctx_raw = {NULL, 0, 0}, msg_raw = {NULL, 0, 0};
+    dsml_buf prompt, images, segments;
+    dsml_buf_init(&prompt, &c->alloc);
+    dsml_buf_init(&images, &c->alloc);
+    dsml_buf_init(&segments, &c->alloc);
+    size_t image_count = 0;
+    int r = DSML_OK;
+
+    if (!is_arr(messages)) {
+        r = dsml_fail(c->err, messages == NULL ? DSML_ERR_MISSING_KEY : DSML_ERR_TYPE,
+                      DSML_NO_OFFSET, messages_root, "messages must be a list");
+        goto done;
+    }
+    if (context != NULL && !is_null(context) && !is_arr(context)) {
+        r = dsml_fail(c->err, DSML_ERR_TYPE, DSML_NO_OFFSET, "$.context",
+                      "context must be a list of messages");
+        goto done;
+    }
+    if (is_arr(context)) {
+        dsml_read_opts ro = {NULL, 0, 1, "$.context"};
+        r = dsml_read_messages(c, context, &ro, &ctx_raw, NULL, NULL);
+        if (r != DSML_OK)
+            goto done;
+    }
+    DSML_BUF_LIT(&images, "[");
+    dsml_read_opts ro = *ro_in;
+    ro.root = messages_root;
+    r = dsml_read_messages(c, messages, &ro, &msg_raw, &images, &image_count);
+    if (r != DSML_OK)
+        goto done;
+    DSML_BUF_LIT(&images, "]");
+    r = dsml_render_conversation(c, &ctx_raw, &msg_raw, &prompt,
+                                 c->want_segments ? &segments : NULL);
+    if (r != DSML_OK)
+        goto done;
+    if (prompt.failed || images.failed || segments.failed) {
+        r = dsml_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
+        goto done;
+    }
+    out->text = dsml_buf_take(&prompt, &out->len);
+    out->images = dsml_buf_take(&images, &out->images_len);
+    out->image_count = image_count;
+    if (c->want_segments)
+        out->segments = dsml_buf_take(&segments, &out->segments_len);
+    out->alloc_ = c->alloc;
+    if (out->text == NULL || out->images == NULL ||
+        (c->want_segments && out->segments == NULL)) {
+        dsml_output_free(out);
+        r = dsml_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
+    }
+done:
+    dsml_buf_release(&prompt);
+    dsml_buf_release(&images);
+    dsml_buf_release(&segments);
+    return r;
+}
+
+static int begin(dsml_rctx *c, const dsml_render_options *opts, dsml_output *out,
+                 dsml_error *err)
+{
+    int r = setup(c, opts, err);
+    if (out == NULL)
+        return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
+                         "out must not be NULL");
+    memset(out, 0, sizeof *out);
+    return r;
+}
+
+static int read_context_option(dsml_rctx *c, const dsml_render_options *opts,
+                               cJSON **context)
+{
+    *context = NULL;
+    if (opts == NULL || opts->context_json == NULL)
+        return DSML_OK;
+    return dsml_json_read(opts->context_json, opts->context_len, c->limits,
+                          &c->alloc, "$.context", 0, context, c->err);
+}
+
+int dsml_render(const char *messages_json, size_t len,
+                const dsml_render_options *opts, dsml_output *out,
+                dsml_error *err)
+{
+    dsml_rctx c;
+    int r = begin(&c, opts, out, err);
+    if (r != DSML_OK) {
+        teardown(&c);
+        return r;
+    }
+    cJSON *messages = NULL, *context = NULL;
+    r = dsml_json_read(messages_json, len, c.limits, &c.alloc, "$", 0, &messages, err);
+    if (r == DSML_OK)
+        r = read_context_option(&c, opts, &context);
+    if (r == DSML_OK) {
+        dsml_read_opts ro = {NULL, 0, 0, "$"};
+        r = run(&c, messages, "$", context, &ro, out);
+    }
+    cJSON_Delete(messages);
+    cJSON_Delete(context);
+    teardown(&c);
+    return r;
+}
+
+int dsml_render_case(const char *case_json, size_t len,
+                     const dsml_render_options *opts, dsml_output *out,
+                     dsml_error *err)
+{
+    dsml_rctx c;
+    int r = begin(&c, opts, out, err);
+    if (r != DSML_OK) {
+        teardown(&c);
+        return r;
+    }
+    cJSON *doc = NULL, *context_opt = NULL;
+    r = dsml_json_read(case_json, len, c.limits, &c.alloc, "$", 0, &doc, err);
+    if (r == DSML_OK && is_arr(doc)) {
+        /* a bare messages array, as the reference's load_cases accepts */
+        if (doc->child != NULL && !is_obj(doc->child))
+            r = dsml_fail(err, DSML_ERR_TYPE, DSML_NO_OFFSET, "$[0]",
+                          "a messages array holds objects");
+        else if (doc->child != NULL && dsml_json_get(doc->child, "role") == NULL)
+            r = dsml_fail(err, DSML_ERR_TYPE, DSML_NO_OFFSET, "$",
+                          "a list of cases is not supported; give one case");
+        if (r == DSML_OK)
+            r = read_context_option(&c, opts, &context_opt);
+        if (r == DSML_OK) {
+            dsml_read_opts ro = {NULL, 0, 0, "$"};
+            r = run(&c, doc, "$", context_opt, &ro, out);
+        }
+        cJSON_Delete(doc);
+        cJSON_Delete(context_opt);
+        teardown(&c);
+        return r;
+    }
+    if (r == DSML_OK && !is_obj(doc))
+        r = dsml_fail(err, DSML_ERR_TYPE, DSML_NO_OFFSET, "$",
+                      "a case must be a JSON object or a messages array");
+    if (r == DSML_OK)
+        r = read_context_option(&c, opts, &context_opt);
+    if (r == DSML_OK) {
+        const cJSON *mode = dsml_json_get(doc, "thinking_mode");
+        if (dsml_json_truthy(mode)) {
+            if (is_str(mode))
+                mode_from_text(&c, mode->valuestring, strlen(mode->valuestring));
+            else {
+                c.mode = DSML_MODE_INVALID;
+                snprintf(c.mode_text, sizeof c.mode_text, "(not a string)");
+            }
+        }
+        const cJSON *effort = dsml_json_get(doc, "reasoning_effort");
+        if (effort != NULL)
+            effort_from_json(&c, effort);
+        const cJSON *drop = dsml_json_get(doc, "drop_thinking");
+        if (drop != NULL)
+            c.drop_thinking = dsml_json_truthy(drop);
+        const cJSON *bos = dsml_json_get(doc, "add_default_bos_token");
+        if (bos != NULL)
+            c.add_bos = dsml_json_truthy(bos);
+        const cJSON *messages = dsml_json_get(doc, "messages");
+        const cJSON *tools = dsml_json_get(doc, "tools");
+        const cJSON *context = dsml_json_get(doc, "context");
+        if (context == NULL)
+            context = context_opt;
+        dsml_read_opts ro = {tools, 0, 0, "$.messages"};
+        if (tools != NULL && is_arr(messages) && messages->child == NULL)
+            r = dsml_fail(err, DSML_ERR_MISSING_KEY, DSML_NO_OFFSET, "$.tools",
+                          "A case with tools must contain at least one message");
+        else
+            r = run(&c, messages, "$.messages", context, &ro, out);
+    }
+    cJSON_Delete(doc);
+    cJSON_Delete(context_opt);
+    teardown(&c);
+    return r;
+}
+
+/* The thinking switch of a request body; leaves the mode alone when the body
+ * has none. */
+static int request_mode(dsml_rctx *c, const cJSON *body)
+{
+    const cJSON *tm = dsml_json_get(body, "thinking_mode");
+    if (!is_null(tm)) {
+        if (!is_str(tm))
+            return dsml_fail(c->err, DSML_ERR_THINKING_MODE, DSML_NO_OFFSET,
+                             "$.thinking_mode", "must be \"chat\" or \"thinking\"");
+        mode_from_text(c, tm->valuestring, strlen(tm->valuestring));
+        if (c->mode == DSML_MODE_INVALID)
+            return dsml_fail(c->err, DSML_ERR_THINKING_MODE, DSML_NO_OFFSET,
+                             "$.thinking_mode", "Invalid thinking_mode `%s`",
+                             c->mode_text);
+        return DSML_OK;
+    }
+    const cJSON *kw = dsml_json_get(body, "chat_template_kwargs");
+    const cJSON *th = is_obj(kw) ? dsml_json_get(kw, "thinking") : NULL;
+    if (!is_null(th)) {
+        if (is_obj(th))
+            th = dsml_json_get(th, "enabled");
+        if (!is_bool(th))
+            return dsml_fail(c->err, DSML_ERR_THINKING_MODE, DSML_NO_OFFSET,
+                             "$.chat_template_kwargs.thinking",
+                             "must be a bool or an object with a bool 'enabled'");
+        c->mode = (th->type & 0xFF) == cJSON_True ? DSML_MODE_THINKING : DSML_MODE_CHAT;
+        return DSML_OK;
+    }
+    const cJSON *thinking = dsml_json_get(body, "thinking");
+    if (!is_null(thinking)) {
+        const cJSON *type = is_obj(thinking) ? dsml_json_get(thinking, "type") : NULL;
+        if (is_str(type) && strcmp(type->valuestring, "enabled") == 0)
+            c->mode = DSML_MODE_THINKING;
+        else if (is_str(type) && strcmp(type->valuestring, "disabled") == 0)
+            c->mode = DSML_MODE_CHAT;
+        else
+            return dsml_fail(c->err, DSML_ERR_THINKING_MODE, DSML_NO_OFFSET,
+                             "$.thinking.type", "must be \"enabled\" or \"disabled\"");
+    }
+    return DSML_OK;
+}
+
+int dsml_render_request(const char *body_json, size_t len,
+                        const dsml_render_options *opts, dsml_output *out,
+                        dsml_error *err)
+{
+    dsml_rctx c;
+    int r = begin(&c, opts, out, err);
+    if (r != DSML_OK) {
+        teardown(&c);
+        return r;
+    }
+    cJSON *doc = NULL, *context = NULL;
+    r = dsml_json_read(body_json, len, c.limits, &c.alloc, "$", 0, &doc, err);
+    if (r == DSML_OK && !is_obj(doc))
+        r = dsml_fail(err, DSML_ERR_TYPE, DSML_NO_OFFSET, "$",
+                      "a request body must be a JSON object");
+    if (r == DSML_OK)
+        r = read_context_option(&c, opts, &context);
+    if (r == DSML_OK)
+        r = request_mode(&c, doc);
+    if (r == DSML_OK) {
+        const cJSON *effort = dsml_json_get(doc, "reasoning_effort");
+        if (effort != NULL)
+            effort_from_json(&c, effort);
+        const cJSON *messages = dsml_json_get(doc, "messages");
+        const cJSON *tools = dsml_json_get(doc, "tools");
+        dsml_read_opts ro = {NULL, 0, 0, "$.messages"};
+        if (dsml_json_truthy(tools)) {
+            ro.tools_for_first = tools;
+            const cJSON *first = is_arr(messages) ? messages->child : NULL;
+            const cJSON *role = dsml_json_get(first, "role");
+            ro.prepend_system = !(is_str(role) && strcmp(role->valuestring, "system") == 0);
+        }
+        r = run(&c, messages, "$.messages", context, &ro, out);
+    }
+    cJSON_Delete(doc);
+    cJSON_Delete(context);
+    teardown(&c);
+    return r;
+}

@@ -1,0 +1,168 @@
+/*
+ * render_internal.h - the renderer's own model of a conversation, shared by
+ * the pipeline's files:
+ *
+ *   render_api.c   public entry points; case and request bodies; options
+ *   messages.c     JSON messages -> normalized list (images, tool merging,
+ *                  tool-result order, thinking drop)
+ *   tools.c        tool names and namespaces, the tools block, DSML calls
+ *   render.c       normalized list -> prompt text
+ */
+#ifndef DSML_RENDER_INTERNAL_H
+#define DSML_RENDER_INTERNAL_H
+
+#include "internal.h"
+
+/* ---- arena: every allocation of one render, freed at once ---------------- */
+
+typedef struct dsml_arena_chunk dsml_arena_chunk;
+typedef struct dsml_arena {
+    const dsml_allocator *alloc;
+    dsml_arena_chunk *head;
+    size_t used, cap;
+} dsml_arena;
+
+void dsml_arena_init(dsml_arena *ar, const dsml_allocator *a);
+void *dsml_arena_alloc(dsml_arena *ar, size_t n); /* zeroed; NULL on OOM */
+void dsml_arena_release(dsml_arena *ar);
+
+/* ---- values ---------------------------------------------------------------- */
+
+/* A message field after preprocessing: absent, an original JSON value, or a
+ * text the pipeline produced (joined text blocks). */
+typedef struct dsml_val {
+    const cJSON *node; /* when not NULL: the original value */
+    const char *str;   /* else when not NULL: produced text (str_len bytes) */
+    size_t str_len;
+} dsml_val;
+
+enum {
+    DSML_BLK_TEXT = 1,        /* text: val (or the image placeholder) */
+    DSML_BLK_TOOL_RESULT = 2, /* tool_result: content (val or sub blocks) */
+    DSML_BLK_OTHER = 3,       /* any other dict block: "[Unsupported TYPE]" */
+    DSML_BLK_NONDICT = 4      /* not an object */
+};
+
+typedef struct dsml_block {
+    int kind;
+    const cJSON *node;           /* the block object as given */
+    dsml_val text;               /* TEXT */
+    int has_text;                /* TEXT: "text" key present */
+    const cJSON *type;           /* OTHER: the "type" value (NULL: absent) */
+    dsml_val content;            /* TOOL_RESULT: scalar/string content */
+    int has_content;             /* TOOL_RESULT: "content" present */
+    struct dsml_block *sub;      /* TOOL_RESULT: processed list content */
+    size_t nsub;
+    int content_is_list;
+    dsml_val use_id;             /* TOOL_RESULT: tool_use_id */
+    int has_use_id;
+} dsml_block;
+
+typedef struct dsml_msg {
+    const cJSON *src;        /* the message object (NULL: synthesized) */
+    size_t src_index;        /* index in its input array */
+    int in_context;
+    const cJSON *role;       /* role value (NULL: absent) */
+    const char *role_str;    /* role when it is a string, else NULL */
+    dsml_val content;        /* after image processing */
+    int has_content;
+    int has_blocks;          /* "content_blocks" present (user: always) */
+    dsml_block *blocks;
+    size_t nblocks, capblocks;
+    const cJSON *task;       /* NULL when absent or null */
+    const cJSON *tools;
+    const cJSON *response_format;
+    const cJSON *tool_calls;
+    const cJSON *reasoning;  /* reasoning_content (NULL when dropped) */
+    const cJSON *wo_eos;
+} dsml_msg;
+
+typedef enum { DSML_MODE_CHAT, DSML_MODE_THINKING, DSML_MODE_INVALID } dsml_mode;
+typedef enum {
+    DSML_EFF_ABSENT, DSML_EFF_NAME, DSML_EFF_LEVEL, DSML_EFF_INVALID
+} dsml_eff;
+
+/* Everything one render needs. */
+typedef struct dsml_rctx {
+    dsml_allocator alloc;
+    dsml_arena arena;
+    const dsml_limits *limits;
+    dsml_error *err;
+    dsml_path path;
+    dsml_profile profile;
+    int strict;     /* developer role refused as the reference does */
+    int guard;      /* special tokens refused in untrusted text */
+    int want_segments;
+    dsml_mode mode;
+    char mode_text[64];   /* invalid mode, for the message */
+    int drop_thinking;
+    int add_bos;
+    dsml_eff effort;
+    int effort_level;     /* resolved number for NAME and LEVEL */
+    char effort_text[64]; /* as given, for messages */
+    /* extra JSON documents parsed along the way (arguments), freed at end */
+    cJSON **docs;
+    size_t ndocs, capdocs;
+} dsml_rctx;
+
+/* A list of messages. */
+typedef struct dsml_msgs {
+    dsml_msg *v;
+    size_t n, cap;
+} dsml_msgs;
+
+/* ---- messages.c ----------------------------------------------------------- */
+
+/* Options for reading a messages array. */
+typedef struct dsml_read_opts {
+    const cJSON *tools_for_first; /* attach as messages[0].tools */
+    int prepend_system;           /* request: prepend {"role":"system","content":""} */
+    int in_context;
+    const char *root;             /* "$.messages" / "$.context" */
+} dsml_read_opts;
+
+/* JSON array -> messages with images processed; image records appended to
+ * `images` (JSON text without brackets) when not NULL. */
+int dsml_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts *ro,
+                       dsml_msgs *out, dsml_buf *images, size_t *image_count);
+/* Tool messages folded into users; consecutive users joined. */
+int dsml_merge_messages(dsml_rctx *c, const dsml_msgs *in, dsml_msgs *out);
+/* Reorders tool results after the context's and messages' tool calls. */
+int dsml_sort_tool_results(dsml_rctx *c, const dsml_msgs *context_raw,
+                           dsml_msgs *messages);
+/* The reference's last-user index (-1 when none). */
+long dsml_last_user_index(const dsml_rctx *c, const dsml_msgs *m);
+/* Thinking drop: removes non-essential messages before the last user. */
+int dsml_drop_thinking(dsml_rctx *c, const dsml_msgs *in, dsml_msgs *out);
+int dsml_msgs_push(dsml_rctx *c, dsml_msgs *m, const dsml_msg *msg);
+int dsml_is_user_like(const dsml_rctx *c, const dsml_msg *m);
+int dsml_role_is(const dsml_msg *m, const char *role);
+
+/* Sets the error for a message-relative place and returns code. */
+int dsml_msg_fail(dsml_rctx *c, const dsml_msg *m, const char *sub, int code,
+                  const char *fmt, ...) DSML_PRINTF(5, 6);
+
+/* ---- tools.c -------------------------------------------------------------- */
+
+/* Appends "## Tools ..." for a tools list (validates names). */
+int dsml_render_tools(dsml_rctx *c, const dsml_msg *m, const cJSON *tools,
+                      dsml_buf *out);
+/* Validates the tools list without rendering (messages that ignore it). */
+int dsml_check_tools(dsml_rctx *c, const dsml_msg *m, const cJSON *tools);
+/* Validates tool calls; appends the "\n\n<｜DSML｜ calls>..." block to out
+ * when out is not NULL. */
+int dsml_render_tool_calls(dsml_rctx *c, const dsml_msg *m,
+                           const cJSON *tool_calls, dsml_buf *out);
+
+#define DSML_TOK_BOS "<\xef\xbd\x9c" "begin\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>"
+#define DSML_TOK_EOS "<\xef\xbd\x9c" "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>"
+#define DSML_TOK_SYSTEM "<\xef\xbd\x9cSystem\xef\xbd\x9c>"
+#define DSML_TOK_USER "<\xef\xbd\x9cUser\xef\xbd\x9c>"
+#define DSML_TOK_ASSISTANT "<\xef\xbd\x9c" "Assistant\xef\xbd\x9c>"
+#define DSML_TOK_LATEST_REMINDER "<\xef\xbd\x9clatest_reminder\xef\xbd\x9c>"
+#define DSML_TOK_IMAGE "<\xef\xbd\x9c" "deepseek_image\xef\xbd\x9c>"
+#define DSML_TOK_DSML "\xef\xbd\x9c" "DSML\xef\xbd\x9c"
+#define DSML_TOK_THINK "<think>"
+#define DSML_TOK_THINK_END "</think>"
+
+#endif /* DSML_RENDER_INTERNAL_H */

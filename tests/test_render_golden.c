@@ -1,0 +1,170 @@
+/*
+ * test_render_golden.c - every render case of the golden files, rendered and
+ * compared byte for byte (prompt and image records), and an error wherever
+ * the reference refused.  render.jsonl runs in strict-reference mode,
+ * developer-render.jsonl in the default mode, prerelease-render.jsonl with
+ * the pre-release profile.  The official cases run when ../shared has them.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+typedef struct golden_file {
+    const char *name;
+    unsigned flags;
+    dsml_profile profile;
+    size_t expected_cases;
+} golden_file;
+
+static size_t run_file(const golden_file *g, size_t *failures)
+{
+    char path[1024];
+    tu_lines it;
+    if (!tu_lines_open(&it, tu_testdata(g->name, path, sizeof path)))
+        fail_msg("cannot read %s", path);
+    size_t cases = 0, pass = 0;
+    cJSON *line;
+    dsml_allocator a;
+    dsml_alloc_resolve(&a, NULL);
+    while ((line = tu_lines_next(&it)) != NULL) {
+        cases++;
+        const cJSON *id = dsml_json_get(line, "id");
+        const cJSON *cs = dsml_json_get(line, "case");
+        const cJSON *expect = dsml_json_get(line, "expect");
+        const cJSON *error = dsml_json_get(expect, "error");
+        dsml_render_options opts;
+        dsml_render_options_init(&opts);
+        opts.flags = g->flags;
+        opts.profile = g->profile;
+        dsml_output out;
+        dsml_error err;
+        dsml_error_init(&err);
+        int r = dsml_render_case(cs->valuestring, strlen(cs->valuestring), &opts,
+                                 &out, &err);
+        int ok;
+        if (error != NULL) {
+            ok = r != DSML_OK;
+            if (!ok)
+                fprintf(stderr, "%s: rendered, but the reference refused: %s\n",
+                        id->valuestring,
+                        dsml_json_get(error, "message")->valuestring);
+            else if (err.message[0] == '\0' || r != err.code) {
+                fprintf(stderr, "%s: refused without a message\n", id->valuestring);
+                ok = 0;
+            }
+        } else if (r != DSML_OK) {
+            fprintf(stderr, "%s: refused (%s): %s\n", id->valuestring,
+                    dsml_status_name(r), err.message);
+            ok = 0;
+        } else {
+            const cJSON *prompt = dsml_json_get(expect, "prompt");
+            ok = tu_same_text(id->valuestring, "prompt", prompt->valuestring,
+                              strlen(prompt->valuestring), out.text, out.len);
+            dsml_buf want;
+            dsml_buf_init(&want, &a);
+            const cJSON *images = dsml_json_get(expect, "images");
+            if (images != NULL)
+                dsml_emit_json(&want, images);
+            else
+                DSML_BUF_LIT(&want, "[]");
+            if (ok)
+                ok = tu_same_text(id->valuestring, "images", want.data, want.len,
+                                  out.images, out.images_len);
+            dsml_buf_release(&want);
+        }
+        if (r == DSML_OK)
+            dsml_output_free(&out);
+        if (ok)
+            pass++;
+        cJSON_Delete(line);
+    }
+    tu_lines_close(&it);
+    printf("%s: %zu/%zu\n", g->name, pass, cases);
+    *failures = cases - pass;
+    return cases;
+}
+
+static void test_render_jsonl(void **state)
+{
+    (void)state;
+    golden_file g = {"render.jsonl", DSML_RENDER_STRICT, DSML_PROFILE_V41, 1200};
+    size_t failures;
+    assert_int_equal(run_file(&g, &failures), g.expected_cases);
+    assert_int_equal(failures, 0);
+}
+
+static void test_developer_render_jsonl(void **state)
+{
+    (void)state;
+    golden_file g = {"developer-render.jsonl", 0, DSML_PROFILE_V41, 400};
+    size_t failures;
+    assert_int_equal(run_file(&g, &failures), g.expected_cases);
+    assert_int_equal(failures, 0);
+}
+
+static void test_prerelease_render_jsonl(void **state)
+{
+    (void)state;
+    golden_file g = {"prerelease-render.jsonl", 0, DSML_PROFILE_PRERELEASE, 400};
+    size_t failures;
+    assert_int_equal(run_file(&g, &failures), g.expected_cases);
+    assert_int_equal(failures, 0);
+}
+
+static void test_official_cases(void **state)
+{
+    (void)state;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/golden/official/cases.json", DSML_SHARED_DIR);
+    size_t len;
+    char *text = tu_read_file(path, &len);
+    if (text == NULL) {
+        printf("official cases: skipped (%s not found)\n", path);
+        skip();
+        return;
+    }
+    dsml_allocator a;
+    dsml_alloc_resolve(&a, NULL);
+    cJSON *doc = NULL;
+    dsml_error err;
+    assert_int_equal(dsml_json_read(text, len, NULL, &a, "$", 0, &doc, &err), DSML_OK);
+    const cJSON *cases = dsml_json_get(doc, "cases");
+    size_t n = 0, pass = 0;
+    for (const cJSON *c = cases->child; c != NULL; c = c->next, n++) {
+        dsml_buf in;
+        dsml_buf_init(&in, &a);
+        dsml_emit_json(&in, dsml_json_get(c, "input"));
+        dsml_output out;
+        int r = dsml_render_case(in.data, in.len, NULL, &out, &err);
+        char id[32];
+        snprintf(id, sizeof id, "official-%g", dsml_json_get(c, "case_id")->valuedouble);
+        const cJSON *want = dsml_json_get(c, "expected_prompt");
+        if (r != DSML_OK)
+            fprintf(stderr, "%s: refused: %s\n", id, err.message);
+        else {
+            if (tu_same_text(id, "prompt", want->valuestring, strlen(want->valuestring),
+                             out.text, out.len))
+                pass++;
+            dsml_output_free(&out);
+        }
+        dsml_buf_release(&in);
+    }
+    printf("official cases: %zu/%zu\n", pass, n);
+    assert_true(n > 0);
+    assert_int_equal(pass, n);
+    cJSON_Delete(doc);
+    free(text);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_render_jsonl),
+        cmocka_unit_test(test_developer_render_jsonl),
+        cmocka_unit_test(test_prerelease_render_jsonl),
+        cmocka_unit_test(test_official_cases),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
