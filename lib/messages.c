@@ -246,6 +246,8 @@ static int process_blocks(dsml_rctx *c, const dsml_msg *m, const char *where,
         dsml_block blk;
         memset(&blk, 0, sizeof blk);
         blk.node = b;
+        blk.origin = m->src_index;
+        blk.pos = i;
         if (!is_obj(b)) {
             blk.kind = DSML_BLK_NONDICT;
         } else if (is_image_block(b)) {
@@ -334,6 +336,45 @@ static int join_texts(dsml_rctx *c, dsml_msg *m)
     m->has_content = 1;
     dsml_buf_release(&b);
     return DSML_OK;
+}
+
+/* ---- guard ---------------------------------------------------------------- */
+
+static int guard_string(dsml_rctx *c, const dsml_msg *m, const char *where,
+                        const cJSON *v)
+{
+    if (!is_str(v))
+        return DSML_OK;
+    return dsml_guard_check(c, m, where, v->valuestring, strlen(v->valuestring));
+}
+
+static int guard_blocks(dsml_rctx *c, const dsml_msg *m, const char *where,
+                        const dsml_block *b, size_t n)
+{
+    char sub[128];
+    for (size_t i = 0; i < n; i++) {
+        snprintf(sub, sizeof sub, "%s[%zu]", where, i);
+        int r = DSML_OK;
+        if (b[i].kind == DSML_BLK_TEXT && b[i].text.node != NULL)
+            r = guard_string(c, m, sub, b[i].text.node);
+        else if (b[i].kind == DSML_BLK_TOOL_RESULT && b[i].content_is_list)
+            r = guard_blocks(c, m, sub, b[i].sub, b[i].nsub);
+        else if (b[i].kind == DSML_BLK_TOOL_RESULT)
+            r = guard_string(c, m, sub, b[i].content.node);
+        if (r != DSML_OK)
+            return r;
+    }
+    return DSML_OK;
+}
+
+/* Untrusted text (every role but the assistant's) may not hold special
+ * tokens when the guard is on. */
+static int guard_message(dsml_rctx *c, const dsml_msg *m, const cJSON *content)
+{
+    int r = guard_string(c, m, "content", content);
+    if (r == DSML_OK)
+        r = guard_blocks(c, m, "content", m->blocks, m->nblocks);
+    return r;
 }
 
 /* ---- reading ------------------------------------------------------------ */
@@ -428,6 +469,11 @@ int dsml_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts *r
             return dsml_msg_fail(c, &m, where, DSML_ERR_TYPE,
                                  "content blocks must be a list");
         }
+        if (c->guard_state != NULL && !ro->in_context && !dsml_role_is(&m, "assistant")) {
+            int r = guard_message(c, &m, content);
+            if (r != DSML_OK)
+                return r;
+        }
         int r = dsml_msgs_push(c, out, &m);
         if (r != DSML_OK)
             return r;
@@ -458,6 +504,8 @@ int dsml_merge_messages(dsml_rctx *c, const dsml_msgs *in, dsml_msgs *out)
             memset(&blk, 0, sizeof blk);
             blk.kind = DSML_BLK_TOOL_RESULT;
             blk.node = m->src;
+            blk.origin = m->src_index;
+            blk.pos = DSML_NO_OFFSET;
             blk.use_id.node = m->src ? dsml_json_get(m->src, "tool_call_id") : NULL;
             blk.has_use_id = blk.use_id.node != NULL;
             blk.content = m->content;
@@ -488,6 +536,8 @@ int dsml_merge_messages(dsml_rctx *c, const dsml_msgs *in, dsml_msgs *out)
                                            is_null(dsml_json_get(m->src, "content_blocks")));
             if (!given) {
                 memset(&text, 0, sizeof text);
+                text.origin = m->src_index;
+                text.pos = DSML_NO_OFFSET;
                 text.kind = DSML_BLK_TEXT;
                 text.has_text = 1;
                 text.text = m->content;

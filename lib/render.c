@@ -86,12 +86,19 @@ static void put_unsupported(const cJSON *type, dsml_buf *out)
     dsml_buf_putc(out, ']');
 }
 
-static int put_blocks(dsml_rctx *c, const dsml_msg *m, dsml_buf *out)
+static int put_blocks(dsml_rctx *c, const dsml_msg *merged, dsml_buf *out)
 {
     char where[64];
-    for (size_t i = 0; i < m->nblocks; i++) {
-        const dsml_block *b = &m->blocks[i];
-        snprintf(where, sizeof where, "content[%zu]", i);
+    for (size_t i = 0; i < merged->nblocks; i++) {
+        const dsml_block *b = &merged->blocks[i];
+        /* errors name the message and block the text came from */
+        dsml_msg origin = *merged;
+        origin.src_index = b->origin;
+        const dsml_msg *m = &origin;
+        if (b->pos == DSML_NO_OFFSET)
+            snprintf(where, sizeof where, "content");
+        else
+            snprintf(where, sizeof where, "content[%zu]", b->pos);
         if (i > 0)
             DSML_BUF_LIT(out, "\n\n");
         if (b->kind == DSML_BLK_TEXT) {

@@ -166,6 +166,7 @@ static int setup(dsml_rctx *c, const dsml_render_options *opts, dsml_error *err)
 
 static void teardown(dsml_rctx *c)
 {
+    dsml_guard_close(c);
     for (size_t i = 0; i < c->ndocs; i++)
         cJSON_Delete(c->docs[i]);
     dsml_free(&c->alloc, c->docs);
@@ -195,6 +196,11 @@ static int run(dsml_rctx *c, const cJSON *messages, const char *messages_root,
         r = dsml_fail(c->err, DSML_ERR_TYPE, DSML_NO_OFFSET, "$.context",
                       "context must be a list of messages");
         goto done;
+    }
+    if (c->guard) {
+        r = dsml_guard_open(c);
+        if (r != DSML_OK)
+            goto done;
     }
     if (is_arr(context)) {
         dsml_read_opts ro = {NULL, 0, 1, "$.context"};

@@ -56,6 +56,10 @@ typedef struct dsml_block {
     int content_is_list;
     dsml_val use_id;             /* TOOL_RESULT: tool_use_id */
     int has_use_id;
+    /* where the block came from, for error paths */
+    size_t origin;               /* index of its message in the input */
+    size_t pos;                  /* its index in that message's content, or
+                                    DSML_NO_OFFSET when made from `content` */
 } dsml_block;
 
 typedef struct dsml_msg {
@@ -100,6 +104,7 @@ typedef struct dsml_rctx {
     dsml_eff effort;
     int effort_level;     /* resolved number for NAME and LEVEL */
     char effort_text[64]; /* as given, for messages */
+    struct dsml_guard *guard_state; /* guard.c, when guard is on */
     /* extra JSON documents parsed along the way (arguments), freed at end */
     cJSON **docs;
     size_t ndocs, capdocs;
@@ -141,6 +146,15 @@ int dsml_role_is(const dsml_msg *m, const char *role);
 /* Sets the error for a message-relative place and returns code. */
 int dsml_msg_fail(dsml_rctx *c, const dsml_msg *m, const char *sub, int code,
                   const char *fmt, ...) DSML_PRINTF(5, 6);
+
+/* ---- guard.c -------------------------------------------------------------- */
+
+typedef struct dsml_guard dsml_guard;
+int dsml_guard_open(dsml_rctx *c);
+void dsml_guard_close(dsml_rctx *c);
+/* Refuses `text` when it holds a special token (guard on); DSML_OK else. */
+int dsml_guard_check(dsml_rctx *c, const dsml_msg *m, const char *where,
+                     const char *text, size_t len);
 
 /* ---- tools.c -------------------------------------------------------------- */
 
