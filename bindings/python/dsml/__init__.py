@@ -1,0 +1,35 @@
+"""dsml - the DeepSeek-V4.1 chat protocol ("DSML") from Python, backed by
+libdsml through ctypes (standard library only).
+
+A drop-in for the reference encoder's functions::
+
+    import dsml
+    prompt = dsml.encode_messages(messages, "thinking")
+    message = dsml.parse_message_from_completion_text(text, "thinking")
+
+Every refusal raises dsml.DsmlError (code, name, offset, path, message).
+The library is loaded from $DSML_LIBRARY, else beside this package, else
+from the system.
+"""
+
+import sys
+
+if sys.version_info < (3, 9):  # pragma: no cover
+    raise ImportError("dsml needs Python 3.9 or later")
+
+from ._native import DsmlError, library_path, status_message, status_name
+from ._native import version as library_version
+from .render import encode_messages, render_case, render_request
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DsmlError",
+    "encode_messages",
+    "library_path",
+    "library_version",
+    "render_case",
+    "render_request",
+    "status_message",
+    "status_name",
+]

@@ -1,0 +1,296 @@
+"""Loading libdsml and declaring its C API for ctypes.
+
+This module owns everything that touches ctypes: finding the shared library,
+checking its version, the structure layouts of include/dsml/dsml.h, the
+prototype table (every C function used by the binding, declared once), the
+exception class for error statuses, and the helpers that copy borrowed text
+and free owned output.
+"""
+
+import ctypes
+import ctypes.util
+import glob
+import os
+import sys
+
+# The release of libdsml this binding was written against.  A library with
+# another major or minor number is refused at import.
+EXPECTED_MAJOR = 0
+EXPECTED_MINOR = 1
+
+size_t = ctypes.c_size_t
+NO_OFFSET = ctypes.c_size_t(-1).value
+
+# Status codes used by the binding itself (the full table lives in the C
+# library: dsml_status_name / dsml_status_message).
+OK = 0
+ERR_NOMEM = -1
+ERR_ARGUMENT = -2
+ERR_JSON = -3
+ERR_UTF8 = -4
+ERR_SURROGATE = -6
+ERR_TYPE = -8
+ERR_THINKING_MODE = -11
+ERR_EFFORT = -12
+
+
+# ---------------------------------------------------------------------------
+# Structures (must match include/dsml/dsml.h field for field)
+# ---------------------------------------------------------------------------
+
+class Error(ctypes.Structure):
+    _fields_ = [
+        ("size", size_t),
+        ("code", ctypes.c_int),
+        ("offset", size_t),
+        ("path", ctypes.c_char * 256),
+        ("message", ctypes.c_char * 512),
+    ]
+
+
+class Allocator(ctypes.Structure):
+    _fields_ = [
+        ("malloc", ctypes.c_void_p),
+        ("realloc", ctypes.c_void_p),
+        ("free", ctypes.c_void_p),
+        ("ctx", ctypes.c_void_p),
+    ]
+
+
+class Output(ctypes.Structure):
+    _fields_ = [
+        ("text", ctypes.c_void_p),
+        ("len", size_t),
+        ("images", ctypes.c_void_p),
+        ("images_len", size_t),
+        ("image_count", size_t),
+        ("segments", ctypes.c_void_p),
+        ("segments_len", size_t),
+        ("reserved_", ctypes.c_void_p * 4),
+        ("alloc_", Allocator),
+    ]
+
+
+class Limits(ctypes.Structure):
+    _fields_ = [
+        ("max_input_bytes", size_t),
+        ("max_depth", size_t),
+        ("max_messages", size_t),
+        ("max_held_bytes", size_t),
+        ("max_argument_bytes", size_t),
+        ("max_calls", size_t),
+    ]
+
+
+class RenderOptions(ctypes.Structure):
+    _fields_ = [
+        ("size", size_t),
+        ("thinking_mode", ctypes.c_int),
+        ("profile", ctypes.c_int),
+        ("flags", ctypes.c_uint),
+        ("effort_kind", ctypes.c_int),
+        ("effort_name", ctypes.c_char_p),
+        ("effort_name_len", size_t),
+        ("effort_level", ctypes.c_int),
+        ("context_json", ctypes.c_char_p),
+        ("context_len", size_t),
+        ("limits", ctypes.POINTER(Limits)),
+        ("allocator", ctypes.POINTER(Allocator)),
+    ]
+
+
+# dsml_thinking_mode, dsml_profile, dsml_effort_kind, DSML_RENDER_*
+CHAT = 0
+THINKING = 1
+PROFILE_V41 = 0
+PROFILE_PRERELEASE = 1
+EFFORT_ABSENT = 0
+EFFORT_NAME = 1
+EFFORT_LEVEL = 2
+RENDER_KEEP_THINKING = 0x1
+RENDER_NO_BOS = 0x2
+RENDER_STRICT = 0x4
+RENDER_GUARD = 0x8
+RENDER_SEGMENTS = 0x10
+
+PROFILES = {"v41": PROFILE_V41, "prerelease": PROFILE_PRERELEASE}
+
+# ---------------------------------------------------------------------------
+# Prototype table: (name, restype, argtypes).  Every C function the binding
+# calls is declared here and nowhere else.
+# ---------------------------------------------------------------------------
+
+_c = ctypes.c_char_p
+_p = ctypes.POINTER
+
+PROTOTYPES = [
+    ("dsml_version", ctypes.c_char_p, []),
+    ("dsml_version_number", ctypes.c_int, []),
+    ("dsml_status_name", ctypes.c_char_p, [ctypes.c_int]),
+    ("dsml_status_message", ctypes.c_char_p, [ctypes.c_int]),
+    ("dsml_error_init", None, [_p(Error)]),
+    ("dsml_output_free", None, [_p(Output)]),
+    ("dsml_render_options_init", None, [_p(RenderOptions)]),
+    ("dsml_render", ctypes.c_int,
+     [_c, size_t, _p(RenderOptions), _p(Output), _p(Error)]),
+    ("dsml_render_request", ctypes.c_int,
+     [_c, size_t, _p(RenderOptions), _p(Output), _p(Error)]),
+    ("dsml_render_case", ctypes.c_int,
+     [_c, size_t, _p(RenderOptions), _p(Output), _p(Error)]),
+]
+
+
+# ---------------------------------------------------------------------------
+# Loading
+# ---------------------------------------------------------------------------
+
+def _candidates():
+    """Library paths to try, in order, with where each came from."""
+    env = os.environ.get("DSML_LIBRARY")
+    if env:
+        # An explicit choice is final: no silent fallback to another copy.
+        return [(env, "DSML_LIBRARY")]
+    here = os.path.dirname(os.path.abspath(__file__))
+    found = []
+    for pattern in ("libdsml.so", "libdsml.so.*", "libdsml.dylib",
+                    "libdsml.*.dylib", "dsml.dll"):
+        for path in sorted(glob.glob(os.path.join(here, pattern))):
+            found.append((path, "beside the package"))
+    system = ctypes.util.find_library("dsml")
+    if system:
+        found.append((system, "system"))
+    found.append(("libdsml.so.0", "system"))
+    return found
+
+
+def _load():
+    errors = []
+    for path, origin in _candidates():
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError as exc:
+            errors.append("%s (%s): %s" % (path, origin, exc))
+            continue
+        return lib, path
+    raise ImportError(
+        "dsml: cannot load libdsml; set DSML_LIBRARY to the path of "
+        "libdsml.so.  Tried: " + "; ".join(errors))
+
+
+def _declare(lib, path):
+    missing = []
+    for name, restype, argtypes in PROTOTYPES:
+        try:
+            fn = getattr(lib, name)
+        except AttributeError:
+            missing.append(name)
+            continue
+        fn.restype = restype
+        fn.argtypes = argtypes
+    if missing:
+        raise ImportError("dsml: %s lacks %s (a libdsml older than this binding?)"
+                          % (path, ", ".join(missing)))
+
+
+lib, library_path = _load()
+_declare(lib, library_path)
+
+version_number = lib.dsml_version_number()
+version = lib.dsml_version().decode("ascii", "replace")
+if (version_number // 10000 != EXPECTED_MAJOR
+        or version_number // 100 % 100 != EXPECTED_MINOR):
+    raise ImportError(
+        "dsml: %s is libdsml %s; this binding needs %d.%d.x"
+        % (library_path, version, EXPECTED_MAJOR, EXPECTED_MINOR))
+
+
+# ---------------------------------------------------------------------------
+# Errors
+# ---------------------------------------------------------------------------
+
+def status_name(code):
+    """DSML_ERR_... name of a status code."""
+    return lib.dsml_status_name(code).decode("ascii", "replace")
+
+
+def status_message(code):
+    """One-line description of a status code."""
+    return lib.dsml_status_message(code).decode("utf-8", "replace")
+
+
+class DsmlError(Exception):
+    """Raised for every refusal of libdsml.
+
+    Attributes: code (negative int), name ("DSML_ERR_..."), offset (byte
+    offset in the input, or None), path (JSON path of the offending value,
+    "" when none) and message (what is wrong, naming the place).
+    """
+
+    def __init__(self, code, message, offset=None, path=""):
+        self.code = code
+        self.name = status_name(code)
+        self.offset = offset
+        self.path = path
+        self.message = message
+        super().__init__(message)
+
+    def __str__(self):
+        text = "%s: %s" % (self.name, self.message)
+        if self.offset is not None:
+            text += " (at byte %d)" % self.offset
+        return text
+
+    def __repr__(self):
+        return "DsmlError(%s, %r)" % (self.name, self.message)
+
+    def __reduce__(self):
+        return (DsmlError, (self.code, self.message, self.offset, self.path))
+
+
+def raise_error(status, err):
+    """Raise DsmlError from a failed call's status and dsml_error."""
+    code = err.code if err.code != OK else status
+    message = err.message.decode("utf-8", "replace") or status_message(code)
+    offset = None if err.offset == NO_OFFSET else err.offset
+    path = err.path.decode("utf-8", "replace")
+    raise DsmlError(code, message, offset, path)
+
+
+def error_struct():
+    """A cleared dsml_error ready for one call."""
+    err = Error()
+    err.size = ctypes.sizeof(Error)
+    return err
+
+
+def take_output(out, want_images=False):
+    """Copy an output's text (and images JSON when asked), then free it."""
+    try:
+        text = ctypes.string_at(out.text, out.len).decode("utf-8") if out.text else ""
+        images = None
+        if want_images:
+            images = (ctypes.string_at(out.images, out.images_len).decode("utf-8")
+                      if out.images else "[]")
+        return text, images
+    finally:
+        lib.dsml_output_free(ctypes.byref(out))
+
+
+def new_render_options():
+    opts = RenderOptions()
+    lib.dsml_render_options_init(ctypes.byref(opts))
+    return opts
+
+
+def profile_value(profile):
+    try:
+        return PROFILES[profile]
+    except (KeyError, TypeError):
+        raise DsmlError(ERR_ARGUMENT, "profile must be one of %s, not %r"
+                        % (", ".join(sorted(PROFILES)), profile)) from None
+
+
+__all__ = ["DsmlError", "lib", "library_path", "version", "version_number"]
+
+if sys.version_info < (3, 9):  # pragma: no cover
+    raise ImportError("dsml needs Python 3.9 or later")

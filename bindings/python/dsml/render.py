@@ -1,0 +1,224 @@
+"""Prompt rendering: encode_messages (the reference's signature), render_case
+and render_request, on top of dsml_render_case / dsml_render_request.
+
+Python values become JSON text with json.dumps(ensure_ascii=False), the same
+serializer the reference encoder uses, so number texts (1.0, 1e-07, big
+integers) reach the library exactly as the reference would print them.
+"""
+
+import ctypes
+import json
+
+from . import _native as N
+from ._native import DsmlError
+
+_dumps = json.JSONEncoder(ensure_ascii=False).encode
+_loads = json.loads
+_byref = ctypes.byref
+_render_case = N.lib.dsml_render_case
+_render_request = N.lib.dsml_render_request
+_output_free = N.lib.dsml_output_free
+_string_at = ctypes.string_at
+_Output = N.Output
+_error_struct = N.error_struct
+
+_MODES = {"chat": N.CHAT, "thinking": N.THINKING}
+
+# Options are read-only for the library, so one struct per combination is
+# shared by every call (and thread).
+_options_cache = {}
+
+
+def _options(mode, profile, flags):
+    key = (mode, profile, flags)
+    opts = _options_cache.get(key)
+    if opts is None:
+        opts = N.new_render_options()
+        opts.thinking_mode = mode
+        opts.profile = N.profile_value(profile)
+        opts.flags = flags
+        _options_cache[key] = opts
+    return opts
+
+
+def to_json_text(value, what="value"):
+    """JSON text of a Python value, as the reference would serialize it.
+
+    Failures of the serializer become DsmlError like every other refusal.
+    """
+    try:
+        return _dumps(value)
+    except RecursionError:
+        raise DsmlError(-7, "%s: nested too deeply" % what) from None
+    except (TypeError, ValueError) as exc:
+        raise DsmlError(N.ERR_TYPE, "%s: %s" % (what, exc)) from None
+
+
+def _utf8(text, what):
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise DsmlError(
+            N.ERR_SURROGATE,
+            "%s: lone surrogate %r at character %d; text must be valid Unicode"
+            % (what, exc.object[exc.start:exc.end], exc.start)) from None
+
+
+def _effort_json(effort):
+    """reasoning_effort as JSON for a case object.
+
+    A plain int or str keeps its value; anything else (bool, float, int or
+    str subclasses, containers) is sent so that the library refuses it when
+    a message is rendered, as the reference does.
+    """
+    t = type(effort)
+    if t is int or t is str:
+        return _dumps(effort)
+    if t is bool:
+        return "true" if effort else "false"
+    if t is float:
+        return _dumps(effort) if effort == effort and abs(effort) != float("inf") \
+            else '"%s"' % effort
+    if isinstance(effort, str):
+        # a str subclass: the reference compares it with the effort names
+        return _dumps(str(effort))
+    try:
+        text = _dumps(effort)
+    except (TypeError, ValueError, RecursionError):
+        return _dumps(repr(effort))
+    if isinstance(effort, int):
+        # an int subclass (IntEnum ...) is not `type(effort) is int`
+        return _dumps(repr(effort))
+    return text
+
+
+def _mode_text(mode):
+    """Text of an invalid thinking mode, never "", "chat" or "thinking"."""
+    text = mode if isinstance(mode, str) else str(mode)
+    if text in ("", "chat", "thinking"):
+        text = repr(mode)
+    return text
+
+
+def _call(fn, data, opts, want_images):
+    out = _Output()
+    err = _error_struct()
+    status = fn(data, len(data), _byref(opts), _byref(out), _byref(err))
+    if status != 0:
+        N.raise_error(status, err)
+    try:
+        prompt = _string_at(out.text, out.len).decode("utf-8")
+        images = None
+        if want_images:
+            images = _string_at(out.images, out.images_len) if out.images else b"[]"
+    finally:
+        _output_free(_byref(out))
+    if want_images:
+        return prompt, {"images": _loads(images)}
+    return prompt
+
+
+def _flags(strict, guard, drop_thinking=True, add_default_bos_token=True):
+    flags = 0
+    if strict:
+        flags |= N.RENDER_STRICT
+    if guard:
+        flags |= N.RENDER_GUARD
+    if not drop_thinking:
+        flags |= N.RENDER_KEEP_THINKING
+    if not add_default_bos_token:
+        flags |= N.RENDER_NO_BOS
+    return flags
+
+
+def encode_messages(messages, thinking_mode, context=None, drop_thinking=True,
+                    add_default_bos_token=True, reasoning_effort=None,
+                    return_multi_modal_data=False, *, profile="v41",
+                    strict=False, guard=False):
+    """Render OpenAI-style messages into the DeepSeek-V4.1 prompt.
+
+    Same arguments and result as the reference encoder's encode_messages:
+    the prompt text, or ``(prompt, {"images": [...]})`` when
+    return_multi_modal_data is true.  Keyword-only extras: profile ("v41" or
+    "prerelease"), strict (refuse the developer role, as the reference does)
+    and guard (refuse special tokens inside user, tool, system and developer
+    text).  Every refusal raises DsmlError.
+    """
+    mode = _MODES.get(thinking_mode) if type(thinking_mode) is str else None
+    opts = _options(N.CHAT if mode is None else mode, profile,
+                    _flags(strict, guard, drop_thinking, add_default_bos_token))
+    parts = ['{"messages": ', to_json_text(messages, "messages")]
+    if context:
+        parts.append(', "context": ')
+        parts.append(to_json_text(context, "context"))
+    if mode is None:
+        # refused by the library when a message is rendered, as the
+        # reference refuses it
+        parts.append(', "thinking_mode": ')
+        parts.append(_dumps(_mode_text(thinking_mode)))
+    if reasoning_effort is not None:
+        parts.append(', "reasoning_effort": ')
+        parts.append(_effort_json(reasoning_effort))
+    parts.append("}")
+    data = _utf8("".join(parts), "messages")
+    return _call(_render_case, data, opts, return_multi_modal_data)
+
+
+def _json_bytes(doc, what):
+    if isinstance(doc, (bytes, bytearray, memoryview)):
+        return bytes(doc)
+    if isinstance(doc, str):
+        return _utf8(doc, what)
+    return _utf8(to_json_text(doc, what), what)
+
+
+def render_case(case, *, profile="v41", strict=False, guard=False,
+                return_multi_modal_data=False):
+    """Render a case object (the reference's test-input format).
+
+    ``case`` is a dict, or its JSON text (str or bytes; number texts are kept
+    exactly as written): ``messages`` and optionally ``tools`` (attached to
+    the first message), ``context``, ``thinking_mode``, ``drop_thinking``,
+    ``add_default_bos_token`` and ``reasoning_effort``.
+    """
+    opts = _options(N.CHAT, profile, _flags(strict, guard))
+    data = _json_bytes(case, "case")
+    return _call(_render_case, data, opts, return_multi_modal_data)
+
+
+def render_request(body, *, thinking_mode=None, reasoning_effort=None,
+                   profile="v41", strict=False, guard=False,
+                   return_multi_modal_data=False):
+    """Render an OpenAI chat-completion request body (dict, or JSON text).
+
+    The body's ``messages``, ``tools`` (attached to a leading system message),
+    ``reasoning_effort`` and thinking switch (``thinking_mode``,
+    ``chat_template_kwargs.thinking`` or ``thinking.type``) are used; the
+    keyword arguments are the fallbacks for fields the body does not have.
+    """
+    if thinking_mode is None:
+        mode = N.CHAT
+    else:
+        mode = _MODES.get(thinking_mode) if type(thinking_mode) is str else None
+        if mode is None:
+            raise DsmlError(N.ERR_THINKING_MODE,
+                            "Invalid thinking_mode `%s`" % (thinking_mode,))
+    opts = N.new_render_options()
+    opts.thinking_mode = mode
+    opts.profile = N.profile_value(profile)
+    opts.flags = _flags(strict, guard)
+    if reasoning_effort is not None:
+        if type(reasoning_effort) is str:
+            name = _utf8(reasoning_effort, "reasoning_effort")
+            opts.effort_kind = N.EFFORT_NAME
+            opts.effort_name = name
+            opts.effort_name_len = len(name)
+        elif type(reasoning_effort) is int and -2**31 <= reasoning_effort < 2**31:
+            opts.effort_kind = N.EFFORT_LEVEL
+            opts.effort_level = reasoning_effort
+        else:
+            raise DsmlError(N.ERR_EFFORT,
+                            "Invalid reasoning effort: %r, should be int within "
+                            "[1,100] or a name" % (reasoning_effort,))
+    data = _json_bytes(body, "body")
+    return _call(_render_request, data, opts, return_multi_modal_data)
