@@ -1,0 +1,155 @@
+/*
+ * cli.h - what the files of dsml-render share: a growable byte buffer,
+ * reading files, the top-level member scanner used to detect and rewrite
+ * input documents, output colouring, and the entry points of each mode.
+ */
+#ifndef DSML_CLI_H
+#define DSML_CLI_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include <dsml/dsml.h>
+
+/* Exit statuses. */
+#define CLI_EXIT_OK 0
+#define CLI_EXIT_FAIL 1   /* refused input, prompts differ, I/O error */
+#define CLI_EXIT_USAGE 2  /* bad command line */
+
+/* ---- bytes --------------------------------------------------------------- */
+
+typedef struct cli_buf {
+    char *data;
+    size_t len, cap;
+} cli_buf;
+
+void cli_buf_put(cli_buf *b, const void *p, size_t n);
+void cli_buf_puts(cli_buf *b, const char *s);
+void cli_buf_putc(cli_buf *b, char c);
+void cli_buf_printf(cli_buf *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+void cli_buf_free(cli_buf *b);
+
+/* Appends `s` as a JSON string literal (quotes included; non-ASCII raw). */
+void cli_json_string(cli_buf *b, const char *s, size_t n);
+
+/* Reads a whole file ("-": standard input) into `out` (NUL-terminated).
+ * Returns 0, or -1 after printing a message. */
+int cli_read_file(const char *path, cli_buf *out);
+
+/* Writes `n` bytes to stdout; returns 0 or -1 after printing a message. */
+int cli_write_stdout(const void *p, size_t n);
+
+/* Prints "dsml-render: <fmt>" and a newline to stderr. */
+void cli_errorf(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
+/* Prints a library error: "dsml-render: <what>: <path: message> (NAME)",
+ * plus the byte offset when one applies. */
+void cli_report(const char *what, int status, const dsml_error *err);
+
+/* ---- JSON top-level members ---------------------------------------------- */
+
+/* One member of a top-level JSON object, as byte ranges of the text. */
+typedef struct cli_member {
+    const char *key;     /* raw key text between the quotes */
+    size_t key_len;
+    const char *value;   /* raw value text, exactly as written */
+    size_t value_len;
+} cli_member;
+
+typedef struct cli_object {
+    char kind;           /* '{' object, '[' array, '?' anything else */
+    cli_member *v;       /* members of an object (kind '{') */
+    size_t n;
+} cli_object;
+
+/* Scans the top level of `text`.  Returns 0, or -1 when the text is not
+ * well-formed enough to scan (the library then reports the error). */
+int cli_scan(const char *text, size_t len, cli_object *obj);
+void cli_object_free(cli_object *obj);
+/* The last member named `key`, or NULL. */
+const cli_member *cli_member_get(const cli_object *obj, const char *key);
+/* Writes the object again without the members whose keys are listed
+ * (NULL-terminated); every other member keeps its bytes. */
+void cli_object_without(const cli_object *obj, const char *const *drop,
+                        cli_buf *out);
+
+/* ---- colour -------------------------------------------------------------- */
+
+typedef enum cli_color_mode { CLI_COLOR_AUTO, CLI_COLOR_ALWAYS, CLI_COLOR_NEVER } cli_color_mode;
+
+/* Whether to colour stdout: ALWAYS, NEVER, or AUTO (a terminal, NO_COLOR
+ * unset, TERM not "dumb"). */
+int cli_use_color(cli_color_mode mode);
+
+#define CLI_SGR_RESET "\033[0m"
+#define CLI_SGR_TOKEN "\033[1;36m"   /* special tokens */
+#define CLI_SGR_INVIS "\033[33m"     /* made-visible characters */
+#define CLI_SGR_LABEL "\033[1m"      /* segment labels */
+#define CLI_SGR_DIM "\033[2m"        /* offsets, notes */
+#define CLI_SGR_IMAGE "\033[32m"     /* image labels */
+#define CLI_SGR_DEL "\033[31m"       /* diff: removed lines */
+#define CLI_SGR_ADD "\033[32m"       /* diff: added lines */
+#define CLI_SGR_HUNK "\033[36m"      /* diff: hunk headers */
+
+/* ---- modes --------------------------------------------------------------- */
+
+typedef enum cli_format { CLI_FMT_AUTO, CLI_FMT_CASE, CLI_FMT_MESSAGES, CLI_FMT_REQUEST } cli_format;
+
+const char *cli_format_name(cli_format f);
+const char *cli_profile_name(dsml_profile p);
+/* "v41" or "prerelease"; returns 0, or -1 for anything else. */
+int cli_parse_profile(const char *s, dsml_profile *p);
+
+/* A rendered prompt with what --show and --json print beside it. */
+typedef struct cli_rendered {
+    dsml_output out;
+    dsml_profile profile;
+    cli_format format;
+    cli_buf options;     /* JSON object text: the options in effect */
+} cli_rendered;
+
+/* The rendering options of the command line. */
+typedef struct cli_opts {
+    cli_format format;            /* --input-format, CLI_FMT_AUTO to detect */
+    int mode_set;                 /* --thinking / --chat given */
+    dsml_thinking_mode mode;
+    const char *effort;           /* --effort as given, NULL when absent */
+    dsml_effort_kind effort_kind; /* NAME or LEVEL */
+    int effort_level;
+    unsigned flags;               /* DSML_RENDER_* from the options */
+    const char *context_file;     /* --context */
+    dsml_profile profile;         /* --profile */
+} cli_opts;
+
+/* Which format a scanned document is (the rule is in --help and the man
+ * page): an array is messages; an object with "model" is a request; one
+ * with a case-only key (context, drop_thinking, add_default_bos_token) is a
+ * case; one whose keys are all case keys is a case; any other object is a
+ * request. */
+cli_format cli_detect_format(const cli_object *obj);
+
+/* Renders `input` (context: the --context file's text, or NULL) with
+ * `profile`.  Returns the library's status; `err` says why on failure. */
+int cli_render(const cli_opts *o, const cli_buf *input, const cli_buf *context,
+               dsml_profile profile, cli_rendered *r, dsml_error *err);
+void cli_rendered_free(cli_rendered *r);
+
+/* --show: the prompt for a person, one segment per line. */
+int cli_show(const cli_rendered *r, int color, int oneline);
+/* --json */
+int cli_print_json(const cli_rendered *r);
+/* --diff: unified diff of two prompts; 0 identical, 1 different. */
+int cli_diff(const char *a, size_t alen, const char *aname, const char *b,
+             size_t blen, const char *bname, int color);
+/* `dsml-render parse ...`; argv[0] is "parse". */
+int cli_parse_main(int argc, char **argv);
+
+#endif /* DSML_CLI_H */
