@@ -42,6 +42,9 @@ static const char usage_text[] =
     "  --diff PROFILE         unified diff of the prompt rendered with --profile\n"
     "                         against the one rendered with PROFILE; exit 0 when\n"
     "                         identical, 1 when they differ\n"
+    "  --diff-file FILE       unified diff of the prompt against the text in FILE\n"
+    "                         (a prompt captured from another encoder or a\n"
+    "                         serving stack); exit 0 when identical, 1 when not\n"
     "\n"
     "Rendering options (they override what the input file says):\n"
     "  --thinking             thinking mode\n"
@@ -96,7 +99,8 @@ static int usage_error(const char *fmt, ...)
 typedef struct cli_args {
     cli_opts opts;
     const char *file;
-    enum { OUT_PROMPT, OUT_SHOW, OUT_JSON, OUT_DIFF } out;
+    enum { OUT_PROMPT, OUT_SHOW, OUT_JSON, OUT_DIFF, OUT_DIFF_FILE } out;
+    const char *diff_file;
     dsml_profile diff_profile;
     cli_color_mode color;
     int oneline;
@@ -178,6 +182,10 @@ static int parse_args(int argc, char **argv, cli_args *a)
             if (cli_parse_profile(v, &a->diff_profile) != 0)
                 return usage_error("unknown profile '%s' (v41 or prerelease)", v);
             a->out = OUT_DIFF, outputs++;
+        } else if (is_option(s, "--diff-file")) {
+            if ((a->diff_file = option_value(argc, argv, &i, "--diff-file")) == NULL)
+                return usage_error("%s needs a file", s);
+            a->out = OUT_DIFF_FILE, outputs++;
         } else if (strcmp(s, "--thinking") == 0) {
             a->opts.mode_set = 1, a->opts.mode = DSML_THINKING;
         } else if (strcmp(s, "--chat") == 0) {
@@ -235,7 +243,7 @@ static int parse_args(int argc, char **argv, cli_args *a)
         }
     }
     if (outputs > 1)
-        return usage_error("%s", "--show, --json and --diff exclude each other");
+        return usage_error("%s", "--show, --json, --diff and --diff-file exclude each other");
     if (a->file == NULL)
         a->file = "-";
     return CLI_EXIT_OK;
@@ -274,6 +282,27 @@ static int run_diff(const cli_args *a, const cli_buf *input, const cli_buf *cont
     return r;
 }
 
+static int run_diff_file(const cli_args *a, const cli_buf *input, const cli_buf *context)
+{
+    cli_buf other = {0};
+    if (cli_read_file(a->diff_file, &other) != 0)
+        return CLI_EXIT_FAIL;
+    cli_rendered x;
+    dsml_error err;
+    dsml_error_init(&err);
+    int r = CLI_EXIT_FAIL;
+    int st = cli_render(&a->opts, input, context, a->opts.profile, &x, &err);
+    if (st != DSML_OK) {
+        cli_report(input_name(a->file), st, &err);
+    } else {
+        r = cli_diff(x.out.text, x.out.len, cli_profile_name(a->opts.profile), other.data,
+                     other.len, input_name(a->diff_file), cli_use_color(a->color));
+        cli_rendered_free(&x);
+    }
+    cli_buf_free(&other);
+    return r;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "parse") == 0)
@@ -293,6 +322,8 @@ int main(int argc, char **argv)
     const cli_buf *ctx = a.opts.context_file != NULL ? &context : NULL;
     if (a.out == OUT_DIFF) {
         r = run_diff(&a, &input, ctx);
+    } else if (a.out == OUT_DIFF_FILE) {
+        r = run_diff_file(&a, &input, ctx);
     } else {
         cli_rendered rd;
         dsml_error err;

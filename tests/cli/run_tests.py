@@ -1,0 +1,463 @@
+#!/usr/bin/env python3
+"""Tests of dsml-render, run through the built binary (stdlib only).
+
+  run_tests.py --binary PATH --testdata DIR --snapshot FILE [--update-snapshot]
+
+- a sample of the golden render cases (every 10th line): render.jsonl with
+  --strict, developer-render.jsonl in the default mode, prerelease-render.jsonl
+  with --profile prerelease; the prompt bytes must match, or the command must
+  fail with status 1 and a message where the reference refused;
+- input formats and their detection, every option, every exit status;
+- --json, --show (compared with tests/cli/show.snapshot, without colour),
+  --diff (the hunks applied to the first prompt give the second);
+- `dsml-render parse`, when the library has the parser.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ARGS = None
+HERE = os.path.dirname(os.path.abspath(__file__))
+BOS = "<｜begin▁of▁sentence｜>"
+
+
+def run(*argv, stdin=None):
+    """Runs the binary; returns (status, stdout bytes, stderr text)."""
+    p = subprocess.run([ARGS.binary, *argv], input=stdin, capture_output=True,
+                       timeout=120, env=dict(os.environ, NO_COLOR=""))
+    return p.returncode, p.stdout, p.stderr.decode("utf-8", "replace")
+
+
+def golden(name, step=10):
+    with open(os.path.join(ARGS.testdata, name), encoding="utf-8") as f:
+        for i, line in enumerate(f):
+            if i % step == 0:
+                yield json.loads(line)
+
+
+class TempFiles:
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def write(self, name, data):
+        path = os.path.join(self.tmp.name, name)
+        mode = "wb" if isinstance(data, bytes) else "w"
+        with open(path, mode, **({} if mode == "wb" else {"encoding": "utf-8"})) as f:
+            f.write(data if isinstance(data, (str, bytes)) else json.dumps(data))
+        return path
+
+
+class Golden(TempFiles, unittest.TestCase):
+    def check_file(self, name, options):
+        cases = failures = 0
+        for g in golden(name):
+            cases += 1
+            path = self.write("case.json", g["case"])
+            status, out, err = run(*options, path)
+            expect = g["expect"]
+            if "error" in expect:
+                ok = (status == 1 and out == b"" and err.startswith("dsml-render: ")
+                      and "(DSML_ERR_" in err)
+                why = f"status {status}, stderr {err!r}"
+            else:
+                ok = status == 0 and out == expect["prompt"].encode("utf-8")
+                why = f"status {status}, stderr {err!r}"
+                if ok and expect.get("images"):
+                    status, out, err = run(*options, "--json", path)
+                    ok = json.loads(out)["images"] == expect["images"]
+                    why = "image records differ"
+            if not ok:
+                failures += 1
+                print(f"{name} {g['id']}: {why}", file=sys.stderr)
+        self.assertGreater(cases, 10)
+        self.assertEqual(failures, 0, f"{failures} of {cases} cases of {name}")
+
+    def test_render_strict(self):
+        self.check_file("render.jsonl", ["--strict"])
+
+    def test_developer_default(self):
+        self.check_file("developer-render.jsonl", [])
+
+    def test_prerelease(self):
+        self.check_file("prerelease-render.jsonl", ["--profile", "prerelease"])
+
+    def test_refusal_names_the_json_path(self):
+        path = self.write("bad.json", {"messages": [{"role": "user", "content": "hi"},
+                                                    {"role": "wizard", "content": "x"}]})
+        status, out, err = run(path)
+        self.assertEqual(status, 1)
+        self.assertEqual(out, b"")
+        self.assertIn("$.messages[1]", err)
+        self.assertIn(path, err)
+
+
+USER = {"role": "user", "content": "What is 2+2?"}
+ASSISTANT = {"role": "assistant", "content": "4", "reasoning_content": "Add them."}
+TOOLS = [{"type": "function", "function": {"name": "calc", "description": "Calculator",
+                                           "parameters": {"type": "object"}}}]
+
+
+class Formats(TempFiles, unittest.TestCase):
+    def render(self, doc, *options):
+        status, out, err = run(*options, self.write("in.json", doc))
+        self.assertEqual(status, 0, err)
+        return out
+
+    def test_messages_array(self):
+        self.assertEqual(self.render([USER]), self.render({"messages": [USER]}))
+        out = run("--json", self.write("m.json", [USER]))[1]
+        self.assertEqual(json.loads(out)["options"]["input_format"], "messages")
+
+    def test_stdin(self):
+        data = json.dumps({"messages": [USER]}).encode()
+        expect = self.render({"messages": [USER]})
+        self.assertEqual(run("-", stdin=data)[1], expect)
+        self.assertEqual(run(stdin=data)[1], expect)
+
+    def test_request_detection(self):
+        # A request's tools go to a system message prepended when missing; a
+        # case's tools go to messages[0].
+        with_system = {"messages": [{"role": "system", "content": ""}, USER], "tools": TOOLS}
+        as_case = self.render({"messages": [USER], "tools": TOOLS})
+        for body in ({"model": "m", "messages": [USER], "tools": TOOLS},
+                     {"messages": [USER], "tools": TOOLS, "temperature": 0.2},
+                     {"messages": [USER], "tools": TOOLS, "model": "m", "stream": True}):
+            self.assertEqual(self.render(body), self.render(with_system), body)
+        self.assertNotEqual(as_case, self.render(with_system))
+        out = run("--json", self.write("r.json", {"model": "m", "messages": [USER]}))[1]
+        self.assertEqual(json.loads(out)["options"]["input_format"], "request")
+
+    def test_case_only_keys_make_a_case(self):
+        doc = {"messages": [USER], "tools": TOOLS, "drop_thinking": True, "stream": True}
+        self.assertEqual(self.render(doc), self.render({"messages": [USER], "tools": TOOLS}))
+
+    def test_input_format_forced(self):
+        doc = {"messages": [USER], "tools": TOOLS}
+        with_system = {"messages": [{"role": "system", "content": ""}, USER], "tools": TOOLS}
+        self.assertEqual(self.render(doc, "--input-format", "request"),
+                         self.render(with_system))
+        self.assertEqual(self.render(doc, "--input-format=case"), self.render(doc))
+        self.assertEqual(self.render([USER], "--input-format", "messages"),
+                         self.render([USER]))
+        status, out, err = run("--input-format", "messages", self.write("o.json", doc))
+        self.assertEqual((status, out), (1, b""))
+        self.assertIn("messages must be a list", err)
+
+    def test_request_thinking_switches(self):
+        thinking = self.render({"messages": [USER], "thinking_mode": "thinking"})
+        for body in ({"model": "m", "messages": [USER], "chat_template_kwargs": {"thinking": True}},
+                     {"model": "m", "messages": [USER], "thinking": {"type": "enabled"}}):
+            self.assertEqual(self.render(body), thinking)
+            self.assertEqual(self.render(body, "--chat"), self.render([USER]))
+
+
+class Options(TempFiles, unittest.TestCase):
+    def render(self, doc, *options):
+        status, out, err = run(*options, self.write("in.json", doc))
+        self.assertEqual(status, 0, err)
+        return out.decode("utf-8")
+
+    def test_thinking_and_chat_override_the_file(self):
+        chat = {"messages": [USER]}
+        thinking = {"messages": [USER], "thinking_mode": "thinking"}
+        self.assertEqual(self.render(chat, "--thinking"), self.render(thinking))
+        self.assertEqual(self.render(thinking, "--chat"), self.render(chat))
+        self.assertTrue(self.render(thinking).endswith("<｜Assistant｜><think>"))
+        self.assertTrue(self.render(chat).endswith("<｜Assistant｜></think>"))
+
+    def test_effort(self):
+        doc = {"messages": [USER], "thinking_mode": "thinking", "reasoning_effort": "max"}
+        self.assertIn("Reasoning Effort: 100 ", self.render(doc))
+        self.assertIn("Reasoning Effort: 50 ", self.render(doc, "--effort", "low"))
+        self.assertIn("Reasoning Effort: 33 ", self.render(doc, "--effort=33"))
+        self.assertIn("Reasoning Effort: 25 ",
+                      self.render(doc, "--effort", "low", "--profile", "prerelease"))
+        self.assertIn("Reasoning Effort: 75 ",
+                      self.render(doc, "--effort", "xhigh", "--profile=prerelease"))
+        for bad in ("0", "101", "xhigh", "medium"):
+            status, out, err = run("--effort", bad, self.write("e.json", doc))
+            self.assertEqual((status, out), (1, b""), bad)
+            self.assertIn("DSML_ERR_EFFORT", err)
+
+    def test_keep_thinking(self):
+        doc = {"messages": [USER, ASSISTANT, USER], "thinking_mode": "thinking",
+               "drop_thinking": True}
+        self.assertNotIn("Add them.", self.render(doc))
+        kept = self.render(doc, "--keep-thinking")
+        self.assertIn("Add them.</think>", kept)
+        del doc["drop_thinking"]
+        doc["drop_thinking"] = False
+        self.assertEqual(self.render(doc), kept)
+
+    def test_no_bos(self):
+        doc = {"messages": [USER], "add_default_bos_token": True}
+        self.assertTrue(self.render(doc).startswith(BOS))
+        self.assertEqual(self.render(doc, "--no-bos"), self.render(doc)[len(BOS):])
+
+    def test_context(self):
+        ctx = [{"role": "user", "content": "Earlier question"},
+               {"role": "assistant", "content": "Earlier answer"}]
+        ctx_path = self.write("ctx.json", ctx)
+        doc = {"messages": [USER]}
+        out = self.render(doc, "--context", ctx_path)
+        self.assertEqual(out, self.render({"messages": [USER], "context": ctx}))
+        self.assertFalse(out.startswith(BOS))
+        # --context replaces the case's own context
+        other = {"messages": [USER], "context": [{"role": "user", "content": "x"}, ASSISTANT]}
+        self.assertEqual(self.render(other, "--context=" + ctx_path), out)
+        # and applies to a messages array and a request body as well
+        self.assertEqual(self.render([USER], "--context", ctx_path), out)
+        self.assertEqual(self.render({"model": "m", "messages": [USER]}, "--context", ctx_path),
+                         out)
+        status, _, err = run("--context", os.path.join(self.tmp.name, "missing.json"),
+                             self.write("d.json", doc))
+        self.assertEqual(status, 1)
+        self.assertIn("missing.json", err)
+
+    def test_strict_refuses_developer(self):
+        doc = {"messages": [{"role": "developer", "content": "Be brief."}, USER]}
+        self.assertTrue(self.render(doc).startswith(BOS + "<｜User｜>Be brief."))
+        status, out, err = run("--strict", self.write("dev.json", doc))
+        self.assertEqual((status, out), (1, b""))
+        self.assertIn("$.messages[0]", err)
+
+    def test_guard(self):
+        doc = {"messages": [{"role": "user", "content": "hi <｜end▁of▁sentence｜>"}]}
+        self.render(doc)
+        status, out, err = run("--guard", self.write("g.json", doc))
+        self.assertEqual((status, out), (1, b""))
+        self.assertIn("DSML_ERR_SPECIAL_TOKEN", err)
+
+    def test_profile(self):
+        doc = {"messages": [USER], "thinking_mode": "thinking"}
+        self.assertIn("Reasoning Effort", self.render(doc, "--profile", "v41") + "Reasoning Effort")
+        out = run("--json", "--profile", "prerelease", self.write("p.json", doc))[1]
+        self.assertEqual(json.loads(out)["profile"], "prerelease")
+
+    def test_json(self):
+        doc = json.load(open(os.path.join(HERE, "show_case.json"), encoding="utf-8"))
+        path = self.write("j.json", doc)
+        status, out, err = run("--json", path)
+        self.assertEqual(status, 0, err)
+        self.assertTrue(out.endswith(b"}\n"))
+        d = json.loads(out)
+        self.assertEqual(sorted(d), ["images", "options", "profile", "prompt", "segments"])
+        prompt = d["prompt"].encode("utf-8")
+        self.assertEqual(prompt, run(path)[1])
+        self.assertEqual(d["images"], [{"type": "image", "url": "https://example.com/sign.png"}])
+        self.assertEqual(d["profile"], "v41")
+        self.assertEqual([s["role"] for s in d["segments"]],
+                         ["system", "user", "assistant", "user"])
+        self.assertEqual(d["segments"][0]["start"], len(BOS.encode()))
+        for a, b in zip(d["segments"], d["segments"][1:]):
+            self.assertEqual(a["end"], b["start"])
+        self.assertEqual(d["segments"][-1]["end"], len(prompt))
+        self.assertEqual(d["options"], {
+            "input_format": "case", "thinking_mode": "thinking", "reasoning_effort": "max",
+            "drop_thinking": True, "add_default_bos_token": True, "strict": False,
+            "guard": False, "context": None})
+        d = json.loads(run("--json", "--chat", "--effort", "7", "--no-bos", "--keep-thinking",
+                           "--strict", path)[1])
+        self.assertEqual(d["options"], {
+            "input_format": "case", "thinking_mode": "chat", "reasoning_effort": 7,
+            "drop_thinking": False, "add_default_bos_token": False, "strict": True,
+            "guard": False, "context": None})
+
+
+def strip_sgr(b):
+    return re.sub(rb"\x1b\[[0-9;]*m", b"", b)
+
+
+class Show(TempFiles, unittest.TestCase):
+    CASE = os.path.join(HERE, "show_case.json")
+
+    def test_snapshot(self):
+        status, out, err = run("--show", "--color=never", self.CASE)
+        self.assertEqual(status, 0, err)
+        if ARGS.update_snapshot:
+            with open(ARGS.snapshot, "wb") as f:
+                f.write(out)
+        with open(ARGS.snapshot, "rb") as f:
+            expect = f.read()
+        self.assertEqual(out.decode("utf-8").splitlines(), expect.decode("utf-8").splitlines())
+        self.assertEqual(out, expect)
+
+    def test_colour(self):
+        plain = run("--show", "--no-color", self.CASE)[1]
+        self.assertNotIn(b"\x1b[", plain)
+        self.assertEqual(run("--show", self.CASE)[1], plain)  # not a terminal
+        coloured = run("--show", "--color", self.CASE)[1]
+        self.assertIn(b"\x1b[1;36m<\xef\xbd\x9cUser\xef\xbd\x9c>\x1b[0m", coloured)
+        self.assertEqual(strip_sgr(run("--show", "--color=always", self.CASE)[1]),
+                         strip_sgr(coloured))
+        # without colour, tokens are bracketed instead
+        self.assertIn("⟦<｜User｜>⟧".encode(), plain)
+        self.assertNotIn("⟦".encode(), coloured)
+
+    def test_oneline(self):
+        out = run("--show", "--oneline", "--color=never", self.CASE)[1].decode()
+        lines = out.splitlines()
+        self.assertEqual(len(lines), 2 + 5)  # header, options, BOS + 4 segments
+        self.assertTrue(lines[3].startswith("#0 system"))
+        self.assertIn("value⟨U+200B⟩", lines[3])
+        self.assertIn("⟦<｜deepseek_image｜>⟧«image 1: https://example.com/sign.png»", lines[4])
+
+
+def lines_of(text):
+    """Lines split at '\n' only (str.splitlines also splits at U+2028...)."""
+    return re.findall(r"[^\n]*\n|[^\n]+$", text)
+
+
+def apply_unified(a, diff):
+    """Applies a unified diff (as text) to the text `a`; returns the result."""
+    src = lines_of(a)
+    out, pos = [], 0
+    lines = lines_of(diff)
+    assert lines[0].startswith("--- ") and lines[1].startswith("+++ "), lines[:2]
+    i = 2
+    while i < len(lines):
+        m = re.match(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@\n", lines[i])
+        assert m, lines[i]
+        start = int(m.group(1)) - (0 if m.group(2) == "0" else 1)
+        out.extend(src[pos:start])
+        pos = start
+        i += 1
+        while i < len(lines) and not lines[i].startswith("@@"):
+            kind, text = lines[i][0], lines[i][1:]
+            if i + 1 < len(lines) and lines[i + 1] == "\\ No newline at end of file\n":
+                text = text[:-1]
+                i += 1
+            if kind in " -":
+                assert src[pos] == text, (src[pos], text)
+                pos += 1
+            if kind in " +":
+                out.append(text)
+            i += 1
+    out.extend(src[pos:])
+    return "".join(out)
+
+
+class Diff(TempFiles, unittest.TestCase):
+    def test_identical(self):
+        path = self.write("c.json", {"messages": [USER]})
+        self.assertEqual(run("--diff", "prerelease", path), (0, b"", ""))
+        self.assertEqual(run("--diff=v41", path), (0, b"", ""))
+
+    def test_differs(self):
+        path = self.write("c.json", {"messages": [USER], "thinking_mode": "thinking"})
+        status, out, err = run("--diff", "prerelease", path)
+        self.assertEqual(status, 1, err)
+        text = out.decode()
+        self.assertTrue(text.startswith("--- v41\n+++ prerelease\n@@ -1,3 +1,3 @@\n"), text)
+        self.assertIn("-" + BOS + "<｜System｜>Reasoning Effort: 75 ", text)
+        self.assertIn("+" + BOS + "<｜System｜>Reasoning Effort: 50 ", text)
+        # the other way round
+        text = run("--profile", "prerelease", "--diff", "v41", path)[1].decode()
+        self.assertTrue(text.startswith("--- prerelease\n+++ v41\n"))
+
+    def test_hunks_rebuild_the_second_prompt(self):
+        checked = 0
+        for g in golden("developer-render.jsonl", step=7):
+            if "error" in g["expect"]:
+                continue
+            path = self.write("c.json", g["case"])
+            s1, a, _ = run(path)
+            s2, b, _ = run("--profile", "prerelease", path)
+            if s1 or s2:
+                continue
+            status, out, err = run("--diff", "prerelease", path)
+            self.assertEqual(status, 1 if a != b else 0, g["id"])
+            if a != b:
+                self.assertEqual(apply_unified(a.decode(), out.decode()), b.decode(), g["id"])
+                checked += 1
+        self.assertGreater(checked, 5)
+
+    def test_against_a_file(self):
+        # --diff-file: the prompt against text captured elsewhere, for
+        # inserted, removed and changed lines, with and without a final
+        # newline on either side.
+        base = [f"line {i}" for i in range(40)]
+        variants = [
+            base,
+            base[:5] + ["new"] + base[5:],
+            base[:10] + base[12:30] + ["x", "y"] + base[31:],
+            ["top"] + base + ["bottom"],
+            base[20:],
+            base[::-1],
+            [],
+        ]
+        case = {"messages": [{"role": "system", "content": "\n".join(base)}]}
+        path = self.write("a.json", case)
+        prompt = run(path)[1].decode()
+        for i, var in enumerate(variants):
+            for tail in ("", "\n"):
+                other = prompt.replace("\n".join(base), "\n".join(var)) + tail
+                status, out, err = run("--diff-file", self.write("b.txt", other), path)
+                self.assertEqual(status, 0 if other == prompt else 1, (i, tail, err))
+                if status == 1:
+                    text = out.decode()
+                    self.assertTrue(text.startswith("--- v41\n+++ "), text)
+                    self.assertEqual(apply_unified(prompt, text), other, (i, tail))
+                else:
+                    self.assertEqual(out, b"")
+        # a missing file is an error
+        self.assertEqual(run("--diff-file", os.path.join(self.tmp.name, "no"), path)[0], 1)
+
+
+class ExitStatus(TempFiles, unittest.TestCase):
+    def test_usage_errors(self):
+        path = self.write("c.json", {"messages": [USER]})
+        for argv in (["--bogus", path], ["--profile", "v40", path], ["--profile"],
+                     ["--diff", "nope", path], ["--diff"], ["--show", "--json", path],
+                     ["--show", "--diff", "v41", path], ["--effort"], ["--context"],
+                     ["--diff", "v41", "--diff-file", path, path], ["--diff-file"],
+                     ["--input-format", "yaml", path], ["--color=sometimes", path],
+                     [path, path]):
+            status, out, err = run(*argv)
+            self.assertEqual(status, 2, argv)
+            self.assertEqual(out, b"", argv)
+            self.assertIn("Try 'dsml-render --help'", err, argv)
+
+    def test_failures(self):
+        self.assertEqual(run(os.path.join(self.tmp.name, "none.json"))[0], 1)
+        status, out, err = run(self.write("bad.json", b"{\"messages\": [}"))
+        self.assertEqual((status, out), (1, b""))
+        self.assertIn("DSML_ERR_JSON", err)
+        self.assertIn("byte", err)
+
+    def test_help_and_version(self):
+        status, out, err = run("--help")
+        self.assertEqual((status, err), (0, ""))
+        text = out.decode()
+        for opt in ("--show", "--json", "--diff", "--thinking", "--chat", "--effort",
+                    "--keep-thinking", "--no-bos", "--context", "--profile", "--strict",
+                    "--guard", "--input-format", "--diff-file", "--color", "--oneline", "--stream",
+                    "--tools", "parse", "Exit status"):
+            self.assertIn(opt, text)
+        self.assertEqual(run("-h")[1], out)
+        status, out, _ = run("--version")
+        self.assertEqual(status, 0)
+        self.assertTrue(out.startswith(b"dsml-render "))
+
+
+def main():
+    global ARGS
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--binary", required=True)
+    ap.add_argument("--testdata", required=True)
+    ap.add_argument("--snapshot", required=True)
+    ap.add_argument("--update-snapshot", action="store_true")
+    ARGS, rest = ap.parse_known_args()
+    unittest.main(argv=[sys.argv[0], *rest], verbosity=2)
+
+
+if __name__ == "__main__":
+    main()
