@@ -443,6 +443,11 @@ class ExitStatus(TempFiles, unittest.TestCase):
                     "--tools", "parse", "Exit status"):
             self.assertIn(opt, text)
         self.assertEqual(run("-h")[1], out)
+        # the man page documents every long option of --help
+        with open(os.path.join(HERE, "..", "..", "docs", "dsml-render.1"), encoding="utf-8") as f:
+            man = f.read().replace("\\-", "-")
+        for opt in sorted(set(re.findall(r"--[a-z][a-z-]+", text))):
+            self.assertIn(opt, man)
         status, out, _ = run("--version")
         self.assertEqual(status, 0)
         self.assertTrue(out.startswith(b"dsml-render "))
