@@ -5,6 +5,7 @@
 #   1. find_package(dsml), target dsml::dsml (shared)
 #   2. find_package(dsml), target dsml::dsml_static
 #   3. pkg-config --cflags --libs dsml (shared), and --static with libdsml.a
+# and runs the installed dsml-render, when there is one, on the example.
 # Environment: CC, DSML_CONSUMER_FLAGS (compile and link flags, e.g. the
 # sanitizers), CMAKE_COMMAND, DSML_CMAKE_GENERATOR.
 set -euo pipefail
@@ -70,5 +71,11 @@ if [ -f "$libdir/libdsml.a" ]; then
   # shellcheck disable=SC2046,SC2086
   "$cc" $flags -o "$work/consumer_pc_static" "$here/consumer.c" $(pkg-config --cflags dsml) $static_libs
   check "pkg-config --static" "$work/consumer_pc_static"
+fi
+if [ -x "$prefix/bin/dsml-render" ]; then
+  echo "== installed dsml-render (finds libdsml.so through its RUNPATH)"
+  "$prefix/bin/dsml-render" "$here/../../examples/conversation.json" >"$work/render.out"
+  grep -q 'lookup_order' "$work/render.out" || { echo "FAIL: dsml-render" >&2; exit 1; }
+  echo "ok: dsml-render"
 fi
 echo "consumer: all builds ran"
