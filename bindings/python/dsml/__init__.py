@@ -20,12 +20,18 @@ if sys.version_info < (3, 9):  # pragma: no cover
 from ._native import DsmlError, library_path, status_message, status_name
 from ._native import version as library_version
 from .render import encode_messages, render_case, render_request
+from .parse import (Detector, Event, parse_completion,
+                    parse_message_from_completion_text)
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "Detector",
     "DsmlError",
+    "Event",
     "encode_messages",
+    "parse_completion",
+    "parse_message_from_completion_text",
     "library_path",
     "library_version",
     "render_case",

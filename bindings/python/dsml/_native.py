@@ -11,7 +11,6 @@ import ctypes
 import ctypes.util
 import glob
 import os
-import sys
 
 # The release of libdsml this binding was written against.  A library with
 # another major or minor number is refused at import.
@@ -29,9 +28,11 @@ ERR_ARGUMENT = -2
 ERR_JSON = -3
 ERR_UTF8 = -4
 ERR_SURROGATE = -6
+ERR_LIMIT = -7
 ERR_TYPE = -8
 ERR_THINKING_MODE = -11
 ERR_EFFORT = -12
+ERR_STATE = -29
 
 
 # ---------------------------------------------------------------------------
@@ -99,6 +100,44 @@ class RenderOptions(ctypes.Structure):
     ]
 
 
+class DetectorOptions(ctypes.Structure):
+    _fields_ = [
+        ("size", size_t),
+        ("thinking_mode", ctypes.c_int),
+        ("profile", ctypes.c_int),
+        ("mode", ctypes.c_int),
+        ("flags", ctypes.c_uint),
+        ("reasoning_calls", ctypes.c_int),
+        ("missing_think_end", ctypes.c_int),
+        ("stray_think_end", ctypes.c_int),
+        ("trailing_text", ctypes.c_int),
+        ("trim", ctypes.c_int),
+        ("tool_names", ctypes.c_int),
+        ("false_values", ctypes.c_int),
+        ("markers", ctypes.c_int),
+        ("tools_json", ctypes.c_char_p),
+        ("tools_len", size_t),
+        ("limits", ctypes.POINTER(Limits)),
+        ("allocator", ctypes.POINTER(Allocator)),
+    ]
+
+
+class Event(ctypes.Structure):
+    _fields_ = [
+        ("size", size_t),
+        ("type", ctypes.c_int),
+        ("text", ctypes.c_void_p),
+        ("len", size_t),
+        ("call_index", size_t),
+        ("name", ctypes.c_void_p),
+        ("name_len", size_t),
+        ("ns", ctypes.c_void_p),
+        ("ns_len", size_t),
+        ("status", ctypes.c_int),
+        ("offset", size_t),
+    ]
+
+
 # dsml_thinking_mode, dsml_profile, dsml_effort_kind, DSML_RENDER_*
 CHAT = 0
 THINKING = 1
@@ -112,6 +151,33 @@ RENDER_NO_BOS = 0x2
 RENDER_STRICT = 0x4
 RENDER_GUARD = 0x8
 RENDER_SEGMENTS = 0x10
+
+# dsml_detect_mode, DSML_DETECT_*, dsml_event_type, DSML_CALL_*
+DETECT_LENIENT = 0
+DETECT_STRICT = 1
+DETECT_NO_MESSAGE = 0x1
+EVENT_NONE = 0
+EVENT_REASONING = 1
+EVENT_CONTENT = 2
+EVENT_CALL_BEGIN = 3
+EVENT_ARGUMENTS = 4
+EVENT_CALL_END = 5
+EVENT_DIAGNOSTIC = 6
+CALL_COMPLETE = 0
+CALL_INCOMPLETE = 1
+
+# The detector's policies: keyword -> (value names in enum order).  Value 0
+# is the reference's behaviour.
+POLICIES = {
+    "reasoning_calls": ("refuse", "parse"),
+    "missing_think_end": ("refuse", "content"),
+    "stray_think_end": ("refuse", "reasoning"),
+    "trailing_text": ("refuse", "content"),
+    "trim": ("none", "whitespace"),
+    "tool_names": ("any", "declared"),
+    "false_values": ("verbatim", "validate"),
+    "markers": ("exact", "variants"),
+}
 
 PROFILES = {"v41": PROFILE_V41, "prerelease": PROFILE_PRERELEASE}
 
@@ -137,6 +203,19 @@ PROTOTYPES = [
      [_c, size_t, _p(RenderOptions), _p(Output), _p(Error)]),
     ("dsml_render_case", ctypes.c_int,
      [_c, size_t, _p(RenderOptions), _p(Output), _p(Error)]),
+    ("dsml_detector_options_init", None, [_p(DetectorOptions)]),
+    ("dsml_detector_create", ctypes.c_int,
+     [_p(DetectorOptions), _p(ctypes.c_void_p), _p(Error)]),
+    ("dsml_detector_destroy", None, [ctypes.c_void_p]),
+    ("dsml_detector_feed", ctypes.c_int, [ctypes.c_void_p, _c, size_t]),
+    ("dsml_detector_next", ctypes.c_int, [ctypes.c_void_p, _p(Event)]),
+    ("dsml_detector_finish", ctypes.c_int, [ctypes.c_void_p]),
+    ("dsml_detector_reset", None, [ctypes.c_void_p]),
+    ("dsml_detector_error", _p(Error), [ctypes.c_void_p]),
+    ("dsml_detector_message", ctypes.c_int,
+     [ctypes.c_void_p, _p(Output), _p(Error)]),
+    ("dsml_parse_completion", ctypes.c_int,
+     [_c, size_t, _p(DetectorOptions), _p(Output), _p(Error)]),
 ]
 
 
@@ -177,13 +256,27 @@ def _load():
         "libdsml.so.  Tried: " + "; ".join(errors))
 
 
+# Functions a library may lack while the detector is being built; calling
+# one then raises DsmlError.  Empty once the detector has landed.
+OPTIONAL = {p[0] for p in PROTOTYPES if p[0].startswith(("dsml_detector", "dsml_parse"))}
+
+
+def _missing_function(name):
+    def missing(*args):
+        raise DsmlError(ERR_STATE, "%s is not in %s" % (name, library_path))
+    return missing
+
+
 def _declare(lib, path):
     missing = []
     for name, restype, argtypes in PROTOTYPES:
         try:
             fn = getattr(lib, name)
         except AttributeError:
-            missing.append(name)
+            if name in OPTIONAL:
+                setattr(lib, name, _missing_function(name))
+            else:
+                missing.append(name)
             continue
         fn.restype = restype
         fn.argtypes = argtypes
@@ -223,11 +316,14 @@ class DsmlError(Exception):
 
     Attributes: code (negative int), name ("DSML_ERR_..."), offset (byte
     offset in the input, or None), path (JSON path of the offending value,
-    "" when none) and message (what is wrong, naming the place).
+    "" when none) and message (what is wrong, naming the place).  A
+    Detector's error also carries events: the events produced before the
+    failure point.
     """
 
-    def __init__(self, code, message, offset=None, path=""):
+    def __init__(self, code, message, offset=None, path="", events=()):
         self.code = code
+        self.events = list(events)
         self.name = status_name(code)
         self.offset = offset
         self.path = path
@@ -244,16 +340,22 @@ class DsmlError(Exception):
         return "DsmlError(%s, %r)" % (self.name, self.message)
 
     def __reduce__(self):
-        return (DsmlError, (self.code, self.message, self.offset, self.path))
+        return (DsmlError, (self.code, self.message, self.offset, self.path,
+                            self.events))
 
 
-def raise_error(status, err):
-    """Raise DsmlError from a failed call's status and dsml_error."""
+def make_error(status, err, events=()):
+    """DsmlError from a failed call's status and dsml_error."""
     code = err.code if err.code != OK else status
     message = err.message.decode("utf-8", "replace") or status_message(code)
     offset = None if err.offset == NO_OFFSET else err.offset
     path = err.path.decode("utf-8", "replace")
-    raise DsmlError(code, message, offset, path)
+    return DsmlError(code, message, offset, path, events)
+
+
+def raise_error(status, err):
+    """Raise DsmlError from a failed call's status and dsml_error."""
+    raise make_error(status, err)
 
 
 def error_struct():
@@ -291,6 +393,3 @@ def profile_value(profile):
 
 
 __all__ = ["DsmlError", "lib", "library_path", "version", "version_number"]
-
-if sys.version_info < (3, 9):  # pragma: no cover
-    raise ImportError("dsml needs Python 3.9 or later")

@@ -49,7 +49,7 @@ def to_json_text(value, what="value"):
     try:
         return _dumps(value)
     except RecursionError:
-        raise DsmlError(-7, "%s: nested too deeply" % what) from None
+        raise DsmlError(N.ERR_LIMIT, "%s: nested too deeply" % what) from None
     except (TypeError, ValueError) as exc:
         raise DsmlError(N.ERR_TYPE, "%s: %s" % (what, exc)) from None
 

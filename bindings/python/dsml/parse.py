@@ -1,0 +1,353 @@
+"""Completions: parse_message_from_completion_text (the reference's
+signature), parse_completion with the detector's options, and Detector, the
+streaming detector (feed text, get typed events, finish, take the message).
+"""
+
+import ctypes
+import json
+from collections import namedtuple
+
+from . import _native as N
+from ._native import DsmlError
+from .render import to_json_text
+
+_byref = ctypes.byref
+_string_at = ctypes.string_at
+_loads = json.loads
+_lib = N.lib
+
+_THINKING = {"chat": N.CHAT, "thinking": N.THINKING}
+
+
+def _text_bytes(text, what="text"):
+    if isinstance(text, str):
+        try:
+            return text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise DsmlError(
+                N.ERR_SURROGATE,
+                "%s: lone surrogate %r at character %d; text must be valid Unicode"
+                % (what, exc.object[exc.start:exc.end], exc.start)) from None
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        return bytes(text)
+    raise DsmlError(N.ERR_TYPE, "%s must be str or bytes, not %s"
+                    % (what, type(text).__name__))
+
+
+def _policy_value(name, value):
+    names = N.POLICIES[name]
+    if type(value) is str and value in names:
+        return names.index(value)
+    if type(value) is bool:
+        return int(value)
+    if type(value) is int and 0 <= value < len(names):
+        return value
+    raise DsmlError(N.ERR_ARGUMENT, "%s must be one of %s, not %r"
+                    % (name, ", ".join(repr(n) for n in names), value))
+
+
+def _limits(limits):
+    lim = N.Limits()
+    for key, value in dict(limits).items():
+        if key not in dict(N.Limits._fields_):
+            raise DsmlError(N.ERR_ARGUMENT, "unknown limit %r (one of %s)"
+                            % (key, ", ".join(f for f, _ in N.Limits._fields_)))
+        if type(value) is not int or value < 0:
+            raise DsmlError(N.ERR_ARGUMENT, "limit %s must be an int >= 0" % key)
+        setattr(lim, key, value)
+    return lim
+
+
+def _detector_options(thinking_mode, profile, strict, tools, limits,
+                      keep_message, policies):
+    """(options struct, objects that must outlive it)."""
+    opts = N.DetectorOptions()
+    _lib.dsml_detector_options_init(_byref(opts))
+    mode = _THINKING.get(thinking_mode) if type(thinking_mode) is str else None
+    if mode is None:
+        raise DsmlError(N.ERR_THINKING_MODE, "Invalid thinking_mode `%s`"
+                        % (thinking_mode,))
+    opts.thinking_mode = mode
+    opts.profile = N.profile_value(profile)
+    opts.mode = N.DETECT_STRICT if strict else N.DETECT_LENIENT
+    if not keep_message:
+        opts.flags |= N.DETECT_NO_MESSAGE
+    for name, value in policies.items():
+        if name not in N.POLICIES:
+            raise TypeError("unknown policy %r (one of %s)"
+                            % (name, ", ".join(sorted(N.POLICIES))))
+        setattr(opts, name, _policy_value(name, value))
+    keep = []
+    if tools is not None:
+        if isinstance(tools, (str, bytes, bytearray, memoryview)):
+            data = _text_bytes(tools, "tools")
+        else:
+            data = _text_bytes(to_json_text(tools, "tools"), "tools")
+        keep.append(data)
+        opts.tools_json = data
+        opts.tools_len = len(data)
+    if limits is not None:
+        lim = _limits(limits)
+        keep.append(lim)
+        opts.limits = ctypes.pointer(lim)
+    return opts, keep
+
+
+# ---------------------------------------------------------------------------
+# Whole completions
+# ---------------------------------------------------------------------------
+
+# Strict reference options per (thinking, profile); read-only for the library.
+_strict_cache = {}
+
+
+def _strict_options(thinking, profile):
+    key = (thinking, profile)
+    opts = _strict_cache.get(key)
+    if opts is None:
+        opts = N.DetectorOptions()
+        _lib.dsml_detector_options_init(_byref(opts))
+        opts.thinking_mode = thinking
+        opts.profile = N.profile_value(profile)
+        opts.mode = N.DETECT_STRICT
+        _strict_cache[key] = opts
+    return opts
+
+
+def _parse(data, opts):
+    out = N.Output()
+    err = N.Error()
+    err.size = ctypes.sizeof(N.Error)
+    status = _lib.dsml_parse_completion(data, len(data), _byref(opts),
+                                        _byref(out), _byref(err))
+    if status != 0:
+        N.raise_error(status, err)
+    try:
+        text = _string_at(out.text, out.len)
+    finally:
+        _lib.dsml_output_free(_byref(out))
+    return _loads(text)
+
+
+def parse_message_from_completion_text(text, thinking_mode, *, profile="v41"):
+    """Parse a completion into the assistant message, as the reference does.
+
+    Strict: returns the reference's dict ({"role", "content",
+    "reasoning_content", "tool_calls"}) or raises DsmlError wherever the
+    reference raises.  As in the reference, thinking_mode "thinking" parses
+    reasoning first and any other value parses a chat completion.
+    """
+    thinking = N.THINKING if thinking_mode == "thinking" else N.CHAT
+    if type(text) is str:
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:
+            data = _text_bytes(text)
+    else:
+        data = _text_bytes(text)
+    return _parse(data, _strict_options(thinking, profile))
+
+
+def parse_completion(text, thinking_mode="chat", *, profile="v41", strict=True,
+                     tools=None, limits=None, **policies):
+    """Parse a whole completion with the detector's options.
+
+    strict=True is the reference parser; strict=False the lenient mode.
+    policies: see Detector.  Returns the message dict.
+    """
+    opts, keep = _detector_options(thinking_mode, profile, strict, tools,
+                                   limits, True, policies)
+    result = _parse(_text_bytes(text), opts)
+    del keep
+    return result
+
+
+# ---------------------------------------------------------------------------
+# Streaming
+# ---------------------------------------------------------------------------
+
+_KINDS = {
+    N.EVENT_REASONING: "reasoning",
+    N.EVENT_CONTENT: "content",
+    N.EVENT_CALL_BEGIN: "call_begin",
+    N.EVENT_ARGUMENTS: "arguments",
+    N.EVENT_CALL_END: "call_end",
+    N.EVENT_DIAGNOSTIC: "diagnostic",
+}
+
+
+class Event(namedtuple("Event", "kind text index name namespace code offset")):
+    """One detector event.
+
+    kind       "reasoning", "content", "call_begin", "arguments",
+               "call_end" or "diagnostic"
+    text       reasoning / content delta, arguments fragment, or the
+               diagnostic's message; None otherwise
+    index      call index (call_begin, arguments, call_end), else None
+    name       bare tool name (call_begin), else None
+    namespace  namespace of a qualified name (call_begin), else None
+    code       call_end: 0 complete, 1 incomplete; diagnostic: the DSML_ERR_*
+               code strict mode would have failed with; else None
+    offset     byte offset in the stream (diagnostic; call_begin: the invoke
+               tag; call_end: what ended the call), else None
+    """
+
+    __slots__ = ()
+
+    @property
+    def complete(self):
+        """call_end: whether the call is complete (safe to execute)."""
+        return self.kind == "call_end" and self.code == N.CALL_COMPLETE
+
+    @property
+    def code_name(self):
+        """diagnostic: the DSML_ERR_* name of code."""
+        return N.status_name(self.code) if self.kind == "diagnostic" else None
+
+
+def _event(ev):
+    t = ev.type
+    kind = _KINDS.get(t, "unknown")
+    offset = None if ev.offset == N.NO_OFFSET else ev.offset
+    if t == N.EVENT_REASONING or t == N.EVENT_CONTENT:
+        return Event(kind, _string_at(ev.text, ev.len).decode("utf-8"),
+                     None, None, None, None, None)
+    if t == N.EVENT_ARGUMENTS:
+        return Event(kind, _string_at(ev.text, ev.len).decode("utf-8"),
+                     ev.call_index, None, None, None, None)
+    if t == N.EVENT_CALL_BEGIN:
+        name = _string_at(ev.name, ev.name_len).decode("utf-8") if ev.name else ""
+        ns = _string_at(ev.ns, ev.ns_len).decode("utf-8") if ev.ns else None
+        return Event(kind, None, ev.call_index, name, ns, None, offset)
+    if t == N.EVENT_CALL_END:
+        return Event(kind, None, ev.call_index, None, None, ev.status, offset)
+    if t == N.EVENT_DIAGNOSTIC:
+        text = (_string_at(ev.text, ev.len).decode("utf-8", "replace")
+                if ev.text else "")
+        return Event(kind, text, None, None, None, ev.status, offset)
+    return Event(kind, None, None, None, None, ev.status, offset)
+
+
+class Detector:
+    """The streaming detector.
+
+    Detector(thinking_mode="chat", *, profile="v41", tools=None,
+             strict=False, limits=None, keep_message=True, **policies)
+
+    feed(str | bytes) -> list[Event] (bytes may split a UTF-8 character);
+    finish() -> list[Event]; message() -> dict (after finish, the same shape
+    as parse_message_from_completion_text's result).  A failure raises
+    DsmlError whose ``events`` holds the events produced before it; the
+    error is sticky until reset().
+
+    tools: the declared tools (OpenAI "tools" list, or its JSON text), used
+    with tool_names="declared".  Policies, value names in brackets (the
+    first is the reference's behaviour, the default):
+    reasoning_calls [refuse, parse], missing_think_end [refuse, content],
+    stray_think_end [refuse, reasoning], trailing_text [refuse, content],
+    trim [none, whitespace], tool_names [any, declared],
+    false_values [verbatim, validate], markers [exact, variants].
+    limits: dict of dsml_limits fields (max_held_bytes, ...).
+
+    One Detector is used by one thread at a time.
+    """
+
+    def __init__(self, thinking_mode="chat", *, profile="v41", tools=None,
+                 strict=False, limits=None, keep_message=True, **policies):
+        self._handle = None
+        opts, keep = _detector_options(thinking_mode, profile, strict, tools,
+                                       limits, keep_message, policies)
+        handle = ctypes.c_void_p()
+        err = N.error_struct()
+        status = _lib.dsml_detector_create(_byref(opts), _byref(handle), _byref(err))
+        del keep
+        if status != 0:
+            N.raise_error(status, err)
+        self._handle = handle
+        self._event = N.Event()
+        self._event.size = ctypes.sizeof(N.Event)
+        self.thinking_mode = thinking_mode
+        self.strict = bool(strict)
+
+    def _check(self):
+        if self._handle is None:
+            raise DsmlError(N.ERR_STATE, "the detector is closed")
+        return self._handle
+
+    def _drain(self, status):
+        handle = self._handle
+        ev = self._event
+        events = []
+        nxt = _lib.dsml_detector_next
+        while True:
+            r = nxt(handle, _byref(ev))
+            if r == 1:
+                events.append(_event(ev))
+            elif r == 0:
+                break
+            else:
+                status = r
+                break
+        if status != 0:
+            raise self._error(status, events)
+        return events
+
+    def _error(self, status, events):
+        err = _lib.dsml_detector_error(self._handle)
+        if err:
+            return N.make_error(status, err.contents, events)
+        return DsmlError(status, N.status_message(status), events=events)
+
+    def feed(self, data):
+        """Feed the next piece of the completion; returns the new events."""
+        handle = self._check()
+        if type(data) is str:
+            data = _text_bytes(data)
+        elif not isinstance(data, bytes):
+            data = _text_bytes(data)
+        return self._drain(_lib.dsml_detector_feed(handle, data, len(data)))
+
+    def finish(self):
+        """End of the stream; returns the last events."""
+        return self._drain(_lib.dsml_detector_finish(self._check()))
+
+    def message(self):
+        """After finish(): the whole message as a dict."""
+        handle = self._check()
+        out = N.Output()
+        err = N.error_struct()
+        status = _lib.dsml_detector_message(handle, _byref(out), _byref(err))
+        if status != 0:
+            N.raise_error(status, err)
+        try:
+            text = _string_at(out.text, out.len)
+        finally:
+            _lib.dsml_output_free(_byref(out))
+        return _loads(text)
+
+    @property
+    def error(self):
+        """The sticky error as a DsmlError, or None."""
+        err = _lib.dsml_detector_error(self._check())
+        if not err or err.contents.code == 0:
+            return None
+        return N.make_error(err.contents.code, err.contents)
+
+    def reset(self):
+        """Back to the state after creation (same options)."""
+        _lib.dsml_detector_reset(self._check())
+
+    def close(self, _destroy=_lib.dsml_detector_destroy):
+        """Free the handle (also done when the object is collected)."""
+        handle, self._handle = self._handle, None
+        if handle is not None:
+            _destroy(handle)
+
+    __del__ = close
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
