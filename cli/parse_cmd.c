@@ -1,12 +1,265 @@
 /*
- * parse_cmd.c - `dsml-render parse`: a completion back into a message.
+ * parse_cmd.c - `dsml-render parse`: a completion (the text the model wrote
+ * after the prompt) back into the assistant message, through the library's
+ * detector.  With --stream N the text is fed N bytes at a time and every
+ * event is printed on its own line, then the message:
+ *
+ *   reasoning   "text"
+ *   content     "text"
+ *   call_begin  #0 name="NAME" namespace="NS" @OFFSET
+ *   arguments   #0 "fragment"
+ *   call_end    #0 complete|incomplete @OFFSET
+ *   diagnostic  DSML_ERR_... @OFFSET "message"
+ *   message     {...}
+ *
+ * Without --stream only the message is printed (lenient diagnostics go to
+ * standard error).
  */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli.h"
+
+static const char parse_usage[] =
+    "Usage: dsml-render parse [--thinking] [--strict] [--profile v41|prerelease]\n"
+    "                         [--tools FILE] [--stream N] [FILE|-]\n"
+    "\n"
+    "Parses a completion (the text the model produced after the prompt) and\n"
+    "prints the assistant message as JSON.\n"
+    "\n"
+    "  --thinking        the prompt ended in thinking mode\n"
+    "  --chat            the prompt ended in chat mode (the default)\n"
+    "  --strict          the reference parser's rules exactly (default: lenient,\n"
+    "                    text that cannot be placed becomes content)\n"
+    "  --profile P       v41 (default) or prerelease\n"
+    "  --tools FILE      the declared tools (a JSON array); other names refused\n"
+    "  --stream N        feed N-byte chunks to the streaming detector and print\n"
+    "                    one event per line, then the message\n"
+    "  -h, --help        this text\n"
+    "\n"
+    "Exit status: 0 parsed, 1 refused or unreadable, 2 a bad command line.\n";
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 1, 2)))
+#endif
+static int parse_usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("dsml-render: parse: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputs("\nTry 'dsml-render parse --help'.\n", stderr);
+    va_end(ap);
+    return CLI_EXIT_USAGE;
+}
+
+#if defined(DSML_CALL_COMPLETE) && !defined(DSML_CLI_NO_DETECTOR)
+#define CLI_HAVE_DETECTOR 1
+#endif
+
+#ifdef CLI_HAVE_DETECTOR
+
+static void put_event(cli_buf *b, const dsml_event *e)
+{
+    switch (e->type) {
+    case DSML_EVENT_REASONING:
+    case DSML_EVENT_CONTENT:
+        cli_buf_puts(b, e->type == DSML_EVENT_REASONING ? "reasoning   " : "content     ");
+        cli_json_string(b, e->text, e->len);
+        break;
+    case DSML_EVENT_CALL_BEGIN:
+        cli_buf_printf(b, "call_begin  #%zu name=", e->call_index);
+        cli_json_string(b, e->name, e->name_len);
+        if (e->ns != NULL) {
+            cli_buf_puts(b, " namespace=");
+            cli_json_string(b, e->ns, e->ns_len);
+        }
+        if (e->offset != DSML_NO_OFFSET)
+            cli_buf_printf(b, " @%zu", e->offset);
+        break;
+    case DSML_EVENT_ARGUMENTS:
+        cli_buf_printf(b, "arguments   #%zu ", e->call_index);
+        cli_json_string(b, e->text, e->len);
+        break;
+    case DSML_EVENT_CALL_END:
+        cli_buf_printf(b, "call_end    #%zu %s", e->call_index,
+                       e->status == DSML_CALL_COMPLETE ? "complete" : "incomplete");
+        if (e->offset != DSML_NO_OFFSET)
+            cli_buf_printf(b, " @%zu", e->offset);
+        break;
+    case DSML_EVENT_DIAGNOSTIC:
+        cli_buf_printf(b, "diagnostic  %s", dsml_status_name(e->status));
+        if (e->offset != DSML_NO_OFFSET)
+            cli_buf_printf(b, " @%zu", e->offset);
+        cli_buf_putc(b, ' ');
+        cli_json_string(b, e->text != NULL ? e->text : "", e->text != NULL ? strlen(e->text) : 0);
+        break;
+    default:
+        cli_buf_printf(b, "event       %d", (int)e->type);
+        break;
+    }
+    cli_buf_putc(b, '\n');
+}
+
+/* Pulls every queued event: printed (streaming) or, for diagnostics,
+ * reported on stderr.  Returns the detector's status. */
+static int drain(dsml_detector *d, int stream, cli_buf *out)
+{
+    for (;;) {
+        dsml_event e;
+        memset(&e, 0, sizeof e);
+        e.size = sizeof e;
+        int r = dsml_detector_next(d, &e);
+        if (r <= 0)
+            return r;
+        if (stream) {
+            put_event(out, &e);
+        } else if (e.type == DSML_EVENT_DIAGNOSTIC) {
+            char where[64] = "";
+            if (e.offset != DSML_NO_OFFSET)
+                snprintf(where, sizeof where, " at byte %zu", e.offset);
+            cli_errorf("parse: note%s: %s (%s)", where, e.text != NULL ? e.text : "",
+                       dsml_status_name(e.status));
+        }
+    }
+}
+
+static int run_parse(const dsml_detector_options *opts, const cli_buf *text,
+                     size_t chunk, const char *name)
+{
+    dsml_detector *d = NULL;
+    dsml_error err;
+    dsml_error_init(&err);
+    int st = dsml_detector_create(opts, &d, &err);
+    if (st != DSML_OK) {
+        cli_report(name, st, &err);
+        return CLI_EXIT_FAIL;
+    }
+    int stream = chunk > 0;
+    if (!stream)
+        chunk = text->len;
+    cli_buf out = {0};
+    for (size_t at = 0; st == DSML_OK && at < text->len; at += chunk) {
+        size_t n = text->len - at < chunk ? text->len - at : chunk;
+        st = dsml_detector_feed(d, text->data + at, n);
+        int r = drain(d, stream, &out);
+        if (st == DSML_OK && r < 0)
+            st = r;
+        if (stream && out.len > 1 << 16) {
+            cli_write_stdout(out.data, out.len);
+            out.len = 0;
+        }
+    }
+    if (st == DSML_OK) {
+        st = dsml_detector_finish(d);
+        int r = drain(d, stream, &out);
+        if (st == DSML_OK && r < 0)
+            st = r;
+    }
+    dsml_output msg;
+    memset(&msg, 0, sizeof msg);
+    if (st == DSML_OK)
+        st = dsml_detector_message(d, &msg, &err);
+    else if (dsml_detector_error(d) != NULL)
+        err = *dsml_detector_error(d);
+    if (st == DSML_OK) {
+        if (stream)
+            cli_buf_puts(&out, "message     ");
+        cli_buf_put(&out, msg.text, msg.len);
+        cli_buf_putc(&out, '\n');
+    }
+    int wr = cli_write_stdout(out.data, out.len);
+    if (st != DSML_OK)
+        cli_report(name, st, &err);
+    dsml_output_free(&msg);
+    cli_buf_free(&out);
+    dsml_detector_destroy(d);
+    return st == DSML_OK && wr == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+}
+
+#endif /* CLI_HAVE_DETECTOR */
 
 int cli_parse_main(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    cli_errorf("parse: not available yet");
-    return CLI_EXIT_USAGE;
+    const char *file = NULL, *tools_file = NULL;
+    int thinking = 0, strict = 0, files_only = 0;
+    dsml_profile profile = DSML_PROFILE_V41;
+    size_t chunk = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i];
+        const char *eq = strchr(s, '=');
+        size_t nlen = eq != NULL && s[0] == '-' ? (size_t)(eq - s) : strlen(s);
+        const char *v = NULL;
+#define NAMED(name) (strlen(name) == nlen && strncmp(s, name, nlen) == 0)
+#define VALUE()                                                                \
+    (eq != NULL ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL))
+        if (files_only || s[0] != '-' || strcmp(s, "-") == 0) {
+            if (file != NULL)
+                return parse_usage_error("more than one input file ('%s')", s);
+            file = s;
+        } else if (strcmp(s, "--") == 0) {
+            files_only = 1;
+        } else if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0) {
+            fputs(parse_usage, stdout);
+            return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+        } else if (strcmp(s, "--thinking") == 0) {
+            thinking = 1;
+        } else if (strcmp(s, "--chat") == 0) {
+            thinking = 0;
+        } else if (strcmp(s, "--strict") == 0) {
+            strict = 1;
+        } else if (NAMED("--profile")) {
+            if ((v = VALUE()) == NULL || cli_parse_profile(v, &profile) != 0)
+                return parse_usage_error("--profile needs v41 or prerelease");
+        } else if (NAMED("--tools")) {
+            if ((tools_file = VALUE()) == NULL)
+                return parse_usage_error("--tools needs a file");
+        } else if (NAMED("--stream")) {
+            char *end = NULL;
+            v = VALUE();
+            errno = 0;
+            unsigned long long n = v != NULL ? strtoull(v, &end, 10) : 0;
+            if (v == NULL || *v == '\0' || *v == '-' || *end != '\0' || n == 0 ||
+                errno != 0 || n > (unsigned long long)SIZE_MAX)
+                return parse_usage_error("--stream needs a chunk size of 1 or more");
+            chunk = (size_t)n;
+        } else {
+            return parse_usage_error("unknown option '%s'", s);
+        }
+#undef NAMED
+#undef VALUE
+    }
+    if (file == NULL)
+        file = "-";
+#ifdef CLI_HAVE_DETECTOR
+    cli_buf text = {0}, tools = {0};
+    if (cli_read_file(file, &text) != 0)
+        return CLI_EXIT_FAIL;
+    if (tools_file != NULL && cli_read_file(tools_file, &tools) != 0) {
+        cli_buf_free(&text);
+        return CLI_EXIT_FAIL;
+    }
+    dsml_detector_options opts;
+    dsml_detector_options_init(&opts);
+    opts.thinking_mode = thinking ? DSML_THINKING : DSML_CHAT;
+    opts.profile = profile;
+    opts.mode = strict ? DSML_DETECT_STRICT : DSML_DETECT_LENIENT;
+    if (tools_file != NULL) {
+        opts.tools_json = tools.data;
+        opts.tools_len = tools.len;
+        opts.tool_names = DSML_TOOL_NAMES_DECLARED;
+    }
+    int r = run_parse(&opts, &text, chunk, strcmp(file, "-") == 0 ? "standard input" : file);
+    cli_buf_free(&text);
+    cli_buf_free(&tools);
+    return r;
+#else
+    (void)thinking, (void)strict, (void)profile, (void)chunk, (void)tools_file;
+    cli_errorf("parse: this libdsml has no completion parser");
+    return CLI_EXIT_FAIL;
+#endif
 }

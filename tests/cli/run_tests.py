@@ -412,6 +412,125 @@ class Diff(TempFiles, unittest.TestCase):
         self.assertEqual(run("--diff-file", os.path.join(self.tmp.name, "no"), path)[0], 1)
 
 
+def has_parser():
+    status, _, err = run("parse", "-", stdin=b"hi<\xef\xbd\x9cend\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>")
+    return "no completion parser" not in err
+
+
+class Parse(TempFiles, unittest.TestCase):
+    def setUp(self):
+        super().setUp()
+        if not has_parser():
+            self.skipTest("this libdsml has no completion parser")
+
+    def events(self, out):
+        """The event lines of --stream output: [(kind, rest)] and the message."""
+        events, message = [], None
+        for line in out.decode("utf-8").split("\n")[:-1]:
+            kind, _, rest = line.partition(" ")
+            rest = rest.lstrip(" ")
+            if kind == "message":
+                message = json.loads(rest)
+            else:
+                events.append((kind, rest))
+        return events, message
+
+    def check_file(self, name, options):
+        cases = failures = 0
+        for g in golden(name):
+            cases += 1
+            path = self.write("completion.txt", g["text"].encode("utf-8"))
+            mode = ["--thinking"] if g["thinking_mode"] == "thinking" else []
+            status, out, err = run("parse", *options, *mode, path)
+            expect = g["expect"]
+            if "error" in expect:
+                ok = status == 1 and out == b"" and "(DSML_ERR_" in err
+            else:
+                ok = status == 0 and json.loads(out) == expect["message"]
+                if ok:
+                    # streamed in 3-byte chunks: the same message, and the
+                    # events add up to it
+                    s2, out2, err = run("parse", *options, *mode, "--stream", "3", path)
+                    events, message = self.events(out2)
+                    msg = expect["message"]
+                    text = {"reasoning": "", "content": ""}
+                    args = {}
+                    for kind, rest in events:
+                        if kind in text:
+                            text[kind] += json.loads(rest)
+                        elif kind == "arguments":
+                            idx, _, frag = rest.partition(" ")
+                            args[idx] = args.get(idx, "") + json.loads(frag)
+                    ok = (s2 == 0 and message == msg
+                          and text["reasoning"] == (msg.get("reasoning_content") or "")
+                          and text["content"] == (msg.get("content") or "")
+                          and [args.get(f"#{i}") for i in range(len(msg.get("tool_calls") or []))]
+                          == [c["function"]["arguments"] for c in msg.get("tool_calls") or []])
+            if not ok:
+                failures += 1
+                print(f"{name} {g['id']}: status {status}, stderr {err!r}", file=sys.stderr)
+        self.assertGreater(cases, 10)
+        self.assertEqual(failures, 0, f"{failures} of {cases} cases of {name}")
+
+    def test_golden_strict(self):
+        self.check_file("parse.jsonl", ["--strict"])
+
+    def test_golden_prerelease(self):
+        self.check_file("prerelease-parse.jsonl", ["--strict", "--profile", "prerelease"])
+
+    def test_stream_events(self):
+        text = ("Let me check.</think>Checking.\n\n<｜DSML｜ calls>\n"
+                "<｜DSML｜ invoke name=\"weather\">\n"
+                "<｜DSML｜ parameter name=\"city\" string=\"true\">Zürich</｜DSML｜ parameter>\n"
+                "<｜DSML｜ parameter name=\"days\" string=\"false\">2</｜DSML｜ parameter>\n"
+                "</｜DSML｜ invoke>\n</｜DSML｜ calls><｜end▁of▁sentence｜>")
+        path = self.write("c.txt", text)
+        status, whole, err = run("parse", "--thinking", path)
+        self.assertEqual(status, 0, err)
+        msg = json.loads(whole)
+        self.assertEqual(msg["reasoning_content"], "Let me check.")
+        self.assertEqual(msg["tool_calls"][0]["function"]["arguments"],
+                         '{"city": "Zürich", "days": 2}')
+        for n in ("1", "2", "7", "100000"):
+            status, out, err = run("parse", "--thinking", "--stream", n, path)
+            self.assertEqual(status, 0, err)
+            events, message = self.events(out)
+            self.assertEqual(message, msg, n)
+            kinds = [k for k, _ in events]
+            self.assertIn("call_begin", kinds)
+            self.assertIn("call_end", kinds)
+            begin = next(r for k, r in events if k == "call_begin")
+            self.assertTrue(begin.startswith('#0 name="weather"'), begin)
+            end = next(r for k, r in events if k == "call_end")
+            self.assertTrue(end.startswith("#0 complete"), end)
+
+    def test_lenient_and_strict(self):
+        path = self.write("bad.txt", "no end of sentence")
+        status, out, err = run("parse", "--strict", path)
+        self.assertEqual((status, out), (1, b""))
+        self.assertIn("DSML_ERR_MISSING_EOS", err)
+        status, out, err = run("parse", path)
+        self.assertEqual(status, 0, err)
+        self.assertEqual(json.loads(out)["content"], "no end of sentence")
+        status, out, _ = run("parse", "--stream", "4", path)
+        self.assertIn(b"diagnostic  DSML_ERR_MISSING_EOS", out)
+
+
+
+class ParseUsage(TempFiles, unittest.TestCase):
+    def test_usage(self):
+        path = self.write("c.txt", "x")
+        for argv in (["--stream", "0", path], ["--stream", "x", path], ["--stream"],
+                     ["--profile", "v3", path], ["--bogus", path], [path, path],
+                     ["--tools"]):
+            status, out, err = run("parse", *argv)
+            self.assertEqual((status, out), (2, b""), argv)
+            self.assertIn("dsml-render parse --help", err)
+        status, out, _ = run("parse", "--help")
+        self.assertEqual(status, 0)
+        self.assertIn(b"--stream", out)
+
+
 class ExitStatus(TempFiles, unittest.TestCase):
     def test_usage_errors(self):
         path = self.write("c.json", {"messages": [USER]})
