@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <utf8proc.h>
+
 #include "internal.h"
 
 const char *dsml_version(void) { return DSML_VERSION_STRING; }
@@ -46,6 +48,27 @@ void dsml_error_init(dsml_error *err)
     err->offset = DSML_NO_OFFSET;
 }
 
+/* Drops the bytes of `s` that are not part of a valid UTF-8 sequence: a
+ * value cut short to fit a message (a long role or tool name) must not leave
+ * half a character behind. */
+static void keep_valid_utf8(char *s)
+{
+    size_t n = strlen(s), i = 0, o = 0;
+    while (i < n) {
+        utf8proc_int32_t cp;
+        utf8proc_ssize_t k = utf8proc_iterate((const utf8proc_uint8_t *)s + i,
+                                              (utf8proc_ssize_t)(n - i), &cp);
+        if (k <= 0) {
+            i++;
+            continue;
+        }
+        memmove(s + o, s + i, (size_t)k);
+        o += (size_t)k;
+        i += (size_t)k;
+    }
+    s[o] = '\0';
+}
+
 int dsml_vfail(dsml_error *err, int code, size_t offset, const char *path,
                const char *fmt, va_list ap)
 {
@@ -68,6 +91,8 @@ int dsml_vfail(dsml_error *err, int code, size_t offset, const char *path,
                  detail);
     else
         snprintf(err->message, sizeof err->message, "%s", detail);
+    keep_valid_utf8(err->path);
+    keep_valid_utf8(err->message);
     return code;
 }
 
