@@ -1,0 +1,216 @@
+#!/usr/bin/env python3
+"""make-corpus.py - writes the fuzz targets' seed corpora from testdata/.
+
+    fuzz/make-corpus.py            rewrite fuzz/corpus/<target>/seed-*
+    fuzz/make-corpus.py --check    exit 1 when the seeds are out of date
+
+Only files named seed-* are written or removed; regression inputs kept
+beside them (regress-*, found by fuzzing) are left alone.  The choice of
+cases is deterministic: the same testdata gives the same seeds.  Seeds
+are small (cases up to MAX_BYTES) so that the corpus stays modest.
+
+Seed layouts follow the targets' input formats (see fuzz/fuzz_options.h,
+fuzz/fuzz_emit.c and fuzz/fuzz_detect.c).
+"""
+import hashlib
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TESTDATA = os.path.join(HERE, "..", "testdata")
+CORPUS = os.path.join(HERE, "corpus")
+MAX_BYTES = 3000
+PER_FILE = 60  # cases taken from each golden file and target
+
+# option byte 0
+KEEP_THINKING, NO_BOS, STRICT, GUARD, SEGMENTS = 1, 2, 4, 8, 16
+VARIANT = 32
+FAIL_ONE, FAIL_FROM = 64, 128
+# option byte 1
+THINKING, PRERELEASE = 1, 2
+EFFORT_NAME, EFFORT_LEVEL = 4, 8
+CONTEXT = 64
+EFFORT_NAMES = ["low", "high", "max", "xhigh"]
+
+
+def dumps(v):
+    return json.dumps(v, ensure_ascii=False).encode("utf-8")
+
+
+def load(name):
+    with open(os.path.join(TESTDATA, name), encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def pick(rows, key):
+    """Every n-th row whose `key` text is small, up to PER_FILE of them."""
+    small = [r for r in rows if len(r[key].encode("utf-8")) <= MAX_BYTES]
+    step = max(1, len(small) // PER_FILE)
+    return small[::step][:PER_FILE]
+
+
+def option_bytes(case, profile_pre, n):
+    """The four option bytes that render `case` as the golden runner does,
+    varied by the seed number n (guard, segments, injected failures)."""
+    b0 = b1 = b2 = 0
+    if case.get("drop_thinking") is False:
+        b0 |= KEEP_THINKING
+    if case.get("add_default_bos_token") is False:
+        b0 |= NO_BOS
+    if n % 3 == 0:
+        b0 |= GUARD
+    if n % 4 == 1:
+        b0 |= SEGMENTS
+    if n % 5 == 2:
+        b0 |= FAIL_ONE
+    elif n % 5 == 4:
+        b0 |= FAIL_FROM
+    if case.get("thinking_mode") == "thinking":
+        b1 |= THINKING
+    if profile_pre:
+        b1 |= PRERELEASE
+    effort = case.get("reasoning_effort")
+    if isinstance(effort, str) and effort in EFFORT_NAMES:
+        b1 |= EFFORT_NAME
+        b2 = EFFORT_NAMES.index(effort)
+    elif isinstance(effort, int) and not isinstance(effort, bool) and 0 <= effort + 20 < 256:
+        b1 |= EFFORT_LEVEL
+        b2 = effort + 20
+    b3 = (n * 37) % 256
+    return bytearray([b0, b1, b2, b3])
+
+
+def render_seeds():
+    out = []
+    for name, pre in (("render.jsonl", False), ("developer-render.jsonl", False),
+                      ("prerelease-render.jsonl", True)):
+        for n, row in enumerate(pick(load(name), "case")):
+            case = json.loads(row["case"])
+            head = option_bytes(case, pre, n)
+            messages = list(case["messages"])
+            if case.get("tools") and messages:
+                messages[0] = dict(messages[0], tools=case["tools"])
+            if n % 2 == 0:
+                # the whole case file through dsml_render_case
+                head[0] |= VARIANT
+                out.append(bytes(head) + row["case"].encode("utf-8"))
+            else:
+                body = dumps(messages)
+                if case.get("context"):
+                    head[1] |= CONTEXT
+                    body += b"\xff" + dumps(case["context"])
+                out.append(bytes(head) + body)
+    return out
+
+
+def request_seeds():
+    out = []
+    switches = [
+        lambda on: {"thinking_mode": "thinking" if on else "chat"},
+        lambda on: {"chat_template_kwargs": {"thinking": on}},
+        lambda on: {"chat_template_kwargs": {"thinking": {"enabled": on}}},
+        lambda on: {"thinking": {"type": "enabled" if on else "disabled"}},
+    ]
+    for name, pre in (("render.jsonl", False), ("developer-render.jsonl", False),
+                      ("prerelease-render.jsonl", True)):
+        for n, row in enumerate(pick(load(name), "case")):
+            case = json.loads(row["case"])
+            head = option_bytes(case, pre, n)
+            head[1] &= ~(THINKING | EFFORT_NAME | EFFORT_LEVEL) & 0xFF
+            body = {"model": "deepseek-v4.1", "messages": case["messages"]}
+            if case.get("tools"):
+                body["tools"] = case["tools"]
+            if "reasoning_effort" in case:
+                body["reasoning_effort"] = case["reasoning_effort"]
+            body.update(switches[n % 4](case.get("thinking_mode") == "thinking"))
+            if n % 7 == 3:
+                body["stream"] = True
+                body["temperature"] = 0.6
+            data = bytes(head) + dumps(body)
+            if case.get("context"):
+                head[1] |= CONTEXT
+                data = bytes(head) + dumps(body) + b"\xff" + dumps(case["context"])
+            out.append(data)
+    return out
+
+
+EMIT_EXTRA = [
+    b'1e400', b'-1e400', b'[1e400, -1e-400, 0.0, -0.0, -0]', b'5e-324',
+    b'1.7976931348623157e308', b'123456789012345678901234567890',
+    b'[1.0, 1e16, 1E+2, 0.1, 100.0, 1e-5, 0.0001, 12345678.9]',
+    b'{"a": 1, "b": 2, "a": 3}', b'{"a": {"x": 1}, "a": [], "a": {"y": 2}}',
+    b'"\\u0001\\u001f\\u007f\\u2028\\ud83d\\ude00 \\/ \\" \\\\"',
+    '"<｜DSML｜ invoke name=\\"x\\"> é 世界 😀"'.encode("utf-8"),
+    b'[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]',
+    b'{"": "", "\\u00e9": null, "e\\u0301": true, "\\u00e9": false}',
+    b' \t\n\r{ "k" : [ true , false , null ] } \n',
+]
+
+
+def emit_seeds():
+    out = []
+    for i, extra in enumerate(EMIT_EXTRA):
+        out.append(bytes([(i * 17) % 256 & 0xF3]) + extra)
+    n = 0
+    for name in ("render.jsonl", "prerelease-render.jsonl"):
+        for row in pick(load(name), "case"):
+            case = json.loads(row["case"])
+            b0 = (n % 3) << 2 | (n * 5 % 16) << 4  # failures, k
+            out.append(bytes([b0 & 0xFC]) + row["case"].encode("utf-8"))
+            for m in case["messages"]:
+                for tc in m.get("tool_calls") or []:
+                    args = (tc.get("function") or {}).get("arguments")
+                    if isinstance(args, str) and len(args) < MAX_BYTES:
+                        out.append(b"\x00" + args.encode("utf-8"))
+            n += 1
+    return out
+
+
+def detect_seeds():
+    out = []
+    for name, pre in (("parse.jsonl", False), ("prerelease-parse.jsonl", True)):
+        for n, row in enumerate(pick(load(name), "text")):
+            b0 = (1 if row.get("thinking_mode") == "thinking" else 0)
+            b0 |= (2 if pre else 0)
+            b0 |= (n % 4) << 2        # chunking seed
+            b0 |= (n % 3 == 1) << 5   # tools declared
+            out.append(bytes([b0, (n * 29) % 256]) + row["text"].encode("utf-8"))
+    return out
+
+
+TARGETS = {
+    "render": render_seeds,
+    "request": request_seeds,
+    "emit": emit_seeds,
+    "detect": detect_seeds,
+}
+
+
+def main():
+    check = "--check" in sys.argv[1:]
+    stale = False
+    for target, make in TARGETS.items():
+        d = os.path.join(CORPUS, target)
+        os.makedirs(d, exist_ok=True)
+        want = {}
+        for data in make():
+            want["seed-" + hashlib.sha1(data).hexdigest()[:16]] = data
+        have = {f for f in os.listdir(d) if f.startswith("seed-")}
+        if check:
+            if have != set(want):
+                print(f"{d}: seeds out of date", file=sys.stderr)
+                stale = True
+            continue
+        for f in have - set(want):
+            os.remove(os.path.join(d, f))
+        for f, data in want.items():
+            with open(os.path.join(d, f), "wb") as fh:
+                fh.write(data)
+        size = sum(len(v) for v in want.values())
+        print(f"{target}: {len(want)} seeds, {size} bytes")
+    return 1 if stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
