@@ -95,6 +95,13 @@ int dsml_buf_reserve(dsml_buf *b, size_t extra)
         return 0;
     if (extra < b->cap - b->len && b->data != NULL)
         return 1;
+    return dsml_buf_grow(b, extra);
+}
+
+int dsml_buf_grow(dsml_buf *b, size_t extra)
+{
+    if (b->failed)
+        return 0;
     if (extra > (size_t)-1 / 2 - b->len) {
         b->failed = 1;
         return 0;
@@ -113,22 +120,7 @@ int dsml_buf_reserve(dsml_buf *b, size_t extra)
     return 1;
 }
 
-void dsml_buf_append(dsml_buf *b, const char *s, size_t n)
-{
-    if (n == 0 || !dsml_buf_reserve(b, n))
-        return;
-    memcpy(b->data + b->len, s, n);
-    b->len += n;
-}
-
 void dsml_buf_puts(dsml_buf *b, const char *s) { dsml_buf_append(b, s, strlen(s)); }
-
-void dsml_buf_putc(dsml_buf *b, char c)
-{
-    if (!dsml_buf_reserve(b, 1))
-        return;
-    b->data[b->len++] = c;
-}
 
 void dsml_buf_put_size(dsml_buf *b, size_t v)
 {

@@ -30,6 +30,8 @@ int dsml_guard_open(dsml_rctx *c)
     dsml_guard *g = dsml_arena_alloc(&c->arena, sizeof *g);
     if (g == NULL)
         return dsml_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
+    g->code = NULL;
+    g->md = NULL;
     g->gc = pcre2_general_context_create(guard_malloc, guard_free, &c->alloc);
     if (g->gc == NULL)
         return dsml_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);

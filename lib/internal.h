@@ -9,6 +9,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <string.h>
 
 #include <cjson/cJSON.h>
 
@@ -41,9 +42,30 @@ typedef struct dsml_buf {
 void dsml_buf_init(dsml_buf *b, const dsml_allocator *a);
 void dsml_buf_release(dsml_buf *b);
 int dsml_buf_reserve(dsml_buf *b, size_t extra);
-void dsml_buf_append(dsml_buf *b, const char *s, size_t n);
+int dsml_buf_grow(dsml_buf *b, size_t extra);
+
+static inline void dsml_buf_append(dsml_buf *b, const char *s, size_t n)
+{
+    if (n == 0)
+        return;
+    if (n >= b->cap - b->len || b->data == NULL) {
+        if (!dsml_buf_grow(b, n))
+            return;
+    }
+    memcpy(b->data + b->len, s, n);
+    b->len += n;
+}
+
+static inline void dsml_buf_putc(dsml_buf *b, char c)
+{
+    if (1 >= b->cap - b->len || b->data == NULL) {
+        if (!dsml_buf_grow(b, 1))
+            return;
+    }
+    b->data[b->len++] = c;
+}
+
 void dsml_buf_puts(dsml_buf *b, const char *s);
-void dsml_buf_putc(dsml_buf *b, char c);
 /* Appends "%zu". */
 void dsml_buf_put_size(dsml_buf *b, size_t v);
 /* Takes the NUL-terminated text out of the buffer (the buffer is left
@@ -95,8 +117,16 @@ int dsml_json_read(const char *text, size_t len, const dsml_limits *limits,
 int dsml_json_try_read(const char *text, size_t len, const dsml_limits *limits,
                        const dsml_allocator *a, cJSON **out);
 
+/* Set by dsml_json_read on objects whose members repeat a key (a bit cJSON
+ * does not use). */
+#define DSML_JSON_DUPLICATE_KEYS (1 << 12)
+
 /* The last member named `key` (Python dict semantics), or NULL. */
 cJSON *dsml_json_get(const cJSON *object, const char *key);
+
+/* The member that holds the value of `member`'s key: `member` itself, or
+ * the last repetition of its key. */
+const cJSON *dsml_json_last(const cJSON *object, const cJSON *member);
 
 /* Number lexeme helpers. */
 int dsml_json_number_is_int(const cJSON *num);

@@ -6,6 +6,7 @@
  * last value.  Also Python's str() of scalars, used where the reference
  * formats a value into a template.
  */
+#include <float.h>
 #include <locale.h>
 #include <math.h>
 #include <stdio.h>
@@ -91,11 +92,15 @@ size_t dsml_format_double(double d, char out[32])
         memcpy(out + o, "0.0", 4);
         return o + 3;
     }
-    /* Shortest digits that round-trip: "%.{p}e" for growing p. */
+    /* Shortest digits that round-trip.  Any decimal of at most 15
+     * significant digits survives a trip through a double, so when the
+     * 15-digit rounding round-trips, stripping its trailing zeros gives the
+     * shortest form; otherwise 16 or 17 digits are needed.  Subnormals
+     * carry less precision: search them from one digit up. */
     char digits[24];
     size_t nd = 0;
     int exp10 = 0;
-    for (int prec = 0; prec <= 16; prec++) {
+    for (int prec = d < DBL_MIN ? 0 : 14; prec <= 16; prec++) {
         char tmp[48], canon[48];
         snprintf(tmp, sizeof tmp, "%.*e", prec, d);
         /* canonical "d.ddde±x" with '.' whatever the locale */
@@ -178,15 +183,6 @@ void dsml_emit_number(dsml_buf *b, const cJSON *num)
 
 /* ---- values ------------------------------------------------------------- */
 
-static const cJSON *last_with_key(const cJSON *from, const char *key)
-{
-    const cJSON *last = from;
-    for (const cJSON *c = from->next; c != NULL; c = c->next)
-        if (strcmp(c->string, key) == 0)
-            last = c;
-    return last;
-}
-
 static int seen_before(const cJSON *first, const cJSON *item)
 {
     for (const cJSON *c = first; c != item; c = c->next)
@@ -220,15 +216,16 @@ void dsml_emit_json(dsml_buf *b, const cJSON *v)
     case cJSON_Object: {
         dsml_buf_putc(b, '{');
         int first = 1;
+        int dups = (v->type & DSML_JSON_DUPLICATE_KEYS) != 0;
         for (const cJSON *c = v->child; c != NULL; c = c->next) {
-            if (seen_before(v->child, c))
+            if (dups && seen_before(v->child, c))
                 continue;
             if (!first)
                 DSML_BUF_LIT(b, ", ");
             first = 0;
             dsml_emit_string(b, c->string, strlen(c->string));
             DSML_BUF_LIT(b, ": ");
-            dsml_emit_json(b, last_with_key(c, c->string));
+            dsml_emit_json(b, dsml_json_last(v, c));
         }
         dsml_buf_putc(b, '}');
         return;

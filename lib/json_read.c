@@ -7,7 +7,12 @@
  * a walk in document order attaches each lexeme to its number node.
  */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include <utf8proc.h>
 
@@ -63,64 +68,91 @@ static int hex4(const char *p, unsigned *out)
     return 1;
 }
 
+/* Whether a byte ends a plain run inside a string: '"', '\\', control
+ * characters and the bytes of multi-byte UTF-8 sequences. */
+static int string_stop(unsigned char c)
+{
+    return (unsigned char)(c - 0x20) >= 0x60 || c == '"' || c == '\\';
+}
+
+/* The index of the first byte at or after i that string_stop() accepts, or n. */
+static size_t skip_plain(const unsigned char *s, size_t i, size_t n)
+{
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+    const __m128i space = _mm_set1_epi8(0x1f);
+    while (i + 16 <= n) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+        /* signed compare: bytes >= 0x80 are negative, so "<= 0x1f" catches
+         * both control characters and non-ASCII bytes */
+        __m128i stop = _mm_or_si128(
+            _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
+            _mm_cmpgt_epi8(_mm_add_epi8(space, _mm_set1_epi8(1)), v));
+        int mask = _mm_movemask_epi8(stop);
+        if (mask != 0)
+            return i + (size_t)__builtin_ctz((unsigned)mask);
+        i += 16;
+    }
+#endif
+    while (i < n && !string_stop(s[i]))
+        i++;
+    return i;
+}
+
 static int scan_string(scan *sc)
 {
-    size_t start = sc->i;
-    sc->i++; /* opening quote */
     const unsigned char *s = (const unsigned char *)sc->s;
-    while (sc->i < sc->n) {
-        unsigned char c = s[sc->i];
+    const size_t n = sc->n;
+    size_t start = sc->i;
+    size_t i = start + 1; /* past the opening quote */
+    for (;;) {
+        i = skip_plain(s, i, n);
+        if (i >= n)
+            break;
+        unsigned char c = s[i];
         if (c == '"') {
-            sc->i++;
+            sc->i = i + 1;
             return 1;
         }
         if (c < 0x20)
-            return scan_fail(sc, DSML_ERR_JSON, sc->i,
-                             "control character inside a string");
+            return scan_fail(sc, DSML_ERR_JSON, i, "control character inside a string");
         if (c == '\\') {
-            if (sc->i + 1 >= sc->n)
+            if (i + 1 >= n)
                 break;
-            char e = (char)s[sc->i + 1];
+            char e = (char)s[i + 1];
             if (e == 'u') {
                 unsigned cp;
-                if (sc->i + 6 > sc->n || !hex4(sc->s + sc->i + 2, &cp))
-                    return scan_fail(sc, DSML_ERR_JSON, sc->i,
-                                     "invalid \\u escape");
+                if (i + 6 > n || !hex4(sc->s + i + 2, &cp))
+                    return scan_fail(sc, DSML_ERR_JSON, i, "invalid \\u escape");
                 if (cp == 0)
-                    return scan_fail(sc, DSML_ERR_NUL_ESCAPE, sc->i,
+                    return scan_fail(sc, DSML_ERR_NUL_ESCAPE, i,
                                      "\\u0000 cannot be represented");
                 if (cp >= 0xDC00 && cp <= 0xDFFF)
-                    return scan_fail(sc, DSML_ERR_SURROGATE, sc->i,
+                    return scan_fail(sc, DSML_ERR_SURROGATE, i,
                                      "lone low surrogate escape");
                 if (cp >= 0xD800 && cp <= 0xDBFF) {
                     unsigned lo;
-                    if (sc->i + 12 > sc->n || s[sc->i + 6] != '\\' ||
-                        s[sc->i + 7] != 'u' || !hex4(sc->s + sc->i + 8, &lo) ||
-                        lo < 0xDC00 || lo > 0xDFFF)
-                        return scan_fail(sc, DSML_ERR_SURROGATE, sc->i,
+                    if (i + 12 > n || s[i + 6] != '\\' || s[i + 7] != 'u' ||
+                        !hex4(sc->s + i + 8, &lo) || lo < 0xDC00 || lo > 0xDFFF)
+                        return scan_fail(sc, DSML_ERR_SURROGATE, i,
                                          "lone high surrogate escape");
-                    sc->i += 12;
+                    i += 12;
                 } else {
-                    sc->i += 6;
+                    i += 6;
                 }
                 continue;
             }
-            if (e != '"' && e != '\\' && e != '/' && e != 'b' && e != 'f' &&
-                e != 'n' && e != 'r' && e != 't')
-                return scan_fail(sc, DSML_ERR_JSON, sc->i, "invalid escape");
-            sc->i += 2;
-            continue;
-        }
-        if (c < 0x80) {
-            sc->i++;
+            if (e != '"' && e != '\\' && e != '/' && e != 'b' && e != 'f' && e != 'n' &&
+                e != 'r' && e != 't')
+                return scan_fail(sc, DSML_ERR_JSON, i, "invalid escape");
+            i += 2;
             continue;
         }
         utf8proc_int32_t cp;
-        utf8proc_ssize_t k = utf8proc_iterate(s + sc->i,
-                                              (utf8proc_ssize_t)(sc->n - sc->i), &cp);
+        utf8proc_ssize_t k = utf8proc_iterate(s + i, (utf8proc_ssize_t)(n - i), &cp);
         if (k <= 0)
-            return scan_fail(sc, DSML_ERR_UTF8, sc->i, "invalid UTF-8 sequence");
-        sc->i += (size_t)k;
+            return scan_fail(sc, DSML_ERR_UTF8, i, "invalid UTF-8 sequence");
+        i += (size_t)k;
     }
     return scan_fail(sc, DSML_ERR_JSON, start, "unterminated string");
 }
@@ -308,10 +340,54 @@ out:
     return ok;
 }
 
-/* Attaches lexemes to number nodes in document order. */
-static void attach_lexemes(cJSON *v, const scan *sc, size_t *k)
+static int key_order(const void *x, const void *y)
+{
+    return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
+
+/* Flags an object whose members repeat a key: pairwise for small objects,
+ * by sorting the keys for large ones.  Returns 0 when out of memory. */
+static int mark_duplicates(cJSON *obj, const dsml_allocator *a)
+{
+    size_t n = 0;
+    for (const cJSON *c = obj->child; c != NULL && n <= 32; c = c->next)
+        n++;
+    if (n > 32) {
+        n = 0;
+        for (const cJSON *c = obj->child; c != NULL; c = c->next)
+            n++;
+        const char **keys = dsml_malloc(a, n * sizeof *keys);
+        if (keys == NULL)
+            return 0;
+        size_t k = 0;
+        for (const cJSON *c = obj->child; c != NULL; c = c->next)
+            keys[k++] = c->string;
+        qsort(keys, n, sizeof *keys, key_order);
+        for (k = 1; k < n; k++)
+            if (strcmp(keys[k - 1], keys[k]) == 0) {
+                obj->type |= DSML_JSON_DUPLICATE_KEYS;
+                break;
+            }
+        dsml_free(a, keys);
+        return 1;
+    }
+    for (const cJSON *x = obj->child; x != NULL; x = x->next)
+        for (const cJSON *y = x->next; y != NULL; y = y->next)
+            if (x->string[0] == y->string[0] && strcmp(x->string, y->string) == 0) {
+                obj->type |= DSML_JSON_DUPLICATE_KEYS;
+                return 1;
+            }
+    return 1;
+}
+
+/* Attaches lexemes to number nodes in document order and flags objects
+ * with repeated keys. */
+static int attach_lexemes(cJSON *v, const scan *sc, size_t *k)
 {
     while (v != NULL) {
+        if ((v->type & 0xFF) == cJSON_Object && v->child != NULL &&
+            !mark_duplicates(v, sc->a))
+            return 0;
         if ((v->type & 0xFF) == cJSON_Number) {
             if (*k < sc->nnums) {
                 size_t start = sc->nums[*k];
@@ -326,10 +402,12 @@ static void attach_lexemes(cJSON *v, const scan *sc, size_t *k)
             }
             (*k)++;
         } else if (v->child != NULL) {
-            attach_lexemes(v->child, sc, k);
+            if (!attach_lexemes(v->child, sc, k))
+                return 0;
         }
         v = v->next;
     }
+    return 1;
 }
 
 static int read_json(const char *text, size_t len, const dsml_limits *limits,
@@ -370,8 +448,13 @@ static int read_json(const char *text, size_t len, const dsml_limits *limits,
         return sc->code;
     }
     size_t k = 0;
-    attach_lexemes(root, sc, &k);
+    int ok = attach_lexemes(root, sc, &k);
     dsml_free(a, sc->nums);
+    if (!ok) {
+        cJSON_Delete(root);
+        scan_fail(sc, DSML_ERR_NOMEM, DSML_NO_OFFSET, "out of memory");
+        return sc->code;
+    }
     *out = root;
     return DSML_OK;
 }
@@ -402,10 +485,25 @@ cJSON *dsml_json_get(const cJSON *object, const char *key)
     if (object == NULL || (object->type & 0xFF) != cJSON_Object)
         return NULL;
     cJSON *found = NULL;
+    int dups = (object->type & DSML_JSON_DUPLICATE_KEYS) != 0;
     for (cJSON *c = object->child; c != NULL; c = c->next)
-        if (strcmp(c->string, key) == 0)
+        if (c->string[0] == key[0] && strcmp(c->string, key) == 0) {
             found = c;
+            if (!dups)
+                break;
+        }
     return found;
+}
+
+const cJSON *dsml_json_last(const cJSON *object, const cJSON *member)
+{
+    if (!(object->type & DSML_JSON_DUPLICATE_KEYS))
+        return member;
+    const cJSON *last = member;
+    for (const cJSON *c = member->next; c != NULL; c = c->next)
+        if (strcmp(c->string, member->string) == 0)
+            last = c;
+    return last;
 }
 
 const char *dsml_json_lexeme(const cJSON *num, size_t *len)

@@ -45,7 +45,6 @@ void *dsml_arena_alloc(dsml_arena *ar, size_t n)
     }
     void *p = (char *)ar->head->data + ar->used;
     ar->used += n;
-    memset(p, 0, n);
     return p;
 }
 
@@ -68,14 +67,29 @@ static int is_obj(const cJSON *v) { return v != NULL && (v->type & 0xFF) == cJSO
 static int is_arr(const cJSON *v) { return v != NULL && (v->type & 0xFF) == cJSON_Array; }
 static int is_null(const cJSON *v) { return v != NULL && (v->type & 0xFF) == cJSON_NULL; }
 
-int dsml_role_is(const dsml_msg *m, const char *role)
+int dsml_role_id(const char *role)
 {
-    return m->role_str != NULL && strcmp(m->role_str, role) == 0;
+    static const struct {
+        const char *name;
+        int id;
+    } known[] = {
+        {"user", DSML_ROLE_USER},
+        {"assistant", DSML_ROLE_ASSISTANT},
+        {"tool", DSML_ROLE_TOOL},
+        {"system", DSML_ROLE_SYSTEM},
+        {"latest_reminder", DSML_ROLE_LATEST_REMINDER},
+        {"developer", DSML_ROLE_DEVELOPER},
+        {"direct_search_results", DSML_ROLE_DIRECT_SEARCH_RESULTS},
+    };
+    for (size_t k = 0; k < sizeof known / sizeof known[0]; k++)
+        if (strcmp(role, known[k].name) == 0)
+            return known[k].id;
+    return DSML_ROLE_OTHER;
 }
 
 int dsml_is_user_like(const dsml_rctx *c, const dsml_msg *m)
 {
-    return dsml_role_is(m, "user") || (!c->strict && dsml_role_is(m, "developer"));
+    return dsml_role_is(m, DSML_ROLE_USER) || (!c->strict && dsml_role_is(m, DSML_ROLE_DEVELOPER));
 }
 
 static void msg_path(dsml_rctx *c, const dsml_msg *m, const char *sub)
@@ -108,6 +122,39 @@ int dsml_msg_fail(dsml_rctx *c, const dsml_msg *m, const char *sub, int code,
     int r = dsml_vfail(c->err, code, DSML_NO_OFFSET, c->path.text, fmt, ap);
     va_end(ap);
     return r;
+}
+
+int dsml_msg_fail_at(dsml_rctx *c, const dsml_msg *m, const char *sub_fmt,
+                     size_t index, int code, const char *fmt, ...)
+{
+    /* sub_fmt holds one "%zu": substitute it by hand */
+    char sub[128], num[24];
+    int nlen = snprintf(num, sizeof num, "%zu", index);
+    const char *hole = strstr(sub_fmt, "%zu");
+    size_t pre = hole ? (size_t)(hole - sub_fmt) : strlen(sub_fmt);
+    snprintf(sub, sizeof sub, "%.*s%s%s", (int)pre, sub_fmt, hole ? num : "",
+             hole ? hole + 3 : "");
+    (void)nlen;
+    msg_path(c, m, sub);
+    va_list ap;
+    va_start(ap, fmt);
+    int r = dsml_vfail(c->err, code, DSML_NO_OFFSET, c->path.text, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+int dsml_msgs_reserve(dsml_rctx *c, dsml_msgs *m, size_t n)
+{
+    if (n <= m->cap)
+        return DSML_OK;
+    dsml_msg *v = dsml_arena_alloc(&c->arena, n * sizeof *v);
+    if (v == NULL)
+        return dsml_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
+    if (m->n)
+        memcpy(v, m->v, m->n * sizeof *v);
+    m->v = v;
+    m->cap = n;
+    return DSML_OK;
 }
 
 int dsml_msgs_push(dsml_rctx *c, dsml_msgs *m, const dsml_msg *msg)
@@ -385,11 +432,20 @@ int dsml_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts *r
     size_t i = 0;
     size_t limit = c->limits && c->limits->max_messages ? c->limits->max_messages
                                                         : DSML_DEFAULT_MAX_MESSAGES;
+    size_t count = 0;
+    for (const cJSON *mj = array->child; mj != NULL && count <= limit; mj = mj->next)
+        count++;
+    if (count <= limit) {
+        int r = dsml_msgs_reserve(c, out, out->n + count + 1);
+        if (r != DSML_OK)
+            return r;
+    }
     if (ro->prepend_system) {
         dsml_msg sys;
         memset(&sys, 0, sizeof sys);
         sys.in_context = ro->in_context;
         sys.role_str = "system";
+        sys.role_id = DSML_ROLE_SYSTEM;
         sys.has_content = 1;
         sys.content.str = "";
         sys.tools = ro->tools_for_first;
@@ -410,8 +466,10 @@ int dsml_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts *r
             return dsml_msg_fail(c, &m, NULL, DSML_ERR_TYPE,
                                  "a message must be an object");
         m.role = dsml_json_get(mj, "role");
-        if (is_str(m.role))
+        if (is_str(m.role)) {
             m.role_str = m.role->valuestring;
+            m.role_id = dsml_role_id(m.role_str);
+        }
         const cJSON *content = dsml_json_get(mj, "content");
         m.has_content = content != NULL;
         m.content.node = content;
@@ -469,7 +527,7 @@ int dsml_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts *r
             return dsml_msg_fail(c, &m, where, DSML_ERR_TYPE,
                                  "content blocks must be a list");
         }
-        if (c->guard_state != NULL && !ro->in_context && !dsml_role_is(&m, "assistant")) {
+        if (c->guard_state != NULL && !ro->in_context && !dsml_role_is(&m, DSML_ROLE_ASSISTANT)) {
             int r = guard_message(c, &m, content);
             if (r != DSML_OK)
                 return r;
@@ -495,11 +553,14 @@ static int append_blocks(dsml_rctx *c, dsml_msg *dst, const dsml_block *b, size_
 
 int dsml_merge_messages(dsml_rctx *c, const dsml_msgs *in, dsml_msgs *out)
 {
+    int r0 = dsml_msgs_reserve(c, out, in->n);
+    if (r0 != DSML_OK)
+        return r0;
     for (size_t i = 0; i < in->n; i++) {
         const dsml_msg *m = &in->v[i];
         dsml_msg *last = out->n ? &out->v[out->n - 1] : NULL;
-        int last_user = last != NULL && dsml_role_is(last, "user") && last->has_blocks;
-        if (dsml_role_is(m, "tool")) {
+        int last_user = last != NULL && dsml_role_is(last, DSML_ROLE_USER) && last->has_blocks;
+        if (dsml_role_is(m, DSML_ROLE_TOOL)) {
             dsml_block blk;
             memset(&blk, 0, sizeof blk);
             blk.kind = DSML_BLK_TOOL_RESULT;
@@ -521,6 +582,7 @@ int dsml_merge_messages(dsml_rctx *c, const dsml_msgs *in, dsml_msgs *out)
                 u.src_index = m->src_index;
                 u.in_context = m->in_context;
                 u.role_str = "user";
+                u.role_id = DSML_ROLE_USER;
                 u.has_blocks = 1;
                 int r = append_blocks(c, &u, &blk, 1);
                 if (r == DSML_OK)
@@ -528,7 +590,7 @@ int dsml_merge_messages(dsml_rctx *c, const dsml_msgs *in, dsml_msgs *out)
                 if (r != DSML_OK)
                     return r;
             }
-        } else if (dsml_role_is(m, "user")) {
+        } else if (dsml_role_is(m, DSML_ROLE_USER)) {
             dsml_block text;
             const dsml_block *blocks = m->blocks;
             size_t nblocks = m->nblocks;
@@ -664,14 +726,14 @@ int dsml_sort_tool_results(dsml_rctx *c, const dsml_msgs *context_raw,
     call_order o = {NULL, 0, 0};
     for (size_t i = 0; i < context_raw->n; i++) {
         const dsml_msg *m = &context_raw->v[i];
-        if (dsml_role_is(m, "assistant") && dsml_json_truthy(m->tool_calls)) {
+        if (dsml_role_is(m, DSML_ROLE_ASSISTANT) && dsml_json_truthy(m->tool_calls)) {
             if (!is_arr(m->tool_calls))
                 return dsml_msg_fail(c, m, "tool_calls", DSML_ERR_TYPE,
                                      "tool_calls must be a list");
             int r = order_from_calls(c, m, &o);
             if (r != DSML_OK)
                 return r;
-        } else if (dsml_role_is(m, "user") && m->nblocks > 0) {
+        } else if (dsml_role_is(m, DSML_ROLE_USER) && m->nblocks > 0) {
             int r = check_user_blocks(c, m);
             if (r != DSML_OK)
                 return r;
@@ -679,7 +741,7 @@ int dsml_sort_tool_results(dsml_rctx *c, const dsml_msgs *context_raw,
     }
     for (size_t i = 0; i < messages->n; i++) {
         dsml_msg *m = &messages->v[i];
-        if (dsml_role_is(m, "assistant") && dsml_json_truthy(m->tool_calls)) {
+        if (dsml_role_is(m, DSML_ROLE_ASSISTANT) && dsml_json_truthy(m->tool_calls)) {
             if (!is_arr(m->tool_calls))
                 return dsml_msg_fail(c, m, "tool_calls", DSML_ERR_TYPE,
                                      "tool_calls must be a list");
@@ -688,7 +750,7 @@ int dsml_sort_tool_results(dsml_rctx *c, const dsml_msgs *context_raw,
                 return r;
             continue;
         }
-        if (!dsml_role_is(m, "user") || m->nblocks == 0)
+        if (!dsml_role_is(m, DSML_ROLE_USER) || m->nblocks == 0)
             continue;
         int r = check_user_blocks(c, m);
         if (r != DSML_OK)
@@ -736,7 +798,7 @@ long dsml_last_user_index(const dsml_rctx *c, const dsml_msgs *m)
 {
     for (size_t k = m->n; k > 0; k--) {
         const dsml_msg *msg = &m->v[k - 1];
-        if (dsml_is_user_like(c, msg) || (dsml_role_is(msg, "system") && k - 1 > 0))
+        if (dsml_is_user_like(c, msg) || (dsml_role_is(msg, DSML_ROLE_SYSTEM) && k - 1 > 0))
             return (long)(k - 1);
     }
     return -1;
@@ -745,8 +807,12 @@ long dsml_last_user_index(const dsml_rctx *c, const dsml_msgs *m)
 int dsml_drop_thinking(dsml_rctx *c, const dsml_msgs *in, dsml_msgs *out)
 {
     long last = dsml_last_user_index(c, in);
-    static const char *const keep[] = {"user", "system", "tool", "latest_reminder",
-                                       "direct_search_results"};
+    int r0 = dsml_msgs_reserve(c, out, in->n);
+    if (r0 != DSML_OK)
+        return r0;
+    static const int keep[] = {DSML_ROLE_USER, DSML_ROLE_SYSTEM, DSML_ROLE_TOOL,
+                               DSML_ROLE_LATEST_REMINDER,
+                               DSML_ROLE_DIRECT_SEARCH_RESULTS};
     for (size_t i = 0; i < in->n; i++) {
         const dsml_msg *m = &in->v[i];
         int kept = (long)i >= last;
@@ -756,7 +822,7 @@ int dsml_drop_thinking(dsml_rctx *c, const dsml_msgs *in, dsml_msgs *out)
             int r = dsml_msgs_push(c, out, m);
             if (r != DSML_OK)
                 return r;
-        } else if (dsml_role_is(m, "assistant")) {
+        } else if (dsml_role_is(m, DSML_ROLE_ASSISTANT)) {
             dsml_msg a = *m;
             a.reasoning = NULL;
             int r = dsml_msgs_push(c, out, &a);

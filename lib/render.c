@@ -181,24 +181,33 @@ static int render_one(dsml_rctx *c, const dsml_msgs *all, size_t index,
                          "$.thinking_mode", "Invalid thinking_mode `%s`",
                          c->mode_text);
     int thinking = c->mode == DSML_MODE_THINKING;
+    /* Tools and calls are checked on every message; only some roles show
+     * them.  Calls are rendered once, into a scratch buffer. */
     int has_tools = dsml_json_truthy(m->tools);
-    if (has_tools) {
+    int shows_tools = dsml_role_is(m, DSML_ROLE_SYSTEM) ||
+                      (!c->strict && dsml_role_is(m, DSML_ROLE_DEVELOPER));
+    if (has_tools && !shows_tools) {
         int r = dsml_check_tools(c, m, m->tools);
         if (r != DSML_OK)
             return r;
     }
     int has_calls = dsml_json_truthy(m->tool_calls);
+    dsml_buf *calls = &c->scratch;
+    calls->len = 0;
     if (has_calls) {
-        int r = dsml_render_tool_calls(c, m, m->tool_calls, NULL);
+        int shows_calls = dsml_role_is(m, DSML_ROLE_ASSISTANT);
+        int r = dsml_render_tool_calls(c, m, m->tool_calls, shows_calls ? calls : NULL);
         if (r != DSML_OK)
             return r;
+        if (calls->failed)
+            return dsml_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
     }
     int effort = 0;
     int r = effort_value(c, &effort);
     if (r != DSML_OK)
         return r;
     int effort_line = index == 0 && thinking;
-    if (index == 0 && (effort_line || dsml_role_is(m, "system")))
+    if (index == 0 && (effort_line || dsml_role_is(m, DSML_ROLE_SYSTEM)))
         DSML_BUF_LIT(out, DSML_TOK_SYSTEM);
     if (effort_line) {
         char line[160];
@@ -206,7 +215,7 @@ static int render_one(dsml_rctx *c, const dsml_msgs *all, size_t index,
         dsml_buf_append(out, line, (size_t)n);
     }
 
-    if (dsml_role_is(m, "system")) {
+    if (dsml_role_is(m, DSML_ROLE_SYSTEM)) {
         if (index > 0)
             DSML_BUF_LIT(out, DSML_TOK_SYSTEM);
         r = put_content_or_empty(c, m, out);
@@ -220,7 +229,7 @@ static int render_one(dsml_rctx *c, const dsml_msgs *all, size_t index,
         }
         if (check_response_format(m))
             put_response_format(m, out);
-    } else if (dsml_role_is(m, "user")) {
+    } else if (dsml_role_is(m, DSML_ROLE_USER)) {
         DSML_BUF_LIT(out, DSML_TOK_USER);
         if (m->nblocks > 0)
             r = put_blocks(c, m, out);
@@ -228,7 +237,7 @@ static int render_one(dsml_rctx *c, const dsml_msgs *all, size_t index,
             r = put_content_or_empty(c, m, out);
         if (r != DSML_OK)
             return r;
-    } else if (!c->strict && dsml_role_is(m, "developer")) {
+    } else if (!c->strict && dsml_role_is(m, DSML_ROLE_DEVELOPER)) {
         if (!dsml_json_truthy(m->content.node) &&
             (m->content.str == NULL || m->content.str_len == 0))
             return dsml_msg_fail(c, m, "content", DSML_ERR_DEVELOPER,
@@ -245,12 +254,12 @@ static int render_one(dsml_rctx *c, const dsml_msgs *all, size_t index,
         }
         if (check_response_format(m))
             put_response_format(m, out);
-    } else if (dsml_role_is(m, "latest_reminder")) {
+    } else if (dsml_role_is(m, DSML_ROLE_LATEST_REMINDER)) {
         DSML_BUF_LIT(out, DSML_TOK_LATEST_REMINDER);
         r = put_text(c, m, "content", &m->content, m->has_content, "None", out);
         if (r != DSML_OK)
             return r;
-    } else if (dsml_role_is(m, "assistant")) {
+    } else if (dsml_role_is(m, DSML_ROLE_ASSISTANT)) {
         int prev_task = index > 0 && all->v[index - 1].task != NULL;
         if (thinking && !prev_task && (!c->drop_thinking || (long)index > last_user)) {
             if (dsml_json_truthy(m->reasoning)) {
@@ -264,14 +273,11 @@ static int render_one(dsml_rctx *c, const dsml_msgs *all, size_t index,
         r = put_content_or_empty(c, m, out);
         if (r != DSML_OK)
             return r;
-        if (has_calls) {
-            r = dsml_render_tool_calls(c, m, m->tool_calls, out);
-            if (r != DSML_OK)
-                return r;
-        }
+        if (has_calls)
+            dsml_buf_append(out, calls->data, calls->len);
         if (!dsml_json_truthy(m->wo_eos))
             DSML_BUF_LIT(out, DSML_TOK_EOS);
-    } else if (dsml_role_is(m, "tool")) {
+    } else if (dsml_role_is(m, DSML_ROLE_TOOL)) {
         return dsml_msg_fail(c, m, "role", DSML_ERR_ROLE,
                              "tool messages must be merged into user messages");
     } else {
@@ -286,7 +292,7 @@ static int render_one(dsml_rctx *c, const dsml_msgs *all, size_t index,
     /* What follows the message. */
     if (index + 1 < all->n) {
         const dsml_msg *next = &all->v[index + 1];
-        if (!dsml_role_is(next, "assistant") && !dsml_role_is(next, "latest_reminder"))
+        if (!dsml_role_is(next, DSML_ROLE_ASSISTANT) && !dsml_role_is(next, DSML_ROLE_LATEST_REMINDER))
             return DSML_OK;
     }
     if (m->task != NULL) {
@@ -309,7 +315,7 @@ static int render_one(dsml_rctx *c, const dsml_msgs *all, size_t index,
                 DSML_BUF_LIT(out, DSML_TOK_THINK_END);
             dsml_buf_puts(out, tasks[k].token);
         }
-    } else if (dsml_is_user_like(c, m) || (dsml_role_is(m, "system") && index > 0)) {
+    } else if (dsml_is_user_like(c, m) || (dsml_role_is(m, DSML_ROLE_SYSTEM) && index > 0)) {
         DSML_BUF_LIT(out, DSML_TOK_ASSISTANT);
         if (thinking && (!c->drop_thinking || (long)index >= last_user))
             DSML_BUF_LIT(out, DSML_TOK_THINK);
@@ -366,6 +372,7 @@ int dsml_render_conversation(dsml_rctx *c, const dsml_msgs *ctx_raw,
         return r;
 
     dsml_msgs full = {NULL, 0, 0};
+    r = dsml_msgs_reserve(c, &full, ctx.n + msgs.n);
     for (size_t i = 0; i < ctx.n && r == DSML_OK; i++)
         r = dsml_msgs_push(c, &full, &ctx.v[i]);
     for (size_t i = 0; i < msgs.n && r == DSML_OK; i++)

@@ -130,6 +130,7 @@ static int setup(dsml_rctx *c, const dsml_render_options *opts, dsml_error *err)
         dsml_error_init(err);
     dsml_alloc_resolve(&c->alloc, opts->allocator);
     dsml_arena_init(&c->arena, &c->alloc);
+    dsml_buf_init(&c->scratch, &c->alloc);
     c->limits = opts->limits;
     if (opts->profile != DSML_PROFILE_V41 && opts->profile != DSML_PROFILE_PRERELEASE)
         return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
@@ -167,6 +168,7 @@ static int setup(dsml_rctx *c, const dsml_render_options *opts, dsml_error *err)
 static void teardown(dsml_rctx *c)
 {
     dsml_guard_close(c);
+    dsml_buf_release(&c->scratch);
     for (size_t i = 0; i < c->ndocs; i++)
         cJSON_Delete(c->docs[i]);
     dsml_free(&c->alloc, c->docs);
@@ -215,6 +217,7 @@ static int run(dsml_rctx *c, const cJSON *messages, const char *messages_root,
     if (r != DSML_OK)
         goto done;
     DSML_BUF_LIT(&images, "]");
+    dsml_buf_reserve(&prompt, c->input_len + 256);
     r = dsml_render_conversation(c, &ctx_raw, &msg_raw, &prompt,
                                  c->want_segments ? &segments : NULL);
     if (r != DSML_OK)
@@ -273,6 +276,7 @@ int dsml_render(const char *messages_json, size_t len,
         return r;
     }
     cJSON *messages = NULL, *context = NULL;
+    c.input_len = len;
     r = dsml_json_read(messages_json, len, c.limits, &c.alloc, "$", 0, &messages, err);
     if (r == DSML_OK)
         r = read_context_option(&c, opts, &context);
@@ -297,6 +301,7 @@ int dsml_render_case(const char *case_json, size_t len,
         return r;
     }
     cJSON *doc = NULL, *context_opt = NULL;
+    c.input_len = len;
     r = dsml_json_read(case_json, len, c.limits, &c.alloc, "$", 0, &doc, err);
     if (r == DSML_OK && is_arr(doc)) {
         /* a bare messages array, as the reference's load_cases accepts */
@@ -412,6 +417,7 @@ int dsml_render_request(const char *body_json, size_t len,
         return r;
     }
     cJSON *doc = NULL, *context = NULL;
+    c.input_len = len;
     r = dsml_json_read(body_json, len, c.limits, &c.alloc, "$", 0, &doc, err);
     if (r == DSML_OK && !is_obj(doc))
         r = dsml_fail(err, DSML_ERR_TYPE, DSML_NO_OFFSET, "$",

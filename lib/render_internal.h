@@ -23,7 +23,7 @@ typedef struct dsml_arena {
 } dsml_arena;
 
 void dsml_arena_init(dsml_arena *ar, const dsml_allocator *a);
-void *dsml_arena_alloc(dsml_arena *ar, size_t n); /* zeroed; NULL on OOM */
+void *dsml_arena_alloc(dsml_arena *ar, size_t n); /* not zeroed; NULL on OOM */
 void dsml_arena_release(dsml_arena *ar);
 
 /* ---- values ---------------------------------------------------------------- */
@@ -62,12 +62,26 @@ typedef struct dsml_block {
                                     DSML_NO_OFFSET when made from `content` */
 } dsml_block;
 
+/* Roles the pipeline knows; any other string is DSML_ROLE_OTHER. */
+enum {
+    DSML_ROLE_NONE = 0, /* absent, or not a string */
+    DSML_ROLE_OTHER,
+    DSML_ROLE_SYSTEM,
+    DSML_ROLE_USER,
+    DSML_ROLE_ASSISTANT,
+    DSML_ROLE_TOOL,
+    DSML_ROLE_LATEST_REMINDER,
+    DSML_ROLE_DEVELOPER,
+    DSML_ROLE_DIRECT_SEARCH_RESULTS
+};
+
 typedef struct dsml_msg {
     const cJSON *src;        /* the message object (NULL: synthesized) */
     size_t src_index;        /* index in its input array */
     int in_context;
     const cJSON *role;       /* role value (NULL: absent) */
     const char *role_str;    /* role when it is a string, else NULL */
+    int role_id;             /* DSML_ROLE_* */
     dsml_val content;        /* after image processing */
     int has_content;
     int has_blocks;          /* "content_blocks" present (user: always) */
@@ -105,6 +119,8 @@ typedef struct dsml_rctx {
     int effort_level;     /* resolved number for NAME and LEVEL */
     char effort_text[64]; /* as given, for messages */
     struct dsml_guard *guard_state; /* guard.c, when guard is on */
+    dsml_buf scratch;     /* reusable buffer (a message's tool calls) */
+    size_t input_len;     /* size of the JSON input, to size the prompt */
     /* extra JSON documents parsed along the way (arguments), freed at end */
     cJSON **docs;
     size_t ndocs, capdocs;
@@ -140,12 +156,17 @@ long dsml_last_user_index(const dsml_rctx *c, const dsml_msgs *m);
 /* Thinking drop: removes non-essential messages before the last user. */
 int dsml_drop_thinking(dsml_rctx *c, const dsml_msgs *in, dsml_msgs *out);
 int dsml_msgs_push(dsml_rctx *c, dsml_msgs *m, const dsml_msg *msg);
+int dsml_msgs_reserve(dsml_rctx *c, dsml_msgs *m, size_t n);
 int dsml_is_user_like(const dsml_rctx *c, const dsml_msg *m);
-int dsml_role_is(const dsml_msg *m, const char *role);
+#define dsml_role_is(m, id) ((m)->role_id == (id))
+int dsml_role_id(const char *role);
 
 /* Sets the error for a message-relative place and returns code. */
 int dsml_msg_fail(dsml_rctx *c, const dsml_msg *m, const char *sub, int code,
                   const char *fmt, ...) DSML_PRINTF(5, 6);
+/* Same, the place given as a format with one %zu ("tools[%zu].function"). */
+int dsml_msg_fail_at(dsml_rctx *c, const dsml_msg *m, const char *sub_fmt,
+                     size_t index, int code, const char *fmt, ...) DSML_PRINTF(6, 7);
 
 /* ---- guard.c -------------------------------------------------------------- */
 

@@ -25,13 +25,13 @@ typedef struct qname {
 /* The reference's name split: "ns::name" takes its prefix as namespace,
  * which must agree with an explicit one; "::" may not remain in either. */
 static int split_name(dsml_rctx *c, const dsml_msg *m, const char *where,
-                      const char *name, const char *ns, qname *out)
+                      size_t wi, const char *name, const char *ns, qname *out)
 {
     const char *sep = strstr(name, "::");
     if (sep != NULL) {
         size_t plen = (size_t)(sep - name);
         if (ns != NULL && (strlen(ns) != plen || memcmp(ns, name, plen) != 0))
-            return dsml_msg_fail(c, m, where, DSML_ERR_TOOL_NAME,
+            return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_TOOL_NAME,
                                  "Conflicting tool namespaces: %s != %.*s", ns,
                                  (int)plen, name);
         out->ns = name;
@@ -44,12 +44,12 @@ static int split_name(dsml_rctx *c, const dsml_msg *m, const char *where,
     }
     out->name_len = strlen(out->name);
     if (strstr(out->name, "::") != NULL)
-        return dsml_msg_fail(c, m, where, DSML_ERR_TOOL_NAME,
+        return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_TOOL_NAME,
                              "Tool name must not contain '::': %s", out->name);
     if (out->ns != NULL) {
         for (size_t i = 0; i + 1 < out->ns_len; i++)
             if (out->ns[i] == ':' && out->ns[i + 1] == ':')
-                return dsml_msg_fail(c, m, where, DSML_ERR_TOOL_NAME,
+                return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_TOOL_NAME,
                                      "Tool namespace must not contain '::': %.*s",
                                      (int)out->ns_len, out->ns);
     }
@@ -59,7 +59,7 @@ static int split_name(dsml_rctx *c, const dsml_msg *m, const char *where,
 /* A namespace value: a string, or an object whose "name" is used; null
  * means none.  *ns is NULL for none. */
 static int namespace_text(dsml_rctx *c, const dsml_msg *m, const char *where,
-                          const cJSON *v, const char **ns)
+                          size_t wi, const cJSON *v, const char **ns)
 {
     *ns = NULL;
     if (is_null(v))
@@ -67,14 +67,14 @@ static int namespace_text(dsml_rctx *c, const dsml_msg *m, const char *where,
     if (is_obj(v)) {
         const cJSON *n = dsml_json_get(v, "name");
         if (n == NULL)
-            return dsml_msg_fail(c, m, where, DSML_ERR_MISSING_KEY,
+            return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_MISSING_KEY,
                                  "namespace object has no 'name'");
         if (is_null(n))
             return DSML_OK;
         v = n;
     }
     if (!is_str(v))
-        return dsml_msg_fail(c, m, where, DSML_ERR_TYPE,
+        return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_TYPE,
                              "a namespace must be a string or an object with a name");
     *ns = v->valuestring;
     return DSML_OK;
@@ -120,8 +120,11 @@ static const char tools_tail[] =
     "\n\nYou MUST strictly follow the above defined tool name and parameter "
     "schemas to invoke tool calls.\n";
 
-static int seen_key_before(const cJSON *first, const cJSON *item)
+/* Repeated keys keep their first position and their last value. */
+static int seen_key_before(const cJSON *obj, const cJSON *first, const cJSON *item)
 {
+    if (!(obj->type & DSML_JSON_DUPLICATE_KEYS))
+        return 0;
     for (const cJSON *k = first; k != item; k = k->next)
         if (strcmp(k->string, item->string) == 0)
             return 1;
@@ -132,36 +135,36 @@ static int seen_key_before(const cJSON *first, const cJSON *item)
 static int one_tool(dsml_rctx *c, const dsml_msg *m, size_t index,
                     const cJSON *tool, dsml_buf *out)
 {
-    char where[64];
-    snprintf(where, sizeof where, "tools[%zu]", index);
+    const size_t wi = index;
+    const char *where = "tools[%zu]";
     if (!is_obj(tool))
-        return dsml_msg_fail(c, m, where, DSML_ERR_TYPE, "a tool must be an object");
+        return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_TYPE, "a tool must be an object");
     const cJSON *fn = dsml_json_get(tool, "function");
-    snprintf(where, sizeof where, "tools[%zu].function", index);
+    where = "tools[%zu].function";
     if (fn == NULL)
-        return dsml_msg_fail(c, m, where, DSML_ERR_MISSING_KEY, "missing key 'function'");
+        return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_MISSING_KEY, "missing key 'function'");
     if (!is_obj(fn))
-        return dsml_msg_fail(c, m, where, DSML_ERR_TYPE, "function must be an object");
+        return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_TYPE, "function must be an object");
 
     const cJSON *nsv = dsml_json_get(fn, "namespace");
     const cJSON *tool_ns = dsml_json_get(tool, "namespace");
     if (!is_null(tool_ns))
         nsv = tool_ns;
     const cJSON *name = dsml_json_get(fn, "name");
-    snprintf(where, sizeof where, "tools[%zu].function.name", index);
+    where = "tools[%zu].function.name";
     if (name == NULL)
-        return dsml_msg_fail(c, m, where, DSML_ERR_MISSING_KEY, "missing key 'name'");
+        return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_MISSING_KEY, "missing key 'name'");
     if (!is_str(name))
-        return dsml_msg_fail(c, m, where, DSML_ERR_TYPE, "a tool name must be a string");
+        return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_TYPE, "a tool name must be a string");
     qname q = {NULL, 0, NULL, 0};
     const char *ns = NULL;
     if (c->profile == DSML_PROFILE_PRERELEASE) {
         q.name = name->valuestring;
         q.name_len = strlen(q.name);
     } else {
-        int r = namespace_text(c, m, where, nsv, &ns);
+        int r = namespace_text(c, m, where, wi, nsv, &ns);
         if (r == DSML_OK)
-            r = split_name(c, m, where, name->valuestring, ns, &q);
+            r = split_name(c, m, where, wi, name->valuestring, ns, &q);
         if (r != DSML_OK)
             return r;
     }
@@ -172,14 +175,14 @@ static int one_tool(dsml_rctx *c, const dsml_msg *m, size_t index,
         const cJSON *d = dsml_json_get(nsv, "description");
         if (dsml_json_truthy(d)) {
             if (!is_str(d))
-                return dsml_msg_fail(c, m, where, DSML_ERR_TYPE,
+                return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_TYPE,
                                      "namespace description must be a string");
             ns_desc = d;
         }
     }
     const cJSON *fdesc = dsml_json_get(fn, "description");
     if (ns_desc != NULL && dsml_json_truthy(fdesc) && !is_str(fdesc))
-        return dsml_msg_fail(c, m, where, DSML_ERR_TYPE,
+        return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_TYPE,
                              "description must be a string");
     if (out == NULL)
         return DSML_OK;
@@ -188,7 +191,7 @@ static int one_tool(dsml_rctx *c, const dsml_msg *m, size_t index,
     int desc_done = 0;
     dsml_buf_putc(out, '{');
     for (const cJSON *k = fn->child; k != NULL; k = k->next) {
-        if (seen_key_before(fn->child, k))
+        if (seen_key_before(fn, fn->child, k))
             continue;
         int is_ns = strcmp(k->string, "namespace") == 0;
         if (is_ns && c->profile != DSML_PROFILE_PRERELEASE)
@@ -219,11 +222,7 @@ static int one_tool(dsml_rctx *c, const dsml_msg *m, size_t index,
             dsml_buf_release(&tmp);
             desc_done = 1;
         } else {
-            const cJSON *last = k;
-            for (const cJSON *j = k->next; j != NULL; j = j->next)
-                if (strcmp(j->string, k->string) == 0)
-                    last = j;
-            dsml_emit_json(out, last);
+            dsml_emit_json(out, dsml_json_last(fn, k));
         }
     }
     if (ns_desc != NULL && !desc_done) {
@@ -296,7 +295,7 @@ static int keep_doc(dsml_rctx *c, cJSON *doc)
 /* The arguments as an object, decoding JSON text up to twice; *obj is NULL
  * when they are not an object (the caller wraps them). */
 static int arguments_object(dsml_rctx *c, const dsml_msg *m, const char *where,
-                            const cJSON *args, const cJSON **obj)
+                            size_t wi, const cJSON *args, const cJSON **obj)
 {
     *obj = NULL;
     if (is_obj(args)) {
@@ -315,7 +314,7 @@ static int arguments_object(dsml_rctx *c, const dsml_msg *m, const char *where,
             return dsml_fail(c->err, r, DSML_NO_OFFSET, NULL, NULL);
         if (r != DSML_OK) {
             if (strict_json)
-                return dsml_msg_fail(c, m, where, DSML_ERR_TOOL_ARGUMENTS,
+                return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_TOOL_ARGUMENTS,
                                      "arguments are not valid JSON");
             break;
         }
@@ -329,7 +328,7 @@ static int arguments_object(dsml_rctx *c, const dsml_msg *m, const char *where,
         return DSML_OK;
     }
     if (strict_json)
-        return dsml_msg_fail(c, m, where, DSML_ERR_TOOL_ARGUMENTS,
+        return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_TOOL_ARGUMENTS,
                              "Assistant tool call function.arguments must be a "
                              "JSON object.");
     return DSML_OK;
@@ -352,23 +351,23 @@ static void put_parameter(dsml_buf *out, const char *key, const cJSON *v)
 static int one_call(dsml_rctx *c, const dsml_msg *m, size_t index,
                     const cJSON *tc, dsml_buf *out)
 {
-    char where[96];
-    snprintf(where, sizeof where, "tool_calls[%zu]", index);
+    const size_t wi = index;
+    const char *where = "tool_calls[%zu]";
     if (!is_obj(tc))
-        return dsml_msg_fail(c, m, where, DSML_ERR_TYPE,
+        return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_TYPE,
                              "a tool call must be an object");
     const cJSON *fn = dsml_json_get(tc, "function");
-    snprintf(where, sizeof where, "tool_calls[%zu].function", index);
+    where = "tool_calls[%zu].function";
     if (fn == NULL)
-        return dsml_msg_fail(c, m, where, DSML_ERR_MISSING_KEY, "missing key 'function'");
+        return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_MISSING_KEY, "missing key 'function'");
     if (!is_obj(fn))
-        return dsml_msg_fail(c, m, where, DSML_ERR_TYPE, "function must be an object");
+        return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_TYPE, "function must be an object");
     const cJSON *name = dsml_json_get(fn, "name");
-    snprintf(where, sizeof where, "tool_calls[%zu].function.name", index);
+    where = "tool_calls[%zu].function.name";
     if (name == NULL)
-        return dsml_msg_fail(c, m, where, DSML_ERR_MISSING_KEY, "missing key 'name'");
+        return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_MISSING_KEY, "missing key 'name'");
     if (!is_str(name))
-        return dsml_msg_fail(c, m, where, DSML_ERR_TYPE, "a tool name must be a string");
+        return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_TYPE, "a tool name must be a string");
     qname q = {NULL, 0, name->valuestring, strlen(name->valuestring)};
     if (c->profile != DSML_PROFILE_PRERELEASE) {
         const cJSON *nsv = dsml_json_get(tc, "namespace");
@@ -376,21 +375,21 @@ static int one_call(dsml_rctx *c, const dsml_msg *m, size_t index,
             nsv = dsml_json_get(fn, "namespace");
         const char *ns = NULL;
         if (is_obj(nsv) && strstr(name->valuestring, "::") != NULL)
-            return dsml_msg_fail(c, m, where, DSML_ERR_TOOL_NAME,
+            return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_TOOL_NAME,
                                  "Conflicting tool namespaces");
-        int r = namespace_text(c, m, where, nsv, &ns);
+        int r = namespace_text(c, m, where, wi, nsv, &ns);
         if (r == DSML_OK)
-            r = split_name(c, m, where, name->valuestring, ns, &q);
+            r = split_name(c, m, where, wi, name->valuestring, ns, &q);
         if (r != DSML_OK)
             return r;
     }
     const cJSON *args = dsml_json_get(fn, "arguments");
-    snprintf(where, sizeof where, "tool_calls[%zu].function.arguments", index);
+    where = "tool_calls[%zu].function.arguments";
     if (args == NULL)
-        return dsml_msg_fail(c, m, where, DSML_ERR_MISSING_KEY,
+        return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_MISSING_KEY,
                              "missing key 'arguments'");
     const cJSON *obj = NULL;
-    int r = arguments_object(c, m, where, args, &obj);
+    int r = arguments_object(c, m, where, wi, args, &obj);
     if (r != DSML_OK || out == NULL)
         return r;
 
@@ -402,12 +401,9 @@ static int one_call(dsml_rctx *c, const dsml_msg *m, size_t index,
     } else {
         int first = 1;
         for (const cJSON *k = obj->child; k != NULL; k = k->next) {
-            if (seen_key_before(obj->child, k))
+            if (seen_key_before(obj, obj->child, k))
                 continue;
-            const cJSON *last = k;
-            for (const cJSON *j = k->next; j != NULL; j = j->next)
-                if (strcmp(j->string, k->string) == 0)
-                    last = j;
+            const cJSON *last = dsml_json_last(obj, k);
             if (!first)
                 dsml_buf_putc(out, '\n');
             first = 0;
