@@ -243,7 +243,8 @@ class Options(TempFiles, unittest.TestCase):
         self.assertEqual(json.loads(out)["profile"], "prerelease")
 
     def test_json(self):
-        doc = json.load(open(os.path.join(HERE, "show_case.json"), encoding="utf-8"))
+        with open(os.path.join(HERE, "show_case.json"), encoding="utf-8") as f:
+            doc = json.load(f)
         path = self.write("j.json", doc)
         status, out, err = run("--json", path)
         self.assertEqual(status, 0, err)
@@ -515,6 +516,19 @@ class Parse(TempFiles, unittest.TestCase):
         status, out, _ = run("parse", "--stream", "4", path)
         self.assertIn(b"diagnostic  DSML_ERR_MISSING_EOS", out)
 
+
+    def test_declared_tools(self):
+        text = ('\n\n<｜DSML｜ calls>\n<｜DSML｜ invoke name="rm">\n</｜DSML｜ invoke>\n'
+                '</｜DSML｜ calls><｜end▁of▁sentence｜>')
+        path = self.write("c.txt", text)
+        self.assertEqual(run("parse", "--strict", path)[0], 0)
+        tools = self.write("tools.json", TOOLS)
+        status, out, err = run("parse", "--strict", "--tools", tools, path)
+        self.assertEqual((status, out), (1, b""))
+        self.assertIn("DSML_ERR_UNKNOWN_TOOL", err)
+        self.assertEqual(run("parse", "--strict", "--tools",
+                             self.write("t2.json", [{"type": "function", "function": {"name": "rm"}}]),
+                             path)[0], 0)
 
 
 class ParseUsage(TempFiles, unittest.TestCase):
