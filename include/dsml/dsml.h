@@ -281,7 +281,326 @@ DSML_API int dsml_render_case(const char *case_json, size_t len,
 /* Detector and parser                                                      */
 /* ------------------------------------------------------------------------ */
 
-/* (declared below by the detector section) */
+/*
+ * The detector turns a completion, fed a few bytes at a time, into typed
+ * events (reasoning text, content text, tool calls with streamed arguments,
+ * diagnostics); dsml_parse_completion() runs the same engine over a whole
+ * text and returns the message, as parse_message_from_completion_text() of
+ * the reference does.
+ *
+ * Modes
+ * -----
+ * DSML_DETECT_STRICT is the reference parser: the same message, or an error
+ * wherever the reference raises one, with the reference's error class:
+ *
+ *   "Invalid thinking format: missing </think>"   DSML_ERR_MISSING_THINK_END
+ *   "Invalid format: missing EOS token"           DSML_ERR_MISSING_EOS
+ *   "Tool call format error", "Missing special
+ *    token in tool calls"                         DSML_ERR_CALL_FORMAT
+ *   "Tool name format error"                      DSML_ERR_INVOKE_FORMAT
+ *   "Parameter format error"                      DSML_ERR_PARAMETER_FORMAT
+ *   "Duplicate parameter name"                    DSML_ERR_DUPLICATE_PARAMETER
+ *   "Tool name must not contain '::'"             DSML_ERR_TOOL_NAME
+ *   "Unexpected content after tool calls",
+ *   "Unexpected content at end"                   DSML_ERR_TRAILING_TEXT
+ *   "Unexpected special token ... in content"     DSML_ERR_SPECIAL_TOKEN
+ *
+ * When a text has several faults, the error reported is the one the
+ * reference reports (special tokens inside content or reasoning are checked
+ * last, as the reference does, so that error surfaces at finish).
+ *
+ * DSML_DETECT_LENIENT (the default) never fails on the text's shape and never
+ * loses a byte: on every text the strict parser accepts it produces the same
+ * events and message; what it cannot place becomes content, reported by a
+ * DSML_EVENT_DIAGNOSTIC event carrying the code strict mode would have
+ * failed with and the byte offset of the problem.  Inside a tool-call block,
+ * a malformed invoke ends the call begun for it with DSML_CALL_INCOMPLETE,
+ * its raw text (from the start of the invoke, or of the block when no invoke
+ * had begun) becomes content, and parsing resumes at the next
+ * "<｜DSML｜ invoke" or "</｜DSML｜ calls>".  Lenient mode also recognises a
+ * calls block written without the blank line before it (with a diagnostic).
+ * Both modes fail on invalid UTF-8 (DSML_ERR_UTF8), on an exceeded limit
+ * (DSML_ERR_LIMIT) and when out of memory.
+ *
+ * Policies
+ * --------
+ * Where servers disagree, an option decides.  Value 0 of every policy is the
+ * reference's behaviour: strict mode fails, lenient mode reports a diagnostic
+ * and keeps the text where the comment says.  Other values accept the
+ * deviation in both modes (still reported by a diagnostic event, since the
+ * reference would have refused the text).
+ */
+
+/* Strict reference parse, or lenient (default). */
+typedef enum dsml_detect_mode {
+    DSML_DETECT_LENIENT = 0,
+    DSML_DETECT_STRICT = 1
+} dsml_detect_mode;
+
+/* 1. A calls block ("\n\n<｜DSML｜ calls") inside the reasoning, before
+ *    </think> (thinking mode). */
+typedef enum dsml_reasoning_calls {
+    DSML_REASONING_CALLS_REFUSE = 0, /* default, reference: strict fails
+                                        (DSML_ERR_MISSING_THINK_END); lenient
+                                        keeps the block as reasoning text,
+                                        never executed */
+    DSML_REASONING_CALLS_PARSE = 1   /* the block ends the reasoning and its
+                                        calls are parsed and reported */
+} dsml_reasoning_calls;
+
+/* 2. Thinking mode, but no </think> by the end of the stream. */
+typedef enum dsml_missing_think_end {
+    DSML_MISSING_THINK_END_REFUSE = 0,  /* default, reference: strict fails
+                                           (DSML_ERR_MISSING_THINK_END);
+                                           lenient: the text stays reasoning */
+    DSML_MISSING_THINK_END_CONTENT = 1  /* reasoning is held back, up to
+                                           limits.max_held_bytes; when the
+                                           stream ends (or a calls block starts
+                                           under DSML_REASONING_CALLS_PARSE)
+                                           without </think>, the held text is
+                                           content.  Once more than
+                                           max_held_bytes are held, they are
+                                           released as reasoning and the
+                                           stream continues as with REFUSE. */
+} dsml_missing_think_end;
+
+/* 3. A stray </think> when thinking is off (the model deliberates briefly,
+ *    writes </think>, then answers). */
+typedef enum dsml_stray_think_end {
+    DSML_STRAY_THINK_END_REFUSE = 0,    /* default, reference: strict fails
+                                           (DSML_ERR_SPECIAL_TOKEN at finish);
+                                           lenient: the tag stays in content */
+    DSML_STRAY_THINK_END_REASONING = 1  /* content is held back from the
+                                           start, up to limits.max_held_bytes;
+                                           a </think> within that window turns
+                                           the held text into reasoning (the
+                                           tag itself is dropped).  Past the
+                                           window, or at a calls block or EOS,
+                                           the held text is released as
+                                           content. */
+} dsml_stray_think_end;
+
+/* 4. Text after the calls block (other than one EOS). */
+typedef enum dsml_trailing_text {
+    DSML_TRAILING_TEXT_REFUSE = 0,  /* default, reference: strict fails
+                                       (DSML_ERR_TRAILING_TEXT); lenient: the
+                                       text is content */
+    DSML_TRAILING_TEXT_CONTENT = 1  /* accepted as content; a further calls
+                                       block in it is parsed */
+} dsml_trailing_text;
+
+/* 5. Trimming of string="true" values. */
+typedef enum dsml_trim {
+    DSML_TRIM_NONE = 0,       /* default, reference: values kept byte for
+                                 byte */
+    DSML_TRIM_WHITESPACE = 1  /* leading and trailing whitespace removed, as
+                                 Python's str.strip() (Unicode whitespace);
+                                 trailing whitespace is held back until a
+                                 non-space character or the value's end */
+} dsml_trim;
+
+/* 6. Tool names not among the declared tools (options.tools_json). */
+typedef enum dsml_tool_names {
+    DSML_TOOL_NAMES_ANY = 0,      /* default, reference: names not checked */
+    DSML_TOOL_NAMES_DECLARED = 1  /* the qualified name ("ns::name" as
+                                     written) must be declared: strict fails
+                                     (DSML_ERR_UNKNOWN_TOOL); lenient turns the
+                                     invoke into content */
+} dsml_tool_names;
+
+/* 7. string="false" values. */
+typedef enum dsml_false_values {
+    DSML_FALSE_VALUES_VERBATIM = 0,  /* default, reference: inserted into the
+                                        arguments verbatim, valid JSON or not */
+    DSML_FALSE_VALUES_VALIDATE = 1   /* must be one JSON value (as Python's
+                                        json.loads reads it); still inserted
+                                        verbatim, so number lexemes are kept
+                                        exactly.  Invalid: strict fails
+                                        (DSML_ERR_INVALID_VALUE); lenient
+                                        inserts the text as a JSON string.
+                                        The value is held until its end (bounded
+                                        by limits.max_argument_bytes), so it
+                                        does not stream. */
+} dsml_false_values;
+
+/* 8. Marker variants: ASCII pipes ("<|DSML| invoke"), doubled pipes
+ *    ("<｜｜DSML｜｜ invoke") and V4's unspaced tags ("<｜DSML｜invoke",
+ *    "<｜DSML｜tool_calls>"). */
+typedef enum dsml_markers {
+    DSML_MARKERS_EXACT = 0,    /* default, reference: only V4.1's markers;
+                                  variants are plain text */
+    DSML_MARKERS_VARIANTS = 1  /* variants are markers too, anywhere a V4.1
+                                  marker is expected */
+} dsml_markers;
+
+/* Flags. */
+#define DSML_DETECT_NO_MESSAGE 0x1u /* do not accumulate the final message
+                                       (dsml_detector_message() then fails
+                                       with DSML_ERR_STATE); saves memory for
+                                       servers that only forward events */
+
+typedef struct dsml_detector_options {
+    size_t size;                      /* sizeof(dsml_detector_options) */
+    dsml_thinking_mode thinking_mode; /* DSML_CHAT by default */
+    dsml_profile profile;             /* DSML_PROFILE_V41 by default; the
+                                         pre-release profile parses the same
+                                         tags but never splits "ns::name" */
+    dsml_detect_mode mode;            /* DSML_DETECT_LENIENT by default */
+    unsigned flags;                   /* DSML_DETECT_* */
+    dsml_reasoning_calls reasoning_calls;
+    dsml_missing_think_end missing_think_end;
+    dsml_stray_think_end stray_think_end;
+    dsml_trailing_text trailing_text;
+    dsml_trim trim;
+    dsml_tool_names tool_names;
+    dsml_false_values false_values;
+    dsml_markers markers;
+    const char *tools_json;           /* optional OpenAI "tools" array (JSON
+                                         text) naming the declared tools;
+                                         read at creation, not kept.  NULL:
+                                         none */
+    size_t tools_len;
+    const dsml_limits *limits;        /* NULL: defaults.  Used here:
+                                         max_input_bytes (whole stream),
+                                         max_held_bytes (bytes held back: an
+                                         invoke's name text, a parameter's
+                                         name, the policy windows above),
+                                         max_argument_bytes (one call's
+                                         arguments text, and the raw text of
+                                         one invoke kept for the lenient
+                                         fallback), max_calls (calls begun) */
+    const dsml_allocator *allocator;  /* NULL: malloc/realloc/free */
+} dsml_detector_options;
+
+/* dsml_parse_completion() takes the same options. */
+typedef dsml_detector_options dsml_parse_options;
+
+/* Sets size and the defaults (chat, V4.1, lenient, reference policies). */
+DSML_API void dsml_detector_options_init(dsml_detector_options *opts);
+
+typedef enum dsml_event_type {
+    DSML_EVENT_NONE = 0,
+    DSML_EVENT_REASONING = 1,  /* text: reasoning_content delta */
+    DSML_EVENT_CONTENT = 2,    /* text: content delta */
+    DSML_EVENT_CALL_BEGIN = 3, /* call_index, name, ns: a tool call starts;
+                                  the name is final */
+    DSML_EVENT_ARGUMENTS = 4,  /* call_index, text: a fragment of the call's
+                                  arguments JSON text */
+    DSML_EVENT_CALL_END = 5,   /* call_index, status: DSML_CALL_COMPLETE or
+                                  DSML_CALL_INCOMPLETE */
+    DSML_EVENT_DIAGNOSTIC = 6  /* status: a DSML_ERR_* code; offset; text:
+                                  a short NUL-terminated message */
+} dsml_event_type;
+
+#define DSML_CALL_COMPLETE 0
+#define DSML_CALL_INCOMPLETE 1 /* cut off by the end of the stream or, in
+                                  lenient mode, malformed: do not execute it;
+                                  its raw text follows as content */
+
+/*
+ * One event.  Every pointer is borrowed from the detector and valid until
+ * the next call on the handle (any dsml_detector_* function).  Text is
+ * UTF-8 and never ends inside a character; it is not NUL-terminated except
+ * for diagnostics.
+ *
+ * Arguments: the ARGUMENTS fragments of one call concatenate to exactly the
+ * `arguments` text of the strict parse, {"K": V, "K2": V2}:
+ * string="true" values JSON-quoted as Python's json.dumps(ensure_ascii=False)
+ * writes them, string="false" values inserted verbatim.  A value streams as
+ * it arrives; a fragment never ends inside an escape sequence or a UTF-8
+ * character.  A call with no parameters gets the single fragment "{}".
+ */
+typedef struct dsml_event {
+    size_t size;             /* sizeof(dsml_event); set by the caller (0 is
+                                taken as sizeof(dsml_event)) */
+    dsml_event_type type;
+    const char *text;        /* REASONING, CONTENT, ARGUMENTS, DIAGNOSTIC */
+    size_t len;
+    size_t call_index;       /* CALL_BEGIN, ARGUMENTS, CALL_END: 0, 1, ...
+                                in order of CALL_BEGIN */
+    const char *name;        /* CALL_BEGIN: the bare tool name */
+    size_t name_len;
+    const char *ns;          /* CALL_BEGIN: the namespace of "ns::name", or
+                                NULL when the name was not qualified */
+    size_t ns_len;
+    int status;              /* CALL_END: DSML_CALL_*; DIAGNOSTIC: the code */
+    size_t offset;           /* DIAGNOSTIC: byte offset in the stream of the
+                                problem; CALL_BEGIN, CALL_END: offset of the
+                                invoke tag / of what ended the call; text
+                                events: DSML_NO_OFFSET */
+} dsml_event;
+
+typedef struct dsml_detector dsml_detector;
+
+/*
+ * Creates a detector.  opts may be NULL (defaults).  Returns DSML_OK and
+ * *out, or an error (bad options, unreadable tools_json, no memory) with
+ * *out NULL.
+ */
+DSML_API int dsml_detector_create(const dsml_detector_options *opts,
+                                  dsml_detector **out, dsml_error *err);
+
+/* Frees the handle and everything it owns.  NULL is fine. */
+DSML_API void dsml_detector_destroy(dsml_detector *d);
+
+/*
+ * Streaming contract
+ * ------------------
+ * dsml_detector_feed(d, bytes, len): the next bytes of the completion, any
+ *   split (a chunk may end inside a character or a marker).  The bytes are
+ *   copied.  Processing costs O(len): no earlier input is scanned again.
+ *   Returns DSML_OK, or the (sticky) error that stopped the detector; the
+ *   events produced before the failure point remain queued.  After
+ *   dsml_detector_finish(): DSML_ERR_STATE.
+ * dsml_detector_next(d, &event): pulls the next queued event.  Returns 1 and
+ *   fills *event, 0 when no event is left (feed more or finish), or the
+ *   sticky error once the events before the failure point have been pulled.
+ * dsml_detector_finish(d): end of the stream.  Releases the bytes held back,
+ *   ends an open call (DSML_CALL_INCOMPLETE unless the reference accepts the
+ *   text as it stands), applies the end-of-text rules and queues the last
+ *   events.  Returns DSML_OK or the sticky error.  Calling it twice returns
+ *   the first result.
+ * dsml_detector_reset(d): back to the state after creation (same options);
+ *   clears the sticky error.
+ * dsml_detector_error(d): the sticky error (code DSML_OK when none); valid
+ *   until the next reset or destroy.
+ * dsml_detector_message(d, out, err): after finish, the whole message as
+ *   JSON text in out->text (see dsml_parse_completion).  In lenient mode
+ *   incomplete calls are left out of tool_calls (their text is content).
+ *
+ * Guarantees: the events (once adjacent text events of one kind and adjacent
+ * ARGUMENTS fragments of one call are merged) and the message do not depend
+ * on how the input is split.  A byte is held back only while it could still
+ * begin a marker, finish a UTF-8 character, or while a policy window above
+ * holds it.  Memory is bounded by the limits.
+ *
+ * Thread safety: one handle is used by one thread at a time; distinct
+ * handles are independent.
+ */
+DSML_API int dsml_detector_feed(dsml_detector *d, const char *bytes,
+                                size_t len);
+DSML_API int dsml_detector_next(dsml_detector *d, dsml_event *event);
+DSML_API int dsml_detector_finish(dsml_detector *d);
+DSML_API void dsml_detector_reset(dsml_detector *d);
+DSML_API const dsml_error *dsml_detector_error(const dsml_detector *d);
+DSML_API int dsml_detector_message(dsml_detector *d, dsml_output *out,
+                                   dsml_error *err);
+
+/*
+ * Parses a whole completion (what the model produced after the prompt) with
+ * the detector's engine: feed everything, finish, take the message.  opts
+ * NULL means strict mode with the reference's policies (chat mode, V4.1);
+ * with opts, opts->mode decides.  On success out->text is the message as
+ * Python's json.dumps(ensure_ascii=False) prints the reference's result:
+ *   {"role": "assistant", "content": "...", "reasoning_content": "...",
+ *    "tool_calls": [{"type": "function", "function": {"name": "...",
+ *    "arguments": "..."}, "namespace": "..."}]}
+ * ("namespace" only for qualified names).  On failure out is cleared and err
+ * tells the code, offset and what is wrong.
+ */
+DSML_API int dsml_parse_completion(const char *text, size_t len,
+                                   const dsml_parse_options *opts,
+                                   dsml_output *out, dsml_error *err);
 
 #ifdef __cplusplus
 }

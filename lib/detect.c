@@ -1,0 +1,1593 @@
+/*
+ * detect.c - the streaming detector: completion bytes in, events out.
+ *
+ * One engine serves both the streaming detector and the strict one-shot
+ * parse.  It reads the text the way the reference's
+ * parse_message_from_completion_text() does -- reasoning up to </think>,
+ * content up to EOS or the calls block, then the block's invokes and
+ * parameters -- but as a state machine fed a few bytes at a time:
+ *
+ *   - a scanner matches every marker of the current phase at once (one
+ *     failure table per marker, so no byte is looked at twice); the bytes
+ *     that could still begin a marker are the only ones held back;
+ *   - what lies between markers goes to the phase's sink: text (checked for
+ *     special tokens on the way), an invoke's or parameter's name, a value
+ *     (escaped as it streams), or the fixed ">\n" separators;
+ *   - a marker moves the machine to the next phase.
+ *
+ * Strict mode fails where the reference raises; lenient mode reports a
+ * diagnostic and puts what it cannot place into content, then resumes.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "detect_internal.h"
+
+static const char *const sp_names[SP_COUNT_] = {
+    "<\xef\xbd\x9c" "begin\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>",
+    "<\xef\xbd\x9c" "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>",
+    "<think>", "</think>", "\xef\xbd\x9c" "DSML\xef\xbd\x9c"};
+
+/* ---- failure ------------------------------------------------------------ */
+
+static void fail(dsml_detector *d, int code, size_t off, const char *fmt, ...)
+    DSML_PRINTF(4, 5);
+
+static void fail(dsml_detector *d, int code, size_t off, const char *fmt, ...)
+{
+    if (d->failed)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    dsml_vfail(&d->err, code, off, NULL, fmt, ap);
+    va_end(ap);
+    d->failed = code;
+}
+
+static void nomem(dsml_detector *d)
+{
+    fail(d, DSML_ERR_NOMEM, DSML_NO_OFFSET, "out of memory");
+}
+
+/* ---- events -------------------------------------------------------------- */
+
+static det_event *ev_push(dsml_detector *d)
+{
+    if (d->ev_n == d->ev_cap) {
+        size_t cap = d->ev_cap ? d->ev_cap * 2 : 16;
+        det_event *p = dsml_realloc(&d->alloc, d->ev, d->ev_cap * sizeof *p,
+                                    cap * sizeof *p);
+        if (p == NULL) {
+            nomem(d);
+            return NULL;
+        }
+        d->ev = p;
+        d->ev_cap = cap;
+    }
+    det_event *e = &d->ev[d->ev_n++];
+    memset(e, 0, sizeof *e);
+    e->offset = DSML_NO_OFFSET;
+    e->text_off = d->arena.len;
+    return e;
+}
+
+static dsml_buf *message_text(dsml_detector *d, int type, size_t call)
+{
+    if (!d->keep_message)
+        return NULL;
+    if (type == DSML_EVENT_CONTENT)
+        return &d->m_content;
+    if (type == DSML_EVENT_REASONING)
+        return &d->m_reasoning;
+    if (type == DSML_EVENT_ARGUMENTS && call < d->calls_cap)
+        return &d->calls[call].args;
+    return NULL;
+}
+
+/* Text events of one kind (arguments: of one call) that follow each other
+ * in the queue are merged. */
+static void ev_text(dsml_detector *d, int type, size_t call, const char *p,
+                    size_t n)
+{
+    if (n == 0 || d->failed)
+        return;
+    if (d->ev_n > d->ev_head) {
+        det_event *l = &d->ev[d->ev_n - 1];
+        if (l->type == type && l->call == call &&
+            l->text_off + l->len == d->arena.len) {
+            dsml_buf_append(&d->arena, p, n);
+            l->len += n;
+            goto message;
+        }
+    }
+    det_event *e = ev_push(d);
+    if (e == NULL)
+        return;
+    e->type = type;
+    e->call = call;
+    dsml_buf_append(&d->arena, p, n);
+    e->len = n;
+message:;
+    dsml_buf *m = message_text(d, type, call);
+    if (m != NULL)
+        dsml_buf_append(m, p, n);
+    if (d->arena.failed || (m != NULL && m->failed))
+        nomem(d);
+}
+
+static void diag(dsml_detector *d, int code, size_t off, const char *fmt, ...)
+    DSML_PRINTF(4, 5);
+
+static void diag(dsml_detector *d, int code, size_t off, const char *fmt, ...)
+{
+    if (d->failed)
+        return;
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    det_event *e = ev_push(d);
+    if (e == NULL)
+        return;
+    e->type = DSML_EVENT_DIAGNOSTIC;
+    e->status = code;
+    e->offset = off;
+    size_t n = strlen(msg);
+    dsml_buf_append(&d->arena, msg, n + 1);
+    e->len = n;
+    if (d->arena.failed)
+        nomem(d);
+}
+
+/* A deviation from the reference: strict mode fails, lenient reports it.
+ * Returns 1 when the detector failed. */
+static int refuse(dsml_detector *d, int code, size_t off, const char *fmt, ...)
+    DSML_PRINTF(4, 5);
+
+static int refuse(dsml_detector *d, int code, size_t off, const char *fmt, ...)
+{
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (d->strict) {
+        fail(d, code, off, "%s", msg);
+        return 1;
+    }
+    diag(d, code, off, "%s", msg);
+    return 0;
+}
+
+/* ---- text: special tokens, characters, policy windows ------------------ */
+
+static void reset_observer(dsml_detector *d)
+{
+    memset(d->obs, 0, sizeof d->obs);
+}
+
+static void special(dsml_detector *d, int t, int kind, size_t off)
+{
+    const char *where = kind == DSML_EVENT_REASONING ? "reasoning" : "content";
+    if (d->strict) {
+        /* the reference checks this last: remember it, fail at finish */
+        if (d->pend_code == 0) {
+            d->pend_code = DSML_ERR_SPECIAL_TOKEN;
+            d->pend_off = off;
+            snprintf(d->pend_msg, sizeof d->pend_msg,
+                     "unexpected special token '%s' in %s", sp_names[t], where);
+        }
+        return;
+    }
+    diag(d, DSML_ERR_SPECIAL_TOKEN, off, "special token '%s' in %s",
+         sp_names[t], where);
+}
+
+/* Complete characters to a text event, split where a special token ends so
+ * that its diagnostic sits at the same place however the input was fed. */
+static void emit_chars(dsml_detector *d, int kind, const char *p, size_t n,
+                       size_t off, int observe)
+{
+    if (!observe) {
+        ev_text(d, kind, 0, p, n);
+        return;
+    }
+    size_t start = 0;
+    int any = 0;
+    for (int t = 0; t < SP_COUNT_; t++)
+        any |= d->obs[t];
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)p[i];
+        if (!any && c != '<' && c != 0xef)
+            continue;
+        any = 0;
+        int hit = -1;
+        for (int t = 0; t < SP_COUNT_; t++) {
+            const det_pat *sp = &d->sp[t];
+            unsigned st = d->obs[t];
+            while (st > 0 && sp->s[st] != c)
+                st = sp->fail[st - 1];
+            if (sp->s[st] == c)
+                st++;
+            if (st == sp->len) {
+                hit = t;
+                st = 0;
+            }
+            d->obs[t] = (unsigned char)st;
+            any |= (int)st;
+        }
+        if (hit >= 0) {
+            ev_text(d, kind, 0, p + start, i + 1 - start);
+            start = i + 1;
+            special(d, hit, kind, off + i + 1 - d->sp[hit].len);
+            reset_observer(d);
+            any = 0;
+        }
+    }
+    ev_text(d, kind, 0, p + start, n - start);
+}
+
+static size_t utf8_len(unsigned char c)
+{
+    return c < 0x80 ? 1 : c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
+}
+
+/* Text to an event; an incomplete last character waits for its rest. */
+static void out_text(dsml_detector *d, int kind, const char *p, size_t n,
+                     size_t off, int observe)
+{
+    if (n == 0)
+        return;
+    if (d->part_len > 0) {
+        size_t need = utf8_len((unsigned char)d->part[0]);
+        size_t take = need - (size_t)d->part_len;
+        if (take > n)
+            take = n;
+        memcpy(d->part + d->part_len, p, take);
+        d->part_len += (int)take;
+        p += take;
+        n -= take;
+        off += take;
+        if ((size_t)d->part_len < need)
+            return;
+        emit_chars(d, d->part_kind, d->part, need, off - need, observe);
+        d->part_len = 0;
+    }
+    size_t t = det_utf8_incomplete_tail(p, n);
+    emit_chars(d, kind, p, n - t, off, observe);
+    memcpy(d->part, p + n - t, t);
+    d->part_len = (int)t;
+    d->part_kind = kind;
+}
+
+/* Ends a policy window: the held text goes out as `kind`. */
+static void release_hold(dsml_detector *d, int kind)
+{
+    d->hold = 0;
+    out_text(d, kind, d->held.data, d->held.len, d->held_off, 1);
+    d->held.len = 0;
+}
+
+static void text_sink(dsml_detector *d, int kind, const char *p, size_t n,
+                      size_t off)
+{
+    if (d->hold) {
+        if (d->held.len + n <= d->lim.max_held_bytes) {
+            if (d->held.len == 0)
+                d->held_off = off;
+            dsml_buf_append(&d->held, p, n);
+            if (d->held.failed)
+                nomem(d);
+            return;
+        }
+        release_hold(d, d->hold);
+    }
+    out_text(d, kind, p, n, off, 1);
+}
+
+/* ---- phases ------------------------------------------------------------- */
+
+static void reset_scan_state(dsml_detector *d)
+{
+    memset(d->st, 0, sizeof d->st);
+}
+
+static void set_phase(dsml_detector *d, det_phase ph)
+{
+    d->phase = ph;
+    reset_scan_state(d);
+    reset_observer(d);
+}
+
+static void request_rewind(dsml_detector *d, size_t off)
+{
+    d->rewound = 1;
+    d->rewind = off;
+}
+
+static void raw_add(dsml_detector *d, const char *p, size_t n)
+{
+    if (d->strict || n == 0)
+        return;
+    if (d->raw.len == 0)
+        d->raw_off = d->base + (size_t)(p - d->in.data);
+    if (d->raw.len + n > d->lim.max_argument_bytes) {
+        fail(d, DSML_ERR_LIMIT, DSML_NO_OFFSET,
+             "an invoke's text exceeds max_argument_bytes (%zu)",
+             d->lim.max_argument_bytes);
+        return;
+    }
+    dsml_buf_append(&d->raw, p, n);
+    if (d->raw.failed)
+        nomem(d);
+}
+
+static void call_end_event(dsml_detector *d, int status, size_t off)
+{
+    det_event *e = ev_push(d);
+    if (e == NULL)
+        return;
+    e->type = DSML_EVENT_CALL_END;
+    e->call = d->ncalls - 1;
+    e->status = status;
+    e->offset = off;
+    d->call_open = 0;
+}
+
+static void reset_block_unit(dsml_detector *d)
+{
+    d->sep_len = 0;
+    d->name.len = 0;
+    d->name_chk = 0;
+    d->name_stage = 0;
+    d->name_lit = 0;
+    d->key.len = 0;
+    d->call_quiet = 0;
+    d->call_bad_name = 0;
+    d->dup_pending = 0;
+    d->vtail_len = 0;
+    d->vpart_len = 0;
+}
+
+/* Lenient handling of a malformed block: the call begun (if any) ends
+ * incomplete, the raw text of the current invoke becomes content, and the
+ * scan resumes at `resume` looking for the next invoke or the block's end. */
+static void block_violation(dsml_detector *d, int code, size_t off,
+                            size_t resume, const char *what)
+{
+    if (d->strict) {
+        fail(d, code, off, "%s", what);
+        return;
+    }
+    diag(d, code, off, "%s", what);
+    if (d->call_open)
+        call_end_event(d, DSML_CALL_INCOMPLETE, off);
+    out_text(d, DSML_EVENT_CONTENT, d->raw.data, d->raw.len, d->raw_off, 0);
+    d->raw.len = 0;
+    reset_block_unit(d);
+    set_phase(d, PH_RECOVER);
+    request_rewind(d, resume);
+}
+
+static void open_block(dsml_detector *d, const char *p, size_t len)
+{
+    d->saw_block = 1;
+    d->raw.len = 0;
+    reset_block_unit(d);
+    raw_add(d, p, len);
+    set_phase(d, PH_SEP);
+}
+
+/* ---- calls --------------------------------------------------------------- */
+
+static void args_out(dsml_detector *d, const char *p, size_t n)
+{
+    if (d->call_quiet || n == 0 || d->failed)
+        return;
+    d->args_len += n;
+    if (d->args_len > d->lim.max_argument_bytes) {
+        fail(d, DSML_ERR_LIMIT, DSML_NO_OFFSET,
+             "tool call %zu: arguments exceed max_argument_bytes (%zu)",
+             d->ncalls - 1, d->lim.max_argument_bytes);
+        return;
+    }
+    ev_text(d, DSML_EVENT_ARGUMENTS, d->ncalls - 1, p, n);
+}
+
+static int tool_declared(const dsml_detector *d, const char *name, size_t n)
+{
+    const char *p = d->tools.data;
+    for (size_t i = 0; i < d->ntools; i++) {
+        size_t l = strlen(p);
+        if (l == n && memcmp(p, name, n) == 0)
+            return 1;
+        p += l + 1;
+    }
+    return 0;
+}
+
+static const char *find2(const char *p, size_t n, const char *pat)
+{
+    for (size_t i = 0; i + 1 < n; i++)
+        if (p[i] == pat[0] && p[i + 1] == pat[1])
+            return p + i;
+    return NULL;
+}
+
+/* The name is final: checks it and reports CALL_BEGIN.  `end` is where the
+ * invoke's name text ended (for the lenient resume point).  Returns 0 when
+ * the block was abandoned or the detector failed. */
+static int begin_call(dsml_detector *d, const char *name, size_t n, size_t end)
+{
+    const char *ns = NULL, *bare = name;
+    size_t ns_len = 0, bare_len = n;
+    if (d->opt.profile != DSML_PROFILE_PRERELEASE) {
+        const char *sep = find2(name, n, "::");
+        if (sep != NULL) {
+            ns = name;
+            ns_len = (size_t)(sep - name);
+            bare = sep + 2;
+            bare_len = n - ns_len - 2;
+        }
+        if (find2(bare, bare_len, "::") != NULL) {
+            if (!d->strict) {
+                block_violation(d, DSML_ERR_TOOL_NAME, d->call_off, end,
+                                "tool name must not contain '::' after its "
+                                "namespace");
+                return 0;
+            }
+            /* the reference checks this when the invoke is complete */
+            d->call_bad_name = 1;
+            d->call_quiet = 1;
+            d->bad_name_off = d->call_off;
+            snprintf(d->bad_name_msg, sizeof d->bad_name_msg,
+                     "Tool name must not contain '::': %.*s",
+                     (int)(bare_len > 80 ? 80 : bare_len), bare);
+        }
+    }
+    if (d->have_tools && d->opt.tool_names == DSML_TOOL_NAMES_DECLARED &&
+        !tool_declared(d, name, n)) {
+        if (d->strict) {
+            fail(d, DSML_ERR_UNKNOWN_TOOL, d->call_off,
+                 "tool '%.*s' is not among the declared tools",
+                 (int)(n > 80 ? 80 : n), name);
+            return 0;
+        }
+        block_violation(d, DSML_ERR_UNKNOWN_TOOL, d->call_off, end,
+                        "tool name not among the declared tools");
+        return 0;
+    }
+    if (d->ncalls >= d->lim.max_calls) {
+        fail(d, DSML_ERR_LIMIT, d->call_off,
+             "more than max_calls (%zu) tool calls", d->lim.max_calls);
+        return 0;
+    }
+    size_t idx = d->ncalls++;
+    d->nparams = 0;
+    d->args_len = 0;
+    d->keys.len = 0;
+    if (d->keep_message) {
+        if (idx >= d->calls_cap) {
+            size_t cap = d->calls_cap ? d->calls_cap * 2 : 4;
+            det_call *c = dsml_realloc(&d->alloc, d->calls,
+                                       d->calls_cap * sizeof *c,
+                                       cap * sizeof *c);
+            if (c == NULL) {
+                nomem(d);
+                return 0;
+            }
+            for (size_t i = d->calls_cap; i < cap; i++) {
+                memset(&c[i], 0, sizeof c[i]);
+                dsml_buf_init(&c[i].name, &d->alloc);
+                dsml_buf_init(&c[i].ns, &d->alloc);
+                dsml_buf_init(&c[i].args, &d->alloc);
+            }
+            d->calls = c;
+            d->calls_cap = cap;
+        }
+        det_call *c = &d->calls[idx];
+        c->name.len = c->ns.len = c->args.len = 0;
+        c->complete = 0;
+        c->has_ns = ns != NULL;
+        dsml_buf_append(&c->name, bare, bare_len);
+        dsml_buf_append(&c->ns, ns, ns_len);
+        if (c->name.failed || c->ns.failed) {
+            nomem(d);
+            return 0;
+        }
+    }
+    if (d->call_quiet)
+        return 1;
+    det_event *e = ev_push(d);
+    if (e == NULL)
+        return 0;
+    e->type = DSML_EVENT_CALL_BEGIN;
+    e->call = idx;
+    e->offset = d->call_off;
+    e->name_off = d->arena.len;
+    e->name_len = bare_len;
+    dsml_buf_append(&d->arena, bare, bare_len);
+    dsml_buf_putc(&d->arena, '\0');
+    e->has_ns = ns != NULL;
+    e->ns_off = d->arena.len;
+    e->ns_len = ns_len;
+    dsml_buf_append(&d->arena, ns, ns_len);
+    dsml_buf_putc(&d->arena, '\0');
+    e->text_off = d->arena.len;
+    if (d->arena.failed)
+        nomem(d);
+    d->call_open = 1;
+    return 1;
+}
+
+static void close_call(dsml_detector *d, size_t off)
+{
+    if (d->call_bad_name) {
+        fail(d, DSML_ERR_TOOL_NAME, d->bad_name_off, "%s", d->bad_name_msg);
+        return;
+    }
+    if (d->nparams == 0)
+        args_out(d, "{}", 2);
+    else
+        args_out(d, "}", 1);
+    if (d->failed)
+        return;
+    call_end_event(d, DSML_CALL_COMPLETE, off);
+    if (d->keep_message && d->ncalls - 1 < d->calls_cap)
+        d->calls[d->ncalls - 1].complete = 1;
+    d->raw.len = 0;
+    reset_block_unit(d);
+    set_phase(d, PH_SEP);
+}
+
+/* Checks the invoke's text against the reference's
+ * ^\s*name="(.*?)">\n$ (DOTALL); sets the capture. */
+static int name_match(dsml_detector *d, const char **name, size_t *n)
+{
+    const unsigned char *p = (const unsigned char *)d->name.data;
+    size_t len = d->name.len, i = 0, l = 0;
+    while (i < len && det_unicode_space(p + i, len - i, &l) == 1)
+        i += l;
+    if (len - i < 6 || memcmp(p + i, "name=\"", 6) != 0)
+        return 0;
+    i += 6;
+    size_t r = len - i;
+    if (r >= 4 && memcmp(p + len - 4, "\">\n\n", 4) == 0)
+        r -= 4;
+    else if (r >= 3 && memcmp(p + len - 3, "\">\n", 3) == 0)
+        r -= 3;
+    else
+        return 0;
+    *name = (const char *)p + i;
+    *n = r;
+    return 1;
+}
+
+static void start_value(dsml_detector *d, int str_true)
+{
+    d->str_true = str_true;
+    d->vtail_len = 0;
+    d->vpart_len = 0;
+    d->vlead = 1;
+    d->vws.len = 0;
+    d->vbuf.len = 0;
+}
+
+static int key_seen(dsml_detector *d, const char *k, size_t n)
+{
+    size_t i = 0;
+    while (i + 4 <= d->keys.len) {
+        unsigned char *h = (unsigned char *)d->keys.data + i;
+        size_t l = (size_t)h[0] | (size_t)h[1] << 8 | (size_t)h[2] << 16 |
+                   (size_t)h[3] << 24;
+        if (l == n && memcmp(h + 4, k, n) == 0)
+            return 1;
+        i += 4 + l;
+    }
+    unsigned char h[4] = {(unsigned char)n, (unsigned char)(n >> 8),
+                          (unsigned char)(n >> 16), (unsigned char)(n >> 24)};
+    dsml_buf_append(&d->keys, (const char *)h, 4);
+    dsml_buf_append(&d->keys, k, n);
+    if (d->keys.failed)
+        nomem(d);
+    return 0;
+}
+
+static void param_marker(dsml_detector *d, int str_true, size_t off)
+{
+    /* the text so far must be ' name="' + key */
+    if (d->key.len < 7 || memcmp(d->key.data, " name=\"", 7) != 0) {
+        block_violation(d, DSML_ERR_PARAMETER_FORMAT, off, off,
+                        "Parameter format error: malformed parameter name");
+        return;
+    }
+    const char *k = d->key.data + 7;
+    size_t kn = d->key.len - 7;
+    if (key_seen(d, k, kn)) {
+        if (!d->strict) {
+            block_violation(d, DSML_ERR_DUPLICATE_PARAMETER, off, off,
+                            "Duplicate parameter name");
+            return;
+        }
+        /* the reference checks this once the parameter is complete */
+        if (!d->dup_pending) {
+            d->dup_pending = 1;
+            d->dup_off = off;
+            snprintf(d->dup_msg, sizeof d->dup_msg,
+                     "Duplicate parameter name: '%.*s'",
+                     (int)(kn > 80 ? 80 : kn), k);
+        }
+    }
+    dsml_buf *s = &d->scratch;
+    s->len = 0;
+    if (d->nparams == 0)
+        dsml_buf_putc(s, '{');
+    else
+        DSML_BUF_LIT(s, ", ");
+    dsml_emit_string(s, k, kn);
+    DSML_BUF_LIT(s, ": ");
+    if (str_true)
+        dsml_buf_putc(s, '"');
+    if (s->failed) {
+        nomem(d);
+        return;
+    }
+    args_out(d, s->data, s->len);
+    d->nparams++;
+    start_value(d, str_true);
+    set_phase(d, PH_PVALUE);
+}
+
+/* ---- values -------------------------------------------------------------- */
+
+static void value_emit(dsml_detector *d, const char *p, size_t n)
+{
+    if (n == 0)
+        return;
+    if (d->str_true) {
+        dsml_buf *s = &d->scratch;
+        s->len = 0;
+        dsml_emit_string(s, p, n);
+        if (s->failed) {
+            nomem(d);
+            return;
+        }
+        args_out(d, s->data + 1, s->len - 2);
+    } else if (d->opt.false_values == DSML_FALSE_VALUES_VALIDATE) {
+        if (d->vbuf.len + n > d->lim.max_argument_bytes) {
+            fail(d, DSML_ERR_LIMIT, DSML_NO_OFFSET,
+                 "a value exceeds max_argument_bytes");
+            return;
+        }
+        dsml_buf_append(&d->vbuf, p, n);
+        if (d->vbuf.failed)
+            nomem(d);
+    } else {
+        args_out(d, p, n);
+    }
+}
+
+/* Complete characters of the value. */
+static void value_chars(dsml_detector *d, const char *p, size_t n)
+{
+    if (!d->str_true || d->opt.trim != DSML_TRIM_WHITESPACE) {
+        value_emit(d, p, n);
+        return;
+    }
+    const unsigned char *u = (const unsigned char *)p;
+    size_t i = 0, l = 1;
+    if (d->vlead) {
+        while (i < n && det_unicode_space(u + i, n - i, &l) == 1)
+            i += l;
+        if (i == n)
+            return;
+        d->vlead = 0;
+    }
+    /* find the end of the last non-space character */
+    size_t last = i, j = i;
+    int any = 0;
+    while (j < n) {
+        int sp = det_unicode_space(u + j, n - j, &l);
+        if (sp < 0)
+            l = n - j;
+        j += l;
+        if (sp != 1) {
+            last = j;
+            any = 1;
+        }
+    }
+    if (any) {
+        value_emit(d, d->vws.data, d->vws.len);
+        d->vws.len = 0;
+        value_emit(d, p + i, last - i);
+        i = last;
+    }
+    if (n > i) {
+        if (d->vws.len + (n - i) > d->lim.max_held_bytes) {
+            fail(d, DSML_ERR_LIMIT, DSML_NO_OFFSET,
+                 "whitespace held for trimming exceeds max_held_bytes");
+            return;
+        }
+        dsml_buf_append(&d->vws, p + i, n - i);
+        if (d->vws.failed)
+            nomem(d);
+    }
+}
+
+static void value_bytes(dsml_detector *d, const char *p, size_t n)
+{
+    if (n == 0)
+        return;
+    if (d->vpart_len > 0) {
+        size_t need = utf8_len((unsigned char)d->vpart[0]);
+        size_t take = need - (size_t)d->vpart_len;
+        if (take > n)
+            take = n;
+        memcpy(d->vpart + d->vpart_len, p, take);
+        d->vpart_len += (int)take;
+        p += take;
+        n -= take;
+        if ((size_t)d->vpart_len < need)
+            return;
+        value_chars(d, d->vpart, need);
+        d->vpart_len = 0;
+    }
+    size_t t = det_utf8_incomplete_tail(p, n);
+    value_chars(d, p, n - t);
+    memcpy(d->vpart, p + n - t, t);
+    d->vpart_len = (int)t;
+}
+
+/* The value's bytes; a final '<' or "<\n" is held back, since the value
+ * text the reference keeps ends just before it. */
+static void value_sink(dsml_detector *d, const char *p, size_t n)
+{
+    size_t i = 0;
+    while (i < n && !d->failed) {
+        if (d->vtail_len == 0) {
+            const char *lt = memchr(p + i, '<', n - i);
+            if (lt == NULL) {
+                value_bytes(d, p + i, n - i);
+                return;
+            }
+            size_t j = (size_t)(lt - p);
+            value_bytes(d, p + i, j - i);
+            d->vtail[0] = '<';
+            d->vtail_len = 1;
+            i = j + 1;
+        } else if (d->vtail_len == 1 && p[i] == '\n') {
+            d->vtail[1] = '\n';
+            d->vtail_len = 2;
+            i++;
+        } else {
+            value_bytes(d, d->vtail, (size_t)d->vtail_len);
+            d->vtail_len = 0;
+        }
+    }
+}
+
+static void value_end(dsml_detector *d, size_t off)
+{
+    d->vtail_len = 0;
+    d->vws.len = 0; /* trimmed */
+    if (d->str_true) {
+        args_out(d, "\"", 1);
+        return;
+    }
+    if (d->opt.false_values != DSML_FALSE_VALUES_VALIDATE)
+        return;
+    cJSON *v = NULL;
+    int rc = dsml_json_try_read(d->vbuf.data, d->vbuf.len, &d->lim, &d->alloc,
+                                &v);
+    if (v != NULL)
+        cJSON_Delete(v);
+    if (rc == DSML_OK) {
+        args_out(d, d->vbuf.data, d->vbuf.len);
+        return;
+    }
+    if (rc == DSML_ERR_NOMEM) {
+        nomem(d);
+        return;
+    }
+    if (refuse(d, DSML_ERR_INVALID_VALUE, off,
+               "string=\"false\" value is not valid JSON; kept as a string"))
+        return;
+    dsml_buf *s = &d->scratch;
+    s->len = 0;
+    dsml_emit_string(s, d->vbuf.data, d->vbuf.len);
+    if (s->failed) {
+        nomem(d);
+        return;
+    }
+    args_out(d, s->data, s->len);
+}
+
+/* ---- sinks: the bytes between markers ---------------------------------- */
+
+/* The ">\n" between tags; returns bytes accepted. */
+static size_t sep_sink(dsml_detector *d, const char *p, size_t n, size_t off,
+                       int code, const char *what)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (d->sep_len >= 2 || p[i] != ">\n"[d->sep_len]) {
+            raw_add(d, p, i);
+            block_violation(d, code, off + i, off + i, what);
+            return i;
+        }
+        d->sep_len++;
+    }
+    raw_add(d, p, n);
+    return n;
+}
+
+static size_t name_sink(dsml_detector *d, const char *p, size_t n, size_t off)
+{
+    size_t start = d->name.len;
+    if (start + n > d->lim.max_held_bytes) {
+        fail(d, DSML_ERR_LIMIT, off,
+             "invoke name text exceeds max_held_bytes (%zu)",
+             d->lim.max_held_bytes);
+        return n;
+    }
+    dsml_buf_append(&d->name, p, n);
+    if (d->name.failed) {
+        nomem(d);
+        return n;
+    }
+    /* early check of ^\s*name=" */
+    const unsigned char *u = (const unsigned char *)d->name.data;
+    size_t len = d->name.len, bad = (size_t)-1;
+    while (d->name_stage < 2 && d->name_chk < len) {
+        if (d->name_stage == 0) {
+            size_t l = 0;
+            int sp = det_unicode_space(u + d->name_chk, len - d->name_chk, &l);
+            if (sp < 0)
+                break;
+            if (sp == 1) {
+                d->name_chk += l;
+                continue;
+            }
+            d->name_stage = 1;
+        }
+        if (u[d->name_chk] != (unsigned char)"name=\""[d->name_lit]) {
+            bad = d->name_chk;
+            break;
+        }
+        d->name_chk++;
+        if (++d->name_lit == 6)
+            d->name_stage = 2;
+    }
+    if (bad != (size_t)-1) {
+        size_t k = bad > start ? bad - start : 0;
+        raw_add(d, p, k);
+        d->name.len = 0;
+        block_violation(d, DSML_ERR_INVOKE_FORMAT, off + k, off + k,
+                        "Tool name format error");
+        return k;
+    }
+    raw_add(d, p, n);
+    return n;
+}
+
+static size_t key_sink(dsml_detector *d, const char *p, size_t n, size_t off)
+{
+    for (size_t i = 0; i < n && d->key.len + i < 7; i++) {
+        if (p[i] != " name=\""[d->key.len + i]) {
+            raw_add(d, p, i);
+            block_violation(d, DSML_ERR_PARAMETER_FORMAT, off + i, off + i,
+                            "Parameter format error");
+            return i;
+        }
+    }
+    if (d->key.len + n > d->lim.max_held_bytes) {
+        fail(d, DSML_ERR_LIMIT, off,
+             "parameter name exceeds max_held_bytes (%zu)",
+             d->lim.max_held_bytes);
+        return n;
+    }
+    dsml_buf_append(&d->key, p, n);
+    if (d->key.failed)
+        nomem(d);
+    raw_add(d, p, n);
+    return n;
+}
+
+static void sink(dsml_detector *d, const char *p, size_t n, size_t off)
+{
+    switch (d->phase) {
+    case PH_REASONING:
+        text_sink(d, DSML_EVENT_REASONING, p, n, off);
+        return;
+    case PH_CONTENT:
+        text_sink(d, DSML_EVENT_CONTENT, p, n, off);
+        return;
+    case PH_RECOVER:
+        out_text(d, DSML_EVENT_CONTENT, p, n, off, 0);
+        return;
+    case PH_SEP:
+        sep_sink(d, p, n, off, DSML_ERR_CALL_FORMAT,
+                 "Tool call format error: expected '>\\n'");
+        return;
+    case PH_PTAIL:
+        sep_sink(d, p, n, off, DSML_ERR_PARAMETER_FORMAT,
+                 "Parameter format error: expected '>\\n'");
+        return;
+    case PH_NAME:
+        name_sink(d, p, n, off);
+        return;
+    case PH_PHEAD:
+        key_sink(d, p, n, off);
+        return;
+    case PH_PVALUE:
+        raw_add(d, p, n);
+        value_sink(d, p, n);
+        return;
+    case PH_AFTER_BLOCK:
+        if (d->opt.trailing_text != DSML_TRAILING_TEXT_CONTENT && d->strict) {
+            fail(d, DSML_ERR_TRAILING_TEXT, off,
+                 "Unexpected content after tool calls");
+            return;
+        }
+        diag(d, DSML_ERR_TRAILING_TEXT, off,
+             "text after the calls block; kept as content");
+        set_phase(d, PH_CONTENT);
+        request_rewind(d, off);
+        return;
+    case PH_AFTER_EOS:
+        if (d->strict) {
+            fail(d, DSML_ERR_TRAILING_TEXT, off, "Unexpected content at end");
+            return;
+        }
+        diag(d, DSML_ERR_TRAILING_TEXT, off,
+             "text after the end-of-sentence token; kept as content");
+        set_phase(d, PH_CONTENT);
+        request_rewind(d, off);
+        return;
+    case PH_COUNT_:
+        return;
+    }
+}
+
+/* ---- markers ------------------------------------------------------------ */
+
+static void marker(dsml_detector *d, int tok, int variant, size_t off,
+                   const char *p, size_t len)
+{
+    if (variant)
+        diag(d, DSML_ERR_CALL_FORMAT, off, "marker variant '%.*s' accepted",
+             (int)len, p);
+    switch (d->phase) {
+    case PH_REASONING:
+        if (tok == TK_THINK_END) {
+            if (d->hold)
+                release_hold(d, DSML_EVENT_REASONING);
+            set_phase(d, PH_CONTENT);
+            return;
+        }
+        /* a calls block inside the reasoning */
+        if (d->opt.reasoning_calls == DSML_REASONING_CALLS_PARSE) {
+            diag(d, DSML_ERR_MISSING_THINK_END, off,
+                 "calls block before </think>: taken as the reasoning's end");
+            if (d->hold)
+                release_hold(d, DSML_EVENT_CONTENT);
+            open_block(d, p, len);
+            return;
+        }
+        if (refuse(d, DSML_ERR_MISSING_THINK_END, off,
+                   "Invalid thinking format: missing </think> before the "
+                   "calls block"))
+            return;
+        text_sink(d, DSML_EVENT_REASONING, p, len, off);
+        return;
+    case PH_CONTENT:
+        if (tok == TK_THINK_END) {
+            if (d->hold) {
+                diag(d, DSML_ERR_SPECIAL_TOKEN, off,
+                     "stray </think> with thinking off: the text before it "
+                     "is reasoning");
+                release_hold(d, DSML_EVENT_REASONING);
+            } else {
+                text_sink(d, DSML_EVENT_CONTENT, p, len, off);
+            }
+            return;
+        }
+        if (d->hold)
+            release_hold(d, DSML_EVENT_CONTENT);
+        if (tok == TK_EOS) {
+            d->saw_end = 1;
+            set_phase(d, PH_AFTER_EOS);
+            return;
+        }
+        if (tok == TK_OPEN_BARE)
+            diag(d, DSML_ERR_CALL_FORMAT, off,
+                 "calls block without the blank line before it");
+        open_block(d, p, len);
+        return;
+    case PH_SEP:
+        if (d->sep_len != 2) {
+            block_violation(d, DSML_ERR_CALL_FORMAT, off, off,
+                            "Tool call format error: expected '>\\n'");
+            return;
+        }
+        if (tok == TK_CALLS_END) {
+            d->saw_end = 1;
+            d->raw.len = 0;
+            set_phase(d, PH_AFTER_BLOCK);
+            return;
+        }
+        raw_add(d, p, len);
+        d->call_off = off;
+        d->name.len = 0;
+        d->name_chk = 0;
+        d->name_stage = 0;
+        d->name_lit = 0;
+        set_phase(d, PH_NAME);
+        return;
+    case PH_NAME: {
+        const char *name;
+        size_t n;
+        if (!name_match(d, &name, &n)) {
+            block_violation(d, DSML_ERR_INVOKE_FORMAT, off, off,
+                            "Tool name format error");
+            return;
+        }
+        if (!begin_call(d, name, n, off))
+            return;
+        raw_add(d, p, len);
+        if (tok == TK_PARAM) {
+            d->key.len = 0;
+            set_phase(d, PH_PHEAD);
+        } else {
+            close_call(d, off);
+        }
+        return;
+    }
+    case PH_PHEAD:
+        if (tok == TK_PARAM_END) {
+            block_violation(d, DSML_ERR_PARAMETER_FORMAT, off, off,
+                            "Parameter format error: no string=\"true|false\">"
+                            " before the parameter's end");
+            return;
+        }
+        raw_add(d, p, len);
+        param_marker(d, tok == TK_MARK_TRUE, off);
+        return;
+    case PH_PVALUE:
+        if (d->vtail_len == 0) {
+            block_violation(d, DSML_ERR_PARAMETER_FORMAT, off, off,
+                            "Parameter format error: value not followed by "
+                            "'</'");
+            return;
+        }
+        raw_add(d, p, len);
+        value_end(d, off);
+        if (d->failed)
+            return;
+        if (d->dup_pending) {
+            fail(d, DSML_ERR_DUPLICATE_PARAMETER, d->dup_off, "%s",
+                 d->dup_msg);
+            return;
+        }
+        d->sep_len = 0;
+        set_phase(d, PH_PTAIL);
+        return;
+    case PH_PTAIL:
+        if (d->sep_len != 2) {
+            block_violation(d, DSML_ERR_PARAMETER_FORMAT, off, off,
+                            "Parameter format error: expected '>\\n'");
+            return;
+        }
+        raw_add(d, p, len);
+        if (tok == TK_PARAM) {
+            d->key.len = 0;
+            set_phase(d, PH_PHEAD);
+        } else {
+            close_call(d, off);
+        }
+        return;
+    case PH_AFTER_BLOCK:
+        set_phase(d, PH_AFTER_EOS);
+        return;
+    case PH_RECOVER:
+        if (tok == TK_INVOKE) {
+            d->raw.len = 0;
+            reset_block_unit(d);
+            raw_add(d, p, len);
+            d->call_off = off;
+            set_phase(d, PH_NAME);
+        } else if (tok == TK_CALLS_END) {
+            d->saw_end = 1;
+            set_phase(d, PH_AFTER_BLOCK);
+        } else if (tok == TK_EOS) {
+            d->saw_end = 1;
+            set_phase(d, PH_AFTER_EOS);
+        } else {
+            open_block(d, p, len);
+        }
+        return;
+    case PH_AFTER_EOS:
+    case PH_COUNT_:
+        return;
+    }
+}
+
+/* ---- the scan loop ------------------------------------------------------ */
+
+static size_t held_len(const dsml_detector *d)
+{
+    const det_set *s = &d->sets[d->phase];
+    size_t m = 0;
+    for (size_t k = 0; k < s->n; k++)
+        if (d->st[k] > m)
+            m = d->st[k];
+    return m;
+}
+
+static void apply_rewind(dsml_detector *d)
+{
+    d->rewound = 0;
+    d->rel = d->scan = d->rewind - d->base;
+    reset_scan_state(d);
+}
+
+/* Gives in[rel, upto) to the sink.  Returns 1 when the scan must restart
+ * (rewind) or stop (failure). */
+static int release(dsml_detector *d, size_t upto)
+{
+    if (upto <= d->rel)
+        return d->failed != 0;
+    sink(d, d->in.data + d->rel, upto - d->rel, d->base + d->rel);
+    if (d->failed)
+        return 1;
+    if (d->rewound) {
+        apply_rewind(d);
+        return 1;
+    }
+    d->rel = upto;
+    return 0;
+}
+
+static void run(dsml_detector *d, int at_end)
+{
+    for (;;) {
+        if (d->failed)
+            return;
+        const det_set *s = &d->sets[d->phase];
+        const unsigned char *in = (const unsigned char *)d->in.data;
+        size_t n = d->in.len;
+        int matched = -1;
+        int any = 0;
+        for (size_t k = 0; k < s->n; k++)
+            any |= d->st[k];
+        while (d->scan < n) {
+            if (!any) {
+                size_t i = d->scan;
+                while (i < n && !(s->first[in[i] >> 3] & (1u << (in[i] & 7))))
+                    i++;
+                d->scan = i;
+                if (i >= n)
+                    break;
+            }
+            unsigned char c = in[d->scan++];
+            any = 0;
+            for (size_t k = 0; k < s->n; k++) {
+                const det_pat *p = &d->pats[s->idx[k]];
+                unsigned st = d->st[k];
+                while (st > 0 && p->s[st] != c)
+                    st = p->fail[st - 1];
+                if (p->s[st] == c)
+                    st++;
+                if (st == p->len) {
+                    if (matched < 0 || p->len > d->pats[s->idx[matched]].len)
+                        matched = (int)k;
+                    st = p->fail[st - 1];
+                }
+                d->st[k] = (unsigned char)st;
+                any |= (int)st;
+            }
+            if (matched >= 0)
+                break;
+        }
+        if (matched >= 0) {
+            const det_pat *p = &d->pats[s->idx[matched]];
+            size_t start = d->scan - p->len;
+            if (release(d, start))
+                continue;
+            d->rel = d->scan;
+            reset_scan_state(d);
+            marker(d, p->tok, p->variant, d->base + start, d->in.data + start,
+                   p->len);
+            if (d->failed)
+                return;
+            if (d->rewound)
+                apply_rewind(d);
+            continue;
+        }
+        size_t keep = at_end ? 0 : held_len(d);
+        if (release(d, n - keep))
+            continue;
+        return;
+    }
+}
+
+/* ---- end of stream ------------------------------------------------------ */
+
+static void end_violation(dsml_detector *d, int code, const char *what)
+{
+    size_t off = d->base + d->in.len;
+    if (d->strict) {
+        fail(d, code, off, "%s", what);
+        return;
+    }
+    diag(d, DSML_ERR_INCOMPLETE, off, "the stream ended inside the calls "
+                                      "block (%s)", what);
+    if (d->call_open)
+        call_end_event(d, DSML_CALL_INCOMPLETE, off);
+    out_text(d, DSML_EVENT_CONTENT, d->raw.data, d->raw.len, d->raw_off, 0);
+    d->raw.len = 0;
+    reset_block_unit(d);
+    set_phase(d, PH_RECOVER);
+}
+
+static void end_of_text(dsml_detector *d)
+{
+    size_t off = d->base + d->in.len;
+    switch (d->phase) {
+    case PH_REASONING:
+        if (d->hold) {
+            diag(d, DSML_ERR_MISSING_THINK_END, off,
+                 "no </think>: the text is content");
+            release_hold(d, DSML_EVENT_CONTENT);
+            return;
+        }
+        refuse(d, DSML_ERR_MISSING_THINK_END, off,
+               "Invalid thinking format: missing </think>");
+        return;
+    case PH_CONTENT:
+        if (d->hold)
+            release_hold(d, DSML_EVENT_CONTENT);
+        if (!d->saw_end && !d->saw_block)
+            refuse(d, DSML_ERR_MISSING_EOS, off,
+                   "Invalid format: missing EOS token");
+        return;
+    case PH_SEP:
+        /* the reference stops reading the block when the text ends where
+         * an invoke could start */
+        if (d->sep_len != 0)
+            end_violation(d, DSML_ERR_CALL_FORMAT,
+                          "Missing special token in tool calls");
+        return;
+    case PH_NAME: {
+        const char *name;
+        size_t n;
+        if (!name_match(d, &name, &n)) {
+            end_violation(d, DSML_ERR_INVOKE_FORMAT, "Tool name format error");
+            return;
+        }
+        if (begin_call(d, name, n, off) && !d->failed)
+            close_call(d, off);
+        return;
+    }
+    case PH_PHEAD:
+    case PH_PVALUE:
+        end_violation(d, DSML_ERR_PARAMETER_FORMAT, "Parameter format error");
+        return;
+    case PH_PTAIL:
+        if (d->sep_len == 2)
+            close_call(d, off);
+        else
+            end_violation(d, DSML_ERR_PARAMETER_FORMAT,
+                          "Parameter format error: expected '>\\n'");
+        return;
+    case PH_AFTER_BLOCK:
+    case PH_AFTER_EOS:
+    case PH_RECOVER:
+    case PH_COUNT_:
+        return;
+    }
+}
+
+/* ---- public ------------------------------------------------------------- */
+
+void dsml_detector_options_init(dsml_detector_options *opts)
+{
+    if (opts == NULL)
+        return;
+    memset(opts, 0, sizeof *opts);
+    opts->size = sizeof *opts;
+}
+
+static void resolve_limits(dsml_limits *out, const dsml_limits *in)
+{
+    memset(out, 0, sizeof *out);
+    if (in != NULL)
+        *out = *in;
+    if (out->max_input_bytes == 0)
+        out->max_input_bytes = DSML_DEFAULT_MAX_INPUT_BYTES;
+    if (out->max_depth == 0)
+        out->max_depth = DSML_DEFAULT_MAX_DEPTH;
+    if (out->max_messages == 0)
+        out->max_messages = DSML_DEFAULT_MAX_MESSAGES;
+    if (out->max_held_bytes == 0)
+        out->max_held_bytes = DSML_DEFAULT_MAX_HELD_BYTES;
+    if (out->max_argument_bytes == 0)
+        out->max_argument_bytes = DSML_DEFAULT_MAX_ARGUMENT_BYTES;
+    if (out->max_calls == 0)
+        out->max_calls = DSML_DEFAULT_MAX_CALLS;
+}
+
+static void start_state(dsml_detector *d)
+{
+    d->in.len = 0;
+    d->rel = d->scan = d->base = d->total = 0;
+    d->rewound = 0;
+    d->u_need = 0;
+    d->failed = 0;
+    d->finished = 0;
+    dsml_error_init(&d->err);
+    d->pend_code = 0;
+    d->part_len = 0;
+    d->held.len = 0;
+    d->hold = 0;
+    d->saw_block = d->saw_end = d->trailing_reported = 0;
+    d->raw.len = 0;
+    reset_block_unit(d);
+    d->call_open = 0;
+    d->ncalls = 0;
+    d->nparams = 0;
+    d->args_len = 0;
+    d->keys.len = 0;
+    d->vws.len = 0;
+    d->vbuf.len = 0;
+    d->m_content.len = 0;
+    d->m_reasoning.len = 0;
+    d->ev_n = d->ev_head = 0;
+    d->arena.len = 0;
+    if (d->opt.thinking_mode == DSML_THINKING) {
+        set_phase(d, PH_REASONING);
+        if (d->opt.missing_think_end == DSML_MISSING_THINK_END_CONTENT)
+            d->hold = DSML_EVENT_REASONING;
+    } else {
+        set_phase(d, PH_CONTENT);
+        if (d->opt.stray_think_end == DSML_STRAY_THINK_END_REASONING)
+            d->hold = DSML_EVENT_CONTENT;
+    }
+}
+
+static int check_enum(int v, int max) { return v >= 0 && v <= max; }
+
+int dsml_detector_create(const dsml_detector_options *opts,
+                         dsml_detector **out, dsml_error *err)
+{
+    if (out == NULL)
+        return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
+                         "dsml_detector_create: out is NULL");
+    *out = NULL;
+    dsml_detector_options o;
+    dsml_detector_options_init(&o);
+    if (opts != NULL) {
+        if (opts->size != 0 && opts->size < sizeof o)
+            return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
+                             "dsml_detector_options.size is too small");
+        o = *opts;
+        o.size = sizeof o;
+    }
+    if (!check_enum((int)o.thinking_mode, 1) || !check_enum((int)o.profile, 1) ||
+        !check_enum((int)o.mode, 1) || !check_enum((int)o.reasoning_calls, 1) ||
+        !check_enum((int)o.missing_think_end, 1) ||
+        !check_enum((int)o.stray_think_end, 1) ||
+        !check_enum((int)o.trailing_text, 1) || !check_enum((int)o.trim, 1) ||
+        !check_enum((int)o.tool_names, 1) ||
+        !check_enum((int)o.false_values, 1) || !check_enum((int)o.markers, 1) ||
+        (o.flags & ~DSML_DETECT_NO_MESSAGE) != 0 ||
+        (o.tools_json == NULL && o.tools_len != 0))
+        return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
+                         "invalid detector option value");
+    dsml_allocator a;
+    dsml_alloc_resolve(&a, o.allocator);
+    dsml_detector *d = dsml_malloc(&a, sizeof *d);
+    if (d == NULL)
+        return dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL,
+                         "out of memory");
+    memset(d, 0, sizeof *d);
+    d->alloc = a;
+    resolve_limits(&d->lim, o.limits);
+    o.limits = NULL;
+    o.allocator = NULL;
+    d->opt = o;
+    d->strict = o.mode == DSML_DETECT_STRICT;
+    d->keep_message = !(o.flags & DSML_DETECT_NO_MESSAGE);
+    dsml_buf *bufs[] = {&d->tools, &d->in, &d->held, &d->raw, &d->name,
+                        &d->key, &d->keys, &d->vws, &d->vbuf, &d->m_content,
+                        &d->m_reasoning, &d->arena, &d->scratch};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        dsml_buf_init(bufs[i], &d->alloc);
+    det_build_patterns(d);
+    if (o.tools_json != NULL) {
+        int rc = det_read_tools(d, o.tools_json, o.tools_len, err);
+        if (rc != DSML_OK) {
+            dsml_detector_destroy(d);
+            return rc;
+        }
+    }
+    d->opt.tools_json = NULL;
+    d->opt.tools_len = 0;
+    start_state(d);
+    *out = d;
+    return DSML_OK;
+}
+
+void dsml_detector_destroy(dsml_detector *d)
+{
+    if (d == NULL)
+        return;
+    dsml_buf *bufs[] = {&d->tools, &d->in, &d->held, &d->raw, &d->name,
+                        &d->key, &d->keys, &d->vws, &d->vbuf, &d->m_content,
+                        &d->m_reasoning, &d->arena, &d->scratch};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        dsml_buf_release(bufs[i]);
+    for (size_t i = 0; i < d->calls_cap; i++) {
+        dsml_buf_release(&d->calls[i].name);
+        dsml_buf_release(&d->calls[i].ns);
+        dsml_buf_release(&d->calls[i].args);
+    }
+    dsml_free(&d->alloc, d->calls);
+    dsml_free(&d->alloc, d->ev);
+    dsml_allocator a = d->alloc;
+    dsml_free(&a, d);
+}
+
+void dsml_detector_reset(dsml_detector *d)
+{
+    if (d != NULL)
+        start_state(d);
+}
+
+const dsml_error *dsml_detector_error(const dsml_detector *d)
+{
+    return d == NULL ? NULL : &d->err;
+}
+
+static void drain_if_done(dsml_detector *d)
+{
+    if (d->ev_head == d->ev_n) {
+        d->ev_head = d->ev_n = 0;
+        d->arena.len = 0;
+    }
+}
+
+/* Incremental UTF-8 check of the input. */
+static int check_utf8(dsml_detector *d, const unsigned char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = p[i];
+        if (d->u_need > 0) {
+            if (c < d->u_lo || c > d->u_hi)
+                goto bad;
+            d->u_lo = 0x80;
+            d->u_hi = 0xbf;
+            d->u_need--;
+            continue;
+        }
+        if (c < 0x80)
+            continue;
+        d->u_lo = 0x80;
+        d->u_hi = 0xbf;
+        if (c >= 0xc2 && c <= 0xdf)
+            d->u_need = 1;
+        else if (c >= 0xe0 && c <= 0xef) {
+            d->u_need = 2;
+            if (c == 0xe0)
+                d->u_lo = 0xa0;
+            else if (c == 0xed)
+                d->u_hi = 0x9f;
+        } else if (c >= 0xf0 && c <= 0xf4) {
+            d->u_need = 3;
+            if (c == 0xf0)
+                d->u_lo = 0x90;
+            else if (c == 0xf4)
+                d->u_hi = 0x8f;
+        } else
+            goto bad;
+        continue;
+    bad:
+        fail(d, DSML_ERR_UTF8, d->total + i, "invalid UTF-8 at byte %zu",
+             d->total + i);
+        return 0;
+    }
+    return 1;
+}
+
+int dsml_detector_feed(dsml_detector *d, const char *bytes, size_t len)
+{
+    if (d == NULL || (bytes == NULL && len != 0))
+        return DSML_ERR_ARGUMENT;
+    if (d->failed)
+        return d->failed;
+    if (d->finished)
+        return DSML_ERR_STATE;
+    drain_if_done(d);
+    if (len > d->lim.max_input_bytes - d->total) {
+        fail(d, DSML_ERR_LIMIT, d->total,
+             "the completion exceeds max_input_bytes (%zu)",
+             d->lim.max_input_bytes);
+        return d->failed;
+    }
+    if (!check_utf8(d, (const unsigned char *)bytes, len))
+        return d->failed;
+    d->total += len;
+    dsml_buf_append(&d->in, bytes, len);
+    if (d->in.failed) {
+        nomem(d);
+        return d->failed;
+    }
+    run(d, 0);
+    if (d->rel > 0) {
+        memmove(d->in.data, d->in.data + d->rel, d->in.len - d->rel);
+        d->in.len -= d->rel;
+        d->base += d->rel;
+        d->scan -= d->rel;
+        d->rel = 0;
+    }
+    return d->failed;
+}
+
+int dsml_detector_finish(dsml_detector *d)
+{
+    if (d == NULL)
+        return DSML_ERR_ARGUMENT;
+    if (d->failed || d->finished)
+        return d->failed;
+    d->finished = 1;
+    drain_if_done(d);
+    if (d->u_need > 0) {
+        fail(d, DSML_ERR_UTF8, d->total,
+             "the completion ends inside a UTF-8 character");
+        return d->failed;
+    }
+    run(d, 1);
+    if (!d->failed)
+        end_of_text(d);
+    if (!d->failed && d->rewound) {
+        /* a lenient end-of-text fallback switched phases; nothing is left to
+         * scan */
+        d->rewound = 0;
+    }
+    if (!d->failed && d->strict && d->pend_code != 0)
+        fail(d, d->pend_code, d->pend_off, "%s", d->pend_msg);
+    return d->failed;
+}
+
+int dsml_detector_next(dsml_detector *d, dsml_event *event)
+{
+    if (d == NULL || event == NULL)
+        return DSML_ERR_ARGUMENT;
+    if (event->size != 0 && event->size < sizeof *event)
+        return DSML_ERR_ARGUMENT;
+    if (d->ev_head < d->ev_n) {
+        const det_event *e = &d->ev[d->ev_head++];
+        memset(event, 0, sizeof *event);
+        event->size = sizeof *event;
+        event->type = (dsml_event_type)e->type;
+        event->text = d->arena.data + e->text_off;
+        event->len = e->len;
+        event->call_index = e->call;
+        event->status = e->status;
+        event->offset = e->offset;
+        if (e->type == DSML_EVENT_CALL_BEGIN) {
+            event->text = NULL;
+            event->name = d->arena.data + e->name_off;
+            event->name_len = e->name_len;
+            if (e->has_ns) {
+                event->ns = d->arena.data + e->ns_off;
+                event->ns_len = e->ns_len;
+            }
+        } else if (e->type == DSML_EVENT_CALL_END) {
+            event->text = NULL;
+        }
+        return 1;
+    }
+    drain_if_done(d);
+    return d->failed ? d->failed : 0;
+}

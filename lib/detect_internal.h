@@ -1,0 +1,191 @@
+/*
+ * detect_internal.h - the detector's state, shared by the engine
+ * (detect.c), the marker tables (detect_markers.c) and the message and
+ * one-shot parse (detect_message.c).  Nothing here is exported.
+ */
+#ifndef DSML_DETECT_INTERNAL_H
+#define DSML_DETECT_INTERNAL_H
+
+#include "internal.h"
+
+/* Logical tokens the scanner recognises. */
+enum {
+    TK_THINK_END,  /* </think> */
+    TK_EOS,        /* <｜end▁of▁sentence｜> */
+    TK_OPEN,       /* "\n\n<｜DSML｜ calls" (the blank line belongs to it) */
+    TK_OPEN_BARE,  /* "<｜DSML｜ calls" without the blank line (lenient) */
+    TK_INVOKE,     /* <｜DSML｜ invoke */
+    TK_CALLS_END,  /* </｜DSML｜ calls> */
+    TK_INVOKE_END, /* </｜DSML｜ invoke */
+    TK_PARAM,      /* <｜DSML｜ parameter */
+    TK_PARAM_END,  /* /｜DSML｜ parameter (no '<': the value keeps it) */
+    TK_MARK_TRUE,  /* " string="true"> */
+    TK_MARK_FALSE, /* " string="false"> */
+    TK_COUNT_
+};
+
+/* Special tokens refused inside content and reasoning. */
+enum { SP_BOS, SP_EOS, SP_THINK, SP_THINK_END, SP_DSML, SP_COUNT_ };
+
+#define DET_PAT_MAX 48   /* longest pattern, bytes */
+#define DET_PATS 64      /* patterns in the table */
+#define DET_SET_MAX 32   /* patterns in one phase's stop set */
+
+typedef struct det_pat {
+    unsigned char s[DET_PAT_MAX];
+    unsigned char fail[DET_PAT_MAX];
+    unsigned char len;
+    unsigned char tok;
+    unsigned char variant; /* not the V4.1 spelling */
+} det_pat;
+
+typedef struct det_set {
+    unsigned char idx[DET_SET_MAX];
+    unsigned char n;
+    unsigned char first[32]; /* bitset of first bytes */
+} det_set;
+
+/* Phases of the parse, in the order the reference reads them. */
+typedef enum det_phase {
+    PH_REASONING,   /* up to </think> */
+    PH_CONTENT,     /* up to EOS or a calls block */
+    PH_SEP,         /* ">\n" then invoke or end of block */
+    PH_NAME,        /* invoke text up to a parameter or the invoke's end */
+    PH_PHEAD,       /* ' name="K"' up to the string="..."> marker */
+    PH_PVALUE,      /* the value, up to "/｜DSML｜ parameter" */
+    PH_PTAIL,       /* ">\n" then parameter or the invoke's end */
+    PH_AFTER_BLOCK, /* after </｜DSML｜ calls>: EOS or nothing */
+    PH_AFTER_EOS,   /* nothing may follow */
+    PH_RECOVER,     /* lenient: raw block text is content until a marker */
+    PH_COUNT_
+} det_phase;
+
+typedef struct det_call {
+    dsml_buf name;
+    dsml_buf ns;
+    dsml_buf args;
+    int has_ns;
+    int complete;
+} det_call;
+
+typedef struct det_event {
+    int type;
+    size_t text_off, len;
+    size_t call;
+    size_t name_off, name_len;
+    size_t ns_off, ns_len;
+    int has_ns;
+    int status;
+    size_t offset;
+} det_event;
+
+struct dsml_detector {
+    dsml_allocator alloc;
+    dsml_detector_options opt;
+    dsml_limits lim;
+    int strict;
+
+    /* declared tools: qualified names, NUL-separated */
+    int have_tools;
+    dsml_buf tools;
+    size_t ntools;
+
+    /* markers */
+    det_pat pats[DET_PATS];
+    size_t npats;
+    det_set sets[PH_COUNT_];
+    det_pat sp[SP_COUNT_];
+
+    /* scanning: in[] holds the bytes not yet released */
+    dsml_buf in;
+    size_t rel;            /* first byte not yet given to a sink */
+    size_t scan;           /* first byte not yet scanned */
+    size_t base;           /* stream offset of in.data[0] */
+    size_t total;          /* bytes fed */
+    unsigned char st[DET_SET_MAX];
+    const det_set *set;
+    det_phase phase;
+    int rewound;           /* a handler asked to rescan from `rewind` */
+    size_t rewind;         /* stream offset */
+
+    /* UTF-8 validation of the input */
+    int u_need;
+    unsigned char u_lo, u_hi;
+
+    /* status */
+    int failed;
+    int finished;
+    dsml_error err;
+    int pend_code;         /* strict: special token seen (checked last) */
+    size_t pend_off;
+    char pend_msg[160];
+
+    /* text output: observer of special tokens, incomplete character */
+    unsigned char obs[SP_COUNT_];
+    char part[4];
+    int part_len;
+    int part_kind;
+
+    /* policy windows (options 2 and 3) */
+    int hold;              /* 0 none, else DSML_EVENT_REASONING/CONTENT the
+                              held text defaults to */
+    dsml_buf held;
+    size_t held_off;
+
+    /* block parsing */
+    int saw_block, saw_end, trailing_reported;
+    dsml_buf raw;          /* lenient: raw text of the current invoke */
+    size_t raw_off;
+    int sep_len;
+    dsml_buf name;         /* invoke text after the tag */
+    size_t name_chk;
+    int name_stage, name_lit;
+    dsml_buf key;          /* parameter text after the tag */
+    int str_true;
+    int call_open;         /* CALL_BEGIN emitted */
+    int call_quiet;        /* strict: call with a refused name (no events) */
+    int call_bad_name;     /* strict: '::' in the bare name, fails at end */
+    char bad_name_msg[160];
+    size_t bad_name_off;
+    int dup_pending;
+    size_t dup_off;
+    char dup_msg[160];
+    size_t nparams;
+    size_t args_len;
+    dsml_buf keys;         /* keys of the current call: len(4) + bytes */
+    size_t ncalls;         /* calls begun */
+    size_t call_off;
+
+    /* value layer */
+    char vtail[2];
+    int vtail_len;
+    char vpart[4];
+    int vpart_len;
+    int vlead;             /* trim: still before the first non-space */
+    dsml_buf vws;          /* trim: trailing whitespace held */
+    dsml_buf vbuf;         /* validation: the whole string="false" value */
+
+    /* message */
+    int keep_message;
+    dsml_buf m_content, m_reasoning;
+    det_call *calls;
+    size_t calls_cap;
+
+    /* event queue */
+    det_event *ev;
+    size_t ev_n, ev_head, ev_cap;
+    dsml_buf arena;
+    dsml_buf scratch;
+};
+
+/* detect_markers.c */
+void det_build_patterns(dsml_detector *d);
+int det_unicode_space(const unsigned char *p, size_t n, size_t *len);
+size_t det_utf8_incomplete_tail(const char *p, size_t n);
+
+/* detect_message.c */
+int det_message_json(dsml_detector *d, dsml_buf *b);
+int det_read_tools(dsml_detector *d, const char *json, size_t len,
+                   dsml_error *err);
+
+#endif

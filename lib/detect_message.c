@@ -1,0 +1,177 @@
+/*
+ * detect_message.c - what the detector gives back whole: the final message
+ * as JSON text (the reference's dict, printed as json.dumps does), the
+ * one-shot parse built on the streaming engine, and the declared tools the
+ * detector checks call names against.
+ */
+#include <string.h>
+
+#include "detect_internal.h"
+
+int det_message_json(dsml_detector *d, dsml_buf *b)
+{
+    DSML_BUF_LIT(b, "{\"role\": \"assistant\", \"content\": ");
+    dsml_emit_string(b, d->m_content.data, d->m_content.len);
+    DSML_BUF_LIT(b, ", \"reasoning_content\": ");
+    dsml_emit_string(b, d->m_reasoning.data, d->m_reasoning.len);
+    DSML_BUF_LIT(b, ", \"tool_calls\": [");
+    int first = 1;
+    for (size_t i = 0; i < d->ncalls && i < d->calls_cap; i++) {
+        const det_call *c = &d->calls[i];
+        if (!c->complete)
+            continue;
+        if (!first)
+            DSML_BUF_LIT(b, ", ");
+        first = 0;
+        DSML_BUF_LIT(b, "{\"type\": \"function\", \"function\": {\"name\": ");
+        dsml_emit_string(b, c->name.data, c->name.len);
+        DSML_BUF_LIT(b, ", \"arguments\": ");
+        dsml_emit_string(b, c->args.data, c->args.len);
+        dsml_buf_putc(b, '}');
+        if (c->has_ns) {
+            DSML_BUF_LIT(b, ", \"namespace\": ");
+            dsml_emit_string(b, c->ns.data, c->ns.len);
+        }
+        dsml_buf_putc(b, '}');
+    }
+    DSML_BUF_LIT(b, "]}");
+    return b->failed ? DSML_ERR_NOMEM : DSML_OK;
+}
+
+static const char *str_of(const cJSON *v)
+{
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* The namespace a tool entry names, as the reference's renderer finds it. */
+static const char *tool_namespace(const cJSON *tool, const cJSON *fn)
+{
+    const cJSON *ns = dsml_json_get(tool, "namespace");
+    if (ns == NULL || cJSON_IsNull(ns))
+        ns = dsml_json_get(fn, "namespace");
+    if (cJSON_IsObject(ns))
+        return str_of(dsml_json_get(ns, "name"));
+    return str_of(ns);
+}
+
+int det_read_tools(dsml_detector *d, const char *json, size_t len,
+                   dsml_error *err)
+{
+    cJSON *root = NULL;
+    int rc = dsml_json_read(json, len, &d->lim, &d->alloc, "$.tools", 0, &root,
+                            err);
+    if (rc != DSML_OK)
+        return rc;
+    if (!cJSON_IsArray(root)) {
+        cJSON_Delete(root);
+        return dsml_fail(err, DSML_ERR_TYPE, DSML_NO_OFFSET, "$.tools",
+                         "$.tools: expected an array of tools");
+    }
+    size_t i = 0;
+    for (const cJSON *t = root->child; t != NULL; t = t->next, i++) {
+        const cJSON *fn = dsml_json_get(t, "function");
+        if (!cJSON_IsObject(fn))
+            fn = t;
+        const char *name = str_of(dsml_json_get(fn, "name"));
+        if (name == NULL) {
+            cJSON_Delete(root);
+            return dsml_fail(err, DSML_ERR_MISSING_KEY, DSML_NO_OFFSET, NULL,
+                             "$.tools[%zu].function.name: missing or not a "
+                             "string", i);
+        }
+        const char *ns = NULL;
+        if (d->opt.profile != DSML_PROFILE_PRERELEASE)
+            ns = tool_namespace(t, fn);
+        if (ns != NULL) {
+            size_t nl = strlen(ns);
+            /* a name already qualified with the same namespace stays */
+            if (!(strncmp(name, ns, nl) == 0 && strncmp(name + nl, "::", 2) == 0)) {
+                dsml_buf_puts(&d->tools, ns);
+                DSML_BUF_LIT(&d->tools, "::");
+            }
+        }
+        dsml_buf_puts(&d->tools, name);
+        dsml_buf_putc(&d->tools, '\0');
+        d->ntools++;
+    }
+    cJSON_Delete(root);
+    d->have_tools = 1;
+    if (d->tools.failed)
+        return dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL,
+                         "out of memory");
+    return DSML_OK;
+}
+
+int dsml_detector_message(dsml_detector *d, dsml_output *out, dsml_error *err)
+{
+    if (out != NULL)
+        memset(out, 0, sizeof *out);
+    if (d == NULL || out == NULL)
+        return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
+                         "dsml_detector_message: NULL argument");
+    if (d->failed) {
+        if (err != NULL)
+            *err = d->err;
+        return d->failed;
+    }
+    if (!d->finished || !d->keep_message)
+        return dsml_fail(err, DSML_ERR_STATE, DSML_NO_OFFSET, NULL,
+                         "the message is available after "
+                         "dsml_detector_finish(), unless "
+                         "DSML_DETECT_NO_MESSAGE was set");
+    dsml_buf b;
+    dsml_buf_init(&b, &d->alloc);
+    int rc = det_message_json(d, &b);
+    out->text = dsml_buf_take(&b, &out->len);
+    if (rc != DSML_OK || out->text == NULL) {
+        memset(out, 0, sizeof *out);
+        return dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL,
+                         "out of memory");
+    }
+    out->alloc_ = d->alloc;
+    return DSML_OK;
+}
+
+int dsml_parse_completion(const char *text, size_t len,
+                          const dsml_parse_options *opts, dsml_output *out,
+                          dsml_error *err)
+{
+    if (out != NULL)
+        memset(out, 0, sizeof *out);
+    if (out == NULL || (text == NULL && len != 0))
+        return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
+                         "dsml_parse_completion: NULL argument");
+    dsml_parse_options o;
+    dsml_detector_options_init(&o);
+    if (opts == NULL)
+        o.mode = DSML_DETECT_STRICT;
+    else if (opts->size != 0 && opts->size < sizeof o)
+        return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
+                         "dsml_parse_options.size is too small");
+    else
+        o = *opts;
+    o.flags &= ~DSML_DETECT_NO_MESSAGE;
+    dsml_detector *d = NULL;
+    int rc = dsml_detector_create(&o, &d, err);
+    if (rc != DSML_OK)
+        return rc;
+    /* fed in slices, events dropped as they come: the queue stays small */
+    dsml_event ev;
+    ev.size = sizeof ev;
+    size_t at = 0;
+    while (rc == DSML_OK && at < len) {
+        size_t n = len - at < ((size_t)1 << 16) ? len - at : (size_t)1 << 16;
+        rc = dsml_detector_feed(d, text + at, n);
+        at += n;
+        while (rc == DSML_OK && (rc = dsml_detector_next(d, &ev)) == 1)
+            rc = DSML_OK;
+    }
+    if (rc == DSML_OK)
+        rc = dsml_detector_finish(d);
+    if (rc == DSML_OK)
+        rc = dsml_detector_message(d, out, err);
+    else if (err != NULL)
+        *err = d->err;
+    dsml_detector_destroy(d);
+    return rc;
+}

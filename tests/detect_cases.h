@@ -1,0 +1,286 @@
+/*
+ * detect_cases.h - shared by the detector and parser suites: the golden
+ * parse cases (testdata/parse.jsonl, prerelease-parse.jsonl) loaded into
+ * memory, the reference's error classes mapped to status codes, and a
+ * canonical log of a detector's events (adjacent text of one kind and
+ * adjacent argument fragments of one call merged) for comparing runs.
+ */
+#ifndef DSML_DETECT_CASES_H
+#define DSML_DETECT_CASES_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "detect_internal.h"
+
+typedef struct dc_case {
+    char id[64];
+    char *text;
+    size_t len;
+    dsml_thinking_mode thinking;
+    dsml_profile profile;
+    char *expect;     /* message JSON as json.dumps prints it, or NULL */
+    size_t expect_len;
+    int expect_code;  /* when the reference refused the text */
+    char ref_msg[160];
+} dc_case;
+
+typedef struct dc_cases {
+    dc_case *v;
+    size_t n;
+} dc_cases;
+
+/* The reference's exception messages, mapped to our codes. */
+static inline int dc_map_error(const char *msg)
+{
+    static const struct {
+        const char *prefix;
+        int code;
+    } map[] = {
+        {"Invalid thinking format", DSML_ERR_MISSING_THINK_END},
+        {"Invalid format: missing EOS", DSML_ERR_MISSING_EOS},
+        {"Unexpected content", DSML_ERR_TRAILING_TEXT},
+        {"Unexpected special token", DSML_ERR_SPECIAL_TOKEN},
+        {"Tool call format error", DSML_ERR_CALL_FORMAT},
+        {"Missing special token in tool calls", DSML_ERR_CALL_FORMAT},
+        {"Tool name format error", DSML_ERR_INVOKE_FORMAT},
+        {"Parameter format error", DSML_ERR_PARAMETER_FORMAT},
+        {"Duplicate parameter name", DSML_ERR_DUPLICATE_PARAMETER},
+        {"Tool name must not contain", DSML_ERR_TOOL_NAME},
+    };
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (strncmp(msg, map[i].prefix, strlen(map[i].prefix)) == 0)
+            return map[i].code;
+    return 1; /* unknown: never equal to a status */
+}
+
+static inline char *dc_strdup(const char *s, size_t n)
+{
+    char *p = malloc(n + 1);
+    memcpy(p, s, n);
+    p[n] = '\0';
+    return p;
+}
+
+static inline void dc_load(dc_cases *cs, const char *file, dsml_profile profile)
+{
+    char path[512];
+    tu_lines it;
+    if (!tu_lines_open(&it, tu_testdata(file, path, sizeof path))) {
+        fprintf(stderr, "cannot read %s\n", path);
+        return;
+    }
+    dsml_allocator a;
+    dsml_alloc_resolve(&a, NULL);
+    cJSON *line;
+    while ((line = tu_lines_next(&it)) != NULL) {
+        cs->v = realloc(cs->v, (cs->n + 1) * sizeof *cs->v);
+        dc_case *c = &cs->v[cs->n++];
+        memset(c, 0, sizeof *c);
+        snprintf(c->id, sizeof c->id, "%s",
+                 cJSON_GetObjectItemCaseSensitive(line, "id")->valuestring);
+        const char *t =
+            cJSON_GetObjectItemCaseSensitive(line, "text")->valuestring;
+        c->len = strlen(t);
+        c->text = dc_strdup(t, c->len);
+        const cJSON *tm = cJSON_GetObjectItemCaseSensitive(line, "thinking_mode");
+        c->thinking = cJSON_IsString(tm) && strcmp(tm->valuestring, "thinking") == 0
+                          ? DSML_THINKING
+                          : DSML_CHAT;
+        c->profile = profile;
+        const cJSON *ex = cJSON_GetObjectItemCaseSensitive(line, "expect");
+        const cJSON *msg = cJSON_GetObjectItemCaseSensitive(ex, "message");
+        if (msg != NULL) {
+            dsml_buf b;
+            dsml_buf_init(&b, &a);
+            dsml_emit_json(&b, msg);
+            c->expect = dsml_buf_take(&b, &c->expect_len);
+        } else {
+            const cJSON *e = cJSON_GetObjectItemCaseSensitive(ex, "error");
+            const char *m =
+                cJSON_GetObjectItemCaseSensitive(e, "message")->valuestring;
+            c->expect_code = dc_map_error(m);
+            snprintf(c->ref_msg, sizeof c->ref_msg, "%s", m);
+        }
+        cJSON_Delete(line);
+    }
+    tu_lines_close(&it);
+}
+
+static inline void dc_free(dc_cases *cs)
+{
+    for (size_t i = 0; i < cs->n; i++) {
+        free(cs->v[i].text);
+        free(cs->v[i].expect);
+    }
+    free(cs->v);
+    memset(cs, 0, sizeof *cs);
+}
+
+static inline void dc_options(dsml_detector_options *o, const dc_case *c,
+                              dsml_detect_mode mode)
+{
+    dsml_detector_options_init(o);
+    o->thinking_mode = c->thinking;
+    o->profile = c->profile;
+    o->mode = mode;
+}
+
+/* ---- event logs ---------------------------------------------------------- */
+
+/* A canonical text of an event sequence, built as events are pulled:
+ * R"..." C"..." B<i>:ns::name A<i>"..." E<i>:status D<code>@<offset>. */
+typedef struct dc_log {
+    dsml_buf b;
+    int last_type;
+    size_t last_call;
+} dc_log;
+
+static inline void dc_log_init(dc_log *l)
+{
+    static dsml_allocator a;
+    dsml_alloc_resolve(&a, NULL);
+    dsml_buf_init(&l->b, &a);
+    l->last_type = 0;
+    l->last_call = (size_t)-1;
+}
+
+static inline void dc_log_close_text(dc_log *l)
+{
+    if (l->last_type != 0)
+        dsml_buf_puts(&l->b, "\"\n");
+    l->last_type = 0;
+}
+
+static inline void dc_log_event(dc_log *l, const dsml_event *e)
+{
+    int text = e->type == DSML_EVENT_REASONING || e->type == DSML_EVENT_CONTENT ||
+               e->type == DSML_EVENT_ARGUMENTS;
+    if (text) {
+        if (l->last_type != (int)e->type ||
+            (e->type == DSML_EVENT_ARGUMENTS && l->last_call != e->call_index)) {
+            dc_log_close_text(l);
+            const char *tag = e->type == DSML_EVENT_REASONING ? "R"
+                              : e->type == DSML_EVENT_CONTENT ? "C"
+                                                              : "A";
+            dsml_buf_puts(&l->b, tag);
+            if (e->type == DSML_EVENT_ARGUMENTS)
+                dsml_buf_put_size(&l->b, e->call_index);
+            dsml_buf_putc(&l->b, '"');
+            l->last_type = (int)e->type;
+            l->last_call = e->call_index;
+        }
+        dsml_buf_append(&l->b, e->text, e->len);
+        return;
+    }
+    dc_log_close_text(l);
+    char tmp[64];
+    switch (e->type) {
+    case DSML_EVENT_CALL_BEGIN:
+        snprintf(tmp, sizeof tmp, "B%zu@%zu:", e->call_index, e->offset);
+        dsml_buf_puts(&l->b, tmp);
+        if (e->ns != NULL) {
+            dsml_buf_append(&l->b, e->ns, e->ns_len);
+            dsml_buf_puts(&l->b, "::");
+        }
+        dsml_buf_append(&l->b, e->name, e->name_len);
+        dsml_buf_putc(&l->b, '\n');
+        break;
+    case DSML_EVENT_CALL_END:
+        snprintf(tmp, sizeof tmp, "E%zu:%d\n", e->call_index, e->status);
+        dsml_buf_puts(&l->b, tmp);
+        break;
+    case DSML_EVENT_DIAGNOSTIC:
+        snprintf(tmp, sizeof tmp, "D%d@%zu:", e->status, e->offset);
+        dsml_buf_puts(&l->b, tmp);
+        dsml_buf_append(&l->b, e->text, e->len);
+        dsml_buf_putc(&l->b, '\n');
+        break;
+    default:
+        dsml_buf_puts(&l->b, "?\n");
+    }
+}
+
+/* Pulls every queued event into the log; returns the last status of next. */
+static inline int dc_drain(dsml_detector *d, dc_log *l)
+{
+    dsml_event e;
+    e.size = sizeof e;
+    int rc;
+    while ((rc = dsml_detector_next(d, &e)) == 1) {
+        if (e.type == DSML_EVENT_REASONING || e.type == DSML_EVENT_CONTENT ||
+            e.type == DSML_EVENT_ARGUMENTS) {
+            /* text never ends inside a UTF-8 character */
+            if (e.len > 0 &&
+                (det_utf8_incomplete_tail(e.text, e.len) != 0 ||
+                 ((unsigned char)e.text[0] & 0xc0) == 0x80))
+                dsml_buf_puts(&l->b, "!SPLIT-UTF8!");
+        }
+        dc_log_event(l, &e);
+    }
+    return rc;
+}
+
+/* Result of one run: the event log, the final status, and the message. */
+typedef struct dc_run {
+    char *log;
+    size_t log_len;
+    int rc;
+    char *msg;
+    size_t msg_len;
+} dc_run;
+
+static inline void dc_run_free(dc_run *r)
+{
+    free(r->log);
+    free(r->msg);
+    memset(r, 0, sizeof *r);
+}
+
+/* Feeds `text` to a fresh detector in the chunks listed by `cuts` (ascending
+ * offsets where a new chunk starts; NULL/0 = one chunk), or in slices of
+ * `step` bytes when step > 0. */
+static inline void dc_feed_run(dsml_detector *d, const char *text, size_t len,
+                               size_t step, const size_t *cuts, size_t ncuts,
+                               dc_run *out)
+{
+    dc_log l;
+    dc_log_init(&l);
+    dsml_detector_reset(d);
+    int rc = DSML_OK;
+    size_t at = 0, ci = 0;
+    while (rc == DSML_OK && at < len) {
+        size_t end = len;
+        if (step > 0)
+            end = at + step < len ? at + step : len;
+        else if (ci < ncuts)
+            end = cuts[ci++];
+        rc = dsml_detector_feed(d, text + at, end - at);
+        int r2 = dc_drain(d, &l);
+        if (rc == DSML_OK && r2 < 0)
+            rc = r2;
+        at = end;
+    }
+    if (rc == DSML_OK)
+        rc = dsml_detector_finish(d);
+    int r2 = dc_drain(d, &l);
+    if (rc == DSML_OK && r2 < 0)
+        rc = r2;
+    dc_log_close_text(&l);
+    out->rc = rc;
+    out->log = dsml_buf_take(&l.b, &out->log_len);
+    out->msg = NULL;
+    out->msg_len = 0;
+    if (rc == DSML_OK) {
+        dsml_output o;
+        if (dsml_detector_message(d, &o, NULL) == DSML_OK) {
+            out->msg = dc_strdup(o.text, o.len);
+            out->msg_len = o.len;
+            dsml_output_free(&o);
+        }
+    }
+}
+
+#endif
