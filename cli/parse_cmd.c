@@ -57,7 +57,9 @@ static int parse_usage_error(const char *fmt, ...)
     return CLI_EXIT_USAGE;
 }
 
-#if defined(DSML_CALL_COMPLETE) && !defined(DSML_CLI_NO_DETECTOR)
+/* The detector section of dsml.h defines DSML_CALL_COMPLETE; against an
+ * older header the command only reports that it is missing. */
+#ifdef DSML_CALL_COMPLETE
 #define CLI_HAVE_DETECTOR 1
 #endif
 

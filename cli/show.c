@@ -311,9 +311,10 @@ int cli_show(const cli_rendered *r, int color, int oneline)
             v.width = (size_t)w;
     }
     sgr(&v, CLI_SGR_DIM);
-    cli_buf_printf(&b, "# profile %s, %s input, %zu bytes, %zu segments, %zu image%s\n",
+    cli_buf_printf(&b, "# profile %s, %s input, %zu bytes, %zu segment%s, %zu image%s\n",
                    cli_profile_name(r->profile), cli_format_name(r->format), r->out.len,
-                   nseg, r->out.image_count, r->out.image_count == 1 ? "" : "s");
+                   nseg, nseg == 1 ? "" : "s", r->out.image_count,
+                   r->out.image_count == 1 ? "" : "s");
     cli_buf_printf(&b, "# options %s\n", r->options.data);
     sgr(&v, CLI_SGR_RESET);
     for (size_t i = 0; i < n; i++)
