@@ -6,6 +6,7 @@
  * and records where each number lexeme starts; cJSON then builds the tree;
  * a walk in document order attaches each lexeme to its number node.
  */
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,8 +25,6 @@ typedef struct scan {
     size_t i;
     size_t depth_limit;
     const dsml_allocator *a;
-    size_t *nums; /* start offsets of number lexemes, in order */
-    size_t nnums, capnums;
     int code;     /* error status, DSML_OK while fine */
     size_t where; /* error offset */
     const char *why;
@@ -159,6 +158,7 @@ static int scan_string(scan *sc)
 
 static int is_digit(char c) { return c >= '0' && c <= '9'; }
 
+/* Checks the number at sc->i against JSON's grammar and moves past it. */
 static int scan_number(scan *sc)
 {
     size_t start = sc->i;
@@ -193,16 +193,6 @@ static int scan_number(scan *sc)
     if (i - start > 63)
         return scan_fail(sc, DSML_ERR_LIMIT, start,
                          "number longer than 63 characters");
-    if (sc->nnums == sc->capnums) {
-        size_t cap = sc->capnums ? sc->capnums * 2 : 64;
-        size_t *p = dsml_realloc(sc->a, sc->nums, sc->capnums * sizeof *p,
-                                 cap * sizeof *p);
-        if (p == NULL)
-            return scan_fail(sc, DSML_ERR_NOMEM, start, "out of memory");
-        sc->nums = p;
-        sc->capnums = cap;
-    }
-    sc->nums[sc->nnums++] = start;
     sc->i = i;
     return 1;
 }
@@ -380,34 +370,80 @@ static int mark_duplicates(cJSON *obj, const dsml_allocator *a)
     return 1;
 }
 
-/* Attaches lexemes to number nodes in document order and flags objects
- * with repeated keys. */
-static int attach_lexemes(cJSON *v, const scan *sc, size_t *k)
+/*
+ * The guided pass: cJSON has read the text and checked its structure; this
+ * walk follows the tree and the text side by side, so it knows what comes
+ * next.  It checks what cJSON lets through (UTF-8, control characters,
+ * \u0000, number grammar, whitespace, trailing text, depth), attaches each
+ * number's lexeme and flags objects with repeated keys.
+ */
+static int guide_ws(scan *sc)
 {
-    while (v != NULL) {
-        if ((v->type & 0xFF) == cJSON_Object && v->child != NULL &&
-            !mark_duplicates(v, sc->a))
+    skip_ws(sc);
+    if (sc->i < sc->n && (unsigned char)sc->s[sc->i] <= 0x20)
+        return scan_fail(sc, DSML_ERR_JSON, sc->i, "unexpected control character");
+    return 1;
+}
+
+static int guide_char(scan *sc, char c)
+{
+    if (!guide_ws(sc))
+        return 0;
+    if (sc->i >= sc->n || sc->s[sc->i] != c)
+        return scan_fail(sc, DSML_ERR_JSON, sc->i, "unexpected character");
+    sc->i++;
+    return 1;
+}
+
+static int guide_value(scan *sc, cJSON *v, size_t depth)
+{
+    if (!guide_ws(sc))
+        return 0;
+    if (sc->i >= sc->n)
+        return scan_fail(sc, DSML_ERR_JSON, sc->i, "unexpected end of text");
+    switch (v->type & 0xFF) {
+    case cJSON_String:
+        return scan_string(sc);
+    case cJSON_Number: {
+        size_t start = sc->i;
+        if (!scan_number(sc))
             return 0;
-        if ((v->type & 0xFF) == cJSON_Number) {
-            if (*k < sc->nnums) {
-                size_t start = sc->nums[*k];
-                size_t end = start + 1;
-                while (end < sc->n && (is_digit(sc->s[end]) || sc->s[end] == '.' ||
-                                       sc->s[end] == 'e' || sc->s[end] == 'E' ||
-                                       sc->s[end] == '+' || sc->s[end] == '-'))
-                    end++;
-                v->valuestring = (char *)(uintptr_t)(sc->s + start);
-                v->valueint = (int)(end - start);
-                v->type |= cJSON_IsReference;
+        v->valuestring = (char *)(uintptr_t)(sc->s + start);
+        v->valueint = (int)(sc->i - start);
+        v->type |= cJSON_IsReference;
+        return 1;
+    }
+    case cJSON_True:
+        return scan_literal(sc, "true");
+    case cJSON_False:
+        return scan_literal(sc, "false");
+    case cJSON_NULL:
+        return scan_literal(sc, "null");
+    case cJSON_Array:
+    case cJSON_Object: {
+        int obj = (v->type & 0xFF) == cJSON_Object;
+        if (depth >= sc->depth_limit)
+            return scan_fail(sc, DSML_ERR_LIMIT, sc->i, "nesting too deep");
+        sc->i++; /* '{' or '[' */
+        if (obj && v->child != NULL && !mark_duplicates(v, sc->a))
+            return scan_fail(sc, DSML_ERR_NOMEM, DSML_NO_OFFSET, "out of memory");
+        for (cJSON *c = v->child; c != NULL; c = c->next) {
+            if (c != v->child && !guide_char(sc, ','))
+                return 0;
+            if (obj) {
+                if (!guide_ws(sc))
+                    return 0;
+                if (!scan_string(sc) || !guide_char(sc, ':'))
+                    return 0;
             }
-            (*k)++;
-        } else if (v->child != NULL) {
-            if (!attach_lexemes(v->child, sc, k))
+            if (!guide_value(sc, c, depth + 1))
                 return 0;
         }
-        v = v->next;
+        return guide_char(sc, obj ? '}' : ']');
     }
-    return 1;
+    default:
+        return scan_fail(sc, DSML_ERR_JSON, sc->i, "unexpected value");
+    }
 }
 
 static int read_json(const char *text, size_t len, const dsml_limits *limits,
@@ -432,27 +468,28 @@ static int read_json(const char *text, size_t len, const dsml_limits *limits,
         scan_fail(sc, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, "NULL text");
         return sc->code;
     }
-    if (len > max_input) {
+    if (len > max_input || len > (size_t)INT_MAX) {
         scan_fail(sc, DSML_ERR_LIMIT, 0, "input larger than max_input_bytes");
         return sc->code;
     }
-    if (!scan_text(sc)) {
-        dsml_free(a, sc->nums);
-        return sc->code;
-    }
-    cJSON *root = cJSON_ParseWithLength(text, len);
+    const char *end = NULL;
+    cJSON *root = len ? cJSON_ParseWithLengthOpts(text, len, &end, 0) : NULL;
     if (root == NULL) {
-        dsml_free(a, sc->nums);
-        scan_fail(sc, DSML_ERR_NOMEM, DSML_NO_OFFSET,
-                  "the JSON reader could not build the tree");
+        /* Find out what is wrong, and where. */
+        if (!scan_text(sc))
+            return sc->code;
+        sc->i = 0;
+        if (len == 0 || end == NULL)
+            scan_fail(sc, DSML_ERR_NOMEM, DSML_NO_OFFSET,
+                      "the JSON reader could not build the tree");
+        else
+            scan_fail(sc, DSML_ERR_JSON, (size_t)(end - text), "malformed JSON");
         return sc->code;
     }
-    size_t k = 0;
-    int ok = attach_lexemes(root, sc, &k);
-    dsml_free(a, sc->nums);
-    if (!ok) {
+    if (!guide_value(sc, root, 0) || !guide_ws(sc) ||
+        (sc->i != sc->n &&
+         !scan_fail(sc, DSML_ERR_JSON, sc->i, "extra text after the JSON value"))) {
         cJSON_Delete(root);
-        scan_fail(sc, DSML_ERR_NOMEM, DSML_NO_OFFSET, "out of memory");
         return sc->code;
     }
     *out = root;
