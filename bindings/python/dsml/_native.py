@@ -288,13 +288,17 @@ def _declare(lib, path):
 lib, library_path = _load()
 _declare(lib, library_path)
 
+def check_version(number, text, path):
+    """Refuse a library whose major or minor release differs."""
+    if number // 10000 != EXPECTED_MAJOR or number // 100 % 100 != EXPECTED_MINOR:
+        raise ImportError(
+            "dsml: %s is libdsml %s (version number %d); this binding needs "
+            "%d.%d.x" % (path, text, number, EXPECTED_MAJOR, EXPECTED_MINOR))
+
+
 version_number = lib.dsml_version_number()
 version = lib.dsml_version().decode("ascii", "replace")
-if (version_number // 10000 != EXPECTED_MAJOR
-        or version_number // 100 % 100 != EXPECTED_MINOR):
-    raise ImportError(
-        "dsml: %s is libdsml %s; this binding needs %d.%d.x"
-        % (library_path, version, EXPECTED_MAJOR, EXPECTED_MINOR))
+check_version(version_number, version, library_path)
 
 
 # ---------------------------------------------------------------------------
@@ -358,10 +362,13 @@ def raise_error(status, err):
     raise make_error(status, err)
 
 
+ERROR_SIZE = ctypes.sizeof(Error)
+
+
 def error_struct():
     """A cleared dsml_error ready for one call."""
     err = Error()
-    err.size = ctypes.sizeof(Error)
+    err.size = ERROR_SIZE
     return err
 
 

@@ -116,8 +116,7 @@ def _strict_options(thinking, profile):
 
 def _parse(data, opts):
     out = N.Output()
-    err = N.Error()
-    err.size = ctypes.sizeof(N.Error)
+    err = N.error_struct()
     status = _lib.dsml_parse_completion(data, len(data), _byref(opts),
                                         _byref(out), _byref(err))
     if status != 0:
