@@ -256,27 +256,13 @@ def _load():
         "libdsml.so.  Tried: " + "; ".join(errors))
 
 
-# Functions a library may lack while the detector is being built; calling
-# one then raises DsmlError.  Empty once the detector has landed.
-OPTIONAL = {p[0] for p in PROTOTYPES if p[0].startswith(("dsml_detector", "dsml_parse"))}
-
-
-def _missing_function(name):
-    def missing(*args):
-        raise DsmlError(ERR_STATE, "%s is not in %s" % (name, library_path))
-    return missing
-
-
 def _declare(lib, path):
     missing = []
     for name, restype, argtypes in PROTOTYPES:
         try:
             fn = getattr(lib, name)
         except AttributeError:
-            if name in OPTIONAL:
-                setattr(lib, name, _missing_function(name))
-            else:
-                missing.append(name)
+            missing.append(name)
             continue
         fn.restype = restype
         fn.argtypes = argtypes

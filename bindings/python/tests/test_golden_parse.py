@@ -9,9 +9,7 @@ import unittest
 
 import _support
 import dsml
-from dsml import _native as N
 
-HAVE_DETECTOR = not isinstance(N.lib.dsml_parse_completion, type(lambda: 0))
 
 FILES = [
     # file, profile, cases
@@ -42,7 +40,6 @@ def detector_outcome(text, mode, profile, rng):
         return ("error", e.name)
 
 
-@unittest.skipUnless(HAVE_DETECTOR, "the library has no parser yet")
 class GoldenParse(unittest.TestCase):
 
     def test_parser(self):
