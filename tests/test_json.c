@@ -212,6 +212,74 @@ static void test_format_double(void **state)
     assert_string_equal(out, "-0.0");
 }
 
+/* The shortest "%.{p}e" that reads back to d, by exhaustive search: the
+ * definition dsml_format_double must agree with. */
+static void shortest_digits(double d, char *digits, int *exp10)
+{
+    char tmp[48];
+    for (int prec = 0; prec <= 16; prec++) {
+        snprintf(tmp, sizeof tmp, "%.*e", prec, d);
+        if (strtod(tmp, NULL) == d)
+            break;
+    }
+    size_t n = 0;
+    const char *p = tmp;
+    for (; *p != 'e'; p++)
+        if (*p >= '0' && *p <= '9')
+            digits[n++] = *p;
+    while (n > 1 && digits[n - 1] == '0')
+        n--;
+    digits[n] = '\0';
+    *exp10 = atoi(p + 1);
+}
+
+static void test_float_repr_random(void **state)
+{
+    (void)state;
+    /* Every finite double prints with the shortest round-tripping digits,
+     * in decimal notation exactly when the exponent is in [-4, 16). */
+    uint64_t x = 0x9e3779b97f4a7c15u;
+    for (int i = 0; i < 200000; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        double d;
+        uint64_t bits = x;
+        if (i % 4 == 1) /* also everyday magnitudes */
+            bits = (x & 0x800fffffffffffffu) | ((uint64_t)(1023 - 30 + (x >> 52) % 90) << 52);
+        memcpy(&d, &bits, sizeof d);
+        if (d != d || d - d != 0)
+            continue;
+        char out[32], want[24];
+        int e;
+        dsml_format_double(d, out);
+        assert_true(strtod(out, NULL) == d);
+        shortest_digits(d < 0 ? -d : d, want, &e);
+        /* the digits of out, without sign, point, leading zeros, exponent */
+        char got[32];
+        size_t n = 0;
+        int seen_nonzero = 0;
+        for (const char *p = out; *p && *p != 'e'; p++) {
+            if (*p < '0' || *p > '9')
+                continue;
+            if (*p != '0')
+                seen_nonzero = 1;
+            if (seen_nonzero)
+                got[n++] = *p;
+        }
+        while (n > 1 && got[n - 1] == '0')
+            n--;
+        got[n] = '\0';
+        if (d == 0)
+            strcpy(got, "0");
+        if (strcmp(got, want) != 0)
+            fail_msg("%.17g printed as %s (shortest digits %s)", d, out, want);
+        int sci = strchr(out, 'e') != NULL;
+        if (d != 0 && sci != (e < -4 || e >= 16))
+            fail_msg("%.17g printed as %s: wrong notation for exponent %d", d, out, e);
+    }
+}
+
 static void test_pystr(void **state)
 {
     (void)state;
@@ -379,6 +447,7 @@ int main(void)
         cmocka_unit_test(test_strings),
         cmocka_unit_test(test_containers_and_duplicate_keys),
         cmocka_unit_test(test_format_double),
+        cmocka_unit_test(test_float_repr_random),
         cmocka_unit_test(test_pystr),
         cmocka_unit_test(test_grammar_errors),
         cmocka_unit_test(test_utf8_errors),
