@@ -117,8 +117,10 @@ int dsml_json_read(const char *text, size_t len, const dsml_limits *limits,
 int dsml_json_try_read(const char *text, size_t len, const dsml_limits *limits,
                        const dsml_allocator *a, cJSON **out);
 
-/* Set by dsml_json_read on objects whose members repeat a key (a bit cJSON
- * does not use). */
+/* Marks an object whose members repeat a key (a bit cJSON does not use).
+ * dsml_json_read sets it while checking and then collapses the repeats
+ * (first position, last value, as Python's dict), so the trees it returns
+ * never carry it. */
 #define DSML_JSON_DUPLICATE_KEYS (1 << 12)
 
 /* The last member named `key` (Python dict semantics), or NULL. */

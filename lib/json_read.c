@@ -370,6 +370,56 @@ static int mark_duplicates(cJSON *obj, const dsml_allocator *a)
     return 1;
 }
 
+typedef struct member_pos {
+    cJSON *node;
+    size_t pos;
+} member_pos;
+
+static int member_order(const void *x, const void *y)
+{
+    const member_pos *a = x, *b = y;
+    int c = strcmp(a->node->string, b->node->string);
+    if (c != 0)
+        return c;
+    return a->pos < b->pos ? -1 : a->pos > b->pos;
+}
+
+/* Collapses repeated keys as Python's dict does: each key once, at the
+ * position of its first occurrence, with the value of its last.  Sorting
+ * keeps this O(n log n) however many keys repeat, so that readers of the
+ * tree can walk its members once.  Clears DSML_JSON_DUPLICATE_KEYS.
+ * Returns 0 when out of memory. */
+static int collapse_duplicates(cJSON *obj, const dsml_allocator *a)
+{
+    size_t n = 0;
+    for (const cJSON *c = obj->child; c != NULL; c = c->next)
+        n++;
+    member_pos *m = dsml_malloc(a, n * sizeof *m);
+    if (m == NULL)
+        return 0;
+    size_t k = 0;
+    for (cJSON *c = obj->child; c != NULL; c = c->next, k++) {
+        m[k].node = c;
+        m[k].pos = k;
+    }
+    qsort(m, n, sizeof *m, member_order);
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        while (j < n && strcmp(m[j].node->string, m[i].node->string) == 0)
+            j++;
+        if (j - i > 1) {
+            cJSON *last = cJSON_DetachItemViaPointer(obj, m[j - 1].node);
+            for (size_t r = i + 1; r + 1 < j; r++)
+                cJSON_Delete(cJSON_DetachItemViaPointer(obj, m[r].node));
+            cJSON_ReplaceItemViaPointer(obj, m[i].node, last);
+        }
+        i = j;
+    }
+    dsml_free(a, m);
+    obj->type &= ~DSML_JSON_DUPLICATE_KEYS;
+    return 1;
+}
+
 /*
  * The guided pass: cJSON has read the text and checked its structure; this
  * walk follows the tree and the text side by side, so it knows what comes
@@ -439,6 +489,8 @@ static int guide_value(scan *sc, cJSON *v, size_t depth)
             if (!guide_value(sc, c, depth + 1))
                 return 0;
         }
+        if ((v->type & DSML_JSON_DUPLICATE_KEYS) && !collapse_duplicates(v, sc->a))
+            return scan_fail(sc, DSML_ERR_NOMEM, DSML_NO_OFFSET, "out of memory");
         return guide_char(sc, obj ? '}' : ']');
     }
     default:
