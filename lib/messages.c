@@ -646,7 +646,17 @@ typedef struct call_order {
     size_t n, cap;
 } call_order;
 
-/* Sets the order from an assistant's tool calls (last duplicate id wins). */
+static int entry_order(const void *x, const void *y)
+{
+    const order_entry *a = x, *b = y;
+    int c = strcmp(a->id, b->id);
+    if (c != 0)
+        return c;
+    return a->rank < b->rank ? -1 : a->rank > b->rank;
+}
+
+/* Sets the order from an assistant's tool calls (last duplicate id wins).
+ * Sorted by id, so that looking up a result's call costs O(log n). */
 static int order_from_calls(dsml_rctx *c, const dsml_msg *m, call_order *o)
 {
     o->n = 0;
@@ -680,15 +690,20 @@ static int order_from_calls(dsml_rctx *c, const dsml_msg *m, call_order *o)
             o->v = v;
             o->cap = cap;
         }
-        size_t k;
-        for (k = 0; k < o->n; k++)
-            if (strcmp(o->v[k].id, id->valuestring) == 0)
-                break;
-        if (k == o->n)
-            o->n++;
-        o->v[k].id = id->valuestring;
-        o->v[k].rank = idx;
+        o->v[o->n].id = id->valuestring;
+        o->v[o->n].rank = idx;
+        o->n++;
     }
+    /* sorted by id, one entry per id: the last call's rank */
+    if (o->n > 1)
+        qsort(o->v, o->n, sizeof *o->v, entry_order);
+    size_t kept = 0;
+    for (size_t k = 0; k < o->n; k++) {
+        if (kept > 0 && strcmp(o->v[kept - 1].id, o->v[k].id) == 0)
+            kept--;
+        o->v[kept++] = o->v[k];
+    }
+    o->n = kept;
     return DSML_OK;
 }
 
@@ -700,12 +715,34 @@ static int rank_of(const call_order *o, const dsml_block *b, size_t *rank)
         return DSML_OK;
     if (!is_str(id)) /* never equal to a (string) call id */
         return DSML_OK;
-    for (size_t k = 0; k < o->n; k++)
-        if (strcmp(o->v[k].id, id->valuestring) == 0) {
-            *rank = o->v[k].rank;
+    size_t lo = 0, hi = o->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int cmp = strcmp(o->v[mid].id, id->valuestring);
+        if (cmp == 0) {
+            *rank = o->v[mid].rank;
             break;
         }
+        if (cmp < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
     return DSML_OK;
+}
+
+/* A tool result's rank and its index among the message's blocks. */
+typedef struct ranked {
+    size_t rank;
+    size_t block;
+} ranked;
+
+static int ranked_order(const void *x, const void *y)
+{
+    const ranked *a = x, *b = y;
+    if (a->rank != b->rank)
+        return a->rank < b->rank ? -1 : 1;
+    return a->block < b->block ? -1 : a->block > b->block;
 }
 
 static int check_user_blocks(dsml_rctx *c, const dsml_msg *m)
@@ -761,29 +798,24 @@ int dsml_sort_tool_results(dsml_rctx *c, const dsml_msgs *context_raw,
                 ntool++;
         if (ntool < 2 || o.n == 0)
             continue;
-        /* stable insertion sort of the tool results by rank */
+        /* stable sort of the tool results by rank (ties keep their order) */
         dsml_block *tb = dsml_arena_alloc(&c->arena, ntool * sizeof *tb);
-        size_t *rk = dsml_arena_alloc(&c->arena, ntool * sizeof *rk);
+        ranked *rk = dsml_arena_alloc(&c->arena, ntool * sizeof *rk);
         if (tb == NULL || rk == NULL)
             return dsml_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
         size_t t = 0;
         for (size_t k = 0; k < m->nblocks; k++) {
             if (m->blocks[k].kind != DSML_BLK_TOOL_RESULT)
                 continue;
-            size_t rank;
-            r = rank_of(&o, &m->blocks[k], &rank);
+            r = rank_of(&o, &m->blocks[k], &rk[t].rank);
             if (r != DSML_OK)
                 return r;
-            size_t j = t;
-            while (j > 0 && rk[j - 1] > rank) {
-                tb[j] = tb[j - 1];
-                rk[j] = rk[j - 1];
-                j--;
-            }
-            tb[j] = m->blocks[k];
-            rk[j] = rank;
+            rk[t].block = k;
             t++;
         }
+        qsort(rk, ntool, sizeof *rk, ranked_order);
+        for (t = 0; t < ntool; t++)
+            tb[t] = m->blocks[rk[t].block];
         t = 0;
         for (size_t k = 0; k < m->nblocks; k++)
             if (m->blocks[k].kind == DSML_BLK_TOOL_RESULT)
