@@ -14,6 +14,9 @@ from .render import to_json_text
 _byref = ctypes.byref
 _string_at = ctypes.string_at
 _loads = json.loads
+# The library's message JSON is well-formed, starts at offset 0 and has no
+# surrounding space, so the decoder's scanner is called directly.
+_scan = json.JSONDecoder().scan_once
 _lib = N.lib
 
 _THINKING = {"chat": N.CHAT, "thinking": N.THINKING}
@@ -122,10 +125,10 @@ def _parse(data, opts):
     if status != 0:
         N.raise_error(status, err)
     try:
-        text = _string_at(out.text, out.len)
+        text = _string_at(out.text, out.len).decode("utf-8")
     finally:
         _lib.dsml_output_free(_byref(out))
-    return _loads(text)
+    return _scan(text, 0)[0]
 
 
 def parse_message_from_completion_text(text, thinking_mode, *, profile="v41"):

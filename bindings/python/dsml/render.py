@@ -12,7 +12,9 @@ import json
 from . import _native as N
 from ._native import DsmlError
 
-_dumps = json.JSONEncoder(ensure_ascii=False).encode
+# check_circular off: a cycle ends in RecursionError, reported as DsmlError,
+# and the serializer runs faster without its bookkeeping.
+_dumps = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
 _loads = json.loads
 _byref = ctypes.byref
 _render_case = N.lib.dsml_render_case

@@ -11,7 +11,8 @@ detector (strict and lenient, random chunking) and must end in the parser's
 result.  Exit status 1 when any mismatch was found.
 
 A mismatch kind is one of: "reference refused, binding accepted",
-"reference accepted, binding refused", "different result", "detector",
+"reference accepted, binding refused", "different result", "different
+error" (a completion refused for another reason than the reference's), "detector",
 "exception" (a Python exception other than DsmlError escaped the binding).
 Identical minimal reproductions are printed once, with a count.
 """

@@ -130,12 +130,43 @@ def _parse_outcome(text, mode):
         return ("error", "%s: %s" % (exc.name, exc.message), exc.name)
 
 
-def mismatch(ref_outcome, dsml_outcome):
-    """None when the outcomes agree, else a short mismatch kind."""
+# The reference parser's errors and the codes dsml.h gives them.
+PARSE_ERRORS = [
+    ("Invalid thinking format: missing </think>", "DSML_ERR_MISSING_THINK_END"),
+    ("Invalid format: missing EOS token", "DSML_ERR_MISSING_EOS"),
+    ("Tool call format error", "DSML_ERR_CALL_FORMAT"),
+    ("Missing special token in tool calls", "DSML_ERR_CALL_FORMAT"),
+    ("Tool name format error", "DSML_ERR_INVOKE_FORMAT"),
+    ("Parameter format error", "DSML_ERR_PARAMETER_FORMAT"),
+    ("Duplicate parameter name", "DSML_ERR_DUPLICATE_PARAMETER"),
+    ("Tool name must not contain '::'", "DSML_ERR_TOOL_NAME"),
+    ("Unexpected content after tool calls", "DSML_ERR_TRAILING_TEXT"),
+    ("Unexpected content at end", "DSML_ERR_TRAILING_TEXT"),
+    ("Unexpected special token", "DSML_ERR_SPECIAL_TOKEN"),
+]
+
+
+def parse_error_code(reference_error):
+    """The DSML_ERR_* name for a reference parser error, or None."""
+    message = reference_error.partition(": ")[2]
+    for prefix, code in PARSE_ERRORS:
+        if message.startswith(prefix):
+            return code
+    return None
+
+
+def mismatch(ref_outcome, dsml_outcome, kind=None):
+    """None when the outcomes agree, else a short mismatch kind.  For
+    completions (kind "parse") both sides must also fail for the same
+    reason."""
     r, d = ref_outcome[0], dsml_outcome[0]
     if d in ("exception", "detector"):
         return d
     if r == "error" and d == "error":
+        if kind == "parse":
+            want = parse_error_code(ref_outcome[1])
+            if want is not None and not dsml_outcome[1].startswith(want + ":"):
+                return "different error"
         return None
     if r == "error":
         return "reference refused, binding accepted"
@@ -150,7 +181,7 @@ def check(ref, case, rng=None):
     """(kind or None, reference outcome, binding outcome)."""
     ro = run_reference(ref, case)
     do = run_binding(case, rng)
-    return mismatch(ro, do), ro, do
+    return mismatch(ro, do, case["kind"]), ro, do
 
 
 # ---------------------------------------------------------------------------
