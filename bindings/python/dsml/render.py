@@ -14,8 +14,36 @@ from ._native import DsmlError
 
 # check_circular off: a cycle ends in RecursionError, reported as DsmlError,
 # and the serializer runs faster without its bookkeeping.
-_dumps = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
+_dumps = json.JSONEncoder(ensure_ascii=False, check_circular=False,
+                          allow_nan=False).encode
 _loads = json.loads
+
+# Infinite floats have no JSON text; the library reads an out-of-range
+# number such as 1e400 as infinity and prints it as the reference does
+# ("Infinity"), so they are sent that way.
+_INF = {float("inf"): ("\x00dsml+inf\x00", "1e400"),
+        float("-inf"): ("\x00dsml-inf\x00", "-1e400")}
+
+
+def _mark_infinities(value):
+    if type(value) is float or isinstance(value, float):
+        if value != value:
+            raise DsmlError(N.ERR_TYPE, "NaN has no JSON text libdsml can read")
+        if value in _INF:
+            return _INF[value][0]
+        return value
+    if isinstance(value, dict):
+        return {k: _mark_infinities(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_mark_infinities(v) for v in value]
+    return value
+
+
+def _dumps_infinities(value):
+    text = _dumps(_mark_infinities(value))
+    for marker, lexeme in _INF.values():
+        text = text.replace(_dumps(marker), lexeme)
+    return text
 _byref = ctypes.byref
 _render_case = N.lib.dsml_render_case
 _render_request = N.lib.dsml_render_request
@@ -49,7 +77,12 @@ def to_json_text(value, what="value"):
     Failures of the serializer become DsmlError like every other refusal.
     """
     try:
-        return _dumps(value)
+        try:
+            return _dumps(value)
+        except ValueError as exc:
+            if "Out of range float" not in str(exc):
+                raise
+            return _dumps_infinities(value)
     except RecursionError:
         raise DsmlError(N.ERR_LIMIT, "%s: nested too deeply" % what) from None
     except (TypeError, ValueError) as exc:
@@ -79,8 +112,7 @@ def _effort_json(effort):
     if t is bool:
         return "true" if effort else "false"
     if t is float:
-        return _dumps(effort) if effort == effort and abs(effort) != float("inf") \
-            else '"%s"' % effort
+        return '"%r"' % effort if effort != effort or effort in _INF else _dumps(effort)
     if isinstance(effort, str):
         # a str subclass: the reference compares it with the effort names
         return _dumps(str(effort))

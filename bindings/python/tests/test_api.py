@@ -136,6 +136,19 @@ class Render(unittest.TestCase):
         with self.assertRaises(dsml.DsmlError):
             dsml.encode_messages(loop, "chat")
 
+    def test_infinities(self):
+        calls = [{"type": "function", "function": {
+            "name": "f", "arguments": {"a": float("inf"), "b": [float("-inf"), "Infinity"]}}}]
+        prompt = dsml.encode_messages([{"role": "assistant", "content": "",
+                                        "tool_calls": calls}], "chat")
+        self.assertIn('name="a" string="false">Infinity<', prompt)
+        self.assertIn('name="b" string="false">[-Infinity, "Infinity"]<', prompt)
+        with self.assertRaises(dsml.DsmlError):
+            dsml.encode_messages([{"role": "assistant", "content": "", "tool_calls": [
+                {"type": "function", "function": {"name": "f",
+                                                  "arguments": {"a": float("nan")}}}]}],
+                "chat")
+
     def test_number_texts(self):
         tools = [{"type": "function", "function": {
             "name": "f", "parameters": {"a": 1.0, "b": 1e-07, "c": 2 ** 70, "d": 1e16}}}]
