@@ -1,0 +1,46 @@
+#!/bin/sh
+# callgrind-ratios.sh - instruction-count ratios of dsml-bench's kernels.
+#
+#   bench/callgrind-ratios.sh BUILD/bench/dsml-bench render testdata/render.jsonl
+#   bench/callgrind-ratios.sh BUILD/bench/dsml-bench detect testdata/parse.jsonl --chunk 4
+#   bench/callgrind-ratios.sh BUILD/bench/dsml-bench scale
+#
+# Runs dsml-bench --callgrind under valgrind: every kernel runs once (after
+# one warm-up run) between client requests that dump its instruction count.
+# Prints each kernel's count and the ratios the timed mode prints: the first
+# kernel against the baselines (render, detect), or 8x and 64x against 1x
+# (scale).  Counts do not depend on the machine's load, so they are the
+# figures to compare before and after a change.
+set -eu
+if [ $# -lt 2 ]; then
+    echo "usage: $0 DSML-BENCH COMMAND [ARGS...]" >&2
+    exit 2
+fi
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+valgrind --tool=callgrind --callgrind-out-file="$dir/cg.out" "$@" --callgrind \
+    >"$dir/stdout" 2>"$dir/stderr" || { cat "$dir/stderr" >&2; exit 2; }
+for f in $(ls "$dir"/cg.out.* | sort -t. -k3 -n); do
+    name=$(sed -n 's/^desc: Trigger: Client Request: //p' "$f")
+    ir=$(sed -n 's/^totals: \([0-9]*\).*/\1/p' "$f")
+    [ -n "$name" ] && printf '%s\t%s\n' "$name" "$ir"
+done | awk -F'\t' '
+{
+    split($1, p, "|"); label = p[1]; kernel = p[2];
+    if (!(label in seen)) { seen[label] = 1; order[++nl] = label; }
+    n = ++count[label]; names[label, n] = kernel; ir[label, n] = $2;
+}
+END {
+    for (l = 1; l <= nl; l++) {
+        label = order[l];
+        printf "%s\n", label;
+        for (k = 1; k <= count[label]; k++)
+            printf "  %-28s %14d Ir\n", names[label, k], ir[label, k];
+        for (k = 2; k <= count[label]; k++) {
+            if (label ~ /^scale/)
+                printf "  %s / %s: %.3f\n", names[label, k], names[label, 1], ir[label, k] / ir[label, 1];
+            else
+                printf "  %s / %s: %.3f\n", names[label, 1], names[label, k], ir[label, 1] / ir[label, k];
+        }
+    }
+}'

@@ -1,0 +1,984 @@
+/*
+ * dsml_bench.c - dsml-bench: how much the renderer and the detector cost,
+ * as ratios against baselines timed in the same run.
+ *
+ *   dsml-bench render FILE.jsonl   every accepted case of a golden render
+ *                                  file, against cJSON_Parse+cJSON_Delete of
+ *                                  the same case texts and memcpy of the
+ *                                  prompts
+ *   dsml-bench detect FILE.jsonl   every completion of a golden parse file
+ *                                  fed in N-byte chunks, against whole-buffer
+ *                                  feeding and memcpy of the texts
+ *   dsml-bench scale               synthetic conversations and completions
+ *                                  at 1x, 8x and 64x size: time ratios
+ *   dsml-bench all                 the three golden render files, both parse
+ *                                  files at 4-byte chunks, and scale
+ *
+ * The machine is shared and noisy, so absolute times mean little: every
+ * figure that matters is a ratio of two kernels timed in the same run,
+ * interleaved (the order rotates from run to run), each the median of
+ * --runs runs.  Each run of a kernel repeats it until it has taken at least
+ * --min-ms milliseconds and reports the time of one repetition.
+ *
+ * With --callgrind (built when valgrind/callgrind.h exists) every kernel runs
+ * once between callgrind client requests; bench/callgrind-ratios.sh runs the
+ * program under callgrind and prints instruction-count ratios, which are
+ * repeatable where times are not.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+
+#include "dsml/dsml.h"
+
+#if defined(DSML_BENCH_CALLGRIND)
+#include <valgrind/callgrind.h>
+#endif
+
+#define MAX_RUNS 101
+
+/* ---- options and output ------------------------------------------------- */
+
+typedef struct bench_opts {
+    int runs;
+    double min_ms;
+    size_t chunk;
+    int json;
+    int callgrind;
+    int strict_detect;
+    const char *mode; /* render: "strict", "default", "prerelease" or NULL */
+    const char *testdata;
+} bench_opts;
+
+static int json_first = 1; /* first object of the --json array */
+
+static void die(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("dsml-bench: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    exit(2);
+}
+
+static void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (p == NULL)
+        die("out of memory");
+    return p;
+}
+
+static void *xrealloc(void *p, size_t n)
+{
+    p = realloc(p, n ? n : 1);
+    if (p == NULL)
+        die("out of memory");
+    return p;
+}
+
+/* A growable string for building synthetic inputs. */
+typedef struct sbuf {
+    char *p;
+    size_t len, cap;
+} sbuf;
+
+static void sb_add(sbuf *b, const char *s, size_t n)
+{
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        b->p = xrealloc(b->p, cap);
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+}
+
+static void sb_puts(sbuf *b, const char *s) { sb_add(b, s, strlen(s)); }
+
+static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_printf(sbuf *b, const char *fmt, ...)
+{
+    char tmp[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= sizeof tmp)
+        die("internal: formatted text too long");
+    sb_add(b, tmp, (size_t)n);
+}
+
+/* ---- timing --------------------------------------------------------------- */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+typedef struct kernel {
+    const char *name;
+    void (*fn)(void *ctx);
+    void *ctx;
+    size_t reps;
+    double t[MAX_RUNS]; /* seconds per repetition, one per run */
+    double median;
+} kernel;
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+static double median(const double *v, int n)
+{
+    double tmp[MAX_RUNS];
+    memcpy(tmp, v, (size_t)n * sizeof *v);
+    qsort(tmp, (size_t)n, sizeof *tmp, cmp_double);
+    return n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
+}
+
+/* Runs every kernel `runs` times, interleaved, each repeated `reps` times
+ * per run (calibrated from a warm-up to take at least min_ms).  Under
+ * --callgrind each kernel runs once between client requests instead. */
+static void measure(kernel *ks, int nk, const bench_opts *o, const char *label)
+{
+    if (o->callgrind) {
+#if defined(DSML_BENCH_CALLGRIND)
+        for (int k = 0; k < nk; k++) {
+            char name[256];
+            ks[k].fn(ks[k].ctx); /* warm-up: caches, the allocator's state */
+            snprintf(name, sizeof name, "%s|%s", label, ks[k].name);
+            CALLGRIND_ZERO_STATS;
+            ks[k].fn(ks[k].ctx);
+            CALLGRIND_DUMP_STATS_AT(name);
+            ks[k].reps = 1;
+            ks[k].median = 0;
+        }
+        return;
+#else
+        (void)label;
+        die("built without valgrind/callgrind.h: --callgrind is not available");
+#endif
+    }
+    for (int k = 0; k < nk; k++) {
+        ks[k].fn(ks[k].ctx); /* warm-up */
+        double t0 = now_s();
+        ks[k].fn(ks[k].ctx);
+        double dt = now_s() - t0;
+        double want = o->min_ms / 1000.0;
+        double reps = dt > 0 ? want / dt : 1e6;
+        if (reps < 1)
+            reps = 1;
+        if (reps > 1e7)
+            reps = 1e7;
+        ks[k].reps = (size_t)reps;
+    }
+    for (int r = 0; r < o->runs; r++) {
+        for (int j = 0; j < nk; j++) {
+            kernel *k = &ks[(j + r) % nk];
+            double t0 = now_s();
+            for (size_t i = 0; i < k->reps; i++)
+                k->fn(k->ctx);
+            k->t[r] = (now_s() - t0) / (double)k->reps;
+        }
+    }
+    for (int k = 0; k < nk; k++)
+        ks[k].median = median(ks[k].t, o->runs);
+}
+
+static double spread(const kernel *k, int runs, int hi)
+{
+    double m = k->t[0];
+    for (int r = 1; r < runs; r++)
+        if (hi ? k->t[r] > m : k->t[r] < m)
+            m = k->t[r];
+    return m;
+}
+
+static void print_kernel(const kernel *k, int runs, size_t items, size_t bytes,
+                         const char *bytes_what)
+{
+    printf("  %-28s %10.3f ms/pass  %8.2f us/item  %8.1f MB/s %s   (min %.3f, max %.3f)\n",
+           k->name, k->median * 1e3, k->median * 1e6 / (double)(items ? items : 1),
+           (double)bytes / k->median / 1e6, bytes_what, spread(k, runs, 0) * 1e3,
+           spread(k, runs, 1) * 1e3);
+}
+
+static void json_begin(void)
+{
+    printf(json_first ? "[\n" : ",\n");
+    json_first = 0;
+}
+
+static void json_str(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            printf("\\%c", *s);
+        else if ((unsigned char)*s < 0x20)
+            printf("\\u%04x", (unsigned char)*s);
+        else
+            putchar(*s);
+    }
+    putchar('"');
+}
+
+static void json_kernels(const kernel *ks, int nk)
+{
+    printf("\"kernels\": {");
+    for (int k = 0; k < nk; k++) {
+        printf("%s", k ? ", " : "");
+        json_str(ks[k].name);
+        printf(": {\"median_s\": %.9g, \"min_s\": %.9g, \"max_s\": %.9g, \"reps\": %zu}",
+               ks[k].median, spread(&ks[k], 1, 0), spread(&ks[k], 1, 1), ks[k].reps);
+    }
+    printf("}");
+}
+
+/* ---- golden files --------------------------------------------------------- */
+
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        die("cannot open %s", path);
+    size_t cap = 1 << 16, n = 0;
+    char *p = xmalloc(cap);
+    for (;;) {
+        if (n == cap)
+            p = xrealloc(p, cap *= 2);
+        size_t k = fread(p + n, 1, cap - n, f);
+        if (k == 0)
+            break;
+        n += k;
+    }
+    fclose(f);
+    p = xrealloc(p, n + 1);
+    p[n] = '\0';
+    *len = n;
+    return p;
+}
+
+typedef struct item {
+    char *text;
+    size_t len;
+    dsml_thinking_mode thinking;
+} item;
+
+typedef struct items {
+    item *v;
+    size_t n, cap;
+    size_t bytes;
+} items;
+
+static void items_add(items *it, const char *s, size_t n, dsml_thinking_mode mode)
+{
+    if (it->n == it->cap) {
+        it->cap = it->cap ? it->cap * 2 : 64;
+        it->v = xrealloc(it->v, it->cap * sizeof *it->v);
+    }
+    item *x = &it->v[it->n++];
+    x->text = xmalloc(n + 1);
+    memcpy(x->text, s, n);
+    x->text[n] = '\0';
+    x->len = n;
+    x->thinking = mode;
+    it->bytes += n;
+}
+
+static void items_free(items *it)
+{
+    for (size_t i = 0; i < it->n; i++)
+        free(it->v[i].text);
+    free(it->v);
+    memset(it, 0, sizeof *it);
+}
+
+/* Every line's `field` string (and thinking_mode), in file order. */
+static void load_jsonl(const char *path, const char *field, items *out)
+{
+    size_t len;
+    char *text = read_file(path, &len);
+    char *p = text;
+    while (p < text + len) {
+        char *nl = memchr(p, '\n', (size_t)(text + len - p));
+        size_t n = nl ? (size_t)(nl - p) : (size_t)(text + len - p);
+        if (n > 0) {
+            cJSON *line = cJSON_ParseWithLength(p, n);
+            if (line == NULL)
+                die("%s: a line is not JSON", path);
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(line, field);
+            if (cJSON_IsString(v)) {
+                const cJSON *tm = cJSON_GetObjectItemCaseSensitive(line, "thinking_mode");
+                dsml_thinking_mode mode =
+                    cJSON_IsString(tm) && strcmp(tm->valuestring, "thinking") == 0
+                        ? DSML_THINKING
+                        : DSML_CHAT;
+                items_add(out, v->valuestring, strlen(v->valuestring), mode);
+            }
+            cJSON_Delete(line);
+        }
+        p += n + 1;
+    }
+    free(text);
+    if (out->n == 0)
+        die("%s: no line has a \"%s\" string", path, field);
+}
+
+static const char *base_name(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+/* Sink for the memcpy baselines, so the copies are not optimized away. */
+static char *sink;
+static size_t sink_cap;
+static volatile unsigned char sink_byte;
+
+static void sink_reserve(size_t n)
+{
+    if (n > sink_cap) {
+        sink = xrealloc(sink, n);
+        sink_cap = n;
+    }
+}
+
+/* ---- render ----------------------------------------------------------------- */
+
+typedef struct render_ctx {
+    items cases;      /* accepted case texts */
+    items prompts;    /* their prompts (for the memcpy baseline) */
+    dsml_render_options opts;
+    int request;      /* dsml_render_request instead of dsml_render_case */
+    size_t out_bytes;
+} render_ctx;
+
+static void k_render(void *p)
+{
+    render_ctx *c = p;
+    for (size_t i = 0; i < c->cases.n; i++) {
+        dsml_output out;
+        int r = c->request ? dsml_render_request(c->cases.v[i].text, c->cases.v[i].len,
+                                                 &c->opts, &out, NULL)
+                           : dsml_render_case(c->cases.v[i].text, c->cases.v[i].len,
+                                              &c->opts, &out, NULL);
+        if (r != DSML_OK)
+            die("a case stopped rendering");
+        dsml_output_free(&out);
+    }
+}
+
+static void k_cjson(void *p)
+{
+    render_ctx *c = p;
+    for (size_t i = 0; i < c->cases.n; i++) {
+        cJSON *doc = cJSON_ParseWithLength(c->cases.v[i].text, c->cases.v[i].len);
+        if (doc == NULL)
+            die("cJSON refused a case");
+        cJSON_Delete(doc);
+    }
+}
+
+static void k_memcpy_items(void *p)
+{
+    const items *it = p;
+    size_t off = 0;
+    for (size_t i = 0; i < it->n; i++) {
+        memcpy(sink + off, it->v[i].text, it->v[i].len);
+        off += it->v[i].len;
+    }
+    sink_byte = (unsigned char)sink[off ? off - 1 : 0];
+}
+
+static void render_setup(render_ctx *c, const char *file, const bench_opts *o,
+                         const char **mode_name)
+{
+    const char *mode = o->mode;
+    const char *name = base_name(file);
+    if (mode == NULL)
+        mode = strstr(name, "prerelease") ? "prerelease"
+               : strstr(name, "developer") ? "default"
+                                           : "strict";
+    dsml_render_options_init(&c->opts);
+    if (strcmp(mode, "strict") == 0)
+        c->opts.flags = DSML_RENDER_STRICT;
+    else if (strcmp(mode, "prerelease") == 0)
+        c->opts.profile = DSML_PROFILE_PRERELEASE;
+    else if (strcmp(mode, "default") != 0)
+        die("--mode must be strict, default or prerelease");
+    *mode_name = mode;
+}
+
+/* Keeps the cases that render, and their prompts. */
+static size_t render_filter(render_ctx *c, items *all)
+{
+    for (size_t i = 0; i < all->n; i++) {
+        dsml_output out;
+        if (dsml_render_case(all->v[i].text, all->v[i].len, &c->opts, &out, NULL) != DSML_OK)
+            continue;
+        items_add(&c->cases, all->v[i].text, all->v[i].len, DSML_CHAT);
+        items_add(&c->prompts, out.text, out.len, DSML_CHAT);
+        dsml_output_free(&out);
+    }
+    return all->n;
+}
+
+static int cmd_render(const char *file, const bench_opts *o)
+{
+    render_ctx c;
+    memset(&c, 0, sizeof c);
+    const char *mode;
+    render_setup(&c, file, o, &mode);
+    items all = {0};
+    load_jsonl(file, "case", &all);
+    size_t total = render_filter(&c, &all);
+    items_free(&all);
+    if (c.cases.n == 0)
+        die("%s: no case renders in mode %s", file, mode);
+    sink_reserve(c.prompts.bytes + 1);
+
+    kernel ks[3] = {
+        {.name = "dsml_render_case", .fn = k_render, .ctx = &c},
+        {.name = "cJSON_Parse+cJSON_Delete", .fn = k_cjson, .ctx = &c},
+        {.name = "memcpy(prompt)", .fn = k_memcpy_items, .ctx = &c.prompts},
+    };
+    char label[512];
+    snprintf(label, sizeof label, "render %s", base_name(file));
+    measure(ks, 3, o, label);
+    if (o->callgrind) {
+        items_free(&c.cases);
+        items_free(&c.prompts);
+        return 0;
+    }
+    double vs_cjson = ks[0].median / ks[1].median;
+    double vs_memcpy = ks[0].median / ks[2].median;
+    int ok = vs_cjson <= 1.5;
+    if (o->json) {
+        json_begin();
+        printf("{\"bench\": \"render\", \"file\": ");
+        json_str(base_name(file));
+        printf(", \"mode\": \"%s\", \"cases\": %zu, \"accepted\": %zu, \"input_bytes\": %zu, "
+               "\"prompt_bytes\": %zu, \"runs\": %d, ",
+               mode, total, c.cases.n, c.cases.bytes, c.prompts.bytes, o->runs);
+        json_kernels(ks, 3);
+        printf(", \"prompt_mb_per_s\": %.3f, \"us_per_case\": %.3f, "
+               "\"ratio_vs_cjson_parse\": %.4f, \"ratio_vs_memcpy\": %.2f, "
+               "\"target_vs_cjson_parse\": 1.5, \"ok\": %s}",
+               (double)c.prompts.bytes / ks[0].median / 1e6,
+               ks[0].median * 1e6 / (double)c.cases.n, vs_cjson, vs_memcpy,
+               ok ? "true" : "false");
+    } else {
+        printf("render %s (%s): %zu of %zu cases render; %.2f MB of JSON in, %.2f MB of prompt "
+               "out; median of %d runs\n",
+               base_name(file), mode, c.cases.n, total, (double)c.cases.bytes / 1e6,
+               (double)c.prompts.bytes / 1e6, o->runs);
+        print_kernel(&ks[0], o->runs, c.cases.n, c.prompts.bytes, "prompt");
+        print_kernel(&ks[1], o->runs, c.cases.n, c.cases.bytes, "JSON");
+        print_kernel(&ks[2], o->runs, c.cases.n, c.prompts.bytes, "prompt");
+        printf("  render / cJSON_Parse     %6.3fx   (target <= 1.5: %s)\n", vs_cjson,
+               ok ? "met" : "NOT MET");
+        printf("  render / memcpy(prompt)  %6.1fx\n\n", vs_memcpy);
+    }
+    items_free(&c.cases);
+    items_free(&c.prompts);
+    return ok ? 0 : 1;
+}
+
+/* ---- detect ------------------------------------------------------------------- */
+
+typedef struct detect_ctx {
+    items texts;
+    dsml_detector *det[2]; /* chat, thinking */
+    size_t chunk;          /* bytes per feed; 0: whole buffer */
+    size_t events;
+} detect_ctx;
+
+static void drain(dsml_detector *d, size_t *events)
+{
+    dsml_event ev;
+    ev.size = sizeof ev;
+    while (dsml_detector_next(d, &ev) == 1)
+        (*events)++;
+}
+
+static void detect_one(dsml_detector *d, const char *t, size_t n, size_t chunk,
+                       size_t *events)
+{
+    dsml_detector_reset(d);
+    if (chunk == 0 || chunk > n)
+        chunk = n;
+    for (size_t off = 0; off < n; off += chunk) {
+        size_t k = n - off < chunk ? n - off : chunk;
+        dsml_detector_feed(d, t + off, k);
+        drain(d, events);
+    }
+    dsml_detector_finish(d);
+    drain(d, events);
+}
+
+static void k_detect(void *p)
+{
+    detect_ctx *c = p;
+    size_t events = 0;
+    for (size_t i = 0; i < c->texts.n; i++) {
+        const item *x = &c->texts.v[i];
+        detect_one(c->det[x->thinking == DSML_THINKING], x->text, x->len, c->chunk, &events);
+    }
+    c->events = events;
+}
+
+static void detect_create(dsml_detector *det[2], dsml_profile profile, int strict)
+{
+    for (int m = 0; m < 2; m++) {
+        dsml_detector_options o;
+        dsml_detector_options_init(&o);
+        o.thinking_mode = m ? DSML_THINKING : DSML_CHAT;
+        o.profile = profile;
+        o.mode = strict ? DSML_DETECT_STRICT : DSML_DETECT_LENIENT;
+        if (dsml_detector_create(&o, &det[m], NULL) != DSML_OK)
+            die("cannot create a detector");
+    }
+}
+
+static int cmd_detect(const char *file, const bench_opts *o)
+{
+    detect_ctx chunked, whole;
+    memset(&chunked, 0, sizeof chunked);
+    load_jsonl(file, "text", &chunked.texts);
+    dsml_profile profile =
+        strstr(base_name(file), "prerelease") ? DSML_PROFILE_PRERELEASE : DSML_PROFILE_V41;
+    detect_create(chunked.det, profile, o->strict_detect);
+    whole = chunked;
+    chunked.chunk = o->chunk;
+    whole.chunk = 0;
+    sink_reserve(chunked.texts.bytes + 1);
+    char cname[64];
+    snprintf(cname, sizeof cname, "feed %zu-byte chunks", o->chunk);
+    kernel ks[3] = {
+        {.name = cname, .fn = k_detect, .ctx = &chunked},
+        {.name = "feed whole buffer", .fn = k_detect, .ctx = &whole},
+        {.name = "memcpy(text)", .fn = k_memcpy_items, .ctx = &chunked.texts},
+    };
+    char label[512];
+    snprintf(label, sizeof label, "detect %s chunk %zu", base_name(file), o->chunk);
+    measure(ks, 3, o, label);
+    for (int m = 0; m < 2; m++)
+        dsml_detector_destroy(chunked.det[m]);
+    if (o->callgrind) {
+        items_free(&chunked.texts);
+        return 0;
+    }
+    double vs_whole = ks[0].median / ks[1].median;
+    double vs_memcpy = ks[0].median / ks[2].median;
+    double whole_vs_memcpy = ks[1].median / ks[2].median;
+    int ok = vs_whole <= 2.0;
+    size_t n = chunked.texts.n, bytes = chunked.texts.bytes;
+    if (o->json) {
+        json_begin();
+        printf("{\"bench\": \"detect\", \"file\": ");
+        json_str(base_name(file));
+        printf(", \"mode\": \"%s\", \"chunk\": %zu, \"texts\": %zu, \"bytes\": %zu, "
+               "\"events_chunked\": %zu, \"events_whole\": %zu, \"runs\": %d, ",
+               o->strict_detect ? "strict" : "lenient", o->chunk, n, bytes,
+               chunked.events, whole.events, o->runs);
+        json_kernels(ks, 3);
+        printf(", \"chunked_mb_per_s\": %.3f, \"whole_mb_per_s\": %.3f, "
+               "\"ratio_chunked_vs_whole\": %.4f, \"ratio_chunked_vs_memcpy\": %.2f, "
+               "\"ratio_whole_vs_memcpy\": %.2f, \"target_chunked_vs_whole\": 2.0, \"ok\": %s}",
+               (double)bytes / ks[0].median / 1e6, (double)bytes / ks[1].median / 1e6,
+               vs_whole, vs_memcpy, whole_vs_memcpy, ok ? "true" : "false");
+    } else {
+        printf("detect %s (%s, %s): %zu completions, %.2f MB; %zu events in %zu-byte chunks, "
+               "%zu whole; median of %d runs\n",
+               base_name(file), profile == DSML_PROFILE_PRERELEASE ? "pre-release" : "V4.1",
+               o->strict_detect ? "strict" : "lenient", n, (double)bytes / 1e6,
+               chunked.events, o->chunk, whole.events, o->runs);
+        for (int k = 0; k < 3; k++)
+            print_kernel(&ks[k], o->runs, n, bytes, "text");
+        printf("  %zu-byte chunks / whole buffer  %6.3fx   (target <= 2: %s)\n", o->chunk,
+               vs_whole, ok ? "met" : "NOT MET");
+        printf("  %zu-byte chunks / memcpy        %6.1fx\n", o->chunk, vs_memcpy);
+        printf("  whole buffer / memcpy          %6.1fx\n\n", whole_vs_memcpy);
+    }
+    items_free(&chunked.texts);
+    return ok ? 0 : 1;
+}
+
+/* ---- scale: synthetic inputs ------------------------------------------------- */
+
+/* Deterministic words: ASCII, accents, CJK, emoji, JSON escapes, newlines and
+ * the first bytes of markers that do not complete. */
+static const char *const words[] = {
+    "alpha",  "report", "forecast", "東京",   "résumé", "👍🏽",     "delta",
+    "summary", "<b>",   "north",    "\\\"q\\\"", "\\n",    "city",   "서울",
+    "a < b",  "price",  "｜",       "step",   "\\t",     "order",  "<｜x",
+};
+
+static uint32_t rng_next(uint32_t *s)
+{
+    *s = *s * 1103515245u + 12345u;
+    return *s >> 8;
+}
+
+/* About `n` bytes of words.  json 1: JSON string text (escapes kept);
+ * json 0: raw text (escapes written as the characters they stand for);
+ * json 2: text without escapes, for JSON inside a JSON string. */
+static void add_words(sbuf *b, size_t n, uint32_t *seed, int json)
+{
+    size_t start = b->len;
+    while (b->len - start < n) {
+        const char *w = words[rng_next(seed) % (sizeof words / sizeof words[0])];
+        if (json == 2 && w[0] == '\\')
+            continue;
+        if (!json && w[0] == '\\') {
+            sb_puts(b, w[1] == 'n' ? "\n" : w[1] == 't' ? "\t" : "\"q\"");
+        } else {
+            sb_puts(b, w);
+        }
+        sb_puts(b, " ");
+    }
+}
+
+/*
+ * A case file at `count` x `text` size: 3*count tools, a system message,
+ * then 4*count rounds of user, assistant (reasoning, content, one tool
+ * call), tool result, assistant; then a last user message.  Every text is
+ * `text` times its base length, so the input grows with count * text.
+ */
+static void make_conversation(sbuf *b, size_t count, size_t text)
+{
+    uint32_t seed = 42;
+    sb_puts(b, "{\"thinking_mode\": \"thinking\", \"reasoning_effort\": \"high\", "
+               "\"tools\": [");
+    for (size_t t = 0; t < 3 * count; t++) {
+        sb_printf(b,
+                  "%s{\"type\": \"function\", \"function\": {\"name\": \"tool_%zu\", "
+                  "\"description\": \"",
+                  t ? ", " : "", t);
+        add_words(b, 30 * text, &seed, 1);
+        sb_puts(b, "\", \"parameters\": {\"type\": \"object\", \"properties\": "
+                   "{\"query\": {\"type\": \"string\", \"description\": \"what to look "
+                   "for\"}, \"limit\": {\"type\": \"integer\"}}, \"required\": "
+                   "[\"query\"]}}}");
+    }
+    sb_puts(b, "], \"messages\": [{\"role\": \"system\", \"content\": \"");
+    add_words(b, 200 * text * count, &seed, 1);
+    sb_puts(b, "\"}");
+    for (size_t i = 0; i < 4 * count; i++) {
+        sb_puts(b, ", {\"role\": \"user\", \"content\": \"");
+        add_words(b, 120 * text, &seed, 1);
+        sb_puts(b, "\"}, {\"role\": \"assistant\", \"reasoning_content\": \"");
+        add_words(b, 300 * text, &seed, 1);
+        sb_puts(b, "\", \"content\": \"");
+        add_words(b, 60 * text, &seed, 1);
+        sb_printf(b, "\", \"tool_calls\": [{\"id\": \"call_%zu\", \"type\": \"function\", "
+                     "\"function\": {\"name\": \"tool_%zu\", \"arguments\": "
+                     "\"{\\\"query\\\": \\\"",
+                  i, i % 3);
+        add_words(b, 40 * text, &seed, 2);
+        sb_printf(b, "\\\", \\\"limit\\\": %zu}\"}}]}, {\"role\": \"tool\", "
+                     "\"tool_call_id\": \"call_%zu\", \"content\": \"",
+                  i + 1, i);
+        add_words(b, 200 * text, &seed, 1);
+        sb_puts(b, "\"}, {\"role\": \"assistant\", \"content\": \"");
+        add_words(b, 150 * text, &seed, 1);
+        sb_puts(b, "\"}");
+    }
+    sb_puts(b, ", {\"role\": \"user\", \"content\": \"");
+    add_words(b, 120 * text, &seed, 1);
+    sb_puts(b, "\"}]}");
+}
+
+/* A thinking-mode completion at `count` x `text` size: reasoning, </think>,
+ * content, a calls block with 4*count invokes of two parameters each, EOS.
+ * Every text is `text` times its base length. */
+static void make_completion(sbuf *b, size_t count, size_t text)
+{
+    uint32_t seed = 7;
+    add_words(b, 600 * text * count, &seed, 0);
+    sb_puts(b, "</think>");
+    add_words(b, 300 * text * count, &seed, 0);
+    sb_puts(b, "\n\n<\xef\xbd\x9c" "DSML\xef\xbd\x9c calls>\n");
+    for (size_t i = 0; i < 4 * count; i++) {
+        sb_printf(b, "<\xef\xbd\x9c" "DSML\xef\xbd\x9c invoke name=\"tool_%zu\">\n"
+                     "<\xef\xbd\x9c" "DSML\xef\xbd\x9c parameter name=\"query\" string=\"true\">",
+                  i % 3);
+        add_words(b, 80 * text, &seed, 0);
+        sb_printf(b, "</\xef\xbd\x9c" "DSML\xef\xbd\x9c parameter>\n"
+                     "<\xef\xbd\x9c" "DSML\xef\xbd\x9c parameter name=\"filter\" string=\"false\">"
+                     "{\"limit\": %zu, \"tags\": [",
+                  i);
+        for (size_t k = 0; k < text; k++)
+            sb_printf(b, "%s\"tag %zu\", \"b\", true, 2.5", k ? ", " : "", k);
+        sb_puts(b, "], \"exact\": true}</\xef\xbd\x9c" "DSML\xef\xbd\x9c parameter>\n"
+                   "</\xef\xbd\x9c" "DSML\xef\xbd\x9c invoke>\n");
+    }
+    sb_puts(b, "</\xef\xbd\x9c" "DSML\xef\xbd\x9c calls><\xef\xbd\x9c" "end\xe2\x96\x81of"
+               "\xe2\x96\x81sentence\xef\xbd\x9c>");
+}
+
+typedef struct scale_ctx {
+    sbuf in;
+    int detect;
+    size_t chunk;
+    dsml_detector *det;
+    dsml_render_options opts;
+    size_t out_len;
+} scale_ctx;
+
+static void k_scale(void *p)
+{
+    scale_ctx *c = p;
+    if (c->detect) {
+        size_t events = 0;
+        detect_one(c->det, c->in.p, c->in.len, c->chunk, &events);
+        return;
+    }
+    dsml_output out;
+    if (dsml_render_case(c->in.p, c->in.len, &c->opts, &out, NULL) != DSML_OK)
+        die("a synthetic conversation stopped rendering");
+    c->out_len = out.len;
+    dsml_output_free(&out);
+}
+
+static const size_t factors[3] = {1, 8, 64};
+
+typedef struct series {
+    const char *name;
+    const char *what;
+    int detect;
+    int by_text; /* scale text lengths, else the count of turns / calls */
+    size_t chunk;
+} series;
+
+static int cmd_scale(const bench_opts *o)
+{
+    const series ss[] = {
+        {"render, 8x/64x messages", "render-messages", 0, 0, 0},
+        {"render, 8x/64x text", "render-text", 0, 1, 0},
+        {"detect, 8x/64x calls", "detect-calls", 1, 0, 0},
+        {"detect, 8x/64x text", "detect-text", 1, 1, 0},
+    };
+    int all_ok = 1;
+    for (size_t s = 0; s < sizeof ss / sizeof ss[0]; s++) {
+        scale_ctx c[3];
+        kernel ks[3];
+        char names[3][32];
+        memset(c, 0, sizeof c);
+        memset(ks, 0, sizeof ks);
+        /* The text series: the length multiplier that makes the input
+         * factor times as large (the markup around the texts stays). */
+        size_t base_len = 0, step = 0;
+        if (ss[s].by_text) {
+            sbuf t1 = {0}, t2 = {0};
+            if (ss[s].detect) {
+                make_completion(&t1, 1, 1);
+                make_completion(&t2, 1, 2);
+            } else {
+                make_conversation(&t1, 1, 1);
+                make_conversation(&t2, 1, 2);
+            }
+            base_len = t1.len;
+            step = t2.len > t1.len ? t2.len - t1.len : 1;
+            free(t1.p);
+            free(t2.p);
+        }
+        for (int f = 0; f < 3; f++) {
+            size_t count = ss[s].by_text ? 1 : factors[f];
+            size_t text = 1;
+            if (ss[s].by_text && f > 0)
+                text = 1 + ((factors[f] - 1) * base_len + step / 2) / step;
+            c[f].detect = ss[s].detect;
+            c[f].chunk = ss[s].detect ? o->chunk : 0;
+            if (ss[s].detect) {
+                make_completion(&c[f].in, count, text);
+                dsml_detector_options d;
+                dsml_detector_options_init(&d);
+                d.thinking_mode = DSML_THINKING;
+                d.mode = DSML_DETECT_STRICT; /* the synthetic text must be clean */
+                dsml_error err;
+                dsml_error_init(&err);
+                dsml_output out;
+                if (dsml_parse_completion(c[f].in.p, c[f].in.len, &d, &out, &err) != DSML_OK)
+                    die("synthetic completion refused: %s", err.message);
+                dsml_output_free(&out);
+                if (dsml_detector_create(&d, &c[f].det, NULL) != DSML_OK)
+                    die("cannot create a detector");
+            } else {
+                make_conversation(&c[f].in, count, text);
+                dsml_render_options_init(&c[f].opts);
+                dsml_error err;
+                dsml_error_init(&err);
+                dsml_output out;
+                if (dsml_render_case(c[f].in.p, c[f].in.len, &c[f].opts, &out, &err) != DSML_OK)
+                    die("synthetic conversation refused: %s", err.message);
+                dsml_output_free(&out);
+            }
+            snprintf(names[f], sizeof names[f], "%zux", factors[f]);
+            ks[f].name = names[f];
+            ks[f].fn = k_scale;
+            ks[f].ctx = &c[f];
+        }
+        char label[128];
+        snprintf(label, sizeof label, "scale %s", ss[s].what);
+        measure(ks, 3, o, label);
+        if (!o->callgrind) {
+            double r8 = ks[1].median / ks[0].median, r64 = ks[2].median / ks[0].median;
+            int ok = r64 <= 70.0;
+            all_ok &= ok;
+            if (o->json) {
+                json_begin();
+                printf("{\"bench\": \"scale\", \"series\": \"%s\", \"chunk\": %zu, "
+                       "\"bytes\": [%zu, %zu, %zu], \"runs\": %d, ",
+                       ss[s].what, c[0].chunk, c[0].in.len, c[1].in.len, c[2].in.len, o->runs);
+                json_kernels(ks, 3);
+                printf(", \"ratio_8x\": %.3f, \"ratio_64x\": %.3f, \"bytes_ratio_64x\": %.3f, "
+                       "\"target_64x\": 70, \"ok\": %s}",
+                       r8, r64, (double)c[2].in.len / (double)c[0].in.len,
+                       ok ? "true" : "false");
+            } else {
+                printf("scale %s%s: input %zu / %zu / %zu bytes; median of %d runs\n",
+                       ss[s].name,
+                       ss[s].detect ? (o->chunk ? ", fed in chunks" : ", whole buffer") : "",
+                       c[0].in.len, c[1].in.len, c[2].in.len, o->runs);
+                if (ss[s].detect && o->chunk)
+                    printf("  (%zu-byte chunks)\n", o->chunk);
+                for (int f = 0; f < 3; f++)
+                    print_kernel(&ks[f], o->runs, 1, c[f].in.len, "input");
+                printf("  time 8x / 1x   %6.2f   (input %.2fx)\n", r8,
+                       (double)c[1].in.len / (double)c[0].in.len);
+                printf("  time 64x / 1x  %6.2f   (input %.2fx; target <= 70: %s)\n\n", r64,
+                       (double)c[2].in.len / (double)c[0].in.len, ok ? "met" : "NOT MET");
+            }
+        }
+        for (int f = 0; f < 3; f++) {
+            free(c[f].in.p);
+            dsml_detector_destroy(c[f].det);
+        }
+    }
+    return all_ok ? 0 : 1;
+}
+
+/* ---- main --------------------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+    fputs("usage: dsml-bench render FILE.jsonl [--mode strict|default|prerelease]\n"
+          "       dsml-bench detect FILE.jsonl [--chunk N] [--strict]\n"
+          "       dsml-bench scale [--chunk N]\n"
+          "       dsml-bench all [--testdata DIR]\n"
+          "options: --runs N (median of N interleaved runs, default 7)\n"
+          "         --min-ms T (each run of a kernel lasts at least T ms, default 100)\n"
+          "         --json (one JSON array of results)\n"
+          "         --callgrind (one pass per kernel between callgrind client requests;\n"
+          "                      see bench/callgrind-ratios.sh)\n"
+          "render: the mode follows the file name (render.jsonl: strict reference,\n"
+          "        developer-render.jsonl: default, prerelease-render.jsonl: pre-release\n"
+          "        profile) unless --mode says otherwise.\n"
+          "detect: lenient detector (--strict: strict), thinking mode per line, the\n"
+          "        pre-release profile for prerelease-*.jsonl; --chunk default 4.\n"
+          "scale:  detector input fed in --chunk bytes (default 4; 0: whole buffer).\n"
+          "Exit status 0 when every target is met, 1 when one is not, 2 on errors.\n",
+          f);
+}
+
+int main(int argc, char **argv)
+{
+    bench_opts o = {.runs = 7, .min_ms = 100, .chunk = 4, .testdata = DSML_BENCH_TESTDATA};
+    const char *cmd = NULL, *file = NULL;
+    int chunk_given = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--runs") == 0 && i + 1 < argc) {
+            o.runs = atoi(argv[++i]);
+            if (o.runs < 1 || o.runs > MAX_RUNS)
+                die("--runs must be 1..%d", MAX_RUNS);
+        } else if (strcmp(a, "--min-ms") == 0 && i + 1 < argc) {
+            o.min_ms = atof(argv[++i]);
+        } else if (strcmp(a, "--chunk") == 0 && i + 1 < argc) {
+            long v = atol(argv[++i]);
+            if (v < 0)
+                die("--chunk must be >= 0");
+            o.chunk = (size_t)v;
+            chunk_given = 1;
+        } else if (strcmp(a, "--mode") == 0 && i + 1 < argc) {
+            o.mode = argv[++i];
+        } else if (strcmp(a, "--testdata") == 0 && i + 1 < argc) {
+            o.testdata = argv[++i];
+        } else if (strcmp(a, "--json") == 0) {
+            o.json = 1;
+        } else if (strcmp(a, "--strict") == 0) {
+            o.strict_detect = 1;
+        } else if (strcmp(a, "--callgrind") == 0) {
+            o.callgrind = 1;
+            o.runs = 1;
+        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            return 0;
+        } else if (a[0] == '-') {
+            usage(stderr);
+            return 2;
+        } else if (cmd == NULL) {
+            cmd = a;
+        } else if (file == NULL) {
+            file = a;
+        } else {
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (cmd == NULL) {
+        usage(stderr);
+        return 2;
+    }
+    int rc = 0;
+    if (strcmp(cmd, "render") == 0 && file != NULL) {
+        rc = cmd_render(file, &o);
+    } else if (strcmp(cmd, "detect") == 0 && file != NULL) {
+        if (o.chunk == 0)
+            die("--chunk must be >= 1 for detect");
+        rc = cmd_detect(file, &o);
+    } else if (strcmp(cmd, "scale") == 0 && file == NULL) {
+        rc = cmd_scale(&o);
+    } else if (strcmp(cmd, "all") == 0 && file == NULL) {
+        static const char *const render_files[] = {"render.jsonl", "developer-render.jsonl",
+                                                   "prerelease-render.jsonl"};
+        static const char *const parse_files[] = {"parse.jsonl", "prerelease-parse.jsonl"};
+        char path[4096];
+        for (size_t i = 0; i < 3; i++) {
+            snprintf(path, sizeof path, "%s/%s", o.testdata, render_files[i]);
+            rc |= cmd_render(path, &o);
+        }
+        if (!chunk_given)
+            o.chunk = 4;
+        for (size_t i = 0; i < 2; i++) {
+            snprintf(path, sizeof path, "%s/%s", o.testdata, parse_files[i]);
+            rc |= cmd_detect(path, &o);
+        }
+        rc |= cmd_scale(&o);
+    } else {
+        usage(stderr);
+        return 2;
+    }
+    if (o.json && !json_first)
+        printf("\n]\n");
+    free(sink);
+    return rc;
+}
