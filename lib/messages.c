@@ -454,9 +454,10 @@ int dsml_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts *r
             return r;
     }
     for (const cJSON *mj = array->child; mj != NULL; mj = mj->next, i++) {
-        if (out->n >= limit)
+        if (out->n >= limit || ro->counted >= limit - out->n)
             return dsml_fail(c->err, DSML_ERR_LIMIT, DSML_NO_OFFSET, ro->root,
-                             "more than %zu messages", limit);
+                             "more than %zu messages%s", limit,
+                             ro->counted ? " (context included)" : "");
         dsml_msg m;
         memset(&m, 0, sizeof m);
         m.src = mj;

@@ -205,7 +205,7 @@ static int run(dsml_rctx *c, const cJSON *messages, const char *messages_root,
             goto done;
     }
     if (is_arr(context)) {
-        dsml_read_opts ro = {NULL, 0, 1, "$.context"};
+        dsml_read_opts ro = {NULL, 0, 1, "$.context", 0};
         r = dsml_read_messages(c, context, &ro, &ctx_raw, NULL, NULL);
         if (r != DSML_OK)
             goto done;
@@ -213,6 +213,7 @@ static int run(dsml_rctx *c, const cJSON *messages, const char *messages_root,
     DSML_BUF_LIT(&images, "[");
     dsml_read_opts ro = *ro_in;
     ro.root = messages_root;
+    ro.counted = ctx_raw.n;
     r = dsml_read_messages(c, messages, &ro, &msg_raw, &images, &image_count);
     if (r != DSML_OK)
         goto done;
@@ -281,7 +282,7 @@ int dsml_render(const char *messages_json, size_t len,
     if (r == DSML_OK)
         r = read_context_option(&c, opts, &context);
     if (r == DSML_OK) {
-        dsml_read_opts ro = {NULL, 0, 0, "$"};
+        dsml_read_opts ro = {NULL, 0, 0, "$", 0};
         r = run(&c, messages, "$", context, &ro, out);
     }
     cJSON_Delete(messages);
@@ -314,7 +315,7 @@ int dsml_render_case(const char *case_json, size_t len,
         if (r == DSML_OK)
             r = read_context_option(&c, opts, &context_opt);
         if (r == DSML_OK) {
-            dsml_read_opts ro = {NULL, 0, 0, "$"};
+            dsml_read_opts ro = {NULL, 0, 0, "$", 0};
             r = run(&c, doc, "$", context_opt, &ro, out);
         }
         cJSON_Delete(doc);
@@ -351,7 +352,7 @@ int dsml_render_case(const char *case_json, size_t len,
         const cJSON *context = dsml_json_get(doc, "context");
         if (context == NULL)
             context = context_opt;
-        dsml_read_opts ro = {tools, 0, 0, "$.messages"};
+        dsml_read_opts ro = {tools, 0, 0, "$.messages", 0};
         if (tools != NULL && is_arr(messages) && messages->child == NULL)
             r = dsml_fail(err, DSML_ERR_MISSING_KEY, DSML_NO_OFFSET, "$.tools",
                           "A case with tools must contain at least one message");
@@ -432,7 +433,7 @@ int dsml_render_request(const char *body_json, size_t len,
             effort_from_json(&c, effort);
         const cJSON *messages = dsml_json_get(doc, "messages");
         const cJSON *tools = dsml_json_get(doc, "tools");
-        dsml_read_opts ro = {NULL, 0, 0, "$.messages"};
+        dsml_read_opts ro = {NULL, 0, 0, "$.messages", 0};
         if (dsml_json_truthy(tools)) {
             ro.tools_for_first = tools;
             const cJSON *first = is_arr(messages) ? messages->child : NULL;

@@ -140,6 +140,8 @@ typedef struct dsml_read_opts {
     int prepend_system;           /* request: prepend {"role":"system","content":""} */
     int in_context;
     const char *root;             /* "$.messages" / "$.context" */
+    size_t counted;               /* messages already read (the context):
+                                     they count against max_messages too */
 } dsml_read_opts;
 
 /* JSON array -> messages with images processed; image records appended to
