@@ -15,6 +15,7 @@ fuzz/fuzz_emit.c and fuzz/fuzz_detect.c).
 import hashlib
 import json
 import os
+import re
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -171,11 +172,21 @@ def detect_seeds():
     out = []
     for name, pre in (("parse.jsonl", False), ("prerelease-parse.jsonl", True)):
         for n, row in enumerate(pick(load(name), "text")):
+            text = row["text"].encode("utf-8")
             b0 = (1 if row.get("thinking_mode") == "thinking" else 0)
             b0 |= (2 if pre else 0)
-            b0 |= (n % 4) << 2        # chunking seed
-            b0 |= (n % 3 == 1) << 5   # tools declared
-            out.append(bytes([b0, (n * 29) % 256]) + row["text"].encode("utf-8"))
+            b0 |= (4 if n % 2 else 0)          # strict / lenient
+            b1 = (1 << (n % 9)) & 0xFF          # one policy, or none
+            b2 = (n % 3) | ((n % 8) << 2)      # failures, largest chunk
+            tail = b""
+            names = re.findall(r'invoke name="([^"]*)"', row["text"])
+            if n % 3 == 1 and names:
+                b0 |= 8                         # declared tools
+                tools = [{"type": "function", "function": {"name": x}}
+                         for x in sorted(set(names))[: max(1, len(set(names)) - n % 2)]]
+                tail = b"\xff" + dumps(tools)
+            head = bytes([b0, b1, b2, (n * 29) % 256, (n * 71) % 256])
+            out.append(head + text + tail)
     return out
 
 
