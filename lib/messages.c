@@ -32,7 +32,7 @@ void *dsml_arena_alloc(dsml_arena *ar, size_t n)
     const size_t align = sizeof(max_align_t);
     n = (n + align - 1) / align * align;
     if (ar->head == NULL || ar->cap - ar->used < n) {
-        size_t size = n > 16384 ? n : 16384;
+        size_t size = n > 960 ? n : 960;
         dsml_arena_chunk *ch =
             dsml_malloc(ar->alloc, sizeof(dsml_arena_chunk) + size);
         if (ch == NULL)
@@ -522,12 +522,8 @@ int dsml_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts *r
                 if (r != DSML_OK)
                     return r;
             }
-        } else if (is_arr(blocks) || blocks == NULL) {
-            /* [] or absent: no blocks */
-        } else if (!is_null(blocks)) {
-            return dsml_msg_fail(c, &m, where, DSML_ERR_TYPE,
-                                 "content blocks must be a list");
         }
+        /* else: absent, null, or empty ([], {}, "", 0, false): no blocks */
         if (c->guard_state != NULL && !ro->in_context && !dsml_role_is(&m, DSML_ROLE_ASSISTANT)) {
             int r = guard_message(c, &m, content);
             if (r != DSML_OK)
@@ -656,6 +652,37 @@ static int entry_order(const void *x, const void *y)
     return a->rank < b->rank ? -1 : a->rank > b->rank;
 }
 
+/* A tool-call id as a lookup key, equal where Python's dict keys are equal:
+ * strings by text, numbers (and true) by value.  Returns DSML_OK with *key
+ * NULL for ids that match nothing, DSML_ERR_TYPE for unhashable ones. */
+static int id_key(dsml_rctx *c, const cJSON *id, const char **key)
+{
+    *key = NULL;
+    if (id == NULL || is_null(id))
+        return DSML_OK;
+    if (is_str(id)) {
+        size_t n = strlen(id->valuestring);
+        char *k = dsml_arena_alloc(&c->arena, n + 2);
+        if (k == NULL)
+            return DSML_ERR_NOMEM;
+        k[0] = 's';
+        memcpy(k + 1, id->valuestring, n + 1);
+        *key = k;
+        return DSML_OK;
+    }
+    int t = id->type & 0xFF;
+    if (t == cJSON_Number || t == cJSON_True || t == cJSON_False) {
+        double v = t == cJSON_Number ? id->valuedouble : t == cJSON_True ? 1.0 : 0.0;
+        char *k = dsml_arena_alloc(&c->arena, 40);
+        if (k == NULL)
+            return DSML_ERR_NOMEM;
+        snprintf(k, 40, "n%.17g", v);
+        *key = k;
+        return DSML_OK;
+    }
+    return DSML_ERR_TYPE; /* a list or an object */
+}
+
 /* Sets the order from an assistant's tool calls (last duplicate id wins).
  * Sorted by id, so that looking up a result's call costs O(log n). */
 static int order_from_calls(dsml_rctx *c, const dsml_msg *m, call_order *o)
@@ -678,9 +705,12 @@ static int order_from_calls(dsml_rctx *c, const dsml_msg *m, call_order *o)
         }
         if (!dsml_json_truthy(id))
             continue;
-        if (!is_str(id))
-            return dsml_msg_fail(c, m, sub, DSML_ERR_TYPE,
-                                 "a tool call id must be a string");
+        const char *key;
+        int kr = id_key(c, id, &key);
+        if (kr == DSML_ERR_NOMEM)
+            return dsml_fail(c->err, kr, DSML_NO_OFFSET, NULL, NULL);
+        if (kr != DSML_OK)
+            return dsml_msg_fail(c, m, sub, kr, "a tool call id cannot be a list or an object");
         if (o->n == o->cap) {
             size_t cap = o->cap ? o->cap * 2 : 16;
             order_entry *v = dsml_arena_alloc(&c->arena, cap * sizeof *v);
@@ -691,7 +721,7 @@ static int order_from_calls(dsml_rctx *c, const dsml_msg *m, call_order *o)
             o->v = v;
             o->cap = cap;
         }
-        o->v[o->n].id = id->valuestring;
+        o->v[o->n].id = key;
         o->v[o->n].rank = idx;
         o->n++;
     }
@@ -708,18 +738,18 @@ static int order_from_calls(dsml_rctx *c, const dsml_msg *m, call_order *o)
     return DSML_OK;
 }
 
-static int rank_of(const call_order *o, const dsml_block *b, size_t *rank)
+static int rank_of(dsml_rctx *c, const call_order *o, const dsml_block *b,
+                   size_t *rank)
 {
     *rank = 0;
-    const cJSON *id = b->use_id.node;
-    if (id == NULL || is_null(id))
-        return DSML_OK;
-    if (!is_str(id)) /* never equal to a (string) call id */
-        return DSML_OK;
+    const char *key;
+    int r = id_key(c, b->use_id.node, &key);
+    if (r != DSML_OK || key == NULL)
+        return r;
     size_t lo = 0, hi = o->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        int cmp = strcmp(o->v[mid].id, id->valuestring);
+        int cmp = strcmp(o->v[mid].id, key);
         if (cmp == 0) {
             *rank = o->v[mid].rank;
             break;
@@ -808,9 +838,15 @@ int dsml_sort_tool_results(dsml_rctx *c, const dsml_msgs *context_raw,
         for (size_t k = 0; k < m->nblocks; k++) {
             if (m->blocks[k].kind != DSML_BLK_TOOL_RESULT)
                 continue;
-            r = rank_of(&o, &m->blocks[k], &rk[t].rank);
-            if (r != DSML_OK)
-                return r;
+            r = rank_of(c, &o, &m->blocks[k], &rk[t].rank);
+            if (r == DSML_ERR_NOMEM)
+                return dsml_fail(c->err, r, DSML_NO_OFFSET, NULL, NULL);
+            if (r != DSML_OK) {
+                dsml_msg origin = *m;
+                origin.src_index = m->blocks[k].origin;
+                return dsml_msg_fail(c, &origin, "tool_call_id", r,
+                                     "a tool call id cannot be a list or an object");
+            }
             rk[t].block = k;
             t++;
         }
@@ -848,6 +884,9 @@ int dsml_drop_thinking(dsml_rctx *c, const dsml_msgs *in, dsml_msgs *out)
                                DSML_ROLE_DIRECT_SEARCH_RESULTS};
     for (size_t i = 0; i < in->n; i++) {
         const dsml_msg *m = &in->v[i];
+        if (m->role != NULL && (is_obj(m->role) || is_arr(m->role)))
+            return dsml_msg_fail(c, m, "role", DSML_ERR_ROLE,
+                                 "a role cannot be a list or an object");
         int kept = (long)i >= last;
         for (size_t k = 0; !kept && k < sizeof keep / sizeof keep[0]; k++)
             kept = dsml_role_is(m, keep[k]);

@@ -309,13 +309,29 @@ static int arguments_object(dsml_rctx *c, const dsml_msg *m, const char *where,
             break;
         cJSON *doc = NULL;
         const char *s = cur->valuestring;
-        int r = dsml_json_try_read(s, strlen(s), c->limits, &c->alloc, &doc);
+        dsml_error jerr;
+        int r = dsml_json_read(s, strlen(s), c->limits, &c->alloc, NULL, 0, &doc, &jerr);
         if (r == DSML_ERR_NOMEM)
             return dsml_fail(c->err, r, DSML_NO_OFFSET, NULL, NULL);
+        if (r != DSML_OK && strict_json)
+            return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_TOOL_ARGUMENTS,
+                                    "arguments are not valid JSON");
         if (r != DSML_OK) {
-            if (strict_json)
-                return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_TOOL_ARGUMENTS,
-                                     "arguments are not valid JSON");
+            /* Text that Python's json.loads also refuses is wrapped as it
+             * is; text it would read but cJSON cannot carry (NaN, Infinity,
+             * \u0000, lone surrogates, deep nesting, long numbers) is
+             * refused rather than rendered differently. */
+            const char *at = jerr.offset < strlen(s) ? s + jerr.offset : "";
+            int python_reads = r != DSML_ERR_JSON || strncmp(at, "NaN", 3) == 0 ||
+                               strncmp(at, "Infinity", 8) == 0 ||
+                               strncmp(at, "-Infinity", 9) == 0;
+            if (python_reads)
+                return dsml_msg_fail_at(c, m, where, wi, r == DSML_ERR_JSON ? DSML_ERR_JSON : r,
+                                        "JSON text that cannot be represented "
+                                        "exactly (%s at byte %zu)",
+                                        r == DSML_ERR_JSON ? "NaN or Infinity"
+                                                           : dsml_status_message(r),
+                                        jerr.offset);
             break;
         }
         r = keep_doc(c, doc);

@@ -51,7 +51,8 @@ static void refused_with(render_fn fn, const char *json, const dsml_render_optio
 static void expect_prompt(const char *json, const dsml_render_options *o, const char *want)
 {
     char *p = ok_with(dsml_render, json, o);
-    assert_string_equal(p, want);
+    if (want != NULL)
+        assert_string_equal(p, want);
     free(p);
 }
 
@@ -343,6 +344,68 @@ static void test_guard(void **state)
     free(p);
 }
 
+static void test_reference_corners(void **state)
+{
+    (void)state;
+    dsml_render_options o;
+    dsml_render_options_init(&o);
+    o.flags = DSML_RENDER_NO_BOS;
+    /* numeric tool-call ids order tool results as Python's dict lookups do */
+    expect_prompt("[{\"role\":\"assistant\",\"content\":\"\",\"tool_calls\":["
+                  "{\"id\":2,\"function\":{\"name\":\"f\",\"arguments\":{}}},"
+                  "{\"id\":1,\"function\":{\"name\":\"g\",\"arguments\":{}}}]},"
+                  "{\"role\":\"tool\",\"tool_call_id\":1.0,\"content\":\"one\"},"
+                  "{\"role\":\"tool\",\"tool_call_id\":2,\"content\":\"two\"}]",
+                  &o, NULL);
+    char *p = ok_with(dsml_render,
+                      "[{\"role\":\"assistant\",\"content\":\"\",\"tool_calls\":["
+                      "{\"id\":2,\"function\":{\"name\":\"f\",\"arguments\":{}}},"
+                      "{\"id\":1,\"function\":{\"name\":\"g\",\"arguments\":{}}}]},"
+                      "{\"role\":\"tool\",\"tool_call_id\":1.0,\"content\":\"one\"},"
+                      "{\"role\":\"tool\",\"tool_call_id\":2,\"content\":\"two\"}]",
+                      &o);
+    assert_non_null(strstr(p, "<tool_result>two</tool_result>\n\n<tool_result>one</tool_result>"));
+    free(p);
+    refused_with(dsml_render,
+                 "[{\"role\":\"assistant\",\"tool_calls\":[{\"id\":[1],\"function\":{\"name\":\"f\",\"arguments\":{}}}]}]",
+                 NULL, DSML_ERR_TYPE, "$.messages[0].tool_calls[0]", "list");
+    /* empty content_blocks of any JSON type are no blocks */
+    expect_prompt("[{\"role\":\"user\",\"content\":\"u\",\"content_blocks\":{}}]", &o,
+                  USER "u" ASSIST "</think>");
+    expect_prompt("[{\"role\":\"system\",\"content\":\"s\",\"content_blocks\":\"\"}]", &o,
+                  SYS "s");
+    /* an unhashable role fails the thinking drop, as in the reference */
+    dsml_render_options t;
+    dsml_render_options_init(&t);
+    t.thinking_mode = DSML_THINKING;
+    refused_with(dsml_render, "[{\"role\":{}},{\"role\":\"user\",\"content\":\"x\"}]", &t,
+                 DSML_ERR_ROLE, "$.messages[0].role", NULL);
+    /* argument text Python reads but cJSON cannot carry is refused, never
+     * wrapped as {"arguments": text} */
+    static const char *const unreadable[] = {
+        "{\\\"a\\\": NaN}",
+        "{\\\"a\\\": -Infinity}",
+        "{\\\"a\\\": \\\"\\\\u0000\\\"}",
+        "{\\\"a\\\": \\\"\\\\ud800\\\"}",
+    };
+    for (size_t i = 0; i < sizeof unreadable / sizeof unreadable[0]; i++) {
+        char in[256];
+        snprintf(in, sizeof in,
+                 "[{\"role\":\"assistant\",\"tool_calls\":[{\"function\":{\"name\":\"f\",\"arguments\":\"%s\"}}]}]",
+                 unreadable[i]);
+        dsml_output out;
+        dsml_error err;
+        int r = dsml_render(in, strlen(in), NULL, &out, &err);
+        if (r == DSML_OK)
+            fail_msg("%s rendered as %s", in, out.text);
+        assert_non_null(strstr(err.path, "function.arguments"));
+    }
+    /* text Python refuses too is wrapped */
+    p = ok_with(dsml_render, "[{\"role\":\"assistant\",\"tool_calls\":[{\"function\":{\"name\":\"f\",\"arguments\":\"{oops\"}}]}]", &o);
+    assert_non_null(strstr(p, "name=\"arguments\" string=\"true\">{oops<"));
+    free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -355,6 +418,7 @@ int main(void)
         cmocka_unit_test(test_options_errors),
         cmocka_unit_test(test_request_bodies),
         cmocka_unit_test(test_guard),
+        cmocka_unit_test(test_reference_corners),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
