@@ -381,18 +381,47 @@ static void open_block(dsml_detector *d, const char *p, size_t len)
 
 /* ---- calls --------------------------------------------------------------- */
 
-static void args_out(dsml_detector *d, const char *p, size_t n)
+/* The longest prefix of p[0, n) no longer than `room` that ends between
+ * characters (and, for escaped text, between escape sequences). */
+static size_t safe_cut(const char *p, size_t n, size_t room, int escaped)
+{
+    size_t i = 0;
+    while (i < n) {
+        size_t u;
+        if (escaped && p[i] == '\\')
+            u = i + 1 < n && p[i + 1] == 'u' ? 6 : 2;
+        else
+            u = utf8_len((unsigned char)p[i]);
+        if (i + u > room)
+            break;
+        i += u;
+    }
+    return i;
+}
+
+static void args_out_x(dsml_detector *d, const char *p, size_t n, int escaped)
 {
     if (d->call_quiet || n == 0 || d->failed)
         return;
-    d->args_len += n;
-    if (d->args_len > d->lim.max_argument_bytes) {
+    if (n > d->lim.max_argument_bytes - d->args_len) {
+        /* what fits goes out first, so that the failure point does not
+         * depend on how the value arrived */
+        size_t k = safe_cut(p, n, d->lim.max_argument_bytes - d->args_len,
+                            escaped);
+        d->args_len += k;
+        ev_text(d, DSML_EVENT_ARGUMENTS, d->ncalls - 1, p, k);
         fail(d, DSML_ERR_LIMIT, DSML_NO_OFFSET,
              "tool call %zu: arguments exceed max_argument_bytes (%zu)",
              d->ncalls - 1, d->lim.max_argument_bytes);
         return;
     }
+    d->args_len += n;
     ev_text(d, DSML_EVENT_ARGUMENTS, d->ncalls - 1, p, n);
+}
+
+static void args_out(dsml_detector *d, const char *p, size_t n)
+{
+    args_out_x(d, p, n, 0);
 }
 
 static int tool_declared(const dsml_detector *d, const char *name, size_t n)
@@ -653,7 +682,7 @@ static void value_emit(dsml_detector *d, const char *p, size_t n)
             nomem(d);
             return;
         }
-        args_out(d, s->data + 1, s->len - 2);
+        args_out_x(d, s->data + 1, s->len - 2, 1);
     } else if (d->opt.false_values == DSML_FALSE_VALUES_VALIDATE) {
         if (d->vbuf.len + n > d->lim.max_argument_bytes) {
             fail(d, DSML_ERR_LIMIT, DSML_NO_OFFSET,
@@ -778,7 +807,8 @@ static void value_end(dsml_detector *d, size_t off)
     if (d->opt.false_values != DSML_FALSE_VALUES_VALIDATE)
         return;
     cJSON *v = NULL;
-    int rc = dsml_json_try_read(d->vbuf.data, d->vbuf.len, &d->lim, &d->alloc,
+    int rc = dsml_json_try_read(d->vbuf.len ? d->vbuf.data : "", d->vbuf.len,
+                                &d->lim, &d->alloc,
                                 &v);
     if (v != NULL)
         cJSON_Delete(v);
@@ -795,7 +825,7 @@ static void value_end(dsml_detector *d, size_t off)
         return;
     dsml_buf *s = &d->scratch;
     s->len = 0;
-    dsml_emit_string(s, d->vbuf.data, d->vbuf.len);
+    dsml_emit_string(s, d->vbuf.len ? d->vbuf.data : "", d->vbuf.len);
     if (s->failed) {
         nomem(d);
         return;
@@ -920,6 +950,13 @@ static void sink(dsml_detector *d, const char *p, size_t n, size_t off)
         key_sink(d, p, n, off);
         return;
     case PH_PVALUE:
+        if (!d->strict && n > d->lim.max_argument_bytes - d->raw.len) {
+            size_t k = d->lim.max_argument_bytes - d->raw.len;
+            raw_add(d, p, k);
+            value_sink(d, p, k);
+            raw_add(d, p + k, n - k); /* fails */
+            return;
+        }
         raw_add(d, p, n);
         value_sink(d, p, n);
         return;
@@ -1457,8 +1494,9 @@ static void drain_if_done(dsml_detector *d)
     }
 }
 
-/* Incremental UTF-8 check of the input. */
-static int check_utf8(dsml_detector *d, const unsigned char *p, size_t n)
+/* Incremental UTF-8 check of the input: the length of the valid prefix
+ * (a character may stay open at the end). */
+static size_t check_utf8(dsml_detector *d, const unsigned char *p, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         unsigned char c = p[i];
@@ -1492,11 +1530,9 @@ static int check_utf8(dsml_detector *d, const unsigned char *p, size_t n)
             goto bad;
         continue;
     bad:
-        fail(d, DSML_ERR_UTF8, d->total + i, "invalid UTF-8 at byte %zu",
-             d->total + i);
-        return 0;
+        return i;
     }
-    return 1;
+    return n;
 }
 
 int dsml_detector_feed(dsml_detector *d, const char *bytes, size_t len)
@@ -1508,16 +1544,23 @@ int dsml_detector_feed(dsml_detector *d, const char *bytes, size_t len)
     if (d->finished)
         return DSML_ERR_STATE;
     drain_if_done(d);
-    if (len > d->lim.max_input_bytes - d->total) {
-        fail(d, DSML_ERR_LIMIT, d->total,
-             "the completion exceeds max_input_bytes (%zu)",
-             d->lim.max_input_bytes);
-        return d->failed;
+    /* A failure is reported at its exact byte: the bytes before it are
+     * processed first, so that the events before a failure do not depend
+     * on how the input was split. */
+    size_t ok = len;
+    int code = DSML_OK;
+    if (ok > d->lim.max_input_bytes - d->total) {
+        ok = d->lim.max_input_bytes - d->total;
+        code = DSML_ERR_LIMIT;
     }
-    if (!check_utf8(d, (const unsigned char *)bytes, len))
-        return d->failed;
-    d->total += len;
-    dsml_buf_append(&d->in, bytes, len);
+    size_t valid = check_utf8(d, (const unsigned char *)bytes, ok);
+    if (valid < ok) {
+        ok = valid;
+        code = DSML_ERR_UTF8;
+    }
+    size_t at = d->total + ok;
+    d->total += ok;
+    dsml_buf_append(&d->in, bytes, ok);
     if (d->in.failed) {
         nomem(d);
         return d->failed;
@@ -1530,6 +1573,12 @@ int dsml_detector_feed(dsml_detector *d, const char *bytes, size_t len)
         d->scan -= d->rel;
         d->rel = 0;
     }
+    if (code == DSML_ERR_LIMIT)
+        fail(d, DSML_ERR_LIMIT, at,
+             "the completion exceeds max_input_bytes (%zu)",
+             d->lim.max_input_bytes);
+    else if (code == DSML_ERR_UTF8)
+        fail(d, DSML_ERR_UTF8, at, "invalid UTF-8 at byte %zu", at);
     return d->failed;
 }
 

@@ -8,12 +8,14 @@
 
 #include "detect_internal.h"
 
+static const char *nz(const char *p) { return p != NULL ? p : ""; }
+
 int det_message_json(dsml_detector *d, dsml_buf *b)
 {
     DSML_BUF_LIT(b, "{\"role\": \"assistant\", \"content\": ");
-    dsml_emit_string(b, d->m_content.data, d->m_content.len);
+    dsml_emit_string(b, nz(d->m_content.data), d->m_content.len);
     DSML_BUF_LIT(b, ", \"reasoning_content\": ");
-    dsml_emit_string(b, d->m_reasoning.data, d->m_reasoning.len);
+    dsml_emit_string(b, nz(d->m_reasoning.data), d->m_reasoning.len);
     DSML_BUF_LIT(b, ", \"tool_calls\": [");
     int first = 1;
     for (size_t i = 0; i < d->ncalls && i < d->calls_cap; i++) {
@@ -24,13 +26,13 @@ int det_message_json(dsml_detector *d, dsml_buf *b)
             DSML_BUF_LIT(b, ", ");
         first = 0;
         DSML_BUF_LIT(b, "{\"type\": \"function\", \"function\": {\"name\": ");
-        dsml_emit_string(b, c->name.data, c->name.len);
+        dsml_emit_string(b, nz(c->name.data), c->name.len);
         DSML_BUF_LIT(b, ", \"arguments\": ");
-        dsml_emit_string(b, c->args.data, c->args.len);
+        dsml_emit_string(b, nz(c->args.data), c->args.len);
         dsml_buf_putc(b, '}');
         if (c->has_ns) {
             DSML_BUF_LIT(b, ", \"namespace\": ");
-            dsml_emit_string(b, c->ns.data, c->ns.len);
+            dsml_emit_string(b, nz(c->ns.data), c->ns.len);
         }
         dsml_buf_putc(b, '}');
     }
