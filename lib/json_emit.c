@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <utf8proc.h>
+
 #include "internal.h"
 
 static const char hex_digits[] = "0123456789abcdef";
@@ -235,6 +237,105 @@ void dsml_emit_json(dsml_buf *b, const cJSON *v)
     }
 }
 
+/* Python's str.isprintable() for one code point: not a control, format,
+ * surrogate, private-use, unassigned or separator character, but ' ' is. */
+static int py_printable(utf8proc_int32_t cp)
+{
+    if (cp == ' ')
+        return 1;
+    switch (utf8proc_category(cp)) {
+    case UTF8PROC_CATEGORY_CC:
+    case UTF8PROC_CATEGORY_CF:
+    case UTF8PROC_CATEGORY_CS:
+    case UTF8PROC_CATEGORY_CO:
+    case UTF8PROC_CATEGORY_CN:
+    case UTF8PROC_CATEGORY_ZL:
+    case UTF8PROC_CATEGORY_ZP:
+    case UTF8PROC_CATEGORY_ZS:
+        return 0;
+    default:
+        return 1;
+    }
+}
+
+/* repr() of a str: quotes chosen and characters escaped as Python does. */
+static void emit_pyrepr_string(dsml_buf *b, const char *s)
+{
+    char quote = strchr(s, '\'') != NULL && strchr(s, '"') == NULL ? '"' : '\'';
+    dsml_buf_putc(b, quote);
+    const unsigned char *p = (const unsigned char *)s;
+    size_t n = strlen(s);
+    for (size_t i = 0; i < n;) {
+        utf8proc_int32_t cp = p[i];
+        utf8proc_ssize_t k = 1;
+        if (cp >= 0x80) {
+            k = utf8proc_iterate(p + i, (utf8proc_ssize_t)(n - i), &cp);
+            if (k <= 0) { /* not reached: text was validated */
+                k = 1;
+                cp = 0xFFFD;
+            }
+        }
+        char esc[16];
+        if (cp == '\\' || cp == quote) {
+            esc[0] = '\\';
+            esc[1] = (char)cp;
+            dsml_buf_append(b, esc, 2);
+        } else if (cp == '\t') {
+            DSML_BUF_LIT(b, "\\t");
+        } else if (cp == '\n') {
+            DSML_BUF_LIT(b, "\\n");
+        } else if (cp == '\r') {
+            DSML_BUF_LIT(b, "\\r");
+        } else if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && !py_printable(cp))) {
+            int len = cp < 0x100      ? snprintf(esc, sizeof esc, "\\x%02x", (unsigned)cp)
+                      : cp < 0x10000 ? snprintf(esc, sizeof esc, "\\u%04x", (unsigned)cp)
+                                      : snprintf(esc, sizeof esc, "\\U%08x", (unsigned)cp);
+            dsml_buf_append(b, esc, (size_t)len);
+        } else {
+            dsml_buf_append(b, s + i, (size_t)k);
+        }
+        i += (size_t)k;
+    }
+    dsml_buf_putc(b, quote);
+}
+
+/* repr() of a value as Python prints what json.loads returned. */
+static void emit_pyrepr(dsml_buf *b, const cJSON *v)
+{
+    switch (v->type & 0xFF) {
+    case cJSON_String:
+        emit_pyrepr_string(b, v->valuestring);
+        return;
+    case cJSON_Array:
+        dsml_buf_putc(b, '[');
+        for (const cJSON *c = v->child; c != NULL; c = c->next) {
+            if (c != v->child)
+                DSML_BUF_LIT(b, ", ");
+            emit_pyrepr(b, c);
+        }
+        dsml_buf_putc(b, ']');
+        return;
+    case cJSON_Object: {
+        dsml_buf_putc(b, '{');
+        int first = 1, dups = (v->type & DSML_JSON_DUPLICATE_KEYS) != 0;
+        for (const cJSON *c = v->child; c != NULL; c = c->next) {
+            if (dups && seen_before(v->child, c))
+                continue;
+            if (!first)
+                DSML_BUF_LIT(b, ", ");
+            first = 0;
+            emit_pyrepr_string(b, c->string);
+            DSML_BUF_LIT(b, ": ");
+            emit_pyrepr(b, dsml_json_last(v, c));
+        }
+        dsml_buf_putc(b, '}');
+        return;
+    }
+    default:
+        dsml_emit_pystr(b, v);
+    }
+}
+
 int dsml_emit_pystr(dsml_buf *b, const cJSON *v)
 {
     switch (v->type & 0xFF) {
@@ -248,6 +349,10 @@ int dsml_emit_pystr(dsml_buf *b, const cJSON *v)
             return 1;
         }
         dsml_emit_number(b, v);
+        return 1;
+    case cJSON_Array:
+    case cJSON_Object:
+        emit_pyrepr(b, v);
         return 1;
     default:
         return 0;

@@ -283,20 +283,27 @@ static void test_float_repr_random(void **state)
 static void test_pystr(void **state)
 {
     (void)state;
-    const char *in = "[null, true, false, 5, 2.50, \"x\", 1e999, {}]";
+    const char *in = "[null, true, false, 5, 2.50, \"x\", 1e999, "
+                     "{\"a\": [1], \"a\": {}}, "
+                     "[1, -0, 1.0, null, \"it's\", \"q\\\"'\", \"\\n\\u0001\\u00e9\\u200b\\u00a0\"]]";
     cJSON *v = NULL;
     assert_int_equal(dsml_json_read(in, strlen(in), NULL, &std_alloc, "$", 0, &v, NULL),
                      DSML_OK);
     dsml_buf b;
     dsml_buf_init(&b, &std_alloc);
     const cJSON *c = v->child;
-    for (int i = 0; i < 7; i++, c = c->next) {
+    for (int i = 0; i < 8; i++, c = i < 8 ? c->next : c) {
         assert_true(dsml_emit_pystr(&b, c));
         dsml_buf_putc(&b, '|');
     }
-    assert_false(dsml_emit_pystr(&b, c)); /* containers have no str() here */
     dsml_buf_putc(&b, '\0');
-    assert_string_equal(b.data, "None|True|False|5|2.5|x|inf|");
+    /* str({...}) as Python prints it: repeated key at its first place with
+     * its last value */
+    assert_string_equal(b.data, "None|True|False|5|2.5|x|inf|{'a': {}}|");
+    b.len = 0;
+    dsml_emit_pystr(&b, c->next);
+    dsml_buf_putc(&b, '\0');
+    assert_string_equal(b.data, "[1, 0, 1.0, None, \"it's\", 'q\"\\'', '\\n\\x01\xc3\xa9\\u200b\\xa0']");
     dsml_buf_release(&b);
     cJSON_Delete(v);
 }
