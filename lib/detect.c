@@ -1354,8 +1354,26 @@ static void resolve_limits(dsml_limits *out, const dsml_limits *in)
         out->max_calls = DSML_DEFAULT_MAX_CALLS;
 }
 
+/* Empties a buffer and clears its failure flag: after an allocation failed,
+ * a reset must leave nothing that refuses to grow. */
+static void buf_clear(dsml_buf *b)
+{
+    b->len = 0;
+    b->failed = 0;
+}
+
 static void start_state(dsml_detector *d)
 {
+    dsml_buf *bufs[] = {&d->in,   &d->held, &d->raw,       &d->name,
+                        &d->key,  &d->keys, &d->vws,       &d->vbuf,
+                        &d->m_content, &d->m_reasoning, &d->arena, &d->scratch};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        buf_clear(bufs[i]);
+    for (size_t i = 0; i < d->calls_cap; i++) {
+        buf_clear(&d->calls[i].name);
+        buf_clear(&d->calls[i].ns);
+        buf_clear(&d->calls[i].args);
+    }
     d->in.len = 0;
     d->rel = d->scan = d->base = d->total = 0;
     d->rewound = 0;
