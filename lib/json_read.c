@@ -2,7 +2,7 @@
  * json_read.c - reading JSON text the way Python's json.loads reads it, into
  * cJSON trees whose number nodes keep their original lexemes.
  *
- * One pass checks the text (grammar, UTF-8 through utf8proc, escapes, depth)
+ * One pass checks the text (grammar, UTF-8, escapes, depth)
  * and records where each number lexeme starts; cJSON then builds the tree;
  * a walk in document order attaches each lexeme to its number node.
  */
@@ -98,6 +98,31 @@ static size_t skip_plain(const unsigned char *s, size_t i, size_t n)
     return i;
 }
 
+/* The length of the well-formed UTF-8 sequence at s (RFC 3629: no overlong
+ * forms, no surrogates, nothing above U+10FFFF), or 0.  s[0] >= 0x80. */
+static size_t utf8_sequence(const unsigned char *s, size_t n)
+{
+    unsigned char c = s[0];
+    if (c >= 0xC2 && c <= 0xDF)
+        return n >= 2 && (s[1] & 0xC0) == 0x80 ? 2 : 0;
+    if (c >= 0xE0 && c <= 0xEF) {
+        if (n < 3 || (s[1] & 0xC0) != 0x80 || (s[2] & 0xC0) != 0x80)
+            return 0;
+        if ((c == 0xE0 && s[1] < 0xA0) || (c == 0xED && s[1] > 0x9F))
+            return 0; /* overlong, or a surrogate */
+        return 3;
+    }
+    if (c >= 0xF0 && c <= 0xF4) {
+        if (n < 4 || (s[1] & 0xC0) != 0x80 || (s[2] & 0xC0) != 0x80 ||
+            (s[3] & 0xC0) != 0x80)
+            return 0;
+        if ((c == 0xF0 && s[1] < 0x90) || (c == 0xF4 && s[1] > 0x8F))
+            return 0; /* overlong, or above U+10FFFF */
+        return 4;
+    }
+    return 0;
+}
+
 static int scan_string(scan *sc)
 {
     const unsigned char *s = (const unsigned char *)sc->s;
@@ -147,11 +172,10 @@ static int scan_string(scan *sc)
             i += 2;
             continue;
         }
-        utf8proc_int32_t cp;
-        utf8proc_ssize_t k = utf8proc_iterate(s + i, (utf8proc_ssize_t)(n - i), &cp);
-        if (k <= 0)
+        size_t k = utf8_sequence(s + i, n - i);
+        if (k == 0)
             return scan_fail(sc, DSML_ERR_UTF8, i, "invalid UTF-8 sequence");
-        i += (size_t)k;
+        i += k;
     }
     return scan_fail(sc, DSML_ERR_JSON, start, "unterminated string");
 }
@@ -429,6 +453,9 @@ static int collapse_duplicates(cJSON *obj, const dsml_allocator *a)
  */
 static int guide_ws(scan *sc)
 {
+    /* most tokens follow each other directly or after one space */
+    if (sc->i < sc->n && (unsigned char)sc->s[sc->i] > 0x20)
+        return 1;
     skip_ws(sc);
     if (sc->i < sc->n && (unsigned char)sc->s[sc->i] <= 0x20)
         return scan_fail(sc, DSML_ERR_JSON, sc->i, "unexpected control character");
@@ -437,6 +464,10 @@ static int guide_ws(scan *sc)
 
 static int guide_char(scan *sc, char c)
 {
+    if (sc->i < sc->n && sc->s[sc->i] == c) {
+        sc->i++;
+        return 1;
+    }
     if (!guide_ws(sc))
         return 0;
     if (sc->i >= sc->n || sc->s[sc->i] != c)
