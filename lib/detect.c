@@ -96,6 +96,10 @@ static void ev_text(dsml_detector *d, int type, size_t call, const char *p,
         if (l->type == type && l->call == call &&
             l->text_off + l->len == d->arena.len) {
             dsml_buf_append(&d->arena, p, n);
+            if (d->arena.failed) {
+                nomem(d);
+                return;
+            }
             l->len += n;
             goto message;
         }
@@ -106,6 +110,11 @@ static void ev_text(dsml_detector *d, int type, size_t call, const char *p,
     e->type = type;
     e->call = call;
     dsml_buf_append(&d->arena, p, n);
+    if (d->arena.failed) {
+        d->ev_n--; /* no event points at text that was not stored */
+        nomem(d);
+        return;
+    }
     e->len = n;
 message:;
     dsml_buf *m = message_text(d, type, call);
@@ -136,8 +145,10 @@ static void diag(dsml_detector *d, int code, size_t off, const char *fmt, ...)
     size_t n = strlen(msg);
     dsml_buf_append(&d->arena, msg, n + 1);
     e->len = n;
-    if (d->arena.failed)
+    if (d->arena.failed) {
+        d->ev_n--;
         nomem(d);
+    }
 }
 
 /* A deviation from the reference: strict mode fails, lenient reports it.
@@ -544,8 +555,11 @@ static int begin_call(dsml_detector *d, const char *name, size_t n, size_t end)
     dsml_buf_append(&d->arena, ns, ns_len);
     dsml_buf_putc(&d->arena, '\0');
     e->text_off = d->arena.len;
-    if (d->arena.failed)
+    if (d->arena.failed) {
+        d->ev_n--;
         nomem(d);
+        return 0;
+    }
     d->call_open = 1;
     return 1;
 }
