@@ -289,7 +289,7 @@ static int process_blocks(dsml_rctx *c, const dsml_msg *m, const char *where,
     size_t i = 0;
     char sub[96];
     for (const cJSON *b = list->child; b != NULL; b = b->next, i++) {
-        snprintf(sub, sizeof sub, "%s[%zu]", where, i);
+        dsml_format_index(sub, sizeof sub, where, i);
         dsml_block blk;
         memset(&blk, 0, sizeof blk);
         blk.node = b;
@@ -400,7 +400,7 @@ static int guard_blocks(dsml_rctx *c, const dsml_msg *m, const char *where,
 {
     char sub[128];
     for (size_t i = 0; i < n; i++) {
-        snprintf(sub, sizeof sub, "%s[%zu]", where, i);
+        dsml_format_index(sub, sizeof sub, where, i);
         int r = DSML_OK;
         if (b[i].kind == DSML_BLK_TEXT && b[i].text.node != NULL)
             r = guard_string(c, m, sub, b[i].text.node);
@@ -691,7 +691,7 @@ static int order_from_calls(dsml_rctx *c, const dsml_msg *m, call_order *o)
     size_t idx = 0;
     for (const cJSON *tc = m->tool_calls->child; tc != NULL; tc = tc->next, idx++) {
         char sub[48];
-        snprintf(sub, sizeof sub, "tool_calls[%zu]", idx);
+        dsml_format_index(sub, sizeof sub, "tool_calls", idx);
         if (!is_obj(tc))
             return dsml_msg_fail(c, m, sub, DSML_ERR_TYPE,
                                  "a tool call must be an object");

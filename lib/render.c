@@ -98,7 +98,7 @@ static int put_blocks(dsml_rctx *c, const dsml_msg *merged, dsml_buf *out)
         if (b->pos == DSML_NO_OFFSET)
             snprintf(where, sizeof where, "content");
         else
-            snprintf(where, sizeof where, "content[%zu]", b->pos);
+            dsml_format_index(where, sizeof where, "content", b->pos);
         if (i > 0)
             DSML_BUF_LIT(out, "\n\n");
         if (b->kind == DSML_BLK_TEXT) {

@@ -202,4 +202,28 @@ int dsml_render_tool_calls(dsml_rctx *c, const dsml_msg *m,
 #define DSML_TOK_THINK "<think>"
 #define DSML_TOK_THINK_END "</think>"
 
+/* Writes "<prefix>[<index>]" into out[cap], truncated as snprintf would:
+ * the JSON-path pieces built for every block and call, where snprintf's cost
+ * showed in profiles. */
+static inline void dsml_format_index(char *out, size_t cap, const char *prefix,
+                                     size_t index)
+{
+    char digits[24];
+    size_t nd = 0;
+    do {
+        digits[nd++] = (char)('0' + index % 10);
+        index /= 10;
+    } while (index != 0);
+    size_t len = 0;
+    for (; *prefix != '\0' && len + 1 < cap; prefix++)
+        out[len++] = *prefix;
+    if (len + 1 < cap)
+        out[len++] = '[';
+    while (nd > 0 && len + 1 < cap)
+        out[len++] = digits[--nd];
+    if (len + 1 < cap)
+        out[len++] = ']';
+    out[len] = '\0';
+}
+
 #endif /* DSML_RENDER_INTERNAL_H */
