@@ -507,6 +507,8 @@ static int begin_call(dsml_detector *d, const char *name, size_t n, size_t end)
     d->nparams = 0;
     d->args_len = 0;
     d->keys.len = 0;
+    d->key_gen++;
+    d->slots_used = 0;
     if (d->keep_message) {
         if (idx >= d->calls_cap) {
             size_t cap = d->calls_cap ? d->calls_cap * 2 : 4;
@@ -617,23 +619,81 @@ static void start_value(dsml_detector *d, int str_true)
     d->vbuf.len = 0;
 }
 
+static size_t key_hash(const char *k, size_t n)
+{
+    size_t h = (size_t)1469598103934665603ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)k[i]) * (size_t)1099511628211ull;
+    return h;
+}
+
+static size_t key_len_at(const dsml_detector *d, size_t off)
+{
+    const unsigned char *h = (const unsigned char *)d->keys.data + off;
+    return (size_t)h[0] | (size_t)h[1] << 8 | (size_t)h[2] << 16 |
+           (size_t)h[3] << 24;
+}
+
+static void slot_put(struct det_slot *t, size_t cap, size_t gen, size_t off,
+                     size_t h)
+{
+    size_t i = h & (cap - 1);
+    while (t[i].gen == gen)
+        i = (i + 1) & (cap - 1);
+    t[i].gen = gen;
+    t[i].off = off;
+}
+
+/* Whether the current call already has parameter `k`; records it if not.
+ * Slots of earlier calls are stale by their generation, so a new call
+ * starts with an empty set at no cost. */
 static int key_seen(dsml_detector *d, const char *k, size_t n)
 {
-    size_t i = 0;
-    while (i + 4 <= d->keys.len) {
-        unsigned char *h = (unsigned char *)d->keys.data + i;
-        size_t l = (size_t)h[0] | (size_t)h[1] << 8 | (size_t)h[2] << 16 |
-                   (size_t)h[3] << 24;
-        if (l == n && memcmp(h + 4, k, n) == 0)
-            return 1;
-        i += 4 + l;
+    size_t gen = d->key_gen;
+    size_t h = key_hash(k, n);
+    if (d->slots_cap > 0) {
+        for (size_t i = h & (d->slots_cap - 1); d->slots[i].gen == gen;
+             i = (i + 1) & (d->slots_cap - 1)) {
+            size_t off = d->slots[i].off;
+            if (key_len_at(d, off) == n &&
+                memcmp(d->keys.data + off + 4, k, n) == 0)
+                return 1;
+        }
     }
-    unsigned char h[4] = {(unsigned char)n, (unsigned char)(n >> 8),
-                          (unsigned char)(n >> 16), (unsigned char)(n >> 24)};
-    dsml_buf_append(&d->keys, (const char *)h, 4);
+    if (n > 0xffffffffu) {
+        fail(d, DSML_ERR_LIMIT, DSML_NO_OFFSET, "parameter name too long");
+        return 0;
+    }
+    if ((d->slots_used + 1) * 2 > d->slots_cap) {
+        size_t cap = d->slots_cap ? d->slots_cap * 2 : 16;
+        struct det_slot *t = dsml_malloc(&d->alloc, cap * sizeof *t);
+        if (t == NULL) {
+            nomem(d);
+            return 0;
+        }
+        memset(t, 0, cap * sizeof *t);
+        for (size_t i = 0; i < d->slots_cap; i++) {
+            if (d->slots[i].gen != gen)
+                continue;
+            size_t off = d->slots[i].off;
+            slot_put(t, cap, gen, off,
+                     key_hash(d->keys.data + off + 4, key_len_at(d, off)));
+        }
+        dsml_free(&d->alloc, d->slots);
+        d->slots = t;
+        d->slots_cap = cap;
+    }
+    size_t off = d->keys.len;
+    unsigned char rec[4] = {(unsigned char)n, (unsigned char)(n >> 8),
+                            (unsigned char)(n >> 16), (unsigned char)(n >> 24)};
+    dsml_buf_append(&d->keys, (const char *)rec, 4);
     dsml_buf_append(&d->keys, k, n);
-    if (d->keys.failed)
+    if (d->keys.failed) {
         nomem(d);
+        return 0;
+    }
+    slot_put(d->slots, d->slots_cap, gen, off, h);
+    d->slots_used++;
     return 0;
 }
 
@@ -1407,6 +1467,8 @@ static void start_state(dsml_detector *d)
     d->nparams = 0;
     d->args_len = 0;
     d->keys.len = 0;
+    d->key_gen++;
+    d->slots_used = 0;
     d->vws.len = 0;
     d->vbuf.len = 0;
     d->m_content.len = 0;
@@ -1503,6 +1565,7 @@ void dsml_detector_destroy(dsml_detector *d)
     }
     dsml_free(&d->alloc, d->calls);
     dsml_free(&d->alloc, d->ev);
+    dsml_free(&d->alloc, d->slots);
     dsml_allocator a = d->alloc;
     dsml_free(&a, d);
 }
@@ -1651,17 +1714,20 @@ int dsml_detector_next(dsml_detector *d, dsml_event *event)
         memset(event, 0, sizeof *event);
         event->size = sizeof *event;
         event->type = (dsml_event_type)e->type;
-        event->text = d->arena.data + e->text_off;
+        event->text = d->arena.data != NULL ? d->arena.data + e->text_off : "";
         event->len = e->len;
         event->call_index = e->call;
         event->status = e->status;
         event->offset = e->offset;
         if (e->type == DSML_EVENT_CALL_BEGIN) {
             event->text = NULL;
-            event->name = d->arena.data + e->name_off;
+            event->name = d->arena.data != NULL ? d->arena.data + e->name_off
+                                                : "";
             event->name_len = e->name_len;
             if (e->has_ns) {
-                event->ns = d->arena.data + e->ns_off;
+                event->ns = d->arena.data != NULL
+                                ? d->arena.data + e->ns_off
+                                : "";
                 event->ns_len = e->ns_len;
             }
         } else if (e->type == DSML_EVENT_CALL_END) {

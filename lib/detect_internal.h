@@ -153,6 +153,11 @@ struct dsml_detector {
     size_t nparams;
     size_t args_len;
     dsml_buf keys;         /* keys of the current call: len(4) + bytes */
+    struct det_slot {
+        size_t gen;        /* the call the slot belongs to */
+        size_t off;        /* offset of the key's record in keys */
+    } *slots;              /* open-addressing set over keys */
+    size_t slots_cap, slots_used, key_gen;
     size_t ncalls;         /* calls begun */
     size_t call_off;
 

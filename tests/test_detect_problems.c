@@ -498,6 +498,39 @@ static void test_feeding_is_linear(void **state)
     free(t);
 }
 
+/* Many parameters: duplicates are still found, in linear time. */
+static void test_many_parameters(void **state)
+{
+    (void)state;
+    size_t n = 50000;
+    dsml_buf b;
+    dsml_allocator a;
+    dsml_alloc_resolve(&a, NULL);
+    dsml_buf_init(&b, &a);
+    dsml_buf_puts(&b, OPEN INVOKE("f"));
+    for (size_t i = 0; i < n; i++) {
+        char p[128];
+        snprintf(p, sizeof p, PARAM("k%zu", "false", "%zu"), i, i);
+        dsml_buf_puts(&b, p);
+    }
+    dsml_buf_puts(&b, INVOKE_END CLOSE);
+    dsml_output out;
+    dsml_parse_options o = opts(DSML_DETECT_STRICT, DSML_CHAT);
+    assert_int_equal(dsml_parse_completion(b.data, b.len, &o, &out, NULL),
+                     DSML_OK);
+    has(out.text, "\\\"k49999\\\": 49999}");
+    dsml_output_free(&out);
+    /* the same key again, last */
+    b.len -= strlen(INVOKE_END CLOSE);
+    dsml_buf_puts(&b, PARAM("k777", "true", "x") INVOKE_END CLOSE);
+    dsml_error err;
+    dsml_error_init(&err);
+    assert_int_equal(dsml_parse_completion(b.data, b.len, &o, &out, &err),
+                     DSML_ERR_DUPLICATE_PARAMETER);
+    has(err.message, "k777");
+    dsml_buf_release(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -518,6 +551,7 @@ int main(void)
         cmocka_unit_test(test_option_validate_false_values),
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_feeding_is_linear),
+        cmocka_unit_test(test_many_parameters),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
