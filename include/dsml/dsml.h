@@ -550,7 +550,9 @@ DSML_API void dsml_detector_destroy(dsml_detector *d);
  *   split (a chunk may end inside a character or a marker).  The bytes are
  *   copied.  Processing costs O(len): no earlier input is scanned again.
  *   Returns DSML_OK, or the (sticky) error that stopped the detector; the
- *   events produced before the failure point remain queued.  After
+ *   events produced before the failure point remain queued (a failure is
+ *   taken at its exact byte -- invalid UTF-8, a limit, a malformed tag --
+ *   so those events, too, do not depend on the split).  After
  *   dsml_detector_finish(): DSML_ERR_STATE.
  * dsml_detector_next(d, &event): pulls the next queued event.  Returns 1 and
  *   fills *event, 0 when no event is left (feed more or finish), or the
