@@ -112,6 +112,12 @@ int dsml_json_read(const char *text, size_t len, const dsml_limits *limits,
                    const dsml_allocator *a, const char *what,
                    size_t base_offset, cJSON **out, dsml_error *err);
 
+/* Checks JSON text without building a tree and without a depth limit (an
+ * explicit stack, no recursion).  Returns DSML_OK or the error and its
+ * offset. */
+int dsml_json_validate(const char *text, size_t len, const dsml_allocator *a,
+                       size_t *offset);
+
 /* Quiet variant for "try to decode" uses: returns DSML_OK or an error code
  * without filling an error struct. */
 int dsml_json_try_read(const char *text, size_t len, const dsml_limits *limits,

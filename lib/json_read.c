@@ -2,7 +2,7 @@
  * json_read.c - reading JSON text the way Python's json.loads reads it, into
  * cJSON trees whose number nodes keep their original lexemes.
  *
- * One pass checks the text (grammar, UTF-8, escapes, depth)
+ * One pass checks the text (grammar, UTF-8 through utf8proc, escapes, depth)
  * and records where each number lexeme starts; cJSON then builds the tree;
  * a walk in document order attaches each lexeme to its number node.
  */
@@ -98,31 +98,6 @@ static size_t skip_plain(const unsigned char *s, size_t i, size_t n)
     return i;
 }
 
-/* The length of the well-formed UTF-8 sequence at s (RFC 3629: no overlong
- * forms, no surrogates, nothing above U+10FFFF), or 0.  s[0] >= 0x80. */
-static size_t utf8_sequence(const unsigned char *s, size_t n)
-{
-    unsigned char c = s[0];
-    if (c >= 0xC2 && c <= 0xDF)
-        return n >= 2 && (s[1] & 0xC0) == 0x80 ? 2 : 0;
-    if (c >= 0xE0 && c <= 0xEF) {
-        if (n < 3 || (s[1] & 0xC0) != 0x80 || (s[2] & 0xC0) != 0x80)
-            return 0;
-        if ((c == 0xE0 && s[1] < 0xA0) || (c == 0xED && s[1] > 0x9F))
-            return 0; /* overlong, or a surrogate */
-        return 3;
-    }
-    if (c >= 0xF0 && c <= 0xF4) {
-        if (n < 4 || (s[1] & 0xC0) != 0x80 || (s[2] & 0xC0) != 0x80 ||
-            (s[3] & 0xC0) != 0x80)
-            return 0;
-        if ((c == 0xF0 && s[1] < 0x90) || (c == 0xF4 && s[1] > 0x8F))
-            return 0; /* overlong, or above U+10FFFF */
-        return 4;
-    }
-    return 0;
-}
-
 static int scan_string(scan *sc)
 {
     const unsigned char *s = (const unsigned char *)sc->s;
@@ -172,10 +147,13 @@ static int scan_string(scan *sc)
             i += 2;
             continue;
         }
-        size_t k = utf8_sequence(s + i, n - i);
-        if (k == 0)
+        /* utf8proc refuses overlong forms, surrogates and code points
+         * above U+10FFFF, as RFC 3629 does */
+        utf8proc_int32_t cp;
+        utf8proc_ssize_t k = utf8proc_iterate(s + i, (utf8proc_ssize_t)(n - i), &cp);
+        if (k <= 0)
             return scan_fail(sc, DSML_ERR_UTF8, i, "invalid UTF-8 sequence");
-        i += k;
+        i += (size_t)k;
     }
     return scan_fail(sc, DSML_ERR_JSON, start, "unterminated string");
 }
@@ -591,6 +569,22 @@ int dsml_json_read(const char *text, size_t len, const dsml_limits *limits,
     if (sc.where != DSML_NO_OFFSET)
         return dsml_fail(err, r, off, what, "%s at byte %zu", sc.why, off);
     return dsml_fail(err, r, off, what, "%s", sc.why);
+}
+
+int dsml_json_validate(const char *text, size_t len, const dsml_allocator *a,
+                       size_t *offset)
+{
+    scan sc;
+    memset(&sc, 0, sizeof sc);
+    sc.s = text;
+    sc.n = len;
+    sc.a = a;
+    sc.depth_limit = (size_t)-1;
+    *offset = DSML_NO_OFFSET;
+    if (scan_text(&sc))
+        return DSML_OK;
+    *offset = sc.where;
+    return sc.code;
 }
 
 int dsml_json_try_read(const char *text, size_t len, const dsml_limits *limits,

@@ -321,7 +321,17 @@ static int arguments_object(dsml_rctx *c, const dsml_msg *m, const char *where,
              * is; text it would read but cJSON cannot carry (NaN, Infinity,
              * \u0000, lone surrogates, deep nesting, long numbers) is
              * refused rather than rendered differently. */
-            const char *at = jerr.offset < strlen(s) ? s + jerr.offset : "";
+            size_t off = jerr.offset;
+            if (r == DSML_ERR_LIMIT) {
+                /* too deep for us; Python refuses it too when it is not
+                 * JSON at any depth (or nests past its recursion limit) */
+                r = dsml_json_validate(s, strlen(s), &c->alloc, &off);
+                if (r == DSML_ERR_NOMEM)
+                    return dsml_fail(c->err, r, DSML_NO_OFFSET, NULL, NULL);
+                if (r == DSML_OK)
+                    r = DSML_ERR_LIMIT, off = jerr.offset;
+            }
+            const char *at = off < strlen(s) ? s + off : "";
             int python_reads = r != DSML_ERR_JSON || strncmp(at, "NaN", 3) == 0 ||
                                strncmp(at, "Infinity", 8) == 0 ||
                                strncmp(at, "-Infinity", 9) == 0;
@@ -331,7 +341,7 @@ static int arguments_object(dsml_rctx *c, const dsml_msg *m, const char *where,
                                         "exactly (%s at byte %zu)",
                                         r == DSML_ERR_JSON ? "NaN or Infinity"
                                                            : dsml_status_message(r),
-                                        jerr.offset);
+                                        off);
             break;
         }
         r = keep_doc(c, doc);

@@ -400,6 +400,28 @@ static void test_reference_corners(void **state)
             fail_msg("%s rendered as %s", in, out.text);
         assert_non_null(strstr(err.path, "function.arguments"));
     }
+    /* 600-deep arguments: valid JSON that Python reads is refused; text that
+     * is no JSON at any depth is wrapped, as Python's json.loads fails too */
+    for (int valid = 0; valid < 2; valid++) {
+        char in[2048];
+        int n = snprintf(in, sizeof in, "[{\"role\":\"assistant\",\"tool_calls\":[{\"function\":{\"name\":\"f\",\"arguments\":\"");
+        for (int k = 0; k < 600; k++)
+            in[n++] = '[';
+        for (int k = 0; valid && k < 600; k++)
+            in[n++] = ']';
+        snprintf(in + n, sizeof in - (size_t)n, "\"}}]}]");
+        dsml_output out;
+        dsml_error err;
+        int r = dsml_render(in, strlen(in), NULL, &out, &err);
+        if (valid) {
+            assert_int_equal(r, DSML_ERR_LIMIT);
+            assert_non_null(strstr(err.path, "function.arguments"));
+        } else {
+            assert_int_equal(r, DSML_OK);
+            assert_non_null(strstr(out.text, "name=\"arguments\" string=\"true\">[[["));
+            dsml_output_free(&out);
+        }
+    }
     /* text Python refuses too is wrapped */
     p = ok_with(dsml_render, "[{\"role\":\"assistant\",\"tool_calls\":[{\"function\":{\"name\":\"f\",\"arguments\":\"{oops\"}}]}]", &o);
     assert_non_null(strstr(p, "name=\"arguments\" string=\"true\">{oops<"));
