@@ -126,7 +126,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (e2.len != e1.len || memcmp(e2.data, e1.data, e1.len) != 0) {
             fprintf(stderr, "emit 1: %.*s\nemit 2: %.*s\n", (int)e1.len, e1.data,
                     (int)e2.len, e2.data);
-            FZ_CHECK(!"read -> emit is a fixed point");
+            FZ_CHECK(0 && "read -> emit is a fixed point");
         }
         dsml_buf_release(&e2);
         cJSON_Delete(w);

@@ -80,7 +80,7 @@ char *dsml_buf_take(dsml_buf *b, size_t *len);
 int dsml_fail(dsml_error *err, int code, size_t offset, const char *path,
               const char *fmt, ...) DSML_PRINTF(5, 6);
 int dsml_vfail(dsml_error *err, int code, size_t offset, const char *path,
-               const char *fmt, va_list ap);
+               const char *fmt, va_list ap) DSML_PRINTF(5, 0);
 
 /* A JSON path under construction, "$.messages[3].tool_calls[0]". */
 typedef struct dsml_path {
