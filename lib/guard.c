@@ -69,8 +69,14 @@ int dsml_guard_check(dsml_rctx *c, const dsml_msg *m, const char *where,
         return DSML_OK;
     int rc = pcre2_match(g->code, (PCRE2_SPTR)text, len, 0, PCRE2_NO_UTF_CHECK, g->md,
                          NULL);
-    if (rc < 0)
+    if (rc == PCRE2_ERROR_NOMATCH)
         return DSML_OK;
+    /* Fail closed: text the guard could not scan is never let through. */
+    if (rc == PCRE2_ERROR_NOMEMORY)
+        return dsml_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
+    if (rc < 0)
+        return dsml_msg_fail(c, m, where, DSML_ERR_LIMIT,
+                             "the guard could not scan the text (PCRE2 error %d)", rc);
     PCRE2_SIZE *ov = pcre2_get_ovector_pointer(g->md);
     return dsml_msg_fail(c, m, where, DSML_ERR_SPECIAL_TOKEN,
                          "special token '%.*s' inside untrusted text (at byte %zu)",
