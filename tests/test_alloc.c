@@ -91,6 +91,10 @@ static const render_case render_cases[] = {
      "{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\"}}}}}],"
      "\"reasoning_effort\":\"high\",\"chat_template_kwargs\":{\"thinking\":true}}",
      "[{\"role\":\"user\",\"content\":\"before\"}]", DSML_RENDER_SEGMENTS, DSML_CHAT},
+    {"refused by the guard in the first text it scans", dsml_render,
+     "[{\"role\":\"system\",\"content\":\"alpha <" FW "domain" FW "> stock\"},"
+     "{\"role\":\"user\",\"content\":\"q\"},{\"role\":\"mystery\",\"content\":\"x\"}]",
+     NULL, DSML_RENDER_GUARD, DSML_CHAT},
     {"refused late (guard), after most of the work", dsml_render,
      "[{\"role\":\"system\",\"content\":\"s\",\"tools\":[{\"function\":{\"name\":\"f\"}}]},"
      "{\"role\":\"user\",\"content\":[{\"type\":\"image_url\",\"image_url\":\"u\"}]},"
