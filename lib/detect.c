@@ -771,7 +771,10 @@ static void value_emit(dsml_detector *d, const char *p, size_t n)
     }
 }
 
-/* Complete characters of the value. */
+/* Complete characters of the value.  Trimming holds trailing whitespace
+ * back; a run of whitespace longer than max_held_bytes is released (kept in
+ * the value) at the character that makes it too long, so the result does
+ * not depend on how the value arrived. */
 static void value_chars(dsml_detector *d, const char *p, size_t n)
 {
     if (!d->str_true || d->opt.trim != DSML_TRIM_WHITESPACE) {
@@ -779,43 +782,39 @@ static void value_chars(dsml_detector *d, const char *p, size_t n)
         return;
     }
     const unsigned char *u = (const unsigned char *)p;
-    size_t i = 0, l = 1;
-    if (d->vlead) {
-        while (i < n && det_unicode_space(u + i, n - i, &l) == 1)
-            i += l;
-        if (i == n)
-            return;
-        d->vlead = 0;
-    }
-    /* find the end of the last non-space character */
-    size_t last = i, j = i;
-    int any = 0;
-    while (j < n) {
-        int sp = det_unicode_space(u + j, n - j, &l);
+    size_t i = 0, run = 0;
+    while (i < n && !d->failed) {
+        size_t l = 1;
+        int sp = det_unicode_space(u + i, n - i, &l);
         if (sp < 0)
-            l = n - j;
-        j += l;
+            l = n - i;
         if (sp != 1) {
-            last = j;
-            any = 1;
+            /* a non-space character: the held whitespace is inner */
+            if (d->vws.len > 0) {
+                value_emit(d, d->vws.data, d->vws.len);
+                d->vws.len = 0;
+            }
+            d->vlead = 0;
+            i += l;
+            continue;
         }
-    }
-    if (any) {
-        value_emit(d, d->vws.data, d->vws.len);
-        d->vws.len = 0;
-        value_emit(d, p + i, last - i);
-        i = last;
-    }
-    if (n > i) {
-        if (d->vws.len + (n - i) > d->lim.max_held_bytes) {
-            fail(d, DSML_ERR_LIMIT, DSML_NO_OFFSET,
-                 "whitespace held for trimming exceeds max_held_bytes");
-            return;
+        /* whitespace: emit the non-space run before it */
+        value_emit(d, p + run, i - run);
+        if (!d->vlead) {
+            dsml_buf_append(&d->vws, p + i, l);
+            if (d->vws.failed) {
+                nomem(d);
+                return;
+            }
+            if (d->vws.len > d->lim.max_held_bytes) {
+                value_emit(d, d->vws.data, d->vws.len);
+                d->vws.len = 0;
+            }
         }
-        dsml_buf_append(&d->vws, p + i, n - i);
-        if (d->vws.failed)
-            nomem(d);
+        i += l;
+        run = i;
     }
+    value_emit(d, p + run, n - run);
 }
 
 static void value_bytes(dsml_detector *d, const char *p, size_t n)
@@ -928,12 +927,13 @@ static size_t sep_sink(dsml_detector *d, const char *p, size_t n, size_t off,
 static size_t name_sink(dsml_detector *d, const char *p, size_t n, size_t off)
 {
     size_t start = d->name.len;
-    if (start + n > d->lim.max_held_bytes) {
-        fail(d, DSML_ERR_LIMIT, off,
-             "invoke name text exceeds max_held_bytes (%zu)",
-             d->lim.max_held_bytes);
-        return n;
-    }
+    /* the bytes within the limit are checked first, so that a malformed
+     * name and an exceeded limit are told apart at the same byte however
+     * the input was split */
+    size_t room = d->lim.max_held_bytes - start;
+    size_t all = n;
+    if (n > room)
+        n = room;
     dsml_buf_append(&d->name, p, n);
     if (d->name.failed) {
         nomem(d);
@@ -971,7 +971,11 @@ static size_t name_sink(dsml_detector *d, const char *p, size_t n, size_t off)
         return k;
     }
     raw_add(d, p, n);
-    return n;
+    if (all > n)
+        fail(d, DSML_ERR_LIMIT, off + n,
+             "invoke name text exceeds max_held_bytes (%zu)",
+             d->lim.max_held_bytes);
+    return all;
 }
 
 static size_t key_sink(dsml_detector *d, const char *p, size_t n, size_t off)
@@ -1159,6 +1163,12 @@ static void marker(dsml_detector *d, int tok, int variant, size_t off,
             block_violation(d, DSML_ERR_PARAMETER_FORMAT, off, off,
                             "Parameter format error: no string=\"true|false\">"
                             " before the parameter's end");
+            return;
+        }
+        if (d->key.len == 6 && memcmp(d->key.data, " name=", 6) == 0) {
+            /* the marker's '"' closes ' name="' itself: the regex's key
+             * starts after it, so this is key text */
+            key_sink(d, p, len, off);
             return;
         }
         raw_add(d, p, len);
@@ -1382,6 +1392,13 @@ static void end_of_text(dsml_detector *d)
     }
     case PH_PHEAD:
     case PH_PVALUE:
+        /* a value ending in '<' is a complete parameter to the reference,
+         * which then checks for a duplicate before wanting ">\n" */
+        if (d->phase == PH_PVALUE && d->vtail_len > 0 && d->dup_pending) {
+            fail(d, DSML_ERR_DUPLICATE_PARAMETER, d->dup_off, "%s",
+                 d->dup_msg);
+            return;
+        }
         end_violation(d, DSML_ERR_PARAMETER_FORMAT, "Parameter format error");
         return;
     case PH_PTAIL:
