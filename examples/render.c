@@ -1,10 +1,13 @@
 /*
- * render_request.c - how a server turns an OpenAI chat-completion request
- * body into the prompt: reads the body from a file (or stdin), renders it
- * with dsml_render_request() and prints the prompt.  On an invalid request it
- * prints the status name, the JSON path and the byte offset of the problem.
+ * render.c - how a server turns an OpenAI chat-completion request body into
+ * the prompt: reads the body from a file (or stdin), renders it with
+ * dsml_render_request() and prints the prompt, byte for byte.  On an invalid
+ * request it prints the status name, the message (which starts with the JSON
+ * path of the offending value) and the byte offset of the problem, and exits
+ * with status 1.
  *
- *   render_request examples/request.json
+ *   render examples/request.json
+ *   echo '{"messages": [{"role": "user", "content": "Hi"}]}' | render
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,13 +62,15 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    /* Defaults; fields of the request body (thinking, reasoning_effort,
-     * tools) override them. */
+    /* The reference defaults: chat mode, earlier reasoning dropped, BOS
+     * token, the V4.1 profile.  Fields of the request body (thinking_mode,
+     * chat_template_kwargs.thinking, thinking.type, reasoning_effort, tools)
+     * override them. */
     dsml_render_options opts;
     dsml_render_options_init(&opts);
-    dsml_output out;
+    dsml_output out;              /* owned by us once the call succeeds */
     memset(&out, 0, sizeof out);
-    dsml_error err;
+    dsml_error err;               /* optional; NULL would do */
     dsml_error_init(&err);
 
     int rc = dsml_render_request(body, len, &opts, &out, &err);
@@ -78,6 +83,9 @@ int main(int argc, char **argv)
         fputc('\n', stderr);
         return 1;
     }
+    /* out.text is NUL-terminated, but the prompt may itself contain any
+     * character the messages contained: write out.len bytes.  Image records,
+     * when the request had images, are in out.images (a JSON array). */
     fwrite(out.text, 1, out.len, stdout);
     dsml_output_free(&out);
     return 0;
