@@ -6,6 +6,9 @@
 #   2. find_package(dsml), target dsml::dsml_static
 #   3. pkg-config --cflags --libs dsml (shared), and --static with libdsml.a
 # and runs the installed dsml-render, when there is one, on the example.
+# The programs of examples/ (render, stream, quickstart) are built the same
+# way, with find_package(dsml) and with pkg-config, and run on the sample
+# inputs of examples/.
 # Environment: CC, DSML_CONSUMER_FLAGS (compile and link flags, e.g. the
 # sanitizers), CMAKE_COMMAND, DSML_CMAKE_GENERATOR.
 set -euo pipefail
@@ -60,6 +63,29 @@ if [ -x "$work/cmake-build/consumer_static" ]; then
   check "find_package, dsml::dsml_static" "$work/cmake-build/consumer_static"
 fi
 
+examples=$here/../../examples
+check_examples() { # check_examples HOW DIR: runs DIR/render, stream, quickstart
+  local out
+  export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  out=$("$2/render" "$examples/request.json")
+  case $out in
+    *'<｜User｜>Is the main branch open on Sunday afternoons?<｜Assistant｜><think>') ;;
+    *) echo "FAIL: render ($1) printed: $out" >&2; exit 1 ;;
+  esac
+  out=$("$2/stream" --thinking --chunk 3 "$examples/completion.txt")
+  case $out in
+    '{"choices":[{"index":0,"delta":{"reasoning_content":"Ord"}}]}'*'"function":{"name":"lookup_order","arguments":""}'*'{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}') ;;
+    *) echo "FAIL: stream ($1) printed: $out" >&2; exit 1 ;;
+  esac
+  out=$("$2/quickstart")
+  case $out in
+    *'<｜User｜>Hi!<｜Assistant｜><think>'*'content: help?') ;;
+    *) echo "FAIL: quickstart ($1) printed: $out" >&2; exit 1 ;;
+  esac
+  echo "ok: examples ($1)"
+}
+check_examples "find_package" "$work/cmake-build"
+
 echo "== pkg-config"
 export PKG_CONFIG_PATH="$(dirname "$pc")${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
 pkg-config --print-errors --exists dsml
@@ -72,6 +98,12 @@ if [ -f "$libdir/libdsml.a" ]; then
   "$cc" $flags -o "$work/consumer_pc_static" "$here/consumer.c" $(pkg-config --cflags dsml) $static_libs
   check "pkg-config --static" "$work/consumer_pc_static"
 fi
+mkdir -p "$work/pc-examples"
+for name in render stream quickstart; do
+  # shellcheck disable=SC2046,SC2086
+  "$cc" $flags -o "$work/pc-examples/$name" "$examples/$name.c" $(pkg-config --cflags --libs dsml)
+done
+check_examples "pkg-config" "$work/pc-examples"
 if [ -x "$prefix/bin/dsml-render" ]; then
   echo "== installed dsml-render (finds libdsml.so through its RUNPATH)"
   "$prefix/bin/dsml-render" "$here/../../examples/conversation.json" >"$work/render.out"
