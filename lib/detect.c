@@ -963,10 +963,12 @@ static size_t name_sink(dsml_detector *d, const char *p, size_t n, size_t off)
             d->name_stage = 2;
     }
     if (bad != (size_t)-1) {
+        /* `bad` may lie in bytes consumed by an earlier call (a character
+         * split across feeds): report its own offset, resume here */
         size_t k = bad > start ? bad - start : 0;
         raw_add(d, p, k);
         d->name.len = 0;
-        block_violation(d, DSML_ERR_INVOKE_FORMAT, off + k, off + k,
+        block_violation(d, DSML_ERR_INVOKE_FORMAT, off - start + bad, off + k,
                         "Tool name format error");
         return k;
     }
