@@ -78,19 +78,23 @@ int dsml_vfail(dsml_error *err, int code, size_t offset, const char *path,
     err->code = code;
     err->offset = offset;
     err->path[0] = '\0';
+    /* Long paths and messages are cut to fit (the return values say by how
+     * much; a cut character is dropped below). */
+    int n = 0;
     if (path != NULL)
-        snprintf(err->path, sizeof err->path, "%s", path);
+        n |= snprintf(err->path, sizeof err->path, "%s", path);
     char detail[sizeof err->message];
     detail[0] = '\0';
     if (fmt != NULL)
-        vsnprintf(detail, sizeof detail, fmt, ap);
+        n |= vsnprintf(detail, sizeof detail, fmt, ap);
     if (detail[0] == '\0')
-        snprintf(detail, sizeof detail, "%s", dsml_status_message(code));
+        n |= snprintf(detail, sizeof detail, "%s", dsml_status_message(code));
     if (err->path[0] != '\0')
-        snprintf(err->message, sizeof err->message, "%s: %s", err->path,
-                 detail);
+        n |= snprintf(err->message, sizeof err->message, "%s: %s", err->path, detail);
     else
-        snprintf(err->message, sizeof err->message, "%s", detail);
+        n |= snprintf(err->message, sizeof err->message, "%s", detail);
+    if (n < 0) /* an encoding error: keep at least the status message */
+        snprintf(err->message, sizeof err->message, "%s", dsml_status_message(code));
     keep_valid_utf8(err->path);
     keep_valid_utf8(err->message);
     return code;
