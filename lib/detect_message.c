@@ -67,7 +67,7 @@ int det_read_tools(dsml_detector *d, const char *json, size_t len,
     if (!cJSON_IsArray(root)) {
         cJSON_Delete(root);
         return dsml_fail(err, DSML_ERR_TYPE, DSML_NO_OFFSET, "$.tools",
-                         "$.tools: expected an array of tools");
+                         "expected an array of tools");
     }
     size_t i = 0;
     for (const cJSON *t = root->child; t != NULL; t = t->next, i++) {
