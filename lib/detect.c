@@ -19,6 +19,7 @@
  * diagnostic and puts what it cannot place into content, then resumes.
  */
 #include <stdio.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "detect_internal.h"
@@ -65,9 +66,15 @@ static det_event *ev_push(dsml_detector *d)
         d->ev_cap = cap;
     }
     det_event *e = &d->ev[d->ev_n++];
-    memset(e, 0, sizeof *e);
-    e->offset = DSML_NO_OFFSET;
+    e->type = 0;
     e->text_off = d->arena.len;
+    e->len = 0;
+    e->call = 0;
+    e->name_off = e->name_len = 0;
+    e->ns_off = e->ns_len = 0;
+    e->has_ns = 0;
+    e->status = 0;
+    e->offset = DSML_NO_OFFSET;
     return e;
 }
 
@@ -1237,8 +1244,21 @@ static void marker(dsml_detector *d, int tok, int variant, size_t off,
 
 /* ---- the scan loop ------------------------------------------------------ */
 
+/* Whether any pattern of the set is partly matched. */
+static int states_any(const dsml_detector *d)
+{
+    uint64_t w[DET_SET_MAX / 8];
+    memcpy(w, d->st, sizeof w);
+    uint64_t any = 0;
+    for (size_t k = 0; k < DET_SET_MAX / 8; k++)
+        any |= w[k];
+    return any != 0;
+}
+
 static size_t held_len(const dsml_detector *d)
 {
+    if (!states_any(d))
+        return 0;
     const det_set *s = &d->sets[d->phase];
     size_t m = 0;
     for (size_t k = 0; k < s->n; k++)
@@ -1280,9 +1300,7 @@ static void run(dsml_detector *d, int at_end)
         const unsigned char *in = (const unsigned char *)d->in.data;
         size_t n = d->in.len;
         int matched = -1;
-        int any = 0;
-        for (size_t k = 0; k < s->n; k++)
-            any |= d->st[k];
+        int any = states_any(d);
         while (d->scan < n) {
             if (!any) {
                 size_t i = d->scan;
@@ -1730,12 +1748,15 @@ int dsml_detector_next(dsml_detector *d, dsml_event *event)
         return DSML_ERR_ARGUMENT;
     if (d->ev_head < d->ev_n) {
         const det_event *e = &d->ev[d->ev_head++];
-        memset(event, 0, sizeof *event);
         event->size = sizeof *event;
         event->type = (dsml_event_type)e->type;
         event->text = d->arena.data != NULL ? d->arena.data + e->text_off : "";
         event->len = e->len;
         event->call_index = e->call;
+        event->name = NULL;
+        event->name_len = 0;
+        event->ns = NULL;
+        event->ns_len = 0;
         event->status = e->status;
         event->offset = e->offset;
         if (e->type == DSML_EVENT_CALL_BEGIN) {
