@@ -193,7 +193,7 @@ static void check_same_events(const evlist *a, const evlist *b)
     if (!ok) {
         dump("one piece", a);
         dump("chunked", b);
-        FZ_CHECK(!"the events do not depend on the split");
+        FZ_CHECK(0 && "the events do not depend on the split");
     }
 }
 
@@ -206,7 +206,7 @@ static void check_prefix_events(const evlist *part, const evlist *full)
     if (!ok) {
         dump("reference", full);
         dump("cut short", part);
-        FZ_CHECK(!"events before an error are a prefix of the reference's");
+        FZ_CHECK(0 && "events before an error are a prefix of the reference's");
     }
 }
 
@@ -319,7 +319,7 @@ static void check_same_result(const run_result *a, const run_result *b)
     if (a->status != b->status) {
         fprintf(stderr, "status %s vs %s\n", dsml_status_name(a->status),
                 dsml_status_name(b->status));
-        FZ_CHECK(!"the status does not depend on the split");
+        FZ_CHECK(0 && "the status does not depend on the split");
     }
     check_same_events(&a->events, &b->events);
     FZ_CHECK(a->message_status == b->message_status);
@@ -453,7 +453,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (r != ref.status && !(ref.status == DSML_OK && r == ref.message_status)) {
             fprintf(stderr, "parse %s, detector %s / message %s\n", dsml_status_name(r),
                     dsml_status_name(ref.status), dsml_status_name(ref.message_status));
-            FZ_CHECK(!"dsml_parse_completion agrees with the detector");
+            FZ_CHECK(0 && "dsml_parse_completion agrees with the detector");
         }
         if (r == DSML_OK)
             FZ_CHECK(same_bytes(out.text, out.len, ref.message, ref.message_len));
