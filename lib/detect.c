@@ -309,6 +309,7 @@ static void text_sink(dsml_detector *d, int kind, const char *p, size_t n,
 static void reset_scan_state(dsml_detector *d)
 {
     memset(d->st, 0, sizeof d->st);
+    d->st_any = 0;
 }
 
 static void set_phase(dsml_detector *d, det_phase ph)
@@ -1244,20 +1245,9 @@ static void marker(dsml_detector *d, int tok, int variant, size_t off,
 
 /* ---- the scan loop ------------------------------------------------------ */
 
-/* Whether any pattern of the set is partly matched. */
-static int states_any(const dsml_detector *d)
-{
-    uint64_t w[DET_SET_MAX / 8];
-    memcpy(w, d->st, sizeof w);
-    uint64_t any = 0;
-    for (size_t k = 0; k < DET_SET_MAX / 8; k++)
-        any |= w[k];
-    return any != 0;
-}
-
 static size_t held_len(const dsml_detector *d)
 {
-    if (!states_any(d))
+    if (!d->st_any)
         return 0;
     const det_set *s = &d->sets[d->phase];
     size_t m = 0;
@@ -1300,7 +1290,7 @@ static void run(dsml_detector *d, int at_end)
         const unsigned char *in = (const unsigned char *)d->in.data;
         size_t n = d->in.len;
         int matched = -1;
-        int any = states_any(d);
+        int any = d->st_any;
         while (d->scan < n) {
             if (!any) {
                 size_t i = d->scan;
@@ -1330,6 +1320,7 @@ static void run(dsml_detector *d, int at_end)
             if (matched >= 0)
                 break;
         }
+        d->st_any = any;
         if (matched >= 0) {
             const det_pat *p = &d->pats[s->idx[matched]];
             size_t start = d->scan - p->len;
@@ -1699,7 +1690,8 @@ int dsml_detector_feed(dsml_detector *d, const char *bytes, size_t len)
     }
     run(d, 0);
     if (d->rel > 0) {
-        memmove(d->in.data, d->in.data + d->rel, d->in.len - d->rel);
+        if (d->rel < d->in.len)
+            memmove(d->in.data, d->in.data + d->rel, d->in.len - d->rel);
         d->in.len -= d->rel;
         d->base += d->rel;
         d->scan -= d->rel;

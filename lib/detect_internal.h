@@ -103,6 +103,7 @@ struct dsml_detector {
     size_t base;           /* stream offset of in.data[0] */
     size_t total;          /* bytes fed */
     unsigned char st[DET_SET_MAX];
+    int st_any;                 /* some st[k] is not 0 */
     const det_set *set;
     det_phase phase;
     int rewound;           /* a handler asked to rescan from `rewind` */
