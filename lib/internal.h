@@ -140,6 +140,33 @@ const cJSON *dsml_json_last(const cJSON *object, const cJSON *member);
 int dsml_json_number_is_int(const cJSON *num);
 const char *dsml_json_lexeme(const cJSON *num, size_t *len);
 
+/* JSON types; NULL (an absent member) is none of them. */
+static inline int dsml_is_string(const cJSON *v)
+{
+    return v != NULL && (v->type & 0xFF) == cJSON_String;
+}
+static inline int dsml_is_object(const cJSON *v)
+{
+    return v != NULL && (v->type & 0xFF) == cJSON_Object;
+}
+static inline int dsml_is_array(const cJSON *v)
+{
+    return v != NULL && (v->type & 0xFF) == cJSON_Array;
+}
+static inline int dsml_is_null(const cJSON *v)
+{
+    return v != NULL && (v->type & 0xFF) == cJSON_NULL;
+}
+static inline int dsml_is_bool(const cJSON *v)
+{
+    return v != NULL && ((v->type & 0xFF) == cJSON_True || (v->type & 0xFF) == cJSON_False);
+}
+/* Python's None from dict.get(): absent, or null. */
+static inline int dsml_is_none(const cJSON *v)
+{
+    return v == NULL || (v->type & 0xFF) == cJSON_NULL;
+}
+
 /* Python truthiness of a JSON value (NULL = absent = falsy). */
 int dsml_json_truthy(const cJSON *v);
 

@@ -62,10 +62,6 @@ void dsml_arena_release(dsml_arena *ar)
 
 /* ---- helpers ----------------------------------------------------------- */
 
-static int is_str(const cJSON *v) { return v != NULL && (v->type & 0xFF) == cJSON_String; }
-static int is_obj(const cJSON *v) { return v != NULL && (v->type & 0xFF) == cJSON_Object; }
-static int is_arr(const cJSON *v) { return v != NULL && (v->type & 0xFF) == cJSON_Array; }
-static int is_null(const cJSON *v) { return v != NULL && (v->type & 0xFF) == cJSON_NULL; }
 
 int dsml_role_id(const char *role)
 {
@@ -217,11 +213,11 @@ static int image_record(dsml_rctx *c, const dsml_msg *m, const char *where,
     if (strcmp(type->valuestring, "image_url") == 0) {
         const cJSON *iu = dsml_json_get(block, "image_url");
         const cJSON *url = NULL;
-        if (is_str(iu)) {
+        if (dsml_is_string(iu)) {
             url = iu;
         } else if (!dsml_json_truthy(iu)) {
             url = NULL; /* {}.get("url", "") */
-        } else if (is_obj(iu)) {
+        } else if (dsml_is_object(iu)) {
             url = dsml_json_get(iu, "url");
         } else {
             dsml_buf_release(&tmp);
@@ -269,14 +265,14 @@ static int image_record(dsml_rctx *c, const dsml_msg *m, const char *where,
 static int is_image_block(const cJSON *b)
 {
     const cJSON *t = dsml_json_get(b, "type");
-    return is_str(t) && (strcmp(t->valuestring, "image") == 0 ||
+    return dsml_is_string(t) && (strcmp(t->valuestring, "image") == 0 ||
                          strcmp(t->valuestring, "image_url") == 0);
 }
 
 static int type_is(const cJSON *b, const char *type)
 {
     const cJSON *t = dsml_json_get(b, "type");
-    return is_str(t) && strcmp(t->valuestring, type) == 0;
+    return dsml_is_string(t) && strcmp(t->valuestring, type) == 0;
 }
 
 /* Processes a list of content blocks (image placeholders, nested tool
@@ -295,7 +291,7 @@ static int process_blocks(dsml_rctx *c, const dsml_msg *m, const char *where,
         blk.node = b;
         blk.origin = m->src_index;
         blk.pos = i;
-        if (!is_obj(b)) {
+        if (!dsml_is_object(b)) {
             blk.kind = DSML_BLK_NONDICT;
         } else if (is_image_block(b)) {
             int r = image_record(c, m, sub, b, images, count);
@@ -312,7 +308,7 @@ static int process_blocks(dsml_rctx *c, const dsml_msg *m, const char *where,
             blk.has_content = content != NULL;
             blk.has_use_id = id != NULL;
             blk.use_id.node = id;
-            if (is_arr(content)) {
+            if (dsml_is_array(content)) {
                 char subw[128];
                 snprintf(subw, sizeof subw, "%s.content", sub);
                 blk.content_is_list = 1;
@@ -328,7 +324,7 @@ static int process_blocks(dsml_rctx *c, const dsml_msg *m, const char *where,
             const cJSON *t = dsml_json_get(b, "text");
             blk.has_text = t != NULL;
             blk.text.node = t;
-            if (is_str(t) && contains(t->valuestring, DSML_TOK_IMAGE))
+            if (dsml_is_string(t) && contains(t->valuestring, DSML_TOK_IMAGE))
                 return dsml_msg_fail(c, m, sub, DSML_ERR_IMAGE,
                                      "Text block contains image placeholder "
                                      "'" DSML_TOK_IMAGE "'; images should be "
@@ -360,7 +356,7 @@ static int join_texts(dsml_rctx *c, dsml_msg *m)
         if (blk->text.str != NULL) {
             dsml_buf_append(&b, blk->text.str, blk->text.str_len);
         } else if (blk->text.node != NULL) {
-            if (!is_str(blk->text.node)) {
+            if (!dsml_is_string(blk->text.node)) {
                 dsml_buf_release(&b);
                 char sub[48];
                 snprintf(sub, sizeof sub, "content[%zu].text", i);
@@ -390,7 +386,7 @@ static int join_texts(dsml_rctx *c, dsml_msg *m)
 static int guard_string(dsml_rctx *c, const dsml_msg *m, const char *where,
                         const cJSON *v)
 {
-    if (!is_str(v))
+    if (!dsml_is_string(v))
         return DSML_OK;
     return dsml_guard_check(c, m, where, v->valuestring, strlen(v->valuestring));
 }
@@ -463,11 +459,11 @@ int dsml_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts *r
         m.src = mj;
         m.src_index = i;
         m.in_context = ro->in_context;
-        if (!is_obj(mj))
+        if (!dsml_is_object(mj))
             return dsml_msg_fail(c, &m, NULL, DSML_ERR_TYPE,
                                  "a message must be an object");
         m.role = dsml_json_get(mj, "role");
-        if (is_str(m.role)) {
+        if (dsml_is_string(m.role)) {
             m.role_str = m.role->valuestring;
             m.role_id = dsml_role_id(m.role_str);
         }
@@ -475,7 +471,7 @@ int dsml_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts *r
         m.has_content = content != NULL;
         m.content.node = content;
         const cJSON *task = dsml_json_get(mj, "task");
-        m.task = is_null(task) ? NULL : task;
+        m.task = dsml_is_null(task) ? NULL : task;
         m.tools = dsml_json_get(mj, "tools");
         if (i == 0 && !ro->prepend_system && ro->tools_for_first != NULL)
             m.tools = ro->tools_for_first;
@@ -484,12 +480,12 @@ int dsml_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts *r
         m.reasoning = dsml_json_get(mj, "reasoning_content");
         m.wo_eos = dsml_json_get(mj, "wo_eos");
 
-        if (is_str(content) && contains(content->valuestring, DSML_TOK_IMAGE))
+        if (dsml_is_string(content) && contains(content->valuestring, DSML_TOK_IMAGE))
             return dsml_msg_fail(c, &m, "content", DSML_ERR_IMAGE,
                                  "Message content contains image special token "
                                  "'" DSML_TOK_IMAGE "'; images should be "
                                  "provided as image content blocks");
-        if (is_str(m.reasoning) && contains(m.reasoning->valuestring, DSML_TOK_IMAGE))
+        if (dsml_is_string(m.reasoning) && contains(m.reasoning->valuestring, DSML_TOK_IMAGE))
             return dsml_msg_fail(c, &m, "reasoning_content", DSML_ERR_IMAGE,
                                  "reasoning_content contains image special token "
                                  "'" DSML_TOK_IMAGE "'");
@@ -497,19 +493,19 @@ int dsml_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts *r
         const cJSON *blocks = dsml_json_get(mj, "content_blocks");
         const char *where = "content_blocks";
         m.has_blocks = blocks != NULL;
-        if (is_arr(content) && blocks == NULL) {
+        if (dsml_is_array(content) && blocks == NULL) {
             blocks = content;
             where = "content";
             m.has_blocks = 1;
             m.has_content = 0;
             m.content.node = NULL;
-        } else if (is_arr(content)) {
+        } else if (dsml_is_array(content)) {
             return dsml_msg_fail(c, &m, "content", DSML_ERR_TYPE,
                                  "list content together with content_blocks is "
                                  "not supported");
         }
         if (dsml_json_truthy(blocks)) {
-            if (!is_arr(blocks))
+            if (!dsml_is_array(blocks))
                 return dsml_msg_fail(c, &m, where, DSML_ERR_TYPE,
                                      "content blocks must be a list");
             int r = process_blocks(c, &m, where, blocks, &m.blocks, &m.nblocks,
@@ -517,7 +513,7 @@ int dsml_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts *r
             if (r != DSML_OK)
                 return r;
             m.capblocks = m.nblocks;
-            if (!is_str(content)) {
+            if (!dsml_is_string(content)) {
                 r = join_texts(c, &m);
                 if (r != DSML_OK)
                     return r;
@@ -592,7 +588,7 @@ int dsml_merge_messages(dsml_rctx *c, const dsml_msgs *in, dsml_msgs *out)
             const dsml_block *blocks = m->blocks;
             size_t nblocks = m->nblocks;
             int given = m->has_blocks && !(m->nblocks == 0 && m->src != NULL &&
-                                           is_null(dsml_json_get(m->src, "content_blocks")));
+                                           dsml_is_null(dsml_json_get(m->src, "content_blocks")));
             if (!given) {
                 memset(&text, 0, sizeof text);
                 text.origin = m->src_index;
@@ -658,9 +654,9 @@ static int entry_order(const void *x, const void *y)
 static int id_key(dsml_rctx *c, const cJSON *id, const char **key)
 {
     *key = NULL;
-    if (id == NULL || is_null(id))
+    if (id == NULL || dsml_is_null(id))
         return DSML_OK;
-    if (is_str(id)) {
+    if (dsml_is_string(id)) {
         size_t n = strlen(id->valuestring);
         char *k = dsml_arena_alloc(&c->arena, n + 2);
         if (k == NULL)
@@ -692,13 +688,13 @@ static int order_from_calls(dsml_rctx *c, const dsml_msg *m, call_order *o)
     for (const cJSON *tc = m->tool_calls->child; tc != NULL; tc = tc->next, idx++) {
         char sub[48];
         dsml_format_index(sub, sizeof sub, "tool_calls", idx);
-        if (!is_obj(tc))
+        if (!dsml_is_object(tc))
             return dsml_msg_fail(c, m, sub, DSML_ERR_TYPE,
                                  "a tool call must be an object");
         const cJSON *id = dsml_json_get(tc, "id");
         if (!dsml_json_truthy(id)) {
             const cJSON *fn = dsml_json_get(tc, "function");
-            if (fn != NULL && !is_obj(fn))
+            if (fn != NULL && !dsml_is_object(fn))
                 return dsml_msg_fail(c, m, sub, DSML_ERR_TYPE,
                                      "function must be an object");
             id = dsml_json_get(fn, "id");
@@ -795,7 +791,7 @@ int dsml_sort_tool_results(dsml_rctx *c, const dsml_msgs *context_raw,
     for (size_t i = 0; i < context_raw->n; i++) {
         const dsml_msg *m = &context_raw->v[i];
         if (dsml_role_is(m, DSML_ROLE_ASSISTANT) && dsml_json_truthy(m->tool_calls)) {
-            if (!is_arr(m->tool_calls))
+            if (!dsml_is_array(m->tool_calls))
                 return dsml_msg_fail(c, m, "tool_calls", DSML_ERR_TYPE,
                                      "tool_calls must be a list");
             int r = order_from_calls(c, m, &o);
@@ -810,7 +806,7 @@ int dsml_sort_tool_results(dsml_rctx *c, const dsml_msgs *context_raw,
     for (size_t i = 0; i < messages->n; i++) {
         dsml_msg *m = &messages->v[i];
         if (dsml_role_is(m, DSML_ROLE_ASSISTANT) && dsml_json_truthy(m->tool_calls)) {
-            if (!is_arr(m->tool_calls))
+            if (!dsml_is_array(m->tool_calls))
                 return dsml_msg_fail(c, m, "tool_calls", DSML_ERR_TYPE,
                                      "tool_calls must be a list");
             int r = order_from_calls(c, m, &o);
@@ -884,7 +880,7 @@ int dsml_drop_thinking(dsml_rctx *c, const dsml_msgs *in, dsml_msgs *out)
                                DSML_ROLE_DIRECT_SEARCH_RESULTS};
     for (size_t i = 0; i < in->n; i++) {
         const dsml_msg *m = &in->v[i];
-        if (m->role != NULL && (is_obj(m->role) || is_arr(m->role)))
+        if (m->role != NULL && (dsml_is_object(m->role) || dsml_is_array(m->role)))
             return dsml_msg_fail(c, m, "role", DSML_ERR_ROLE,
                                  "a role cannot be a list or an object");
         int kept = (long)i >= last;

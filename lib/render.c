@@ -8,9 +8,6 @@
 
 #include "render_internal.h"
 
-static int is_str(const cJSON *v) { return v != NULL && (v->type & 0xFF) == cJSON_String; }
-static int is_arr(const cJSON *v) { return v != NULL && (v->type & 0xFF) == cJSON_Array; }
-static int is_obj(const cJSON *v) { return v != NULL && (v->type & 0xFF) == cJSON_Object; }
 
 static const char effort_fmt[] =
     "Reasoning Effort: %d (range 1-100, the higher the value, the more "
@@ -72,7 +69,7 @@ static int put_text_block(dsml_rctx *c, const dsml_msg *m, const char *where,
     }
     if (!b->has_text || b->text.node == NULL)
         return DSML_OK;
-    if (!is_str(b->text.node))
+    if (!dsml_is_string(b->text.node))
         return dsml_msg_fail(c, m, where, DSML_ERR_TYPE, "text must be a string");
     dsml_buf_puts(out, b->text.node->valuestring);
     return DSML_OK;
@@ -298,13 +295,13 @@ static int render_one(dsml_rctx *c, const dsml_msgs *all, size_t index,
     if (m->task != NULL) {
         size_t k;
         for (k = 0; k < sizeof tasks / sizeof tasks[0]; k++)
-            if (is_str(m->task) && strcmp(m->task->valuestring, tasks[k].name) == 0)
+            if (dsml_is_string(m->task) && strcmp(m->task->valuestring, tasks[k].name) == 0)
                 break;
         if (k == sizeof tasks / sizeof tasks[0])
             return dsml_msg_fail(c, m, "task", DSML_ERR_TASK,
                                  "Invalid task: '%s'. Valid tasks are: action, "
                                  "query, authority, domain, title, read_url",
-                                 is_str(m->task) ? m->task->valuestring : "(not a string)");
+                                 dsml_is_string(m->task) ? m->task->valuestring : "(not a string)");
         if (k != 0) {
             dsml_buf_puts(out, tasks[k].token);
         } else {
@@ -333,10 +330,9 @@ static int any_tools(const dsml_msgs *a)
     return 0;
 }
 
-static void put_segment(dsml_rctx *c, dsml_buf *seg, const dsml_msg *m,
-                        size_t index, size_t start, size_t end)
+static void put_segment(dsml_buf *seg, const dsml_msg *m, size_t index,
+                        size_t start, size_t end)
 {
-    (void)c;
     if (seg->len > 1)
         DSML_BUF_LIT(seg, ", ");
     DSML_BUF_LIT(seg, "{\"role\": ");
@@ -352,10 +348,6 @@ static void put_segment(dsml_rctx *c, dsml_buf *seg, const dsml_msg *m,
     dsml_buf_put_size(seg, end);
     dsml_buf_putc(seg, '}');
 }
-
-int dsml_render_conversation(dsml_rctx *c, const dsml_msgs *ctx_raw,
-                             const dsml_msgs *msg_raw, dsml_buf *out,
-                             dsml_buf *segments);
 
 int dsml_render_conversation(dsml_rctx *c, const dsml_msgs *ctx_raw,
                              const dsml_msgs *msg_raw, dsml_buf *out,
@@ -414,11 +406,9 @@ int dsml_render_conversation(dsml_rctx *c, const dsml_msgs *ctx_raw,
         if (out->failed)
             return dsml_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
         if (segments != NULL)
-            put_segment(c, segments, &list->v[index], index, start, out->len);
+            put_segment(segments, &list->v[index], index, start, out->len);
     }
     if (segments != NULL)
         dsml_buf_putc(segments, ']');
-    (void)is_arr;
-    (void)is_obj;
     return DSML_OK;
 }

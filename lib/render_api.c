@@ -12,18 +12,6 @@
 
 #include "render_internal.h"
 
-int dsml_render_conversation(dsml_rctx *c, const dsml_msgs *ctx_raw,
-                             const dsml_msgs *msg_raw, dsml_buf *out,
-                             dsml_buf *segments);
-
-static int is_str(const cJSON *v) { return v != NULL && (v->type & 0xFF) == cJSON_String; }
-static int is_obj(const cJSON *v) { return v != NULL && (v->type & 0xFF) == cJSON_Object; }
-static int is_arr(const cJSON *v) { return v != NULL && (v->type & 0xFF) == cJSON_Array; }
-static int is_null(const cJSON *v) { return v == NULL || (v->type & 0xFF) == cJSON_NULL; }
-static int is_bool(const cJSON *v)
-{
-    return v != NULL && ((v->type & 0xFF) == cJSON_True || (v->type & 0xFF) == cJSON_False);
-}
 
 void dsml_render_options_init(dsml_render_options *opts)
 {
@@ -73,11 +61,11 @@ static void set_effort_level(dsml_rctx *c, long long v, const char *text)
  * anything else (bool, float, ...) is invalid, refused when used. */
 static void effort_from_json(dsml_rctx *c, const cJSON *v)
 {
-    if (is_null(v)) {
+    if (dsml_is_none(v)) {
         c->effort = DSML_EFF_ABSENT;
         return;
     }
-    if (is_str(v)) {
+    if (dsml_is_string(v)) {
         set_effort_name(c, v->valuestring, strlen(v->valuestring));
         return;
     }
@@ -189,12 +177,12 @@ static int run(dsml_rctx *c, const cJSON *messages, const char *messages_root,
     size_t image_count = 0;
     int r = DSML_OK;
 
-    if (!is_arr(messages)) {
+    if (!dsml_is_array(messages)) {
         r = dsml_fail(c->err, messages == NULL ? DSML_ERR_MISSING_KEY : DSML_ERR_TYPE,
                       DSML_NO_OFFSET, messages_root, "messages must be a list");
         goto done;
     }
-    if (context != NULL && !is_null(context) && !is_arr(context)) {
+    if (context != NULL && !dsml_is_none(context) && !dsml_is_array(context)) {
         r = dsml_fail(c->err, DSML_ERR_TYPE, DSML_NO_OFFSET, "$.context",
                       "context must be a list of messages");
         goto done;
@@ -204,7 +192,7 @@ static int run(dsml_rctx *c, const cJSON *messages, const char *messages_root,
         if (r != DSML_OK)
             goto done;
     }
-    if (is_arr(context)) {
+    if (dsml_is_array(context)) {
         dsml_read_opts ro = {NULL, 0, 1, "$.context", 0};
         r = dsml_read_messages(c, context, &ro, &ctx_raw, NULL, NULL);
         if (r != DSML_OK)
@@ -304,9 +292,9 @@ int dsml_render_case(const char *case_json, size_t len,
     cJSON *doc = NULL, *context_opt = NULL;
     c.input_len = len;
     r = dsml_json_read(case_json, len, c.limits, &c.alloc, "$", 0, &doc, err);
-    if (r == DSML_OK && is_arr(doc)) {
+    if (r == DSML_OK && dsml_is_array(doc)) {
         /* a bare messages array, as the reference's load_cases accepts */
-        if (doc->child != NULL && !is_obj(doc->child))
+        if (doc->child != NULL && !dsml_is_object(doc->child))
             r = dsml_fail(err, DSML_ERR_TYPE, DSML_NO_OFFSET, "$[0]",
                           "a messages array holds objects");
         else if (doc->child != NULL && dsml_json_get(doc->child, "role") == NULL)
@@ -323,7 +311,7 @@ int dsml_render_case(const char *case_json, size_t len,
         teardown(&c);
         return r;
     }
-    if (r == DSML_OK && !is_obj(doc))
+    if (r == DSML_OK && !dsml_is_object(doc))
         r = dsml_fail(err, DSML_ERR_TYPE, DSML_NO_OFFSET, "$",
                       "a case must be a JSON object or a messages array");
     if (r == DSML_OK)
@@ -331,7 +319,7 @@ int dsml_render_case(const char *case_json, size_t len,
     if (r == DSML_OK) {
         const cJSON *mode = dsml_json_get(doc, "thinking_mode");
         if (dsml_json_truthy(mode)) {
-            if (is_str(mode))
+            if (dsml_is_string(mode))
                 mode_from_text(&c, mode->valuestring, strlen(mode->valuestring));
             else {
                 c.mode = DSML_MODE_INVALID;
@@ -353,7 +341,7 @@ int dsml_render_case(const char *case_json, size_t len,
         if (context == NULL)
             context = context_opt;
         dsml_read_opts ro = {tools, 0, 0, "$.messages", 0};
-        if (tools != NULL && is_arr(messages) && messages->child == NULL)
+        if (tools != NULL && dsml_is_array(messages) && messages->child == NULL)
             r = dsml_fail(err, DSML_ERR_MISSING_KEY, DSML_NO_OFFSET, "$.tools",
                           "A case with tools must contain at least one message");
         else
@@ -370,8 +358,8 @@ int dsml_render_case(const char *case_json, size_t len,
 static int request_mode(dsml_rctx *c, const cJSON *body)
 {
     const cJSON *tm = dsml_json_get(body, "thinking_mode");
-    if (!is_null(tm)) {
-        if (!is_str(tm))
+    if (!dsml_is_none(tm)) {
+        if (!dsml_is_string(tm))
             return dsml_fail(c->err, DSML_ERR_THINKING_MODE, DSML_NO_OFFSET,
                              "$.thinking_mode", "must be \"chat\" or \"thinking\"");
         mode_from_text(c, tm->valuestring, strlen(tm->valuestring));
@@ -382,11 +370,11 @@ static int request_mode(dsml_rctx *c, const cJSON *body)
         return DSML_OK;
     }
     const cJSON *kw = dsml_json_get(body, "chat_template_kwargs");
-    const cJSON *th = is_obj(kw) ? dsml_json_get(kw, "thinking") : NULL;
-    if (!is_null(th)) {
-        if (is_obj(th))
+    const cJSON *th = dsml_is_object(kw) ? dsml_json_get(kw, "thinking") : NULL;
+    if (!dsml_is_none(th)) {
+        if (dsml_is_object(th))
             th = dsml_json_get(th, "enabled");
-        if (!is_bool(th))
+        if (!dsml_is_bool(th))
             return dsml_fail(c->err, DSML_ERR_THINKING_MODE, DSML_NO_OFFSET,
                              "$.chat_template_kwargs.thinking",
                              "must be a bool or an object with a bool 'enabled'");
@@ -394,11 +382,11 @@ static int request_mode(dsml_rctx *c, const cJSON *body)
         return DSML_OK;
     }
     const cJSON *thinking = dsml_json_get(body, "thinking");
-    if (!is_null(thinking)) {
-        const cJSON *type = is_obj(thinking) ? dsml_json_get(thinking, "type") : NULL;
-        if (is_str(type) && strcmp(type->valuestring, "enabled") == 0)
+    if (!dsml_is_none(thinking)) {
+        const cJSON *type = dsml_is_object(thinking) ? dsml_json_get(thinking, "type") : NULL;
+        if (dsml_is_string(type) && strcmp(type->valuestring, "enabled") == 0)
             c->mode = DSML_MODE_THINKING;
-        else if (is_str(type) && strcmp(type->valuestring, "disabled") == 0)
+        else if (dsml_is_string(type) && strcmp(type->valuestring, "disabled") == 0)
             c->mode = DSML_MODE_CHAT;
         else
             return dsml_fail(c->err, DSML_ERR_THINKING_MODE, DSML_NO_OFFSET,
@@ -420,7 +408,7 @@ int dsml_render_request(const char *body_json, size_t len,
     cJSON *doc = NULL, *context = NULL;
     c.input_len = len;
     r = dsml_json_read(body_json, len, c.limits, &c.alloc, "$", 0, &doc, err);
-    if (r == DSML_OK && !is_obj(doc))
+    if (r == DSML_OK && !dsml_is_object(doc))
         r = dsml_fail(err, DSML_ERR_TYPE, DSML_NO_OFFSET, "$",
                       "a request body must be a JSON object");
     if (r == DSML_OK)
@@ -436,9 +424,9 @@ int dsml_render_request(const char *body_json, size_t len,
         dsml_read_opts ro = {NULL, 0, 0, "$.messages", 0};
         if (dsml_json_truthy(tools)) {
             ro.tools_for_first = tools;
-            const cJSON *first = is_arr(messages) ? messages->child : NULL;
+            const cJSON *first = dsml_is_array(messages) ? messages->child : NULL;
             const cJSON *role = dsml_json_get(first, "role");
-            ro.prepend_system = !(is_str(role) && strcmp(role->valuestring, "system") == 0);
+            ro.prepend_system = !(dsml_is_string(role) && strcmp(role->valuestring, "system") == 0);
         }
         r = run(&c, messages, "$.messages", context, &ro, out);
     }

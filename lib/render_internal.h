@@ -191,6 +191,14 @@ int dsml_check_tools(dsml_rctx *c, const dsml_msg *m, const cJSON *tools);
 int dsml_render_tool_calls(dsml_rctx *c, const dsml_msg *m,
                            const cJSON *tool_calls, dsml_buf *out);
 
+/* ---- render.c ------------------------------------------------------------- */
+
+/* Merges, orders and renders the messages after the context (both as read
+ * by dsml_read_messages); segments (JSON array text) when not NULL. */
+int dsml_render_conversation(dsml_rctx *c, const dsml_msgs *ctx_raw,
+                             const dsml_msgs *msg_raw, dsml_buf *out,
+                             dsml_buf *segments);
+
 #define DSML_TOK_BOS "<\xef\xbd\x9c" "begin\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>"
 #define DSML_TOK_EOS "<\xef\xbd\x9c" "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>"
 #define DSML_TOK_SYSTEM "<\xef\xbd\x9cSystem\xef\xbd\x9c>"

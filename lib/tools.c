@@ -9,10 +9,6 @@
 
 #include "render_internal.h"
 
-static int is_str(const cJSON *v) { return v != NULL && (v->type & 0xFF) == cJSON_String; }
-static int is_obj(const cJSON *v) { return v != NULL && (v->type & 0xFF) == cJSON_Object; }
-static int is_arr(const cJSON *v) { return v != NULL && (v->type & 0xFF) == cJSON_Array; }
-static int is_null(const cJSON *v) { return v == NULL || (v->type & 0xFF) == cJSON_NULL; }
 
 /* A split tool name: namespace (NULL: none) and bare name. */
 typedef struct qname {
@@ -62,18 +58,18 @@ static int namespace_text(dsml_rctx *c, const dsml_msg *m, const char *where,
                           size_t wi, const cJSON *v, const char **ns)
 {
     *ns = NULL;
-    if (is_null(v))
+    if (dsml_is_none(v))
         return DSML_OK;
-    if (is_obj(v)) {
+    if (dsml_is_object(v)) {
         const cJSON *n = dsml_json_get(v, "name");
         if (n == NULL)
             return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_MISSING_KEY,
                                  "namespace object has no 'name'");
-        if (is_null(n))
+        if (dsml_is_none(n))
             return DSML_OK;
         v = n;
     }
-    if (!is_str(v))
+    if (!dsml_is_string(v))
         return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_TYPE,
                              "a namespace must be a string or an object with a name");
     *ns = v->valuestring;
@@ -137,24 +133,24 @@ static int one_tool(dsml_rctx *c, const dsml_msg *m, size_t index,
 {
     const size_t wi = index;
     const char *where = "tools[%zu]";
-    if (!is_obj(tool))
+    if (!dsml_is_object(tool))
         return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_TYPE, "a tool must be an object");
     const cJSON *fn = dsml_json_get(tool, "function");
     where = "tools[%zu].function";
     if (fn == NULL)
         return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_MISSING_KEY, "missing key 'function'");
-    if (!is_obj(fn))
+    if (!dsml_is_object(fn))
         return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_TYPE, "function must be an object");
 
     const cJSON *nsv = dsml_json_get(fn, "namespace");
     const cJSON *tool_ns = dsml_json_get(tool, "namespace");
-    if (!is_null(tool_ns))
+    if (!dsml_is_none(tool_ns))
         nsv = tool_ns;
     const cJSON *name = dsml_json_get(fn, "name");
     where = "tools[%zu].function.name";
     if (name == NULL)
         return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_MISSING_KEY, "missing key 'name'");
-    if (!is_str(name))
+    if (!dsml_is_string(name))
         return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_TYPE, "a tool name must be a string");
     qname q = {NULL, 0, NULL, 0};
     const char *ns = NULL;
@@ -171,17 +167,17 @@ static int one_tool(dsml_rctx *c, const dsml_msg *m, size_t index,
 
     /* A namespace object's description goes before the function's. */
     const cJSON *ns_desc = NULL;
-    if (c->profile != DSML_PROFILE_PRERELEASE && is_obj(nsv)) {
+    if (c->profile != DSML_PROFILE_PRERELEASE && dsml_is_object(nsv)) {
         const cJSON *d = dsml_json_get(nsv, "description");
         if (dsml_json_truthy(d)) {
-            if (!is_str(d))
+            if (!dsml_is_string(d))
                 return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_TYPE,
                                      "namespace description must be a string");
             ns_desc = d;
         }
     }
     const cJSON *fdesc = dsml_json_get(fn, "description");
-    if (ns_desc != NULL && dsml_json_truthy(fdesc) && !is_str(fdesc))
+    if (ns_desc != NULL && dsml_json_truthy(fdesc) && !dsml_is_string(fdesc))
         return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_TYPE,
                              "description must be a string");
     if (out == NULL)
@@ -245,7 +241,7 @@ static int one_tool(dsml_rctx *c, const dsml_msg *m, size_t index,
 static int tools_walk(dsml_rctx *c, const dsml_msg *m, const cJSON *tools,
                       dsml_buf *out)
 {
-    if (!is_arr(tools))
+    if (!dsml_is_array(tools))
         return dsml_msg_fail(c, m, "tools", DSML_ERR_TYPE, "tools must be a list");
     if (out != NULL)
         dsml_buf_append(out, tools_head, sizeof tools_head - 1);
@@ -298,14 +294,14 @@ static int arguments_object(dsml_rctx *c, const dsml_msg *m, const char *where,
                             size_t wi, const cJSON *args, const cJSON **obj)
 {
     *obj = NULL;
-    if (is_obj(args)) {
+    if (dsml_is_object(args)) {
         *obj = args;
         return DSML_OK;
     }
     const cJSON *cur = args;
     int strict_json = c->profile == DSML_PROFILE_PRERELEASE;
     for (int round = 0; round < (strict_json ? 1 : 2); round++) {
-        if (!is_str(cur))
+        if (!dsml_is_string(cur))
             break;
         cJSON *doc = NULL;
         const char *s = cur->valuestring;
@@ -349,7 +345,7 @@ static int arguments_object(dsml_rctx *c, const dsml_msg *m, const char *where,
             return r;
         cur = doc;
     }
-    if (is_obj(cur)) {
+    if (dsml_is_object(cur)) {
         *obj = cur;
         return DSML_OK;
     }
@@ -364,7 +360,7 @@ static void put_parameter(dsml_buf *out, const char *key, const cJSON *v)
 {
     DSML_BUF_LIT(out, "<" DSML_TOK_DSML " parameter name=\"");
     dsml_buf_puts(out, key);
-    if (is_str(v)) {
+    if (dsml_is_string(v)) {
         DSML_BUF_LIT(out, "\" string=\"true\">");
         dsml_buf_puts(out, v->valuestring);
     } else {
@@ -379,20 +375,20 @@ static int one_call(dsml_rctx *c, const dsml_msg *m, size_t index,
 {
     const size_t wi = index;
     const char *where = "tool_calls[%zu]";
-    if (!is_obj(tc))
+    if (!dsml_is_object(tc))
         return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_TYPE,
                              "a tool call must be an object");
     const cJSON *fn = dsml_json_get(tc, "function");
     where = "tool_calls[%zu].function";
     if (fn == NULL)
         return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_MISSING_KEY, "missing key 'function'");
-    if (!is_obj(fn))
+    if (!dsml_is_object(fn))
         return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_TYPE, "function must be an object");
     const cJSON *name = dsml_json_get(fn, "name");
     where = "tool_calls[%zu].function.name";
     if (name == NULL)
         return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_MISSING_KEY, "missing key 'name'");
-    if (!is_str(name))
+    if (!dsml_is_string(name))
         return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_TYPE, "a tool name must be a string");
     qname q = {NULL, 0, name->valuestring, strlen(name->valuestring)};
     if (c->profile != DSML_PROFILE_PRERELEASE) {
@@ -400,7 +396,7 @@ static int one_call(dsml_rctx *c, const dsml_msg *m, size_t index,
         if (!dsml_json_truthy(nsv))
             nsv = dsml_json_get(fn, "namespace");
         const char *ns = NULL;
-        if (is_obj(nsv) && strstr(name->valuestring, "::") != NULL)
+        if (dsml_is_object(nsv) && strstr(name->valuestring, "::") != NULL)
             return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_TOOL_NAME,
                                  "Conflicting tool namespaces");
         int r = namespace_text(c, m, where, wi, nsv, &ns);
@@ -443,7 +439,7 @@ static int one_call(dsml_rctx *c, const dsml_msg *m, size_t index,
 int dsml_render_tool_calls(dsml_rctx *c, const dsml_msg *m,
                            const cJSON *tool_calls, dsml_buf *out)
 {
-    if (!is_arr(tool_calls))
+    if (!dsml_is_array(tool_calls))
         return dsml_msg_fail(c, m, "tool_calls", DSML_ERR_TYPE,
                              "tool_calls must be a list");
     if (out != NULL)
