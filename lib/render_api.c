@@ -233,17 +233,6 @@ done:
     return r;
 }
 
-static int begin(dsml_rctx *c, const dsml_render_options *opts, dsml_output *out,
-                 dsml_error *err)
-{
-    int r = setup(c, opts, err);
-    if (out == NULL)
-        return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
-                         "out must not be NULL");
-    memset(out, 0, sizeof *out);
-    return r;
-}
-
 static int read_context_option(dsml_rctx *c, const dsml_render_options *opts,
                                cJSON **context)
 {
@@ -254,103 +243,60 @@ static int read_context_option(dsml_rctx *c, const dsml_render_options *opts,
                           &c->alloc, "$.context", 0, context, c->err);
 }
 
-int dsml_render(const char *messages_json, size_t len,
-                const dsml_render_options *opts, dsml_output *out,
-                dsml_error *err)
+/* ---- the three kinds of document ----------------------------------------- */
+
+/* A messages array. */
+static int render_messages_doc(dsml_rctx *c, const cJSON *doc, const cJSON *context,
+                               dsml_output *out)
 {
-    dsml_rctx c;
-    int r = begin(&c, opts, out, err);
-    if (r != DSML_OK) {
-        teardown(&c);
-        return r;
-    }
-    cJSON *messages = NULL, *context = NULL;
-    c.input_len = len;
-    r = dsml_json_read(messages_json, len, c.limits, &c.alloc, "$", 0, &messages, err);
-    if (r == DSML_OK)
-        r = read_context_option(&c, opts, &context);
-    if (r == DSML_OK) {
-        dsml_read_opts ro = {NULL, 0, 0, "$", 0};
-        r = run(&c, messages, "$", context, &ro, out);
-    }
-    cJSON_Delete(messages);
-    cJSON_Delete(context);
-    teardown(&c);
-    return r;
+    dsml_read_opts ro = {NULL, 0, 0, "$", 0};
+    return run(c, doc, "$", context, &ro, out);
 }
 
-int dsml_render_case(const char *case_json, size_t len,
-                     const dsml_render_options *opts, dsml_output *out,
-                     dsml_error *err)
+/* A case object (or a bare messages array, as the reference's load_cases
+ * accepts). */
+static int render_case_doc(dsml_rctx *c, const cJSON *doc, const cJSON *context,
+                           dsml_output *out)
 {
-    dsml_rctx c;
-    int r = begin(&c, opts, out, err);
-    if (r != DSML_OK) {
-        teardown(&c);
-        return r;
-    }
-    cJSON *doc = NULL, *context_opt = NULL;
-    c.input_len = len;
-    r = dsml_json_read(case_json, len, c.limits, &c.alloc, "$", 0, &doc, err);
-    if (r == DSML_OK && dsml_is_array(doc)) {
-        /* a bare messages array, as the reference's load_cases accepts */
+    if (dsml_is_array(doc)) {
         if (doc->child != NULL && !dsml_is_object(doc->child))
-            r = dsml_fail(err, DSML_ERR_TYPE, DSML_NO_OFFSET, "$[0]",
-                          "a messages array holds objects");
-        else if (doc->child != NULL && dsml_json_get(doc->child, "role") == NULL)
-            r = dsml_fail(err, DSML_ERR_TYPE, DSML_NO_OFFSET, "$",
-                          "a list of cases is not supported; give one case");
-        if (r == DSML_OK)
-            r = read_context_option(&c, opts, &context_opt);
-        if (r == DSML_OK) {
-            dsml_read_opts ro = {NULL, 0, 0, "$", 0};
-            r = run(&c, doc, "$", context_opt, &ro, out);
-        }
-        cJSON_Delete(doc);
-        cJSON_Delete(context_opt);
-        teardown(&c);
-        return r;
+            return dsml_fail(c->err, DSML_ERR_TYPE, DSML_NO_OFFSET, "$[0]",
+                             "a messages array holds objects");
+        if (doc->child != NULL && dsml_json_get(doc->child, "role") == NULL)
+            return dsml_fail(c->err, DSML_ERR_TYPE, DSML_NO_OFFSET, "$",
+                             "a list of cases is not supported; give one case");
+        return render_messages_doc(c, doc, context, out);
     }
-    if (r == DSML_OK && !dsml_is_object(doc))
-        r = dsml_fail(err, DSML_ERR_TYPE, DSML_NO_OFFSET, "$",
-                      "a case must be a JSON object or a messages array");
-    if (r == DSML_OK)
-        r = read_context_option(&c, opts, &context_opt);
-    if (r == DSML_OK) {
-        const cJSON *mode = dsml_json_get(doc, "thinking_mode");
-        if (dsml_json_truthy(mode)) {
-            if (dsml_is_string(mode))
-                mode_from_text(&c, mode->valuestring, strlen(mode->valuestring));
-            else {
-                c.mode = DSML_MODE_INVALID;
-                snprintf(c.mode_text, sizeof c.mode_text, "(not a string)");
-            }
+    if (!dsml_is_object(doc))
+        return dsml_fail(c->err, DSML_ERR_TYPE, DSML_NO_OFFSET, "$",
+                         "a case must be a JSON object or a messages array");
+    const cJSON *mode = dsml_json_get(doc, "thinking_mode");
+    if (dsml_json_truthy(mode)) {
+        if (dsml_is_string(mode)) {
+            mode_from_text(c, mode->valuestring, strlen(mode->valuestring));
+        } else {
+            c->mode = DSML_MODE_INVALID;
+            snprintf(c->mode_text, sizeof c->mode_text, "(not a string)");
         }
-        const cJSON *effort = dsml_json_get(doc, "reasoning_effort");
-        if (effort != NULL)
-            effort_from_json(&c, effort);
-        const cJSON *drop = dsml_json_get(doc, "drop_thinking");
-        if (drop != NULL)
-            c.drop_thinking = dsml_json_truthy(drop);
-        const cJSON *bos = dsml_json_get(doc, "add_default_bos_token");
-        if (bos != NULL)
-            c.add_bos = dsml_json_truthy(bos);
-        const cJSON *messages = dsml_json_get(doc, "messages");
-        const cJSON *tools = dsml_json_get(doc, "tools");
-        const cJSON *context = dsml_json_get(doc, "context");
-        if (context == NULL)
-            context = context_opt;
-        dsml_read_opts ro = {tools, 0, 0, "$.messages", 0};
-        if (tools != NULL && dsml_is_array(messages) && messages->child == NULL)
-            r = dsml_fail(err, DSML_ERR_MISSING_KEY, DSML_NO_OFFSET, "$.tools",
-                          "A case with tools must contain at least one message");
-        else
-            r = run(&c, messages, "$.messages", context, &ro, out);
     }
-    cJSON_Delete(doc);
-    cJSON_Delete(context_opt);
-    teardown(&c);
-    return r;
+    const cJSON *effort = dsml_json_get(doc, "reasoning_effort");
+    if (effort != NULL)
+        effort_from_json(c, effort);
+    const cJSON *drop = dsml_json_get(doc, "drop_thinking");
+    if (drop != NULL)
+        c->drop_thinking = dsml_json_truthy(drop);
+    const cJSON *bos = dsml_json_get(doc, "add_default_bos_token");
+    if (bos != NULL)
+        c->add_bos = dsml_json_truthy(bos);
+    const cJSON *messages = dsml_json_get(doc, "messages");
+    const cJSON *tools = dsml_json_get(doc, "tools");
+    const cJSON *own_context = dsml_json_get(doc, "context");
+    if (tools != NULL && dsml_is_array(messages) && messages->child == NULL)
+        return dsml_fail(c->err, DSML_ERR_MISSING_KEY, DSML_NO_OFFSET, "$.tools",
+                         "A case with tools must contain at least one message");
+    dsml_read_opts ro = {tools, 0, 0, "$.messages", 0};
+    return run(c, messages, "$.messages", own_context != NULL ? own_context : context,
+               &ro, out);
 }
 
 /* The thinking switch of a request body; leaves the mode alone when the body
@@ -395,43 +341,79 @@ static int request_mode(dsml_rctx *c, const cJSON *body)
     return DSML_OK;
 }
 
-int dsml_render_request(const char *body_json, size_t len,
+/* An OpenAI chat-completion request body. */
+static int render_request_doc(dsml_rctx *c, const cJSON *doc, const cJSON *context,
+                              dsml_output *out)
+{
+    if (!dsml_is_object(doc))
+        return dsml_fail(c->err, DSML_ERR_TYPE, DSML_NO_OFFSET, "$",
+                         "a request body must be a JSON object");
+    int r = request_mode(c, doc);
+    if (r != DSML_OK)
+        return r;
+    const cJSON *effort = dsml_json_get(doc, "reasoning_effort");
+    if (effort != NULL)
+        effort_from_json(c, effort);
+    const cJSON *messages = dsml_json_get(doc, "messages");
+    const cJSON *tools = dsml_json_get(doc, "tools");
+    dsml_read_opts ro = {NULL, 0, 0, "$.messages", 0};
+    if (dsml_json_truthy(tools)) {
+        ro.tools_for_first = tools;
+        const cJSON *first = dsml_is_array(messages) ? messages->child : NULL;
+        const cJSON *role = dsml_json_get(first, "role");
+        ro.prepend_system =
+            !(dsml_is_string(role) && strcmp(role->valuestring, "system") == 0);
+    }
+    return run(c, messages, "$.messages", context, &ro, out);
+}
+
+typedef int (*render_doc_fn)(dsml_rctx *c, const cJSON *doc, const cJSON *context,
+                             dsml_output *out);
+
+/* What every entry point does: options, the JSON text, the context option,
+ * then the document's own reading. */
+static int render_entry(render_doc_fn fn, const char *json, size_t len,
                         const dsml_render_options *opts, dsml_output *out,
                         dsml_error *err)
 {
     dsml_rctx c;
-    int r = begin(&c, opts, out, err);
-    if (r != DSML_OK) {
-        teardown(&c);
-        return r;
-    }
+    int r = setup(&c, opts, err);
+    if (out == NULL)
+        r = dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
+                      "out must not be NULL");
+    else
+        memset(out, 0, sizeof *out);
     cJSON *doc = NULL, *context = NULL;
     c.input_len = len;
-    r = dsml_json_read(body_json, len, c.limits, &c.alloc, "$", 0, &doc, err);
-    if (r == DSML_OK && !dsml_is_object(doc))
-        r = dsml_fail(err, DSML_ERR_TYPE, DSML_NO_OFFSET, "$",
-                      "a request body must be a JSON object");
+    if (r == DSML_OK)
+        r = dsml_json_read(json, len, c.limits, &c.alloc, "$", 0, &doc, err);
     if (r == DSML_OK)
         r = read_context_option(&c, opts, &context);
     if (r == DSML_OK)
-        r = request_mode(&c, doc);
-    if (r == DSML_OK) {
-        const cJSON *effort = dsml_json_get(doc, "reasoning_effort");
-        if (effort != NULL)
-            effort_from_json(&c, effort);
-        const cJSON *messages = dsml_json_get(doc, "messages");
-        const cJSON *tools = dsml_json_get(doc, "tools");
-        dsml_read_opts ro = {NULL, 0, 0, "$.messages", 0};
-        if (dsml_json_truthy(tools)) {
-            ro.tools_for_first = tools;
-            const cJSON *first = dsml_is_array(messages) ? messages->child : NULL;
-            const cJSON *role = dsml_json_get(first, "role");
-            ro.prepend_system = !(dsml_is_string(role) && strcmp(role->valuestring, "system") == 0);
-        }
-        r = run(&c, messages, "$.messages", context, &ro, out);
-    }
+        r = fn(&c, doc, context, out);
     cJSON_Delete(doc);
     cJSON_Delete(context);
     teardown(&c);
     return r;
+}
+
+int dsml_render(const char *messages_json, size_t len,
+                const dsml_render_options *opts, dsml_output *out,
+                dsml_error *err)
+{
+    return render_entry(render_messages_doc, messages_json, len, opts, out, err);
+}
+
+int dsml_render_case(const char *case_json, size_t len,
+                     const dsml_render_options *opts, dsml_output *out,
+                     dsml_error *err)
+{
+    return render_entry(render_case_doc, case_json, len, opts, out, err);
+}
+
+int dsml_render_request(const char *body_json, size_t len,
+                        const dsml_render_options *opts, dsml_output *out,
+                        dsml_error *err)
+{
+    return render_entry(render_request_doc, body_json, len, opts, out, err);
 }
