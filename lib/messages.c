@@ -156,14 +156,9 @@ int dsml_msgs_reserve(dsml_rctx *c, dsml_msgs *m, size_t n)
 int dsml_msgs_push(dsml_rctx *c, dsml_msgs *m, const dsml_msg *msg)
 {
     if (m->n == m->cap) {
-        size_t cap = m->cap ? m->cap * 2 : 16;
-        dsml_msg *v = dsml_arena_alloc(&c->arena, cap * sizeof *v);
-        if (v == NULL)
-            return dsml_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
-        if (m->n)
-            memcpy(v, m->v, m->n * sizeof *v);
-        m->v = v;
-        m->cap = cap;
+        int r = dsml_msgs_reserve(c, m, m->cap ? m->cap * 2 : 16);
+        if (r != DSML_OK)
+            return r;
     }
     m->v[m->n++] = *msg;
     return DSML_OK;

@@ -160,13 +160,26 @@ static int effort_value(dsml_rctx *c, int *value)
     }
 }
 
-static int check_response_format(const dsml_msg *m) { return dsml_json_truthy(m->response_format); }
-
-static void put_response_format(const dsml_msg *m, dsml_buf *out)
+/* A system (or developer) message's body: content, then its tools block and
+ * response format when it has them. */
+static int put_instructions(dsml_rctx *c, const dsml_msg *m, int has_tools,
+                            dsml_buf *out)
 {
-    DSML_BUF_LIT(out, "\n\n## Response Format:\n\nYou MUST strictly adhere to the "
-                      "following schema to reply:\n");
-    dsml_emit_json(out, m->response_format);
+    int r = put_content_or_empty(c, m, out);
+    if (r != DSML_OK)
+        return r;
+    if (has_tools) {
+        DSML_BUF_LIT(out, "\n\n");
+        r = dsml_render_tools(c, m, m->tools, out);
+        if (r != DSML_OK)
+            return r;
+    }
+    if (dsml_json_truthy(m->response_format)) {
+        DSML_BUF_LIT(out, "\n\n## Response Format:\n\nYou MUST strictly adhere to the "
+                          "following schema to reply:\n");
+        dsml_emit_json(out, m->response_format);
+    }
+    return DSML_OK;
 }
 
 static int render_one(dsml_rctx *c, const dsml_msgs *all, size_t index,
@@ -215,17 +228,9 @@ static int render_one(dsml_rctx *c, const dsml_msgs *all, size_t index,
     if (dsml_role_is(m, DSML_ROLE_SYSTEM)) {
         if (index > 0)
             DSML_BUF_LIT(out, DSML_TOK_SYSTEM);
-        r = put_content_or_empty(c, m, out);
+        r = put_instructions(c, m, has_tools, out);
         if (r != DSML_OK)
             return r;
-        if (has_tools) {
-            DSML_BUF_LIT(out, "\n\n");
-            r = dsml_render_tools(c, m, m->tools, out);
-            if (r != DSML_OK)
-                return r;
-        }
-        if (check_response_format(m))
-            put_response_format(m, out);
     } else if (dsml_role_is(m, DSML_ROLE_USER)) {
         DSML_BUF_LIT(out, DSML_TOK_USER);
         if (m->nblocks > 0)
@@ -240,17 +245,9 @@ static int render_one(dsml_rctx *c, const dsml_msgs *all, size_t index,
             return dsml_msg_fail(c, m, "content", DSML_ERR_DEVELOPER,
                                  "developer message content must not be empty");
         DSML_BUF_LIT(out, DSML_TOK_USER);
-        r = put_content_or_empty(c, m, out);
+        r = put_instructions(c, m, has_tools, out);
         if (r != DSML_OK)
             return r;
-        if (has_tools) {
-            DSML_BUF_LIT(out, "\n\n");
-            r = dsml_render_tools(c, m, m->tools, out);
-            if (r != DSML_OK)
-                return r;
-        }
-        if (check_response_format(m))
-            put_response_format(m, out);
     } else if (dsml_role_is(m, DSML_ROLE_LATEST_REMINDER)) {
         DSML_BUF_LIT(out, DSML_TOK_LATEST_REMINDER);
         r = put_text(c, m, "content", &m->content, m->has_content, "None", out);
