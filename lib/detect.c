@@ -1526,11 +1526,9 @@ int dsml_detector_create(const dsml_detector_options *opts,
     dsml_detector_options o;
     dsml_detector_options_init(&o);
     if (opts != NULL) {
-        if (opts->size != 0 && opts->size < sizeof o)
-            return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
-                             "dsml_detector_options.size is too small");
-        o = *opts;
-        o.size = sizeof o;
+        int rc = dsml_options_copy(&o, sizeof o, opts, "dsml_detector_options", err);
+        if (rc != DSML_OK)
+            return rc;
     }
     if (!check_enum((int)o.thinking_mode, 1) || !check_enum((int)o.profile, 1) ||
         !check_enum((int)o.mode, 1) || !check_enum((int)o.reasoning_calls, 1) ||

@@ -145,13 +145,13 @@ int dsml_parse_completion(const char *text, size_t len,
                          "dsml_parse_completion: NULL argument");
     dsml_parse_options o;
     dsml_detector_options_init(&o);
-    if (opts == NULL)
+    if (opts == NULL) {
         o.mode = DSML_DETECT_STRICT;
-    else if (opts->size != 0 && opts->size < sizeof o)
-        return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
-                         "dsml_parse_options.size is too small");
-    else
-        o = *opts;
+    } else {
+        int rc = dsml_options_copy(&o, sizeof o, opts, "dsml_parse_options", err);
+        if (rc != DSML_OK)
+            return rc;
+    }
     o.flags &= ~DSML_DETECT_NO_MESSAGE;
     dsml_detector *d = NULL;
     int rc = dsml_detector_create(&o, &d, err);

@@ -82,6 +82,13 @@ int dsml_fail(dsml_error *err, int code, size_t offset, const char *path,
 int dsml_vfail(dsml_error *err, int code, size_t offset, const char *path,
                const char *fmt, va_list ap) DSML_PRINTF(5, 0);
 
+/* Reads a caller's options struct (its first member is `size_t size`) over
+ * the defaults already in `dst`: a smaller (older) struct leaves the newer
+ * fields at their defaults; a larger (newer) one is accepted when the fields
+ * this library does not know are zero.  `what` names the struct in errors. */
+int dsml_options_copy(void *dst, size_t dst_size, const void *src, const char *what,
+                      dsml_error *err);
+
 /* A JSON path under construction, "$.messages[3].tool_calls[0]". */
 typedef struct dsml_path {
     char text[256];

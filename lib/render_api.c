@@ -108,17 +108,21 @@ static void mode_from_text(dsml_rctx *c, const char *s, size_t n)
 static int setup(dsml_rctx *c, const dsml_render_options *opts, dsml_error *err)
 {
     memset(c, 0, sizeof *c);
-    dsml_render_options defaults;
-    if (opts == NULL) {
-        dsml_render_options_init(&defaults);
-        opts = &defaults;
-    }
     c->err = err;
     if (err != NULL)
         dsml_error_init(err);
-    dsml_alloc_resolve(&c->alloc, opts->allocator);
+    dsml_alloc_resolve(&c->alloc, NULL);
     dsml_arena_init(&c->arena, &c->alloc);
     dsml_buf_init(&c->scratch, &c->alloc);
+    dsml_render_options given;
+    dsml_render_options_init(&given);
+    if (opts != NULL) {
+        int r = dsml_options_copy(&given, sizeof given, opts, "dsml_render_options", err);
+        if (r != DSML_OK)
+            return r;
+    }
+    opts = &given;
+    dsml_alloc_resolve(&c->alloc, opts->allocator);
     c->limits = opts->limits;
     if (opts->profile != DSML_PROFILE_V41 && opts->profile != DSML_PROFILE_PRERELEASE)
         return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,

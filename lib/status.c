@@ -160,3 +160,32 @@ void dsml_path_pop(dsml_path *p, size_t previous_len)
     p->len = previous_len & ~flag;
     p->text[p->len] = '\0';
 }
+
+/* ---- growable option structs ---------------------------------------------- */
+
+int dsml_options_copy(void *dst, size_t dst_size, const void *src, const char *what,
+                      dsml_error *err)
+{
+    size_t src_size;
+    memcpy(&src_size, src, sizeof src_size);
+    if (src_size == 0)
+        src_size = dst_size; /* a zeroed struct of this version */
+    if (src_size < sizeof(size_t))
+        return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
+                         "%s.size is %zu", what, src_size);
+    if (src_size > dst_size) {
+        /* built against a newer header: fine while it leaves the fields this
+         * library does not know at zero */
+        const unsigned char *extra = (const unsigned char *)src + dst_size;
+        for (size_t i = 0; i < src_size - dst_size; i++)
+            if (extra[i] != 0)
+                return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
+                                 "%s sets fields this library (%s) does not know",
+                                 what, DSML_VERSION_STRING);
+        src_size = dst_size;
+    }
+    memcpy((unsigned char *)dst + sizeof(size_t), (const unsigned char *)src + sizeof(size_t),
+           src_size - sizeof(size_t));
+    memcpy(dst, &dst_size, sizeof dst_size);
+    return DSML_OK;
+}

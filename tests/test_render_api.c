@@ -3,6 +3,7 @@
  * error path gives its code and a message naming the JSON path; request
  * bodies, options, the guard for untrusted text and segments.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -428,6 +429,43 @@ static void test_reference_corners(void **state)
     free(p);
 }
 
+static void test_options_size(void **state)
+{
+    (void)state;
+    /* an older, shorter struct: the fields it lacks keep their defaults */
+    struct {
+        dsml_render_options o;
+        unsigned char newer[16];
+    } big;
+    memset(&big, 0, sizeof big);
+    dsml_render_options_init(&big.o);
+    big.o.thinking_mode = DSML_THINKING;
+    big.o.size = offsetof(dsml_render_options, flags);
+    big.o.flags = DSML_RENDER_NO_BOS; /* beyond size: not read */
+    char *p = ok_with(dsml_render, "[{\"role\":\"user\",\"content\":\"x\"}]", &big.o);
+    assert_true(strncmp(p, BOS SYS, strlen(BOS SYS)) == 0);
+    free(p);
+    /* a newer, longer struct: accepted while the unknown fields are zero */
+    dsml_render_options_init(&big.o);
+    big.o.size = sizeof big;
+    p = ok_with(dsml_render, "[]", &big.o);
+    free(p);
+    big.newer[3] = 1;
+    refused_with(dsml_render, "[]", &big.o, DSML_ERR_ARGUMENT, NULL, "does not know");
+    big.o.size = 3;
+    refused_with(dsml_render, "[]", &big.o, DSML_ERR_ARGUMENT, NULL, "size");
+    /* the detector reads its options the same way */
+    dsml_detector_options d;
+    dsml_detector_options_init(&d);
+    d.size = offsetof(dsml_detector_options, mode);
+    d.mode = DSML_DETECT_STRICT; /* beyond size: lenient stays */
+    dsml_detector *det = NULL;
+    assert_int_equal(dsml_detector_create(&d, &det, NULL), DSML_OK);
+    assert_int_equal(dsml_detector_feed(det, "x</think>", 9), DSML_OK);
+    assert_int_equal(dsml_detector_finish(det), DSML_OK); /* lenient: no EOS is fine */
+    dsml_detector_destroy(det);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -441,6 +479,7 @@ int main(void)
         cmocka_unit_test(test_request_bodies),
         cmocka_unit_test(test_guard),
         cmocka_unit_test(test_reference_corners),
+        cmocka_unit_test(test_options_size),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -34,9 +34,12 @@
  * ----------
  * DSML_VERSION_* is the release.  DSML_ABI_VERSION is the shared library's
  * SONAME number: it changes only when a binary-incompatible change is made.
- * Structures given to the library start with a `size` field (set it to
- * sizeof the struct, or use the *_init() helpers) so that fields can be
- * appended without breaking old callers.
+ * Option structures given to the library start with a `size` field (set it
+ * to sizeof the struct, or use the *_init() helpers; 0 means this header's
+ * size) so that fields can be appended without breaking old callers: a
+ * smaller struct leaves the newer fields at their defaults, and a larger one
+ * (a caller built against a newer header) is accepted when the fields this
+ * library does not know are zero, refused with DSML_ERR_ARGUMENT otherwise.
  */
 #ifndef DSML_DSML_H
 #define DSML_DSML_H
@@ -125,8 +128,11 @@ DSML_API const char *dsml_status_message(int status);
 /* Sentinel for "no byte offset applies". */
 #define DSML_NO_OFFSET ((size_t)-1)
 
+/* Filled by the library: every function taking a dsml_error writes the
+ * whole struct (it need not be initialised).  Its layout is fixed for an ABI
+ * version. */
 typedef struct dsml_error {
-    size_t size;        /* sizeof(dsml_error); set by the caller */
+    size_t size;        /* sizeof(dsml_error), set by the library */
     int code;           /* DSML_OK or a DSML_ERR_* */
     size_t offset;      /* byte offset in the input the error refers to, or
                            DSML_NO_OFFSET */
