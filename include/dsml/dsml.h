@@ -128,9 +128,9 @@ DSML_API const char *dsml_status_message(int status);
 /* Sentinel for "no byte offset applies". */
 #define DSML_NO_OFFSET ((size_t)-1)
 
-/* Filled by the library: every function taking a dsml_error writes the
- * whole struct (it need not be initialised).  Its layout is fixed for an ABI
- * version. */
+/* Filled by the library: when a function taking a dsml_error fails, it
+ * writes the whole struct (it need not be initialised); the renderer also
+ * clears it on success.  Its layout is fixed for an ABI version. */
 typedef struct dsml_error {
     size_t size;        /* sizeof(dsml_error), set by the library */
     int code;           /* DSML_OK or a DSML_ERR_* */
