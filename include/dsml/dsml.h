@@ -27,8 +27,11 @@
  * libdsml has no global state.  The one-shot functions (dsml_render*,
  * dsml_parse_completion) may be called from any number of threads at once.  A
  * dsml_detector handle must be used by one thread at a time; distinct handles
- * are independent.  The library never calls setlocale(); it reads the current
- * locale's decimal point when converting numbers, as cJSON does.
+ * are independent (tests/test_threads.c runs the golden cases on four
+ * threads at once).  cJSON resets a process-wide "last error" slot on every
+ * parse; libdsml never reads it.  The library never calls setlocale(); it
+ * reads the current locale's decimal point when converting numbers, as cJSON
+ * does.
  *
  * Versioning
  * ----------
