@@ -326,8 +326,9 @@ static void check_same_result(const run_result *a, const run_result *b)
     FZ_CHECK(same_bytes(a->message, a->message_len, b->message, b->message_len));
 }
 
-/* The message is JSON the library's reader accepts. */
-static void check_message_json(const run_result *r)
+/* The message is JSON the library's reader accepts (save for the \u0000
+ * escapes of NUL bytes in the completion, which it refuses by design). */
+static void check_message_json(const run_result *r, const char *text, size_t n)
 {
     if (r->message == NULL)
         return;
@@ -335,6 +336,8 @@ static void check_message_json(const run_result *r)
     dsml_alloc_resolve(&std, NULL);
     cJSON *v = NULL;
     int rr = dsml_json_read(r->message, r->message_len, NULL, &std, "$", 0, &v, NULL);
+    if (rr == DSML_ERR_NUL_ESCAPE && n > 0 && memchr(text, '\0', n) != NULL)
+        return;
     if (rr != DSML_OK)
         fprintf(stderr, "message: %s\n", r->message);
     FZ_CHECK(rr == DSML_OK);
@@ -431,7 +434,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* reference: one piece */
     run_result ref, chunked;
     run(d, text, n, NULL, 0, o.flags, &ref);
-    check_message_json(&ref);
+    check_message_json(&ref, text, n);
 
     /* the same handle after reset, in chunks */
     dsml_detector_reset(d);
