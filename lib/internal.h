@@ -130,18 +130,10 @@ int dsml_json_validate(const char *text, size_t len, const dsml_allocator *a,
 int dsml_json_try_read(const char *text, size_t len, const dsml_limits *limits,
                        const dsml_allocator *a, cJSON **out);
 
-/* Marks an object whose members repeat a key (a bit cJSON does not use).
- * dsml_json_read sets it while checking and then collapses the repeats
- * (first position, last value, as Python's dict), so the trees it returns
- * never carry it. */
-#define DSML_JSON_DUPLICATE_KEYS (1 << 12)
-
-/* The last member named `key` (Python dict semantics), or NULL. */
+/* The member named `key`, or NULL.  Trees from dsml_json_read hold each key
+ * once: repeats were collapsed as Python's dict does (first position, last
+ * value). */
 cJSON *dsml_json_get(const cJSON *object, const char *key);
-
-/* The member that holds the value of `member`'s key: `member` itself, or
- * the last repetition of its key. */
-const cJSON *dsml_json_last(const cJSON *object, const cJSON *member);
 
 /* Number lexeme helpers. */
 int dsml_json_number_is_int(const cJSON *num);

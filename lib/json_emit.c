@@ -2,8 +2,8 @@
  * json_emit.c - the one JSON emitter: prints values exactly as Python's
  * json.dumps(value, ensure_ascii=False) prints what json.loads read from the
  * original text.  Separators ", " and ": ", integers with their exact digits,
- * floats in repr() form, repeated keys at their first position with their
- * last value.  Also Python's str() of scalars, used where the reference
+ * floats in repr() form (repeated keys were collapsed when the JSON was
+ * read, as Python's dict does).  Also Python's str() of scalars, used where the reference
  * formats a value into a template.
  */
 #include <float.h>
@@ -185,14 +185,6 @@ void dsml_emit_number(dsml_buf *b, const cJSON *num)
 
 /* ---- values ------------------------------------------------------------- */
 
-static int seen_before(const cJSON *first, const cJSON *item)
-{
-    for (const cJSON *c = first; c != item; c = c->next)
-        if (strcmp(c->string, item->string) == 0)
-            return 1;
-    return 0;
-}
-
 void dsml_emit_json(dsml_buf *b, const cJSON *v)
 {
     if (b->failed)
@@ -218,16 +210,13 @@ void dsml_emit_json(dsml_buf *b, const cJSON *v)
     case cJSON_Object: {
         dsml_buf_putc(b, '{');
         int first = 1;
-        int dups = (v->type & DSML_JSON_DUPLICATE_KEYS) != 0;
         for (const cJSON *c = v->child; c != NULL; c = c->next) {
-            if (dups && seen_before(v->child, c))
-                continue;
             if (!first)
                 DSML_BUF_LIT(b, ", ");
             first = 0;
             dsml_emit_string(b, c->string, strlen(c->string));
             DSML_BUF_LIT(b, ": ");
-            dsml_emit_json(b, dsml_json_last(v, c));
+            dsml_emit_json(b, c);
         }
         dsml_buf_putc(b, '}');
         return;
@@ -317,16 +306,14 @@ static void emit_pyrepr(dsml_buf *b, const cJSON *v)
         return;
     case cJSON_Object: {
         dsml_buf_putc(b, '{');
-        int first = 1, dups = (v->type & DSML_JSON_DUPLICATE_KEYS) != 0;
+        int first = 1;
         for (const cJSON *c = v->child; c != NULL; c = c->next) {
-            if (dups && seen_before(v->child, c))
-                continue;
             if (!first)
                 DSML_BUF_LIT(b, ", ");
             first = 0;
             emit_pyrepr_string(b, c->string);
             DSML_BUF_LIT(b, ": ");
-            emit_pyrepr(b, dsml_json_last(v, c));
+            emit_pyrepr(b, c);
         }
         dsml_buf_putc(b, '}');
         return;

@@ -19,6 +19,10 @@
 
 #include "internal.h"
 
+/* Marks an object whose members repeat a key while it is read (a bit cJSON
+ * does not use); the repeats are collapsed before the tree is handed out. */
+#define DSML_JSON_DUPLICATE_KEYS (1 << 12)
+
 typedef struct scan {
     const char *s;
     size_t n;
@@ -598,26 +602,10 @@ cJSON *dsml_json_get(const cJSON *object, const char *key)
 {
     if (object == NULL || (object->type & 0xFF) != cJSON_Object)
         return NULL;
-    cJSON *found = NULL;
-    int dups = (object->type & DSML_JSON_DUPLICATE_KEYS) != 0;
     for (cJSON *c = object->child; c != NULL; c = c->next)
-        if (c->string[0] == key[0] && strcmp(c->string, key) == 0) {
-            found = c;
-            if (!dups)
-                break;
-        }
-    return found;
-}
-
-const cJSON *dsml_json_last(const cJSON *object, const cJSON *member)
-{
-    if (!(object->type & DSML_JSON_DUPLICATE_KEYS))
-        return member;
-    const cJSON *last = member;
-    for (const cJSON *c = member->next; c != NULL; c = c->next)
-        if (strcmp(c->string, member->string) == 0)
-            last = c;
-    return last;
+        if (c->string[0] == key[0] && strcmp(c->string, key) == 0)
+            return c;
+    return NULL;
 }
 
 const char *dsml_json_lexeme(const cJSON *num, size_t *len)

@@ -116,17 +116,6 @@ static const char tools_tail[] =
     "\n\nYou MUST strictly follow the above defined tool name and parameter "
     "schemas to invoke tool calls.\n";
 
-/* Repeated keys keep their first position and their last value. */
-static int seen_key_before(const cJSON *obj, const cJSON *first, const cJSON *item)
-{
-    if (!(obj->type & DSML_JSON_DUPLICATE_KEYS))
-        return 0;
-    for (const cJSON *k = first; k != item; k = k->next)
-        if (strcmp(k->string, item->string) == 0)
-            return 1;
-    return 0;
-}
-
 /* One tool: validates it and, when out is not NULL, appends its schema. */
 static int one_tool(dsml_rctx *c, const dsml_msg *m, size_t index,
                     const cJSON *tool, dsml_buf *out)
@@ -187,8 +176,6 @@ static int one_tool(dsml_rctx *c, const dsml_msg *m, size_t index,
     int desc_done = 0;
     dsml_buf_putc(out, '{');
     for (const cJSON *k = fn->child; k != NULL; k = k->next) {
-        if (seen_key_before(fn, fn->child, k))
-            continue;
         int is_ns = strcmp(k->string, "namespace") == 0;
         if (is_ns && c->profile != DSML_PROFILE_PRERELEASE)
             continue;
@@ -218,7 +205,7 @@ static int one_tool(dsml_rctx *c, const dsml_msg *m, size_t index,
             dsml_buf_release(&tmp);
             desc_done = 1;
         } else {
-            dsml_emit_json(out, dsml_json_last(fn, k));
+            dsml_emit_json(out, k);
         }
     }
     if (ns_desc != NULL && !desc_done) {
@@ -423,13 +410,10 @@ static int one_call(dsml_rctx *c, const dsml_msg *m, size_t index,
     } else {
         int first = 1;
         for (const cJSON *k = obj->child; k != NULL; k = k->next) {
-            if (seen_key_before(obj, obj->child, k))
-                continue;
-            const cJSON *last = dsml_json_last(obj, k);
             if (!first)
                 dsml_buf_putc(out, '\n');
             first = 0;
-            put_parameter(out, k->string, last);
+            put_parameter(out, k->string, k);
         }
     }
     DSML_BUF_LIT(out, "\n</" DSML_TOK_DSML " invoke>");
