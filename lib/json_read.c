@@ -2,9 +2,11 @@
  * json_read.c - reading JSON text the way Python's json.loads reads it, into
  * cJSON trees whose number nodes keep their original lexemes.
  *
- * One pass checks the text (grammar, UTF-8 through utf8proc, escapes, depth)
- * and records where each number lexeme starts; cJSON then builds the tree;
- * a walk in document order attaches each lexeme to its number node.
+ * cJSON reads the text; one guided pass then walks the tree and the text
+ * side by side, checks what cJSON lets through (UTF-8 through utf8proc,
+ * control characters, \u0000, number grammar, trailing text, depth),
+ * attaches each number's lexeme and collapses repeated keys.  When cJSON
+ * refuses the text, a checking scan finds what is wrong and where.
  */
 #include <limits.h>
 #include <stdint.h>
