@@ -5,6 +5,7 @@
  * calls that asked for them, and in thinking mode the messages before the
  * last user turn are thinned out.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -417,6 +418,24 @@ static int guard_message(dsml_rctx *c, const dsml_msg *m, const cJSON *content)
 
 /* ---- reading ------------------------------------------------------------ */
 
+/* The members of a message the pipeline reads, in one pass over them. */
+static void read_fields(const cJSON *mj, dsml_msg *m, const cJSON **content,
+                        const cJSON **blocks)
+{
+    static const char *const keys[] = {"role", "task", "tools", "response_format",
+                                       "tool_calls", "reasoning_content", "wo_eos",
+                                       "content", "content_blocks"};
+    const cJSON **slots[] = {&m->role, &m->task, &m->tools, &m->response_format,
+                             &m->tool_calls, &m->reasoning, &m->wo_eos,
+                             content, blocks};
+    for (const cJSON *f = mj->child; f != NULL; f = f->next)
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+            if (f->string[0] == keys[k][0] && strcmp(f->string, keys[k]) == 0) {
+                *slots[k] = f;
+                break;
+            }
+}
+
 int dsml_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts *ro,
                        dsml_msgs *out, dsml_buf *images, size_t *image_count)
 {
@@ -457,23 +476,18 @@ int dsml_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts *r
         if (!dsml_is_object(mj))
             return dsml_msg_fail(c, &m, NULL, DSML_ERR_TYPE,
                                  "a message must be an object");
-        m.role = dsml_json_get(mj, "role");
+        const cJSON *content = NULL, *blocks = NULL;
+        read_fields(mj, &m, &content, &blocks);
         if (dsml_is_string(m.role)) {
             m.role_str = m.role->valuestring;
             m.role_id = dsml_role_id(m.role_str);
         }
-        const cJSON *content = dsml_json_get(mj, "content");
         m.has_content = content != NULL;
         m.content.node = content;
-        const cJSON *task = dsml_json_get(mj, "task");
-        m.task = dsml_is_null(task) ? NULL : task;
-        m.tools = dsml_json_get(mj, "tools");
+        if (dsml_is_null(m.task))
+            m.task = NULL;
         if (i == 0 && !ro->prepend_system && ro->tools_for_first != NULL)
             m.tools = ro->tools_for_first;
-        m.response_format = dsml_json_get(mj, "response_format");
-        m.tool_calls = dsml_json_get(mj, "tool_calls");
-        m.reasoning = dsml_json_get(mj, "reasoning_content");
-        m.wo_eos = dsml_json_get(mj, "wo_eos");
 
         if (dsml_is_string(content) && contains(content->valuestring, DSML_TOK_IMAGE))
             return dsml_msg_fail(c, &m, "content", DSML_ERR_IMAGE,
@@ -485,7 +499,6 @@ int dsml_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts *r
                                  "reasoning_content contains image special token "
                                  "'" DSML_TOK_IMAGE "'");
 
-        const cJSON *blocks = dsml_json_get(mj, "content_blocks");
         const char *where = "content_blocks";
         m.has_blocks = blocks != NULL;
         if (dsml_is_array(content) && blocks == NULL) {
