@@ -54,6 +54,8 @@ static void nomem(dsml_detector *d)
 
 static det_event *ev_push(dsml_detector *d)
 {
+    if (d->failed)
+        return NULL; /* nothing is queued after the failure point */
     if (d->ev_n == d->ev_cap) {
         size_t cap = d->ev_cap ? d->ev_cap * 2 : 16;
         det_event *p = dsml_realloc(&d->alloc, d->ev, d->ev_cap * sizeof *p,
