@@ -4,8 +4,9 @@
     fuzz/make-corpus.py            rewrite fuzz/corpus/<target>/seed-*
     fuzz/make-corpus.py --check    exit 1 when the seeds are out of date
 
-Only files named seed-* are written or removed; regression inputs kept
-beside them (regress-*, found by fuzzing) are left alone.  The choice of
+Only files named seed-* are written or removed; the inputs kept beside
+them are left alone: regress-* (inputs that found a bug) and fuzz-* (a
+minimized set of what fuzzing runs reached, libFuzzer -merge=1).  The choice of
 cases is deterministic: the same testdata gives the same seeds.  Seeds
 are small (cases up to MAX_BYTES) so that the corpus stays modest.
 
