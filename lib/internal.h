@@ -52,7 +52,12 @@ static inline void dsml_buf_append(dsml_buf *b, const char *s, size_t n)
         if (!dsml_buf_grow(b, n))
             return;
     }
-    memcpy(b->data + b->len, s, n);
+    if (n <= 8) { /* short pieces (a streamed token) without a call */
+        for (size_t i = 0; i < n; i++)
+            b->data[b->len + i] = s[i];
+    } else {
+        memcpy(b->data + b->len, s, n);
+    }
     b->len += n;
 }
 
