@@ -336,6 +336,20 @@ static int process_blocks(dsml_rctx *c, const dsml_msg *m, const char *where,
     return DSML_OK;
 }
 
+/* One block that is not an object, standing for the members of a
+ * content_blocks value that is not a list. */
+static int nondict_block(dsml_rctx *c, dsml_msg *m, const cJSON *blocks)
+{
+    dsml_block blk;
+    memset(&blk, 0, sizeof blk);
+    blk.kind = DSML_BLK_NONDICT;
+    blk.node = blocks;
+    blk.origin = m->src_index;
+    blk.pos = 0;
+    size_t cap = 0;
+    return blocks_push(c, &m->blocks, &m->nblocks, &cap, &blk);
+}
+
 /* content = the text blocks' texts joined by "\n\n". */
 static int join_texts(dsml_rctx *c, dsml_msg *m)
 {
@@ -513,11 +527,18 @@ int dsml_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts *r
                                  "not supported");
         }
         if (dsml_json_truthy(blocks)) {
-            if (!dsml_is_array(blocks))
+            int r;
+            if (dsml_is_array(blocks)) {
+                r = process_blocks(c, &m, where, blocks, &m.blocks, &m.nblocks,
+                                   ro->in_context ? NULL : images, image_count);
+            } else if (dsml_is_object(blocks) || dsml_is_string(blocks)) {
+                /* the reference iterates it (keys, characters): blocks that
+                 * are not objects, refused where a block is read */
+                r = nondict_block(c, &m, blocks);
+            } else {
                 return dsml_msg_fail(c, &m, where, DSML_ERR_TYPE,
                                      "content blocks must be a list");
-            int r = process_blocks(c, &m, where, blocks, &m.blocks, &m.nblocks,
-                                   ro->in_context ? NULL : images, image_count);
+            }
             if (r != DSML_OK)
                 return r;
             m.capblocks = m.nblocks;

@@ -375,6 +375,16 @@ static void test_reference_corners(void **state)
                   USER "u" ASSIST "</think>");
     expect_prompt("[{\"role\":\"system\",\"content\":\"s\",\"content_blocks\":\"\"}]", &o,
                   SYS "s");
+    /* content_blocks that is an object or a string is iterated as the
+     * reference iterates it: its members are no blocks, so an assistant's
+     * content becomes "" and a user message is refused */
+    expect_prompt("[{\"role\":\"assistant\",\"content\":\"c\",\"content_blocks\":{\"a\":1}}]", &o,
+                  "c" EOS);
+    expect_prompt("[{\"role\":\"assistant\",\"content_blocks\":\"xy\"}]", &o, EOS);
+    refused_with(dsml_render, "[{\"role\":\"user\",\"content_blocks\":{\"a\":1}}]", &o,
+                 DSML_ERR_TYPE, "$.messages[0].content[0]", "object");
+    refused_with(dsml_render, "[{\"role\":\"system\",\"content_blocks\":5}]", &o,
+                 DSML_ERR_TYPE, "$.messages[0].content_blocks", "list");
     /* an unhashable role fails the thinking drop, as in the reference */
     dsml_render_options t;
     dsml_render_options_init(&t);
