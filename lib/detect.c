@@ -253,6 +253,22 @@ static size_t utf8_len(unsigned char c)
     return c < 0x80 ? 1 : c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
 }
 
+/* Moves the bytes of p[0..n) that a partly received character in part
+ * still needs into it.  Returns the character's length once it is whole, 0
+ * while it still waits. */
+static size_t complete_char(char *part, int *part_len, const char **p, size_t *n)
+{
+    size_t need = utf8_len((unsigned char)part[0]);
+    size_t take = need - (size_t)*part_len;
+    if (take > *n)
+        take = *n;
+    memcpy(part + *part_len, *p, take);
+    *part_len += (int)take;
+    *p += take;
+    *n -= take;
+    return (size_t)*part_len < need ? 0 : need;
+}
+
 /* Text to an event; an incomplete last character waits for its rest. */
 static void out_text(dsml_detector *d, int kind, const char *p, size_t n,
                      size_t off, int observe)
@@ -260,16 +276,10 @@ static void out_text(dsml_detector *d, int kind, const char *p, size_t n,
     if (n == 0)
         return;
     if (d->part_len > 0) {
-        size_t need = utf8_len((unsigned char)d->part[0]);
-        size_t take = need - (size_t)d->part_len;
-        if (take > n)
-            take = n;
-        memcpy(d->part + d->part_len, p, take);
-        d->part_len += (int)take;
-        p += take;
-        n -= take;
-        off += take;
-        if ((size_t)d->part_len < need)
+        size_t taken = n;
+        size_t need = complete_char(d->part, &d->part_len, &p, &n);
+        off += taken - n;
+        if (need == 0)
             return;
         emit_chars(d, d->part_kind, d->part, need, off - need, observe);
         d->part_len = 0;
@@ -832,15 +842,8 @@ static void value_bytes(dsml_detector *d, const char *p, size_t n)
     if (n == 0)
         return;
     if (d->vpart_len > 0) {
-        size_t need = utf8_len((unsigned char)d->vpart[0]);
-        size_t take = need - (size_t)d->vpart_len;
-        if (take > n)
-            take = n;
-        memcpy(d->vpart + d->vpart_len, p, take);
-        d->vpart_len += (int)take;
-        p += take;
-        n -= take;
-        if ((size_t)d->vpart_len < need)
+        size_t need = complete_char(d->vpart, &d->vpart_len, &p, &n);
+        if (need == 0)
             return;
         value_chars(d, d->vpart, need);
         d->vpart_len = 0;
