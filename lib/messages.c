@@ -140,18 +140,29 @@ int dsml_msg_fail_at(dsml_rctx *c, const dsml_msg *m, const char *sub_fmt,
     return r;
 }
 
+/* Moves an array of `n` items of `size` bytes to a new arena block of
+ * `want` items (the old block stays in the arena until the render ends). */
+static int arena_grow(dsml_rctx *c, void **v, size_t n, size_t *cap, size_t want,
+                      size_t size)
+{
+    void *nv = want > (size_t)-1 / size ? NULL : dsml_arena_alloc(&c->arena, want * size);
+    if (nv == NULL)
+        return dsml_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
+    if (n)
+        memcpy(nv, *v, n * size);
+    *v = nv;
+    *cap = want;
+    return DSML_OK;
+}
+
 int dsml_msgs_reserve(dsml_rctx *c, dsml_msgs *m, size_t n)
 {
     if (n <= m->cap)
         return DSML_OK;
-    dsml_msg *v = dsml_arena_alloc(&c->arena, n * sizeof *v);
-    if (v == NULL)
-        return dsml_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
-    if (m->n)
-        memcpy(v, m->v, m->n * sizeof *v);
+    void *v = m->v;
+    int r = arena_grow(c, &v, m->n, &m->cap, n, sizeof *m->v);
     m->v = v;
-    m->cap = n;
-    return DSML_OK;
+    return r;
 }
 
 int dsml_msgs_push(dsml_rctx *c, dsml_msgs *m, const dsml_msg *msg)
@@ -169,14 +180,11 @@ static int blocks_push(dsml_rctx *c, dsml_block **v, size_t *n, size_t *cap,
                        const dsml_block *b)
 {
     if (*n == *cap) {
-        size_t ncap = *cap ? *cap * 2 : 8;
-        dsml_block *nv = dsml_arena_alloc(&c->arena, ncap * sizeof *nv);
-        if (nv == NULL)
-            return dsml_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
-        if (*n)
-            memcpy(nv, *v, *n * sizeof *nv);
+        void *nv = *v;
+        int r = arena_grow(c, &nv, *n, cap, *cap ? *cap * 2 : 8, sizeof **v);
         *v = nv;
-        *cap = ncap;
+        if (r != DSML_OK)
+            return r;
     }
     (*v)[(*n)++] = *b;
     return DSML_OK;
@@ -737,14 +745,12 @@ static int order_from_calls(dsml_rctx *c, const dsml_msg *m, call_order *o)
         if (kr != DSML_OK)
             return dsml_msg_fail(c, m, sub, kr, "a tool call id cannot be a list or an object");
         if (o->n == o->cap) {
-            size_t cap = o->cap ? o->cap * 2 : 16;
-            order_entry *v = dsml_arena_alloc(&c->arena, cap * sizeof *v);
-            if (v == NULL)
-                return dsml_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
-            if (o->n)
-                memcpy(v, o->v, o->n * sizeof *v);
+            void *v = o->v;
+            int r = arena_grow(c, &v, o->n, &o->cap, o->cap ? o->cap * 2 : 16,
+                               sizeof *o->v);
             o->v = v;
-            o->cap = cap;
+            if (r != DSML_OK)
+                return r;
         }
         o->v[o->n].id = key;
         o->v[o->n].rank = idx;
