@@ -1081,6 +1081,20 @@ static void sink(dsml_detector *d, const char *p, size_t n, size_t off)
 
 /* ---- markers ------------------------------------------------------------ */
 
+/* After an invoke's name line or a parameter's ">\n": the marker `tok`
+ * starts the next parameter or ends the invoke. */
+static void next_parameter_or_end(dsml_detector *d, int tok, const char *p, size_t len,
+                                  size_t off)
+{
+    raw_add(d, p, len);
+    if (tok == TK_PARAM) {
+        d->key.len = 0;
+        set_phase(d, PH_PHEAD);
+    } else {
+        close_call(d, off);
+    }
+}
+
 static void marker(dsml_detector *d, int tok, int variant, size_t off,
                    const char *p, size_t len)
 {
@@ -1164,13 +1178,7 @@ static void marker(dsml_detector *d, int tok, int variant, size_t off,
         }
         if (!begin_call(d, name, n, off))
             return;
-        raw_add(d, p, len);
-        if (tok == TK_PARAM) {
-            d->key.len = 0;
-            set_phase(d, PH_PHEAD);
-        } else {
-            close_call(d, off);
-        }
+        next_parameter_or_end(d, tok, p, len, off);
         return;
     }
     case PH_PHEAD:
@@ -1214,13 +1222,7 @@ static void marker(dsml_detector *d, int tok, int variant, size_t off,
                             "Parameter format error: expected '>\\n'");
             return;
         }
-        raw_add(d, p, len);
-        if (tok == TK_PARAM) {
-            d->key.len = 0;
-            set_phase(d, PH_PHEAD);
-        } else {
-            close_call(d, off);
-        }
+        next_parameter_or_end(d, tok, p, len, off);
         return;
     case PH_AFTER_BLOCK:
         set_phase(d, PH_AFTER_EOS);

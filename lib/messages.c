@@ -720,6 +720,8 @@ static int id_key(dsml_rctx *c, const cJSON *id, const char **key)
  * Sorted by id, so that looking up a result's call costs O(log n). */
 static int order_from_calls(dsml_rctx *c, const dsml_msg *m, call_order *o)
 {
+    if (!dsml_is_array(m->tool_calls))
+        return dsml_msg_fail(c, m, "tool_calls", DSML_ERR_TYPE, "tool_calls must be a list");
     o->n = 0;
     size_t idx = 0;
     for (const cJSON *tc = m->tool_calls->child; tc != NULL; tc = tc->next, idx++) {
@@ -826,9 +828,6 @@ int dsml_sort_tool_results(dsml_rctx *c, const dsml_msgs *context_raw,
     for (size_t i = 0; i < context_raw->n; i++) {
         const dsml_msg *m = &context_raw->v[i];
         if (dsml_role_is(m, DSML_ROLE_ASSISTANT) && dsml_json_truthy(m->tool_calls)) {
-            if (!dsml_is_array(m->tool_calls))
-                return dsml_msg_fail(c, m, "tool_calls", DSML_ERR_TYPE,
-                                     "tool_calls must be a list");
             int r = order_from_calls(c, m, &o);
             if (r != DSML_OK)
                 return r;
@@ -841,9 +840,6 @@ int dsml_sort_tool_results(dsml_rctx *c, const dsml_msgs *context_raw,
     for (size_t i = 0; i < messages->n; i++) {
         dsml_msg *m = &messages->v[i];
         if (dsml_role_is(m, DSML_ROLE_ASSISTANT) && dsml_json_truthy(m->tool_calls)) {
-            if (!dsml_is_array(m->tool_calls))
-                return dsml_msg_fail(c, m, "tool_calls", DSML_ERR_TYPE,
-                                     "tool_calls must be a list");
             int r = order_from_calls(c, m, &o);
             if (r != DSML_OK)
                 return r;
