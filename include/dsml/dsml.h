@@ -210,6 +210,15 @@ typedef enum dsml_thinking_mode {
     DSML_THINKING = 1   /* "thinking" */
 } dsml_thinking_mode;
 
+/*
+ * Profiles.  V4.1 is the checkpoint's encoder.  The pre-release profile is
+ * the serving image's encoder before the 1017 cut, kept so that a deployed
+ * image can be audited prompt by prompt: effort names low/high/xhigh/max
+ * map to 25/50/75/100 (default high = 50), tool names are used as written
+ * (no namespaces), and tool-call arguments must be JSON objects (or JSON
+ * text of one).  Both profiles render the developer role unless
+ * DSML_RENDER_STRICT is set.
+ */
 typedef enum dsml_profile {
     DSML_PROFILE_V41 = 0,        /* the checkpoint's encoder (default) */
     DSML_PROFILE_PRERELEASE = 1  /* the serving image before the 1017 cut */
@@ -226,7 +235,14 @@ typedef enum dsml_effort_kind {
 #define DSML_RENDER_KEEP_THINKING 0x1u /* drop_thinking = False */
 #define DSML_RENDER_NO_BOS 0x2u        /* add_default_bos_token = False */
 #define DSML_RENDER_STRICT 0x4u        /* refuse the developer role exactly as
-                                          the reference encoder does */
+                                          the reference encoder does.  Without
+                                          it a developer message is rendered
+                                          as the serving image does: a user
+                                          turn (content must not be empty)
+                                          followed by its tools block and
+                                          response format; it counts as a
+                                          user turn for the generation header
+                                          and the thinking drop */
 #define DSML_RENDER_GUARD 0x8u         /* refuse special tokens inside user,
                                           tool, system and developer text */
 #define DSML_RENDER_SEGMENTS 0x10u     /* also report out->segments */
@@ -255,8 +271,13 @@ DSML_API void dsml_render_options_init(dsml_render_options *opts);
  * Renders `messages_json` (a JSON array of OpenAI-style messages) into the
  * prompt the checkpoint expects, as encode_messages() of the reference does.
  * On success out->text is the prompt and out->images the image records in
- * prompt order, as a JSON array.  On failure `out` is left cleared.
- * opts may be NULL (defaults).
+ * prompt order, as a JSON array ({"type": "image", "url": ...} for
+ * image_url blocks, else the block's source/url/data members), printed as
+ * Python's json.dumps prints them.  On failure `out` is left cleared and
+ * err names the place.  opts may be NULL (defaults).  Everything the
+ * reference refuses is refused; see README "Limitations" for the few inputs
+ * the reference accepts that are refused here rather than rendered
+ * differently.
  */
 DSML_API int dsml_render(const char *messages_json, size_t len,
                          const dsml_render_options *opts, dsml_output *out,
