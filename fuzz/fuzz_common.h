@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <utf8proc.h>
+
 #include "dsml/dsml.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -177,6 +179,21 @@ static inline void fz_check_error(const dsml_error *err, int r)
     size_t pl = strlen(err->path);
     if (pl > 0 && pl < sizeof err->path - 4)
         FZ_CHECK(strncmp(err->message, err->path, pl) == 0);
+}
+
+/* Whether s[0..n) is well-formed UTF-8 (utf8proc's reading). */
+static inline int fz_valid_utf8(const char *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        utf8proc_int32_t cp;
+        utf8proc_ssize_t k = utf8proc_iterate((const utf8proc_uint8_t *)s + i,
+                                              (utf8proc_ssize_t)(n - i), &cp);
+        if (k <= 0)
+            return 0;
+        i += (size_t)k;
+    }
+    return 1;
 }
 
 #endif /* DSML_FUZZ_COMMON_H */

@@ -54,20 +54,6 @@ static char *dup_bytes(const char *s, size_t n)
     return p;
 }
 
-static int valid_utf8(const char *s, size_t n)
-{
-    size_t i = 0;
-    while (i < n) {
-        utf8proc_int32_t cp;
-        utf8proc_ssize_t k = utf8proc_iterate((const utf8proc_uint8_t *)s + i,
-                                              (utf8proc_ssize_t)(n - i), &cp);
-        if (k <= 0)
-            return 0;
-        i += (size_t)k;
-    }
-    return 1;
-}
-
 /* Appends one event, merging text into the previous one of its kind. */
 static void evlist_add(evlist *l, const dsml_event *e, size_t input_len)
 {
@@ -77,7 +63,7 @@ static void evlist_add(evlist *l, const dsml_event *e, size_t input_len)
     if (text || e->type == DSML_EVENT_DIAGNOSTIC) {
         FZ_CHECK(e->text != NULL || e->len == 0);
         /* never ends inside a character */
-        FZ_CHECK(valid_utf8(e->text, e->len));
+        FZ_CHECK(fz_valid_utf8(e->text, e->len));
     }
     if (e->type == DSML_EVENT_DIAGNOSTIC) {
         FZ_CHECK(e->text[e->len] == '\0');
@@ -88,9 +74,9 @@ static void evlist_add(evlist *l, const dsml_event *e, size_t input_len)
         FZ_CHECK(e->status == DSML_CALL_COMPLETE || e->status == DSML_CALL_INCOMPLETE);
     if (e->type == DSML_EVENT_CALL_BEGIN) {
         FZ_CHECK(e->name != NULL || e->name_len == 0);
-        FZ_CHECK(valid_utf8(e->name, e->name_len));
+        FZ_CHECK(fz_valid_utf8(e->name, e->name_len));
         if (e->ns != NULL)
-            FZ_CHECK(valid_utf8(e->ns, e->ns_len));
+            FZ_CHECK(fz_valid_utf8(e->ns, e->ns_len));
     }
     if (text && l->n > 0) {
         ev *last = &l->v[l->n - 1];
@@ -289,7 +275,7 @@ static void run(dsml_detector *d, const char *text, size_t n, chunker *chunk,
     if (st != DSML_OK) {
         FZ_CHECK(dsml_detector_feed(d, "x", 1) == st);
         FZ_CHECK(memchr(e->message, '\0', sizeof e->message) != NULL);
-        FZ_CHECK(valid_utf8(e->message, strlen(e->message)));
+        FZ_CHECK(fz_valid_utf8(e->message, strlen(e->message)));
     } else {
         FZ_CHECK(dsml_detector_feed(d, "x", 1) == DSML_ERR_STATE);
     }
@@ -302,7 +288,7 @@ static void run(dsml_detector *d, const char *text, size_t n, chunker *chunk,
     if (res->message_status == DSML_OK) {
         FZ_CHECK(st == DSML_OK && !(flags & DSML_DETECT_NO_MESSAGE));
         FZ_CHECK(out.text != NULL && out.text[out.len] == '\0');
-        FZ_CHECK(valid_utf8(out.text, out.len));
+        FZ_CHECK(fz_valid_utf8(out.text, out.len));
         res->message = dup_bytes(out.text, out.len);
         res->message_len = out.len;
         dsml_output_free(&out);

@@ -110,20 +110,6 @@ static inline void fz_render_case_free(fz_render_case *rc)
     free(rc->context);
 }
 
-static inline int fz_valid_utf8(const char *s, size_t n)
-{
-    size_t i = 0;
-    while (i < n) {
-        utf8proc_int32_t cp;
-        utf8proc_ssize_t k = utf8proc_iterate((const utf8proc_uint8_t *)s + i,
-                                              (utf8proc_ssize_t)(n - i), &cp);
-        if (k <= 0)
-            return 0;
-        i += (size_t)k;
-    }
-    return 1;
-}
-
 /* A JSON array text read back with the library's reader: its length. */
 static inline size_t fz_array_length(const char *text, size_t len)
 {
