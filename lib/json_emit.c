@@ -185,46 +185,63 @@ void dsml_emit_number(dsml_buf *b, const cJSON *num)
 
 /* ---- values ------------------------------------------------------------- */
 
-void dsml_emit_json(dsml_buf *b, const cJSON *v)
+static void emit_repr_string(dsml_buf *b, const char *s);
+
+/* A value as json.dumps prints it (repr 0), or as Python's repr() prints
+ * the object json.loads made of it (repr 1): one walk, two spellings. */
+static void emit_value(dsml_buf *b, const cJSON *v, int repr)
 {
     if (b->failed)
         return;
     switch (v->type & 0xFF) {
-    case cJSON_NULL: DSML_BUF_LIT(b, "null"); return;
-    case cJSON_True: DSML_BUF_LIT(b, "true"); return;
-    case cJSON_False: DSML_BUF_LIT(b, "false"); return;
-    case cJSON_Number: dsml_emit_number(b, v); return;
-    case cJSON_String:
-        dsml_emit_string(b, v->valuestring, strlen(v->valuestring));
-        return;
     case cJSON_Array: {
         dsml_buf_putc(b, '[');
         for (const cJSON *c = v->child; c != NULL; c = c->next) {
             if (c != v->child)
                 DSML_BUF_LIT(b, ", ");
-            dsml_emit_json(b, c);
+            emit_value(b, c, repr);
         }
         dsml_buf_putc(b, ']');
         return;
     }
     case cJSON_Object: {
         dsml_buf_putc(b, '{');
-        int first = 1;
         for (const cJSON *c = v->child; c != NULL; c = c->next) {
-            if (!first)
+            if (c != v->child)
                 DSML_BUF_LIT(b, ", ");
-            first = 0;
-            dsml_emit_string(b, c->string, strlen(c->string));
+            if (repr)
+                emit_repr_string(b, c->string);
+            else
+                dsml_emit_string(b, c->string, strlen(c->string));
             DSML_BUF_LIT(b, ": ");
-            dsml_emit_json(b, c);
+            emit_value(b, c, repr);
         }
         dsml_buf_putc(b, '}');
         return;
     }
+    case cJSON_String:
+        if (repr)
+            emit_repr_string(b, v->valuestring);
+        else
+            dsml_emit_string(b, v->valuestring, strlen(v->valuestring));
+        return;
     default:
+        break;
+    }
+    if (repr) {
+        dsml_emit_pystr(b, v);
         return;
     }
+    switch (v->type & 0xFF) {
+    case cJSON_NULL: DSML_BUF_LIT(b, "null"); return;
+    case cJSON_True: DSML_BUF_LIT(b, "true"); return;
+    case cJSON_False: DSML_BUF_LIT(b, "false"); return;
+    case cJSON_Number: dsml_emit_number(b, v); return;
+    default: return;
+    }
 }
+
+void dsml_emit_json(dsml_buf *b, const cJSON *v) { emit_value(b, v, 0); }
 
 /* Python's str.isprintable() for one code point: not a control, format,
  * surrogate, private-use, unassigned or separator character, but ' ' is. */
@@ -248,7 +265,7 @@ static int py_printable(utf8proc_int32_t cp)
 }
 
 /* repr() of a str: quotes chosen and characters escaped as Python does. */
-static void emit_pyrepr_string(dsml_buf *b, const char *s)
+static void emit_repr_string(dsml_buf *b, const char *s)
 {
     char quote = strchr(s, '\'') != NULL && strchr(s, '"') == NULL ? '"' : '\'';
     dsml_buf_putc(b, quote);
@@ -288,41 +305,6 @@ static void emit_pyrepr_string(dsml_buf *b, const char *s)
     dsml_buf_putc(b, quote);
 }
 
-/* repr() of a value as Python prints what json.loads returned. */
-static void emit_pyrepr(dsml_buf *b, const cJSON *v)
-{
-    switch (v->type & 0xFF) {
-    case cJSON_String:
-        emit_pyrepr_string(b, v->valuestring);
-        return;
-    case cJSON_Array:
-        dsml_buf_putc(b, '[');
-        for (const cJSON *c = v->child; c != NULL; c = c->next) {
-            if (c != v->child)
-                DSML_BUF_LIT(b, ", ");
-            emit_pyrepr(b, c);
-        }
-        dsml_buf_putc(b, ']');
-        return;
-    case cJSON_Object: {
-        dsml_buf_putc(b, '{');
-        int first = 1;
-        for (const cJSON *c = v->child; c != NULL; c = c->next) {
-            if (!first)
-                DSML_BUF_LIT(b, ", ");
-            first = 0;
-            emit_pyrepr_string(b, c->string);
-            DSML_BUF_LIT(b, ": ");
-            emit_pyrepr(b, c);
-        }
-        dsml_buf_putc(b, '}');
-        return;
-    }
-    default:
-        dsml_emit_pystr(b, v);
-    }
-}
-
 int dsml_emit_pystr(dsml_buf *b, const cJSON *v)
 {
     switch (v->type & 0xFF) {
@@ -339,7 +321,7 @@ int dsml_emit_pystr(dsml_buf *b, const cJSON *v)
         return 1;
     case cJSON_Array:
     case cJSON_Object:
-        emit_pyrepr(b, v);
+        emit_value(b, v, 1);
         return 1;
     default:
         return 0;
