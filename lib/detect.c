@@ -1016,6 +1016,20 @@ static size_t key_sink(dsml_detector *d, const char *p, size_t n, size_t off)
     return n;
 }
 
+/* Text after the calls block or the EOS: refused (strict), or reported
+ * and read again as content. */
+static void trailing_text(dsml_detector *d, size_t off, int refuse, const char *refusal,
+                          const char *note)
+{
+    if (refuse) {
+        fail(d, DSML_ERR_TRAILING_TEXT, off, "%s", refusal);
+        return;
+    }
+    diag(d, DSML_ERR_TRAILING_TEXT, off, "%s", note);
+    set_phase(d, PH_CONTENT);
+    request_rewind(d, off);
+}
+
 static void sink(dsml_detector *d, const char *p, size_t n, size_t off)
 {
     switch (d->phase) {
@@ -1054,25 +1068,13 @@ static void sink(dsml_detector *d, const char *p, size_t n, size_t off)
         value_sink(d, p, n);
         return;
     case PH_AFTER_BLOCK:
-        if (d->opt.trailing_text != DSML_TRAILING_TEXT_CONTENT && d->strict) {
-            fail(d, DSML_ERR_TRAILING_TEXT, off,
-                 "Unexpected content after tool calls");
-            return;
-        }
-        diag(d, DSML_ERR_TRAILING_TEXT, off,
-             "text after the calls block; kept as content");
-        set_phase(d, PH_CONTENT);
-        request_rewind(d, off);
+        trailing_text(d, off, d->opt.trailing_text != DSML_TRAILING_TEXT_CONTENT && d->strict,
+                      "Unexpected content after tool calls",
+                      "text after the calls block; kept as content");
         return;
     case PH_AFTER_EOS:
-        if (d->strict) {
-            fail(d, DSML_ERR_TRAILING_TEXT, off, "Unexpected content at end");
-            return;
-        }
-        diag(d, DSML_ERR_TRAILING_TEXT, off,
-             "text after the end-of-sentence token; kept as content");
-        set_phase(d, PH_CONTENT);
-        request_rewind(d, off);
+        trailing_text(d, off, d->strict, "Unexpected content at end",
+                      "text after the end-of-sentence token; kept as content");
         return;
     case PH_COUNT_:
         return;

@@ -9,7 +9,7 @@ from collections import namedtuple
 
 from . import _native as N
 from ._native import DsmlError
-from .render import to_json_text
+from .render import _utf8, to_json_text
 
 _byref = ctypes.byref
 _string_at = ctypes.string_at
@@ -24,13 +24,7 @@ _THINKING = {"chat": N.CHAT, "thinking": N.THINKING}
 
 def _text_bytes(text, what="text"):
     if isinstance(text, str):
-        try:
-            return text.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise DsmlError(
-                N.ERR_SURROGATE,
-                "%s: lone surrogate %r at character %d; text must be valid Unicode"
-                % (what, exc.object[exc.start:exc.end], exc.start)) from None
+        return _utf8(text, what)
     if isinstance(text, (bytes, bytearray, memoryview)):
         return bytes(text)
     raise DsmlError(N.ERR_TYPE, "%s must be str or bytes, not %s"
