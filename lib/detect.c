@@ -224,12 +224,12 @@ static void emit_chars(dsml_detector *d, int kind, const char *p, size_t n,
         any = 0;
         int hit = -1;
         for (int t = 0; t < SP_COUNT_; t++) {
-            const det_pat *sp = &d->sp[t];
+            const det_pat *sp = &det_special[t];
             unsigned st = d->obs[t];
-            while (st > 0 && sp->s[st] != c)
-                st = sp->fail[st - 1];
             if (sp->s[st] == c)
                 st++;
+            else if (st > 0)
+                st = det_fall_back(sp, st, c);
             if (st == sp->len) {
                 hit = t;
                 st = 0;
@@ -240,7 +240,7 @@ static void emit_chars(dsml_detector *d, int kind, const char *p, size_t n,
         if (hit >= 0) {
             ev_text(d, kind, 0, p + start, i + 1 - start);
             start = i + 1;
-            special(d, hit, kind, off + i + 1 - d->sp[hit].len);
+            special(d, hit, kind, off + i + 1 - det_special[hit].len);
             reset_observer(d);
             any = 0;
         }
@@ -1314,14 +1314,14 @@ static void run(dsml_detector *d, int at_end)
             for (size_t k = 0; k < s->n; k++) {
                 const det_pat *p = &d->pats[s->idx[k]];
                 unsigned st = d->st[k];
-                while (st > 0 && p->s[st] != c)
-                    st = p->fail[st - 1];
                 if (p->s[st] == c)
                     st++;
+                else if (st > 0)
+                    st = det_fall_back(p, st, c);
                 if (st == p->len) {
                     if (matched < 0 || p->len > d->pats[s->idx[matched]].len)
                         matched = (int)k;
-                    st = p->fail[st - 1];
+                    st = 0; /* the scan state is reset after a match */
                 }
                 d->st[k] = (unsigned char)st;
                 any |= (int)st;
@@ -1569,7 +1569,7 @@ int dsml_detector_create(const dsml_detector_options *opts,
                         &d->m_reasoning, &d->arena, &d->scratch};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         dsml_buf_init(bufs[i], &d->alloc);
-    det_build_patterns(d);
+    det_build_sets(d);
     if (o.tools_json != NULL) {
         int rc = det_read_tools(d, o.tools_json, o.tools_len, err);
         if (rc != DSML_OK) {

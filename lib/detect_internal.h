@@ -27,13 +27,10 @@ enum {
 /* Special tokens refused inside content and reasoning. */
 enum { SP_BOS, SP_EOS, SP_THINK, SP_THINK_END, SP_DSML, SP_COUNT_ };
 
-#define DET_PAT_MAX 48   /* longest pattern, bytes */
-#define DET_PATS 64      /* patterns in the table */
 #define DET_SET_MAX 32   /* patterns in one phase's stop set */
 
 typedef struct det_pat {
-    unsigned char s[DET_PAT_MAX];
-    unsigned char fail[DET_PAT_MAX];
+    const unsigned char *s;
     unsigned char len;
     unsigned char tok;
     unsigned char variant; /* not the V4.1 spelling */
@@ -90,11 +87,9 @@ struct dsml_detector {
     dsml_buf tools;
     size_t ntools;
 
-    /* markers */
-    det_pat pats[DET_PATS];
-    size_t npats;
+    /* markers: the static table and each phase's stop set in it */
+    const det_pat *pats;
     det_set sets[PH_COUNT_];
-    det_pat sp[SP_COUNT_];
 
     /* scanning: in[] holds the bytes not yet released */
     dsml_buf in;
@@ -185,7 +180,12 @@ struct dsml_detector {
 };
 
 /* detect_markers.c */
-void det_build_patterns(dsml_detector *d);
+extern const det_pat det_special[SP_COUNT_];
+void det_build_sets(dsml_detector *d);
+/* The state after state `st` of a match of p and byte c, when
+ * p->s[st] != c (the common case, a match or a miss at 0, is the caller's
+ * fast path). */
+unsigned det_fall_back(const det_pat *p, unsigned st, unsigned char c);
 int det_unicode_space(const unsigned char *p, size_t n, size_t *len);
 size_t det_utf8_incomplete_tail(const char *p, size_t n);
 

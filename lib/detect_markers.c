@@ -13,129 +13,115 @@
 #define EOS_TEXT "<" FW_BAR "end\xe2\x96\x81of\xe2\x96\x81sentence" FW_BAR ">"
 #define BOS_TEXT "<" FW_BAR "begin\xe2\x96\x81of\xe2\x96\x81sentence" FW_BAR ">"
 
-static void kmp_table(det_pat *p)
-{
-    size_t k = 0;
-    p->fail[0] = 0;
-    for (size_t i = 1; i < p->len; i++) {
-        while (k > 0 && p->s[i] != p->s[k])
-            k = p->fail[k - 1];
-        if (p->s[i] == p->s[k])
-            k++;
-        p->fail[i] = (unsigned char)k;
-    }
-}
+/* One pattern: its bytes and what it stands for. */
+#define PAT(text, tok, variant) \
+    {(const unsigned char *)(text), sizeof(text) - 1, (tok), (variant)}
 
-static void set_pat(det_pat *p, const char *a, const char *b, const char *c,
-                    int tok, int variant)
-{
-    size_t la = strlen(a), lb = strlen(b), lc = strlen(c);
-    memset(p, 0, sizeof *p);
-    memcpy(p->s, a, la);
-    memcpy(p->s + la, b, lb);
-    memcpy(p->s + la + lb, c, lc);
-    p->len = (unsigned char)(la + lb + lc);
-    p->tok = (unsigned char)tok;
-    p->variant = (unsigned char)variant;
-    kmp_table(p);
-}
+/* The seven markers of a calls block, for one spelling of the DSML marker
+ * and of the tag names (V4.1's tags have a leading space, V4's do not and
+ * call the block "tool_calls"). */
+#define BLOCK_PATS(mk, calls, invoke, param, v)               \
+    PAT("\n\n<" mk calls, TK_OPEN, v),                        \
+    PAT("<" mk calls, TK_OPEN_BARE, v),                       \
+    PAT("<" mk invoke, TK_INVOKE, v),                         \
+    PAT("</" mk calls ">", TK_CALLS_END, v),                  \
+    PAT("</" mk invoke, TK_INVOKE_END, v),                    \
+    PAT("<" mk param, TK_PARAM, v),                           \
+    PAT("/" mk param, TK_PARAM_END, v)
 
-static void add(dsml_detector *d, const char *a, const char *b, const char *c,
-                int tok, int variant)
-{
-    if (d->npats < DET_PATS)
-        set_pat(&d->pats[d->npats++], a, b, c, tok, variant);
-}
+#define MK_V41 FW_BAR "DSML" FW_BAR
+#define MK_ASCII "|DSML|"
+#define MK_DOUBLE FW_BAR FW_BAR "DSML" FW_BAR FW_BAR
 
-static void set_add_tok(dsml_detector *d, det_set *s, int tok)
-{
-    for (size_t i = 0; i < d->npats; i++) {
-        if (d->pats[i].tok != tok || s->n >= DET_SET_MAX)
-            continue;
-        s->idx[s->n++] = (unsigned char)i;
-        unsigned char f = d->pats[i].s[0];
-        s->first[f >> 3] = (unsigned char)(s->first[f >> 3] | (1u << (f & 7)));
-    }
-}
+/* V4.1's spellings first: without option 8's variants only they are
+ * scanned for. */
+static const det_pat patterns[] = {
+    PAT("</think>", TK_THINK_END, 0),
+    PAT(EOS_TEXT, TK_EOS, 0),
+    PAT("\" string=\"true\">", TK_MARK_TRUE, 0),
+    PAT("\" string=\"false\">", TK_MARK_FALSE, 0),
+    BLOCK_PATS(MK_V41, " calls", " invoke", " parameter", 0),
+    BLOCK_PATS(MK_V41, "tool_calls", "invoke", "parameter", 1),
+    BLOCK_PATS(MK_ASCII, " calls", " invoke", " parameter", 1),
+    BLOCK_PATS(MK_ASCII, "tool_calls", "invoke", "parameter", 1),
+    BLOCK_PATS(MK_DOUBLE, " calls", " invoke", " parameter", 1),
+    BLOCK_PATS(MK_DOUBLE, "tool_calls", "invoke", "parameter", 1),
+};
+#define V41_PATS (4 + 7)
 
-void det_build_patterns(dsml_detector *d)
-{
-    static const char *const markers[] = {FW_BAR "DSML" FW_BAR, "|DSML|",
-                                          FW_BAR FW_BAR "DSML" FW_BAR FW_BAR};
-    /* tag names: V4.1 (leading space), V4 (none, "tool_calls") */
-    static const char *const calls_tag[] = {" calls", "tool_calls"};
-    static const char *const invoke_tag[] = {" invoke", "invoke"};
-    static const char *const param_tag[] = {" parameter", "parameter"};
-    int variants = d->opt.markers == DSML_MARKERS_VARIANTS;
-    size_t nm = variants ? 3 : 1, ns = variants ? 2 : 1;
+const det_pat det_special[SP_COUNT_] = {
+    PAT(BOS_TEXT, SP_BOS, 0),
+    PAT(EOS_TEXT, SP_EOS, 0),
+    PAT("<think>", SP_THINK, 0),
+    PAT("</think>", SP_THINK_END, 0),
+    PAT(MK_V41, SP_DSML, 0),
+};
 
-    d->npats = 0;
-    add(d, "</think>", "", "", TK_THINK_END, 0);
-    add(d, EOS_TEXT, "", "", TK_EOS, 0);
-    add(d, "\" string=\"true\">", "", "", TK_MARK_TRUE, 0);
-    add(d, "\" string=\"false\">", "", "", TK_MARK_FALSE, 0);
-    for (size_t m = 0; m < nm; m++) {
-        for (size_t t = 0; t < ns; t++) {
-            int v = m != 0 || t != 0;
-            const char *mk = markers[m];
-            add(d, "\n\n<", mk, calls_tag[t], TK_OPEN, v);
-            add(d, "<", mk, calls_tag[t], TK_OPEN_BARE, v);
-            add(d, "<", mk, invoke_tag[t], TK_INVOKE, v);
-            char tmp[64];
-            size_t lm = strlen(mk), lt = strlen(calls_tag[t]);
-            memcpy(tmp, mk, lm);
-            memcpy(tmp + lm, calls_tag[t], lt);
-            tmp[lm + lt] = '>';
-            tmp[lm + lt + 1] = '\0';
-            add(d, "</", tmp, "", TK_CALLS_END, v);
-            add(d, "</", mk, invoke_tag[t], TK_INVOKE_END, v);
-            add(d, "<", mk, param_tag[t], TK_PARAM, v);
-            add(d, "/", mk, param_tag[t], TK_PARAM_END, v);
+#define BIT(tok) (1u << (tok))
+
+/* The tokens each phase stops at, before the options add theirs. */
+static const unsigned phase_tokens[PH_COUNT_] = {
+    [PH_REASONING] = BIT(TK_THINK_END) | BIT(TK_OPEN),
+    [PH_CONTENT] = BIT(TK_EOS) | BIT(TK_OPEN),
+    [PH_SEP] = BIT(TK_INVOKE) | BIT(TK_CALLS_END),
+    [PH_NAME] = BIT(TK_PARAM) | BIT(TK_INVOKE_END),
+    [PH_PHEAD] = BIT(TK_PARAM_END) | BIT(TK_MARK_TRUE) | BIT(TK_MARK_FALSE),
+    [PH_PVALUE] = BIT(TK_PARAM_END),
+    [PH_PTAIL] = BIT(TK_PARAM) | BIT(TK_INVOKE_END),
+    [PH_AFTER_BLOCK] = BIT(TK_EOS),
+    [PH_AFTER_EOS] = 0,
+    [PH_RECOVER] = BIT(TK_INVOKE) | BIT(TK_CALLS_END) | BIT(TK_EOS) |
+                   BIT(TK_OPEN) | BIT(TK_OPEN_BARE),
+};
+
+void det_build_sets(dsml_detector *d)
+{
+    size_t npats = d->opt.markers == DSML_MARKERS_VARIANTS
+                       ? sizeof patterns / sizeof patterns[0]
+                       : V41_PATS;
+    d->pats = patterns;
+    memset(d->sets, 0, sizeof d->sets);
+    for (int ph = 0; ph < PH_COUNT_; ph++) {
+        unsigned want = phase_tokens[ph];
+        if (!d->strict && (ph == PH_REASONING || ph == PH_CONTENT))
+            want |= BIT(TK_OPEN_BARE);
+        if (ph == PH_CONTENT && d->opt.thinking_mode != DSML_THINKING &&
+            d->opt.stray_think_end == DSML_STRAY_THINK_END_REASONING)
+            want |= BIT(TK_THINK_END);
+        det_set *s = &d->sets[ph];
+        for (size_t i = 0; i < npats && s->n < DET_SET_MAX; i++) {
+            if (!(want & BIT(patterns[i].tok)))
+                continue;
+            s->idx[s->n++] = (unsigned char)i;
+            unsigned char f = patterns[i].s[0];
+            s->first[f >> 3] = (unsigned char)(s->first[f >> 3] | (1u << (f & 7)));
         }
     }
+}
 
-    memset(d->sets, 0, sizeof d->sets);
-    int lenient = !d->strict;
-    det_set *s = &d->sets[PH_REASONING];
-    set_add_tok(d, s, TK_THINK_END);
-    set_add_tok(d, s, TK_OPEN);
-    if (lenient)
-        set_add_tok(d, s, TK_OPEN_BARE);
-    s = &d->sets[PH_CONTENT];
-    set_add_tok(d, s, TK_EOS);
-    set_add_tok(d, s, TK_OPEN);
-    if (lenient)
-        set_add_tok(d, s, TK_OPEN_BARE);
-    if (d->opt.thinking_mode != DSML_THINKING &&
-        d->opt.stray_think_end == DSML_STRAY_THINK_END_REASONING)
-        set_add_tok(d, s, TK_THINK_END);
-    s = &d->sets[PH_SEP];
-    set_add_tok(d, s, TK_INVOKE);
-    set_add_tok(d, s, TK_CALLS_END);
-    s = &d->sets[PH_NAME];
-    set_add_tok(d, s, TK_PARAM);
-    set_add_tok(d, s, TK_INVOKE_END);
-    s = &d->sets[PH_PHEAD];
-    set_add_tok(d, s, TK_PARAM_END);
-    set_add_tok(d, s, TK_MARK_TRUE);
-    set_add_tok(d, s, TK_MARK_FALSE);
-    set_add_tok(d, &d->sets[PH_PVALUE], TK_PARAM_END);
-    s = &d->sets[PH_PTAIL];
-    set_add_tok(d, s, TK_PARAM);
-    set_add_tok(d, s, TK_INVOKE_END);
-    set_add_tok(d, &d->sets[PH_AFTER_BLOCK], TK_EOS);
-    s = &d->sets[PH_RECOVER];
-    set_add_tok(d, s, TK_INVOKE);
-    set_add_tok(d, s, TK_CALLS_END);
-    set_add_tok(d, s, TK_EOS);
-    set_add_tok(d, s, TK_OPEN);
-    set_add_tok(d, s, TK_OPEN_BARE);
+/* The longest proper prefix of p's first m bytes that is also their
+ * suffix: where a partial match of m bytes falls back to. */
+static unsigned border(const det_pat *p, unsigned m)
+{
+    for (unsigned k = m - 1; k > 0; k--) {
+        const unsigned char *a = p->s, *b = p->s + (m - k);
+        unsigned i = 0;
+        while (i < k && a[i] == b[i])
+            i++;
+        if (i == k)
+            return k;
+    }
+    return 0;
+}
 
-    set_pat(&d->sp[SP_BOS], BOS_TEXT, "", "", SP_BOS, 0);
-    set_pat(&d->sp[SP_EOS], EOS_TEXT, "", "", SP_EOS, 0);
-    set_pat(&d->sp[SP_THINK], "<think>", "", "", SP_THINK, 0);
-    set_pat(&d->sp[SP_THINK_END], "</think>", "", "", SP_THINK_END, 0);
-    set_pat(&d->sp[SP_DSML], FW_BAR "DSML" FW_BAR, "", "", SP_DSML, 0);
+unsigned det_fall_back(const det_pat *p, unsigned st, unsigned char c)
+{
+    while (st > 0) {
+        st = border(p, st);
+        if (p->s[st] == c)
+            return st + 1;
+    }
+    return 0;
 }
 
 /* Python's str.isspace(), which re's \s and str.strip() use. */
