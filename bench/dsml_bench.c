@@ -239,14 +239,14 @@ static void json_str(const char *s)
     putchar('"');
 }
 
-static void json_kernels(const kernel *ks, int nk)
+static void json_kernels(const kernel *ks, int nk, int runs)
 {
     printf("\"kernels\": {");
     for (int k = 0; k < nk; k++) {
         printf("%s", k ? ", " : "");
         json_str(ks[k].name);
         printf(": {\"median_s\": %.9g, \"min_s\": %.9g, \"max_s\": %.9g, \"reps\": %zu}",
-               ks[k].median, spread(&ks[k], 1, 0), spread(&ks[k], 1, 1), ks[k].reps);
+               ks[k].median, spread(&ks[k], runs, 0), spread(&ks[k], runs, 1), ks[k].reps);
     }
     printf("}");
 }
@@ -477,7 +477,7 @@ static int cmd_render(const char *file, const bench_opts *o)
         printf(", \"mode\": \"%s\", \"cases\": %zu, \"accepted\": %zu, \"input_bytes\": %zu, "
                "\"prompt_bytes\": %zu, \"runs\": %d, ",
                mode, total, c.cases.n, c.cases.bytes, c.prompts.bytes, o->runs);
-        json_kernels(ks, 3);
+        json_kernels(ks, 3, o->runs);
         printf(", \"prompt_mb_per_s\": %.3f, \"us_per_case\": %.3f, "
                "\"ratio_vs_cjson_parse\": %.4f, \"ratio_vs_memcpy\": %.2f, "
                "\"target_vs_cjson_parse\": 1.5, \"ok\": %s}",
@@ -508,6 +508,7 @@ typedef struct detect_ctx {
     dsml_detector *det[2]; /* chat, thinking */
     size_t chunk;          /* bytes per feed; 0: whole buffer */
     size_t events;
+    dsml_parse_options popts[2]; /* one-shot parse: chat, thinking */
 } detect_ctx;
 
 static void drain(dsml_detector *d, size_t *events)
@@ -544,15 +545,29 @@ static void k_detect(void *p)
     c->events = events;
 }
 
-static void detect_create(dsml_detector *det[2], dsml_profile profile, int strict)
+/* One dsml_parse_completion per text: a detector created, fed the whole
+ * text, finished, its message written and destroyed, every time. */
+static void k_parse(void *p)
+{
+    detect_ctx *c = p;
+    for (size_t i = 0; i < c->texts.n; i++) {
+        const item *x = &c->texts.v[i];
+        dsml_output out;
+        dsml_parse_completion(x->text, x->len, &c->popts[x->thinking == DSML_THINKING],
+                              &out, NULL);
+        dsml_output_free(&out);
+    }
+}
+
+static void detect_create(detect_ctx *c, dsml_profile profile, int strict)
 {
     for (int m = 0; m < 2; m++) {
-        dsml_detector_options o;
-        dsml_detector_options_init(&o);
-        o.thinking_mode = m ? DSML_THINKING : DSML_CHAT;
-        o.profile = profile;
-        o.mode = strict ? DSML_DETECT_STRICT : DSML_DETECT_LENIENT;
-        if (dsml_detector_create(&o, &det[m], NULL) != DSML_OK)
+        dsml_detector_options *o = &c->popts[m];
+        dsml_detector_options_init(o);
+        o->thinking_mode = m ? DSML_THINKING : DSML_CHAT;
+        o->profile = profile;
+        o->mode = strict ? DSML_DETECT_STRICT : DSML_DETECT_LENIENT;
+        if (dsml_detector_create(o, &c->det[m], NULL) != DSML_OK)
             die("cannot create a detector");
     }
 }
@@ -564,21 +579,22 @@ static int cmd_detect(const char *file, const bench_opts *o)
     load_jsonl(file, "text", &chunked.texts);
     dsml_profile profile =
         strstr(base_name(file), "prerelease") ? DSML_PROFILE_PRERELEASE : DSML_PROFILE_V41;
-    detect_create(chunked.det, profile, o->strict_detect);
+    detect_create(&chunked, profile, o->strict_detect);
     whole = chunked;
     chunked.chunk = o->chunk;
     whole.chunk = 0;
     sink_reserve(chunked.texts.bytes + 1);
     char cname[64];
     snprintf(cname, sizeof cname, "feed %zu-byte chunks", o->chunk);
-    kernel ks[3] = {
+    kernel ks[4] = {
         {.name = cname, .fn = k_detect, .ctx = &chunked},
         {.name = "feed whole buffer", .fn = k_detect, .ctx = &whole},
         {.name = "memcpy(text)", .fn = k_memcpy_items, .ctx = &chunked.texts},
+        {.name = "dsml_parse_completion", .fn = k_parse, .ctx = &whole},
     };
     char label[512];
     snprintf(label, sizeof label, "detect %s chunk %zu", base_name(file), o->chunk);
-    measure(ks, 3, o, label);
+    measure(ks, 4, o, label);
     for (int m = 0; m < 2; m++)
         dsml_detector_destroy(chunked.det[m]);
     if (o->callgrind) {
@@ -588,6 +604,7 @@ static int cmd_detect(const char *file, const bench_opts *o)
     double vs_whole = ks[0].median / ks[1].median;
     double vs_memcpy = ks[0].median / ks[2].median;
     double whole_vs_memcpy = ks[1].median / ks[2].median;
+    double oneshot_vs_whole = ks[3].median / ks[1].median;
     int ok = vs_whole <= 2.0;
     size_t n = chunked.texts.n, bytes = chunked.texts.bytes;
     if (o->json) {
@@ -598,24 +615,27 @@ static int cmd_detect(const char *file, const bench_opts *o)
                "\"events_chunked\": %zu, \"events_whole\": %zu, \"runs\": %d, ",
                o->strict_detect ? "strict" : "lenient", o->chunk, n, bytes,
                chunked.events, whole.events, o->runs);
-        json_kernels(ks, 3);
+        json_kernels(ks, 4, o->runs);
         printf(", \"chunked_mb_per_s\": %.3f, \"whole_mb_per_s\": %.3f, "
                "\"ratio_chunked_vs_whole\": %.4f, \"ratio_chunked_vs_memcpy\": %.2f, "
-               "\"ratio_whole_vs_memcpy\": %.2f, \"target_chunked_vs_whole\": 2.0, \"ok\": %s}",
+               "\"ratio_whole_vs_memcpy\": %.2f, \"ratio_parse_completion_vs_whole\": %.4f, "
+               "\"target_chunked_vs_whole\": 2.0, \"ok\": %s}",
                (double)bytes / ks[0].median / 1e6, (double)bytes / ks[1].median / 1e6,
-               vs_whole, vs_memcpy, whole_vs_memcpy, ok ? "true" : "false");
+               vs_whole, vs_memcpy, whole_vs_memcpy, oneshot_vs_whole, ok ? "true" : "false");
     } else {
         printf("detect %s (%s, %s): %zu completions, %.2f MB; %zu events in %zu-byte chunks, "
                "%zu whole; median of %d runs\n",
                base_name(file), profile == DSML_PROFILE_PRERELEASE ? "pre-release" : "V4.1",
                o->strict_detect ? "strict" : "lenient", n, (double)bytes / 1e6,
                chunked.events, o->chunk, whole.events, o->runs);
-        for (int k = 0; k < 3; k++)
+        for (int k = 0; k < 4; k++)
             print_kernel(&ks[k], o->runs, n, bytes, "text");
         printf("  %zu-byte chunks / whole buffer  %6.3fx   (target <= 2: %s)\n", o->chunk,
                vs_whole, ok ? "met" : "NOT MET");
         printf("  %zu-byte chunks / memcpy        %6.1fx\n", o->chunk, vs_memcpy);
-        printf("  whole buffer / memcpy          %6.1fx\n\n", whole_vs_memcpy);
+        printf("  whole buffer / memcpy          %6.1fx\n", whole_vs_memcpy);
+        printf("  dsml_parse_completion / whole buffer  %6.3fx   (a detector created and "
+               "the message written per text)\n\n", oneshot_vs_whole);
     }
     items_free(&chunked.texts);
     return ok ? 0 : 1;
@@ -867,7 +887,7 @@ static int cmd_scale(const bench_opts *o)
                 printf("{\"bench\": \"scale\", \"series\": \"%s\", \"chunk\": %zu, "
                        "\"bytes\": [%zu, %zu, %zu], \"runs\": %d, ",
                        ss[s].what, c[0].chunk, c[0].in.len, c[1].in.len, c[2].in.len, o->runs);
-                json_kernels(ks, nk);
+                json_kernels(ks, nk, o->runs);
                 printf(", \"ratio_8x\": %.3f, \"ratio_64x\": %.3f, \"bytes_ratio_64x\": %.3f, ",
                        r8, r64, (double)c[2].in.len / (double)c[0].in.len);
                 if (nk == 6)
