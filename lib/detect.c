@@ -1665,25 +1665,19 @@ static size_t check_utf8(dsml_detector *d, const unsigned char *p, size_t n)
     return n;
 }
 
-/* Whether bytes that have just passed the UTF-8 check are plain reasoning
- * or content text: nothing is held (no partial marker, special token or
- * character, no policy window), and no byte can begin a marker of the
- * phase or a special token.  Such bytes become one text event as they
- * are. */
-static int plain_text(const dsml_detector *d, const unsigned char *p, size_t n)
+/* Whether run() would hand these bytes to the text sink as they are:
+ * reasoning or content, nothing left in the input buffer, no marker partly
+ * matched, and no byte of the chunk can begin one of the phase's markers.
+ * The text sink never rewinds, so the bytes need not be kept. */
+static int passes_whole(const dsml_detector *d, const unsigned char *p, size_t n)
 {
     if ((d->phase != PH_REASONING && d->phase != PH_CONTENT) || d->in.len != 0 ||
-        d->st_any || d->part_len != 0 || d->hold || d->u_need != 0 || n == 0)
+        d->st_any || n == 0)
         return 0;
-    for (int t = 0; t < SP_COUNT_; t++)
-        if (d->obs[t])
-            return 0;
     const unsigned char *first = d->sets[d->phase].first;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = p[i];
-        if (c == '<' || c == 0xef || (first[c >> 3] & (1u << (c & 7))))
+    for (size_t i = 0; i < n; i++)
+        if (first[p[i] >> 3] & (1u << (p[i] & 7)))
             return 0;
-    }
     return 1;
 }
 
@@ -1711,14 +1705,12 @@ int dsml_detector_feed(dsml_detector *d, const char *bytes, size_t len)
         code = DSML_ERR_UTF8;
     }
     size_t at = d->total + ok;
-    if (code == DSML_OK && plain_text(d, (const unsigned char *)bytes, ok)) {
-        /* what run() would do with these bytes, without the round trip
-         * through the input buffer */
+    if (code == DSML_OK && passes_whole(d, (const unsigned char *)bytes, ok)) {
+        text_sink(d, d->phase == PH_REASONING ? DSML_EVENT_REASONING
+                                              : DSML_EVENT_CONTENT,
+                  bytes, ok, d->base);
         d->total += ok;
         d->base += ok;
-        ev_text(d, d->phase == PH_REASONING ? DSML_EVENT_REASONING
-                                            : DSML_EVENT_CONTENT,
-                0, bytes, ok);
         return d->failed;
     }
     d->total += ok;
