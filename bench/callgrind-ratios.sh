@@ -20,7 +20,8 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 valgrind --tool=callgrind --callgrind-out-file="$dir/cg.out" "$@" --callgrind \
     >"$dir/stdout" 2>"$dir/stderr" || { cat "$dir/stderr" >&2; exit 2; }
-for f in $(ls "$dir"/cg.out.* | sort -t. -k3 -n); do
+for n in $(ls "$dir" | sed -n 's/^cg\.out\.\([0-9]*\)$/\1/p' | sort -n); do
+    f="$dir/cg.out.$n"
     name=$(sed -n 's/^desc: Trigger: Client Request: //p' "$f")
     ir=$(sed -n 's/^totals: \([0-9]*\).*/\1/p' "$f")
     [ -n "$name" ] && printf '%s\t%s\n' "$name" "$ir"
