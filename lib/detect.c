@@ -1665,20 +1665,21 @@ static size_t check_utf8(dsml_detector *d, const unsigned char *p, size_t n)
     return n;
 }
 
-/* Whether run() would hand these bytes to the text sink as they are:
- * reasoning or content, nothing left in the input buffer, no marker partly
- * matched, and no byte of the chunk can begin one of the phase's markers.
- * The text sink never rewinds, so the bytes need not be kept. */
-static int passes_whole(const dsml_detector *d, const unsigned char *p, size_t n)
+/* How many leading bytes of a chunk run() would hand to the text sink as
+ * they are: in reasoning or content, with nothing left in the input buffer
+ * and no marker partly matched, the bytes before the first one that can
+ * begin a marker of the phase.  The text sink never rewinds, so these
+ * bytes need not be kept. */
+static size_t plain_prefix(const dsml_detector *d, const unsigned char *p, size_t n)
 {
     if ((d->phase != PH_REASONING && d->phase != PH_CONTENT) || d->in.len != 0 ||
-        d->st_any || n == 0)
+        d->st_any)
         return 0;
     const unsigned char *first = d->sets[d->phase].first;
-    for (size_t i = 0; i < n; i++)
-        if (first[p[i] >> 3] & (1u << (p[i] & 7)))
-            return 0;
-    return 1;
+    size_t i = 0;
+    while (i < n && !(first[p[i] >> 3] & (1u << (p[i] & 7))))
+        i++;
+    return i;
 }
 
 int dsml_detector_feed(dsml_detector *d, const char *bytes, size_t len)
@@ -1705,13 +1706,17 @@ int dsml_detector_feed(dsml_detector *d, const char *bytes, size_t len)
         code = DSML_ERR_UTF8;
     }
     size_t at = d->total + ok;
-    if (code == DSML_OK && passes_whole(d, (const unsigned char *)bytes, ok)) {
+    size_t plain = plain_prefix(d, (const unsigned char *)bytes, ok);
+    if (plain > 0) {
         text_sink(d, d->phase == PH_REASONING ? DSML_EVENT_REASONING
                                               : DSML_EVENT_CONTENT,
-                  bytes, ok, d->base);
-        d->total += ok;
-        d->base += ok;
-        return d->failed;
+                  bytes, plain, d->base);
+        d->total += plain;
+        d->base += plain;
+        bytes += plain;
+        ok -= plain;
+        if (d->failed || (ok == 0 && code == DSML_OK))
+            return d->failed;
     }
     d->total += ok;
     dsml_buf_append(&d->in, bytes, ok);
