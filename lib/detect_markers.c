@@ -1,9 +1,11 @@
 /*
- * detect_markers.c - the markers the detector scans for: their spellings
- * (V4.1's, and the variants option 8 accepts), the failure tables that let
- * the scanner match every marker of a phase in one pass without looking
- * back, the stop set of each phase, and two character helpers (Unicode
- * whitespace as Python's str.isspace() sees it, incomplete UTF-8 tails).
+ * detect_markers.c - the markers the detector scans for: one static table
+ * of their spellings (V4.1's, and the variants option 8 accepts), the stop
+ * set of each phase picked from it, where a partial match falls back to
+ * when the next byte does not continue it (so that every marker of a phase
+ * is matched in one pass without looking back), and two character helpers
+ * (Unicode whitespace as Python's str.isspace() sees it, incomplete UTF-8
+ * tails).
  */
 #include <string.h>
 
@@ -48,6 +50,8 @@ static const det_pat patterns[] = {
     BLOCK_PATS(MK_DOUBLE, "tool_calls", "invoke", "parameter", 1),
 };
 #define V41_PATS (4 + 7)
+/* det_set keeps pattern indexes in bytes */
+_Static_assert(sizeof patterns / sizeof patterns[0] <= 256, "pattern index");
 
 const det_pat det_special[SP_COUNT_] = {
     PAT(BOS_TEXT, SP_BOS, 0),
