@@ -225,11 +225,7 @@ static void emit_chars(dsml_detector *d, int kind, const char *p, size_t n,
         int hit = -1;
         for (int t = 0; t < SP_COUNT_; t++) {
             const det_pat *sp = &det_special[t];
-            unsigned st = d->obs[t];
-            if (sp->s[st] == c)
-                st++;
-            else if (st > 0)
-                st = det_fall_back(sp, st, c);
+            unsigned st = det_step(sp, d->obs[t], c);
             if (st == sp->len) {
                 hit = t;
                 st = 0;
@@ -1313,11 +1309,7 @@ static void run(dsml_detector *d, int at_end)
             any = 0;
             for (size_t k = 0; k < s->n; k++) {
                 const det_pat *p = &d->pats[s->idx[k]];
-                unsigned st = d->st[k];
-                if (p->s[st] == c)
-                    st++;
-                else if (st > 0)
-                    st = det_fall_back(p, st, c);
+                unsigned st = det_step(p, d->st[k], c);
                 if (st == p->len) {
                     if (matched < 0 || p->len > d->pats[s->idx[matched]].len)
                         matched = (int)k;

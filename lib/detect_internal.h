@@ -183,9 +183,16 @@ struct dsml_detector {
 extern const det_pat det_special[SP_COUNT_];
 void det_build_sets(dsml_detector *d);
 /* The state after state `st` of a match of p and byte c, when
- * p->s[st] != c (the common case, a match or a miss at 0, is the caller's
- * fast path). */
+ * p->s[st] != c and st > 0. */
 unsigned det_fall_back(const det_pat *p, unsigned st, unsigned char c);
+
+/* The state of a match of p after state `st` and byte c. */
+static inline unsigned det_step(const det_pat *p, unsigned st, unsigned char c)
+{
+    if (p->s[st] == c)
+        return st + 1;
+    return st > 0 ? det_fall_back(p, st, c) : 0;
+}
 int det_unicode_space(const unsigned char *p, size_t n, size_t *len);
 size_t det_utf8_incomplete_tail(const char *p, size_t n);
 
