@@ -23,7 +23,7 @@
 #include <utf8proc.h>
 
 #include "fuzz_common.h"
-#include "internal.h"
+#include "json/json.h"
 
 /* ---- merged events -------------------------------------------------------- */
 

@@ -12,7 +12,7 @@
 #include <math.h>
 
 #include "fuzz_common.h"
-#include "internal.h"
+#include "json/json.h"
 
 /* A float that prints as Infinity/-Infinity/NaN somewhere in the tree. */
 static int has_nonfinite(const cJSON *v)

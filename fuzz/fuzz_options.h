@@ -24,7 +24,7 @@
 #include <utf8proc.h>
 
 #include "fuzz_common.h"
-#include "internal.h"
+#include "json/json.h"
 
 typedef int (*fz_render_fn)(const char *, size_t, const dsml_render_options *,
                             dsml_output *, dsml_error *);

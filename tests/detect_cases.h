@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "testutil.h"
-#include "detect_internal.h"
+#include "detect/detect_internal.h"
 
 typedef struct dc_case {
     char id[64];

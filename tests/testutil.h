@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "internal.h"
+#include "json/json.h"
 
 /* Reads a whole file; NULL when it cannot be read.  Free with free(). */
 char *tu_read_file(const char *path, size_t *len);

@@ -6,7 +6,7 @@
 #ifndef DSML_DETECT_INTERNAL_H
 #define DSML_DETECT_INTERNAL_H
 
-#include "internal.h"
+#include "json/json.h"
 
 /* Logical tokens the scanner recognises. */
 enum {

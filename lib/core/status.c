@@ -7,7 +7,7 @@
 
 #include <utf8proc.h>
 
-#include "internal.h"
+#include "core/core.h"
 
 const char *dsml_version(void) { return DSML_VERSION_STRING; }
 

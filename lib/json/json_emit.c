@@ -15,7 +15,7 @@
 
 #include <utf8proc.h>
 
-#include "internal.h"
+#include "json/json.h"
 
 static const char hex_digits[] = "0123456789abcdef";
 

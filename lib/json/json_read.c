@@ -19,7 +19,7 @@
 
 #include <utf8proc.h>
 
-#include "internal.h"
+#include "json/json.h"
 
 /* Marks an object whose members repeat a key while it is read (a bit cJSON
  * does not use); the repeats are collapsed before the tree is handed out. */

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "render_internal.h"
+#include "render/render_internal.h"
 
 
 /* A split tool name: namespace (NULL: none) and bare name. */

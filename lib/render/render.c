@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "render_internal.h"
+#include "render/render_internal.h"
 
 
 static const char effort_fmt[] =

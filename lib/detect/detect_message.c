@@ -6,7 +6,7 @@
  */
 #include <string.h>
 
-#include "detect_internal.h"
+#include "detect/detect_internal.h"
 
 static const char *nz(const char *p) { return p != NULL ? p : ""; }
 

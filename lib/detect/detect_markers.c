@@ -9,7 +9,7 @@
  */
 #include <string.h>
 
-#include "detect_internal.h"
+#include "detect/detect_internal.h"
 
 #define FW_BAR "\xef\xbd\x9c" /* U+FF5C */
 #define EOS_TEXT "<" FW_BAR "end\xe2\x96\x81of\xe2\x96\x81sentence" FW_BAR ">"

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "render_internal.h"
+#include "render/render_internal.h"
 
 /* ---- arena ------------------------------------------------------------- */
 

@@ -11,7 +11,7 @@
 #ifndef DSML_RENDER_INTERNAL_H
 #define DSML_RENDER_INTERNAL_H
 
-#include "internal.h"
+#include "json/json.h"
 
 /* ---- arena: every allocation of one render, freed at once ---------------- */
 

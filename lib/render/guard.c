@@ -7,7 +7,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
-#include "render_internal.h"
+#include "render/render_internal.h"
 
 static const char pattern[] =
     "<\xef\xbd\x9c[^\xef\xbd\x9c<>\\n]{0,64}?\xef\xbd\x9c>|</?think>|\xef\xbd\x9c" "DSML\xef\xbd\x9c";

@@ -22,7 +22,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "detect_internal.h"
+#include "detect/detect_internal.h"
 
 static const char *const sp_names[SP_COUNT_] = {
     "<\xef\xbd\x9c" "begin\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>",
