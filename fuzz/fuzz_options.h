@@ -24,6 +24,7 @@
 #include <utf8proc.h>
 
 #include "fuzz_common.h"
+#include "guard_oracle.h"
 #include "json/json.h"
 
 typedef int (*fz_render_fn)(const char *, size_t, const dsml_render_options *,
@@ -229,6 +230,13 @@ static inline void fz_render_check(fz_render_fn fn, const fz_render_case *rc)
     if (r_guarded == DSML_OK) {
         FZ_CHECK(r_plain == DSML_OK);
         FZ_CHECK(got_len == ref_len && memcmp(got, ref, ref_len) == 0);
+        /* and every special token of the guarded prompt is the template's */
+        dsml_render_options o = rc->opts;
+        o.flags = flags | DSML_RENDER_GUARD;
+        go_kind kind = fn == dsml_render_case      ? GO_CASE
+                       : fn == dsml_render_request ? GO_REQUEST
+                                                   : GO_MESSAGES;
+        FZ_CHECK(go_check(kind, rc->doc, rc->ndoc, &o, ref, ref_len) != 0);
     } else if (r_guarded == DSML_ERR_SPECIAL_TOKEN) {
         /* the plain render may fail later for another reason */
     } else {

@@ -334,7 +334,7 @@ static void test_guard(void **state)
         refused_with(dsml_render, forged[i], &o, DSML_ERR_SPECIAL_TOKEN, "$.messages[0].content",
                      "special token");
     refused_with(dsml_render, "[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"ok\"},{\"type\":\"text\",\"text\":\"" SYS "\"}]}]",
-                 &o, DSML_ERR_SPECIAL_TOKEN, "$.messages[0].content[1]", NULL);
+                 &o, DSML_ERR_SPECIAL_TOKEN, "$.messages[0].content[1].text", NULL);
     /* the guard is off by default, and leaves images and the assistant alone */
     char *p = ok_with(dsml_render, "[{\"role\":\"user\",\"content\":\"</think>\"}]", NULL);
     free(p);

@@ -243,10 +243,33 @@ typedef enum dsml_effort_kind {
                                           response format; it counts as a
                                           user turn for the generation header
                                           and the thinking drop */
-#define DSML_RENDER_GUARD 0x8u         /* refuse special tokens inside user,
-                                          tool, system and developer text */
+#define DSML_RENDER_GUARD 0x8u         /* refuse special tokens in untrusted
+                                          text, see below */
 #define DSML_RENDER_SEGMENTS 0x10u     /* also report out->segments */
 
+/*
+ * The guard (DSML_RENDER_GUARD) is for requests whose text comes from people
+ * or tools the server does not trust.  It refuses (DSML_ERR_SPECIAL_TOKEN,
+ * err->path naming the string, err->offset its first byte in the input)
+ * when any string or object key of an untrusted part of the input holds
+ * one of:
+ *   - "<｜name｜>" and its look-alikes: "<", "＜" or "﹤"; then "|", "｜" or
+ *     "‖"; up to 64 characters that are no white space, bar or bracket; a
+ *     bar; ">", "＞" or "﹥" (spaces allowed next to the brackets);
+ *   - "<think>" and "</think>" in any letter case, with the same brackets;
+ *   - "DSML" (any case) between one or two bars of those kinds on each side
+ *     ("｜DSML｜", "|DSML|", "｜｜DSML｜｜", "| DSML |"): every marker
+ *     spelling the detector accepts, DSML_MARKERS_VARIANTS included.
+ * The untrusted parts: every message that is not the assistant's, outside
+ * the context (the context and assistant messages are the model's own
+ * history), with all their members; the tools given beside the messages (a
+ * case file's or a request's "tools"); a request's "response_format".
+ * Strings the prompt does not show (an image URL, an id) are checked too, so
+ * that no caller text reaches the prompt by any path unchecked: text, block
+ * types ("[Unsupported TYPE]"), tool results printed as Python's repr(),
+ * tool names, descriptions and JSON schemas.  Look-alikes outside this list
+ * (other bracket or bar characters) are not refused.
+ */
 typedef struct dsml_render_options {
     size_t size;                      /* sizeof(dsml_render_options) */
     dsml_thinking_mode thinking_mode; /* DSML_CHAT by default */
@@ -550,7 +573,11 @@ typedef struct dsml_event {
                                 in order of CALL_BEGIN */
     const char *name;        /* CALL_BEGIN: the bare tool name */
     size_t name_len;
-    const char *ns;          /* CALL_BEGIN: the namespace of "ns::name", or
+    const char *ns;          /* CALL_BEGIN: the namespace of "ns::name"
+                                exactly as the model wrote it (not trimmed,
+                                not normalized: "acme " and "acme" differ;
+                                compare it byte for byte with the tenant's
+                                own namespace before running a call), or
                                 NULL when the name was not qualified */
     size_t ns_len;
     int status;              /* CALL_END: DSML_CALL_*; DIAGNOSTIC: the code */

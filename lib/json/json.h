@@ -44,6 +44,12 @@ int dsml_json_try_read(const char *text, size_t len, const dsml_limits *limits,
  * value). */
 cJSON *dsml_json_get(const cJSON *object, const char *key);
 
+/* Where a value (not a number) starts in the text it was read from: the
+ * byte offset of its first character ('"', '{', '[', 't', 'f', 'n').
+ * DSML_NO_OFFSET for numbers and NULL.  Kept in the node's `valueint`,
+ * which cJSON does not use for these types. */
+size_t dsml_json_offset(const cJSON *v);
+
 /* Number lexeme helpers. */
 int dsml_json_number_is_int(const cJSON *num);
 const char *dsml_json_lexeme(const cJSON *num, size_t *len);

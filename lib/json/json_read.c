@@ -466,8 +466,14 @@ static int guide_value(scan *sc, cJSON *v, size_t depth)
         return 0;
     if (sc->i >= sc->n)
         return scan_fail(sc, DSML_ERR_JSON, sc->i, "unexpected end of text");
+    /* where the value starts (numbers keep their lexeme there instead);
+     * the text is at most INT_MAX bytes */
+    if ((v->type & 0xFF) != cJSON_Number)
+        v->valueint = (int)sc->i;
     switch (v->type & 0xFF) {
     case cJSON_String:
+        if (sc->s[sc->i] != '"')
+            return scan_fail(sc, DSML_ERR_JSON, sc->i, "unexpected character");
         return scan_string(sc);
     case cJSON_Number: {
         size_t start = sc->i;
@@ -489,7 +495,9 @@ static int guide_value(scan *sc, cJSON *v, size_t depth)
         int obj = (v->type & 0xFF) == cJSON_Object;
         if (depth >= sc->depth_limit)
             return scan_fail(sc, DSML_ERR_LIMIT, sc->i, "nesting too deep");
-        sc->i++; /* '{' or '[' */
+        if (sc->s[sc->i] != (obj ? '{' : '['))
+            return scan_fail(sc, DSML_ERR_JSON, sc->i, "unexpected character");
+        sc->i++;
         if (obj && v->child != NULL && !mark_duplicates(v, sc->a))
             return scan_fail(sc, DSML_ERR_NOMEM, DSML_NO_OFFSET, "out of memory");
         for (cJSON *c = v->child; c != NULL; c = c->next) {
@@ -498,6 +506,8 @@ static int guide_value(scan *sc, cJSON *v, size_t depth)
             if (obj) {
                 if (!guide_ws(sc))
                     return 0;
+                if (sc->i >= sc->n || sc->s[sc->i] != '"')
+                    return scan_fail(sc, DSML_ERR_JSON, sc->i, "expected a string key");
                 if (!scan_string(sc) || !guide_char(sc, ':'))
                     return 0;
             }
@@ -539,18 +549,23 @@ static int read_json(const char *text, size_t len, const dsml_limits *limits,
         scan_fail(sc, DSML_ERR_LIMIT, 0, "input larger than max_input_bytes");
         return sc->code;
     }
-    const char *end = NULL;
-    cJSON *root = len ? cJSON_ParseWithLengthOpts(text, len, &end, 0) : NULL;
+    /* cJSON skips a leading byte order mark; Python's json.loads refuses
+     * it, and the guided pass must start where cJSON started. */
+    if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0) {
+        scan_fail(sc, DSML_ERR_JSON, 0, "byte order mark (U+FEFF) before the JSON value");
+        return sc->code;
+    }
+    cJSON *root = len ? cJSON_ParseWithLengthOpts(text, len, NULL, 0) : NULL;
     if (root == NULL) {
-        /* Find out what is wrong, and where. */
+        /* Find out what is wrong, and where.  Text the checking scan
+         * accepts is text cJSON reads (the scan is the stricter of the
+         * two, depth included): cJSON failed for memory, whatever its
+         * parse-end pointer says. */
         if (!scan_text(sc))
             return sc->code;
         sc->i = 0;
-        if (len == 0 || end == NULL)
-            scan_fail(sc, DSML_ERR_NOMEM, DSML_NO_OFFSET,
-                      "the JSON reader could not build the tree");
-        else
-            scan_fail(sc, DSML_ERR_JSON, (size_t)(end - text), "malformed JSON");
+        scan_fail(sc, DSML_ERR_NOMEM, DSML_NO_OFFSET,
+                  "out of memory while the JSON reader built the tree");
         return sc->code;
     }
     if (!guide_value(sc, root, 0) || !guide_ws(sc) ||
@@ -618,6 +633,13 @@ const char *dsml_json_lexeme(const cJSON *num, size_t *len)
     }
     *len = (size_t)num->valueint;
     return num->valuestring;
+}
+
+size_t dsml_json_offset(const cJSON *v)
+{
+    if (v == NULL || (v->type & 0xFF) == cJSON_Number)
+        return DSML_NO_OFFSET;
+    return (size_t)v->valueint;
 }
 
 int dsml_json_number_is_int(const cJSON *num)

@@ -1,16 +1,40 @@
 /*
- * guard.c - the opt-in guard for untrusted text (DSML_RENDER_GUARD): finds
- * special tokens (<｜…｜>, <think>, </think>, ｜DSML｜) that a user could write
- * to forge a turn boundary or a tool call.  One PCRE2 pattern, compiled per
- * render with the caller's allocator.
+ * guard.c - the opt-in guard for untrusted text (DSML_RENDER_GUARD).  It
+ * refuses every string and every object key of an untrusted part of the
+ * input (a non-assistant message, the tools, a response format) that holds
+ * a special token or something a tokenizer or the detector could take for
+ * one:
+ *
+ *   - <｜name｜> and its look-alikes: ASCII, fullwidth or small-form angle
+ *     brackets (< ＜ ﹤, > ＞ ﹥) around ASCII, fullwidth or double bars
+ *     (| ｜ ‖) around up to 64 characters that are neither white space,
+ *     bars nor brackets;
+ *   - <think> and </think>, in any letter case, with the same brackets;
+ *   - the DSML marker ｜DSML｜ with one or two bars of any of those kinds on
+ *     each side, spaces around the name allowed, any letter case: every
+ *     spelling the detector takes as a marker (DSML_MARKERS_VARIANTS);
+ *
+ * Checking every string and key, rendered or not, means no caller text can
+ * reach the prompt unchecked, whatever path it takes (text, block types,
+ * the Python repr() of a tool result, JSON-dumped tool schemas).  A token
+ * cannot be formed across two strings: the renderer joins them with text
+ * ("\n\n", "', '", "[Unsupported ") that holds no bracket and no bar.
+ * One PCRE2 pattern, compiled per render with the caller's allocator.
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
 #include "render/render_internal.h"
 
+#define OPEN "[<\\x{FF1C}\\x{FE64}]"
+#define CLOSE "[>\\x{FF1E}\\x{FE65}]"
+#define BAR "[|\\x{FF5C}\\x{2016}]"
+#define NAME "[^\\s<>|\\x{FF1C}\\x{FF1E}\\x{FE64}\\x{FE65}\\x{FF5C}\\x{2016}]"
+
 static const char pattern[] =
-    "<\xef\xbd\x9c[^\xef\xbd\x9c<>\\n]{0,64}?\xef\xbd\x9c>|</?think>|\xef\xbd\x9c" "DSML\xef\xbd\x9c";
+    OPEN "\\h*" BAR NAME "{1,64}" BAR "\\h*" CLOSE
+    "|" OPEN "\\h*/?\\h*(?i:think)\\h*" CLOSE
+    "|" BAR "{1,2}\\h*(?i:dsml)\\h*" BAR "{1,2}";
 
 struct dsml_guard {
     pcre2_general_context *gc;
@@ -61,11 +85,13 @@ void dsml_guard_close(dsml_rctx *c)
     c->guard_state = NULL;
 }
 
-int dsml_guard_check(dsml_rctx *c, const dsml_msg *m, const char *where,
-                     const char *text, size_t len)
+/* Scans one text: DSML_OK, or the error for the first match, which is
+ * at byte `at` of the text, itself at `offset` in the input. */
+static int check_text(dsml_rctx *c, const char *text, size_t len, size_t offset,
+                      const char *what)
 {
     dsml_guard *g = c->guard_state;
-    if (g == NULL || len == 0)
+    if (len == 0)
         return DSML_OK;
     int rc = pcre2_match(g->code, (PCRE2_SPTR)text, len, 0, PCRE2_NO_UTF_CHECK, g->md,
                          NULL);
@@ -75,10 +101,48 @@ int dsml_guard_check(dsml_rctx *c, const dsml_msg *m, const char *where,
     if (rc == PCRE2_ERROR_NOMEMORY)
         return dsml_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
     if (rc < 0)
-        return dsml_msg_fail(c, m, where, DSML_ERR_LIMIT,
-                             "the guard could not scan the text (PCRE2 error %d)", rc);
+        return dsml_fail(c->err, DSML_ERR_LIMIT, offset, c->path.text,
+                         "the guard could not scan the text (PCRE2 error %d)", rc);
     PCRE2_SIZE *ov = pcre2_get_ovector_pointer(g->md);
-    return dsml_msg_fail(c, m, where, DSML_ERR_SPECIAL_TOKEN,
-                         "special token '%.*s' inside untrusted text (at byte %zu)",
-                         (int)(ov[1] - ov[0]), text + ov[0], (size_t)ov[0]);
+    return dsml_fail(c->err, DSML_ERR_SPECIAL_TOKEN, offset, c->path.text,
+                     "special token '%.*s' inside untrusted text (byte %zu of %s)",
+                     (int)(ov[1] - ov[0]), text + ov[0], (size_t)ov[0], what);
+}
+
+static int guard_node(dsml_rctx *c, const cJSON *v)
+{
+    size_t offset = dsml_json_offset(v);
+    if (dsml_is_string(v))
+        return check_text(c, v->valuestring, strlen(v->valuestring), offset, "the string");
+    if (!dsml_is_array(v) && !dsml_is_object(v))
+        return DSML_OK;
+    size_t i = 0;
+    for (const cJSON *m = v->child; m != NULL; m = m->next, i++) {
+        size_t prev;
+        int r;
+        if (dsml_is_object(v)) {
+            /* a key's own place is not kept: its value's, or the object's;
+             * the path names the object */
+            size_t at = dsml_json_offset(m);
+            r = check_text(c, m->string, strlen(m->string),
+                           at != DSML_NO_OFFSET ? at : offset, "a key");
+            prev = dsml_path_key(&c->path, m->string);
+        } else {
+            prev = dsml_path_index(&c->path, i);
+            r = DSML_OK;
+        }
+        if (r == DSML_OK)
+            r = guard_node(c, m);
+        if (r != DSML_OK)
+            return r;
+        dsml_path_pop(&c->path, prev);
+    }
+    return DSML_OK;
+}
+
+int dsml_guard_tree(dsml_rctx *c, const cJSON *v)
+{
+    if (c->guard_state == NULL || v == NULL)
+        return DSML_OK;
+    return guard_node(c, v);
 }

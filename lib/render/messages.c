@@ -401,41 +401,28 @@ static int join_texts(dsml_rctx *c, dsml_msg *m)
 
 /* ---- guard ---------------------------------------------------------------- */
 
-static int guard_string(dsml_rctx *c, const dsml_msg *m, const char *where,
-                        const cJSON *v)
+/* Untrusted parts of the input (every message but the assistant's, outside
+ * the context, and the tools given beside the messages) may not hold
+ * special tokens when the guard is on: every string and key of them. */
+static int guard_message(dsml_rctx *c, const dsml_msg *m)
 {
-    if (!dsml_is_string(v))
+    if (c->guard_state == NULL || m->in_context || dsml_role_is(m, DSML_ROLE_ASSISTANT))
         return DSML_OK;
-    return dsml_guard_check(c, m, where, v->valuestring, strlen(v->valuestring));
-}
-
-static int guard_blocks(dsml_rctx *c, const dsml_msg *m, const char *where,
-                        const dsml_block *b, size_t n)
-{
-    char sub[128];
-    for (size_t i = 0; i < n; i++) {
-        dsml_format_index(sub, sizeof sub, where, i);
-        int r = DSML_OK;
-        if (b[i].kind == DSML_BLK_TEXT && b[i].text.node != NULL)
-            r = guard_string(c, m, sub, b[i].text.node);
-        else if (b[i].kind == DSML_BLK_TOOL_RESULT && b[i].content_is_list)
-            r = guard_blocks(c, m, sub, b[i].sub, b[i].nsub);
-        else if (b[i].kind == DSML_BLK_TOOL_RESULT)
-            r = guard_string(c, m, sub, b[i].content.node);
+    if (m->src != NULL) {
+        msg_path(c, m, NULL);
+        int r = dsml_guard_tree(c, m->src);
         if (r != DSML_OK)
             return r;
     }
     return DSML_OK;
 }
 
-/* Untrusted text (every role but the assistant's) may not hold special
- * tokens when the guard is on. */
-static int guard_message(dsml_rctx *c, const dsml_msg *m, const cJSON *content)
+static int guard_tools(dsml_rctx *c, const dsml_read_opts *ro)
 {
-    int r = guard_string(c, m, "content", content);
-    if (r == DSML_OK)
-        r = guard_blocks(c, m, "content", m->blocks, m->nblocks);
-    return r;
+    if (c->guard_state == NULL || ro->in_context || ro->tools_for_first == NULL)
+        return DSML_OK;
+    dsml_path_root(&c->path, "$.tools");
+    return dsml_guard_tree(c, ro->tools_for_first);
 }
 
 /* ---- reading ------------------------------------------------------------ */
@@ -472,6 +459,9 @@ int dsml_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts *r
         if (r != DSML_OK)
             return r;
     }
+    int gr = guard_tools(c, ro);
+    if (gr != DSML_OK)
+        return gr;
     if (ro->prepend_system) {
         dsml_msg sys;
         memset(&sys, 0, sizeof sys);
@@ -557,12 +547,10 @@ int dsml_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts *r
             }
         }
         /* else: absent, null, or empty ([], {}, "", 0, false): no blocks */
-        if (c->guard_state != NULL && !ro->in_context && !dsml_role_is(&m, DSML_ROLE_ASSISTANT)) {
-            int r = guard_message(c, &m, content);
-            if (r != DSML_OK)
-                return r;
-        }
-        int r = dsml_msgs_push(c, out, &m);
+        int r = guard_message(c, &m);
+        if (r != DSML_OK)
+            return r;
+        r = dsml_msgs_push(c, out, &m);
         if (r != DSML_OK)
             return r;
     }

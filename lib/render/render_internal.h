@@ -175,9 +175,10 @@ int dsml_msg_fail_at(dsml_rctx *c, const dsml_msg *m, const char *sub_fmt,
 typedef struct dsml_guard dsml_guard;
 int dsml_guard_open(dsml_rctx *c);
 void dsml_guard_close(dsml_rctx *c);
-/* Refuses `text` when it holds a special token (guard on); DSML_OK else. */
-int dsml_guard_check(dsml_rctx *c, const dsml_msg *m, const char *where,
-                     const char *text, size_t len);
+/* Guard on: refuses the tree when one of its strings or keys holds a
+ * special token (or a look-alike, see guard.c); the error's path extends
+ * c->path, its offset is the string's in the input.  DSML_OK else. */
+int dsml_guard_tree(dsml_rctx *c, const cJSON *v);
 
 /* ---- tools.c -------------------------------------------------------------- */
 

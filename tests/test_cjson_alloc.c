@@ -1,0 +1,288 @@
+/*
+ * test_cjson_alloc.c - allocation failures inside cJSON, which allocates its
+ * parse trees with its own hooks rather than the caller's allocator.  This
+ * program (and only this program: the hooks are process-wide) installs
+ * hooks that refuse the N-th allocation, for every N up to the number an
+ * unhindered run makes, over the golden render cases and the golden
+ * completions (string="false" values checked as JSON, in lenient and strict
+ * mode).  Every run must fail with DSML_ERR_NOMEM or give exactly the
+ * result of the unhindered run: an allocation failure is never taken for
+ * malformed JSON.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "detect_cases.h"
+
+static struct {
+    size_t count;   /* allocations since the last reset */
+    size_t fail_at; /* 1-based allocation to refuse; 0: none */
+    int armed;      /* counting only while the library runs */
+} hooks;
+
+static void *hook_malloc(size_t n)
+{
+    if (hooks.armed && ++hooks.count == hooks.fail_at)
+        return NULL;
+    return malloc(n);
+}
+
+static void arm(size_t fail_at)
+{
+    hooks.count = 0;
+    hooks.fail_at = fail_at;
+    hooks.armed = 1;
+}
+
+static size_t disarm(void)
+{
+    hooks.armed = 0;
+    return hooks.count;
+}
+
+typedef struct result {
+    int rc;
+    char *text;
+    size_t len;
+    char *images;
+    size_t images_len;
+    char message[sizeof ((dsml_error *)0)->message];
+} result;
+
+static void result_free(result *r)
+{
+    free(r->text);
+    free(r->images);
+    memset(r, 0, sizeof *r);
+}
+
+static void keep_output(result *r, int rc, dsml_output *out, const dsml_error *err)
+{
+    memset(r, 0, sizeof *r);
+    r->rc = rc;
+    if (rc == DSML_OK) {
+        r->text = dc_strdup(out->text, out->len);
+        r->len = out->len;
+        if (out->images != NULL) {
+            r->images = dc_strdup(out->images, out->images_len);
+            r->images_len = out->images_len;
+        }
+        dsml_output_free(out);
+    } else {
+        snprintf(r->message, sizeof r->message, "%s", err->message);
+    }
+}
+
+/* 1 when `got` is DSML_ERR_NOMEM or the same result as `want`. */
+static int nomem_or_same(const char *id, size_t n, const result *want, const result *got)
+{
+    if (got->rc == DSML_ERR_NOMEM)
+        return 1;
+    int same = got->rc == want->rc && got->len == want->len &&
+               (got->len == 0 || memcmp(got->text, want->text, got->len) == 0) &&
+               got->images_len == want->images_len &&
+               (got->images_len == 0 || memcmp(got->images, want->images, got->images_len) == 0) &&
+               strcmp(got->message, want->message) == 0;
+    if (!same)
+        fprintf(stderr,
+                "%s: cJSON allocation %zu refused: %s (%s) where an unhindered run "
+                "gives %s (%s)\n",
+                id, n, dsml_status_name(got->rc), got->rc ? got->message : "a different output",
+                dsml_status_name(want->rc), want->rc ? want->message : "its output");
+    return same;
+}
+
+/* ---- render cases ------------------------------------------------------ */
+
+static void render_one(const char *json, const dsml_render_options *o, result *r)
+{
+    dsml_output out;
+    dsml_error err;
+    dsml_error_init(&err);
+    int rc = dsml_render_case(json, strlen(json), o, &out, &err);
+    keep_output(r, rc, &out, &err);
+}
+
+static void run_render_file(const char *name, unsigned flags, dsml_profile profile)
+{
+    char path[1024];
+    tu_lines it;
+    if (!tu_lines_open(&it, tu_testdata(name, path, sizeof path)))
+        fail_msg("cannot read %s", path);
+    size_t cases = 0, runs = 0, refused = 0, failures = 0;
+    cJSON *line;
+    while ((line = tu_lines_next(&it)) != NULL) {
+        const char *id = dsml_json_get(line, "id")->valuestring;
+        const char *json = dsml_json_get(line, "case")->valuestring;
+        dsml_render_options o;
+        dsml_render_options_init(&o);
+        o.flags = flags;
+        o.profile = profile;
+        result want;
+        arm(0);
+        render_one(json, &o, &want);
+        size_t total = disarm();
+        for (size_t n = 1; n <= total; n++) {
+            result got;
+            arm(n);
+            render_one(json, &o, &got);
+            disarm();
+            runs++;
+            refused += got.rc == DSML_ERR_NOMEM;
+            if (!nomem_or_same(id, n, &want, &got))
+                failures++;
+            result_free(&got);
+        }
+        result_free(&want);
+        cases++;
+        cJSON_Delete(line);
+    }
+    tu_lines_close(&it);
+    printf("%s: %zu cases, %zu runs with one cJSON allocation refused (%zu NOMEM), "
+           "%zu wrong\n",
+           name, cases, runs, refused, failures);
+    assert_true(cases > 0);
+    assert_true(refused > 0);
+    assert_int_equal(failures, 0);
+}
+
+static void test_render_cases(void **state)
+{
+    (void)state;
+    run_render_file("render.jsonl", DSML_RENDER_STRICT, DSML_PROFILE_V41);
+    run_render_file("developer-render.jsonl", DSML_RENDER_GUARD, DSML_PROFILE_V41);
+    run_render_file("prerelease-render.jsonl", 0, DSML_PROFILE_PRERELEASE);
+}
+
+/* A tool call's JSON-text arguments: when reading them fails for memory,
+ * the render must fail, never wrap the text as one raw parameter. */
+static void test_arguments_text(void **state)
+{
+    (void)state;
+    static const char json[] =
+        "{\"messages\":[{\"role\":\"user\",\"content\":\"q\"},{\"role\":\"assistant\","
+        "\"content\":\"\",\"tool_calls\":[{\"type\":\"function\",\"function\":{\"name\":\"f\","
+        "\"arguments\":\"{\\\"city\\\": \\\"Paris\\\", \\\"days\\\": [1, 2]}\"}}]}]}";
+    dsml_render_options o;
+    dsml_render_options_init(&o);
+    result want;
+    arm(0);
+    render_one(json, &o, &want);
+    size_t total = disarm();
+    assert_int_equal(want.rc, DSML_OK);
+    assert_non_null(strstr(want.text, "name=\"city\""));
+    size_t nomem = 0;
+    for (size_t n = 1; n <= total; n++) {
+        result got;
+        arm(n);
+        render_one(json, &o, &got);
+        disarm();
+        nomem += got.rc == DSML_ERR_NOMEM;
+        assert_true(nomem_or_same("arguments text", n, &want, &got));
+        result_free(&got);
+    }
+    assert_int_equal(nomem, total);
+    result_free(&want);
+}
+
+/* ---- completions ------------------------------------------------------- */
+
+static void parse_one(const dc_case *c, dsml_detect_mode mode, result *r)
+{
+    dsml_parse_options o;
+    dc_options(&o, c, mode);
+    o.false_values = DSML_FALSE_VALUES_VALIDATE;
+    dsml_output out;
+    dsml_error err;
+    dsml_error_init(&err);
+    int rc = dsml_parse_completion(c->text, c->len, &o, &out, &err);
+    keep_output(r, rc, &out, &err);
+}
+
+static void run_parse_file(const char *name, dsml_profile profile, dsml_detect_mode mode)
+{
+    dc_cases cs = {0};
+    dc_load(&cs, name, profile);
+    assert_true(cs.n > 0);
+    size_t runs = 0, refused = 0, failures = 0;
+    for (size_t i = 0; i < cs.n; i++) {
+        result want;
+        arm(0);
+        parse_one(&cs.v[i], mode, &want);
+        size_t total = disarm();
+        for (size_t n = 1; n <= total; n++) {
+            result got;
+            arm(n);
+            parse_one(&cs.v[i], mode, &got);
+            disarm();
+            runs++;
+            refused += got.rc == DSML_ERR_NOMEM;
+            if (!nomem_or_same(cs.v[i].id, n, &want, &got))
+                failures++;
+            result_free(&got);
+        }
+        result_free(&want);
+    }
+    printf("%s (%s, string=\"false\" values validated): %zu cases, %zu runs with one "
+           "cJSON allocation refused (%zu NOMEM), %zu wrong\n",
+           name, mode == DSML_DETECT_STRICT ? "strict" : "lenient", cs.n, runs, refused,
+           failures);
+    assert_true(refused > 0);
+    assert_int_equal(failures, 0);
+    dc_free(&cs);
+}
+
+static void test_parse_cases(void **state)
+{
+    (void)state;
+    run_parse_file("parse.jsonl", DSML_PROFILE_V41, DSML_DETECT_LENIENT);
+    run_parse_file("parse.jsonl", DSML_PROFILE_V41, DSML_DETECT_STRICT);
+    run_parse_file("prerelease-parse.jsonl", DSML_PROFILE_PRERELEASE, DSML_DETECT_LENIENT);
+}
+
+/* An object value under string="false": when checking it fails for
+ * memory, the detector fails; it never passes the value on as a string. */
+static void test_false_value_object(void **state)
+{
+    (void)state;
+#define FW "\xef\xbd\x9c"
+    static char full[] =
+        "\n\n<" FW "DSML" FW " calls>\n<" FW "DSML" FW " invoke name=\"f\">\n"
+        "<" FW "DSML" FW " parameter name=\"o\" string=\"false\">{\"a\": [1, 2, {\"b\": null}]}"
+        "</" FW "DSML" FW " parameter>\n</" FW "DSML" FW " invoke>\n</" FW "DSML" FW " calls>"
+        "<" FW "end\xe2\x96\x81of\xe2\x96\x81sentence" FW ">";
+#undef FW
+    dc_case c = {.text = full, .len = strlen(full), .thinking = DSML_CHAT,
+                 .profile = DSML_PROFILE_V41};
+    snprintf(c.id, sizeof c.id, "object value");
+    result want;
+    arm(0);
+    parse_one(&c, DSML_DETECT_LENIENT, &want);
+    size_t total = disarm();
+    assert_int_equal(want.rc, DSML_OK);
+    assert_non_null(strstr(want.text, "\\\"o\\\": {\\\"a\\\""));
+    assert_true(total > 0);
+    for (size_t n = 1; n <= total; n++) {
+        result got;
+        arm(n);
+        parse_one(&c, DSML_DETECT_LENIENT, &got);
+        disarm();
+        assert_int_equal(got.rc, DSML_ERR_NOMEM);
+        result_free(&got);
+    }
+    result_free(&want);
+}
+
+int main(void)
+{
+    cJSON_Hooks h = {hook_malloc, free};
+    cJSON_InitHooks(&h);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_arguments_text),
+        cmocka_unit_test(test_false_value_object),
+        cmocka_unit_test(test_render_cases),
+        cmocka_unit_test(test_parse_cases),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
