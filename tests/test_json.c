@@ -364,6 +364,17 @@ static void test_utf8_errors(void **state)
     REFUSED("[\"\xf4\x90\x80\x80\"]", DSML_ERR_UTF8, 2); /* beyond U+10FFFF */
     REFUSED("[\"\xff\"]", DSML_ERR_UTF8, 2);
     REFUSED("[\"ok\xe4\xb8\"]", DSML_ERR_UTF8, 4);
+    /* a byte order mark, which cJSON would skip: refused by name, as
+     * Python's json.loads refuses it */
+    REFUSED("\xef\xbb\xbf{\"a\": 1}", DSML_ERR_JSON, 0);
+    REFUSED("\xef\xbb\xbf[\"\xef\xbb\xbf\"]", DSML_ERR_JSON, 0);
+    cJSON *v = NULL;
+    dsml_error err;
+    assert_int_equal(dsml_json_read("\xef\xbb\xbf[]", 5, NULL, &std_alloc, "$", 0, &v, &err),
+                     DSML_ERR_JSON);
+    assert_non_null(strstr(err.message, "byte order mark"));
+    /* inside a string it is text */
+    roundtrip("[\"\xef\xbb\xbfx\"]", "[\"\xef\xbb\xbfx\"]");
 }
 
 static void test_escape_errors(void **state)

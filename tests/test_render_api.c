@@ -351,6 +351,19 @@ static void test_reference_corners(void **state)
     dsml_render_options o;
     dsml_render_options_init(&o);
     o.flags = DSML_RENDER_NO_BOS;
+    /* arguments text behind a byte order mark: json.loads refuses it, so the
+     * reference wraps the text as one "arguments" parameter */
+    expect_prompt("[{\"role\":\"assistant\",\"content\":\"\",\"tool_calls\":["
+                  "{\"function\":{\"name\":\"f\",\"arguments\":\"\\ufeff{\\\"a\\\": [1]}\"}}]}]",
+                  &o,
+                  "\n\n<\xef\xbd\x9c" "DSML\xef\xbd\x9c calls>\n<\xef\xbd\x9c" "DSML\xef\xbd\x9c invoke name=\"f\">\n"
+                  "<\xef\xbd\x9c" "DSML\xef\xbd\x9c parameter name=\"arguments\" string=\"true\">"
+                  "\xef\xbb\xbf{\"a\": [1]}</\xef\xbd\x9c" "DSML\xef\xbd\x9c parameter>\n"
+                  "</\xef\xbd\x9c" "DSML\xef\xbd\x9c invoke>\n</\xef\xbd\x9c" "DSML\xef\xbd\x9c calls>" EOS);
+    /* a request body behind a byte order mark: refused by name, at byte 0 */
+    refused_with(dsml_render_request,
+                 "\xef\xbb\xbf{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}",
+                 NULL, DSML_ERR_JSON, "$", "byte order mark");
     /* numeric tool-call ids order tool results as Python's dict lookups do */
     expect_prompt("[{\"role\":\"assistant\",\"content\":\"\",\"tool_calls\":["
                   "{\"id\":2,\"function\":{\"name\":\"f\",\"arguments\":{}}},"
