@@ -477,6 +477,10 @@ static void test_options_size(void **state)
     refused_with(dsml_render, "[]", &big.o, DSML_ERR_ARGUMENT, NULL, "does not know");
     big.o.size = 3;
     refused_with(dsml_render, "[]", &big.o, DSML_ERR_ARGUMENT, NULL, "size");
+    /* a NULL context with a length, as the main input refuses NULL text */
+    dsml_render_options_init(&big.o);
+    big.o.context_len = 3;
+    refused_with(dsml_render, "[]", &big.o, DSML_ERR_ARGUMENT, "$.context", "NULL");
     /* the detector reads its options the same way */
     dsml_detector_options d;
     dsml_detector_options_init(&d);
@@ -486,6 +490,40 @@ static void test_options_size(void **state)
     assert_int_equal(dsml_detector_create(&d, &det, NULL), DSML_OK);
     assert_int_equal(dsml_detector_feed(det, "x</think>", 9), DSML_OK);
     assert_int_equal(dsml_detector_finish(det), DSML_OK); /* lenient: no EOS is fine */
+    dsml_detector_destroy(det);
+}
+
+/* A program built against an older header owns a shorter struct: the
+ * initializers never write past what the caller has. */
+static void test_options_init_writes_no_more(void **state)
+{
+    (void)state;
+    const size_t first = offsetof(dsml_render_options, allocator) + sizeof(void *);
+    unsigned char buf[sizeof(dsml_render_options) + 32];
+    memset(buf, 0x5a, sizeof buf);
+    dsml_render_options *o = (dsml_render_options *)(void *)buf;
+    (dsml_render_options_init)(o); /* the exported function, as bindings call it */
+    assert_int_equal(o->size, first);
+    for (size_t i = first; i < sizeof buf; i++)
+        assert_int_equal(buf[i], 0x5a);
+    memset(buf, 0x5a, sizeof buf);
+    dsml_render_options_init_size(o, offsetof(dsml_render_options, flags));
+    assert_int_equal(o->size, offsetof(dsml_render_options, flags));
+    for (size_t i = offsetof(dsml_render_options, flags); i < sizeof buf; i++)
+        assert_int_equal(buf[i], 0x5a);
+    char *p = ok_with(dsml_render, "[]", o);
+    free(p);
+
+    const size_t dfirst = offsetof(dsml_detector_options, allocator) + sizeof(void *);
+    unsigned char dbuf[sizeof(dsml_detector_options) + 32];
+    memset(dbuf, 0x5a, sizeof dbuf);
+    dsml_detector_options *d = (dsml_detector_options *)(void *)dbuf;
+    (dsml_detector_options_init)(d);
+    assert_int_equal(d->size, dfirst);
+    for (size_t i = dfirst; i < sizeof dbuf; i++)
+        assert_int_equal(dbuf[i], 0x5a);
+    dsml_detector *det = NULL;
+    assert_int_equal(dsml_detector_create(d, &det, NULL), DSML_OK);
     dsml_detector_destroy(det);
 }
 
@@ -503,6 +541,7 @@ int main(void)
         cmocka_unit_test(test_guard),
         cmocka_unit_test(test_reference_corners),
         cmocka_unit_test(test_options_size),
+        cmocka_unit_test(test_options_init_writes_no_more),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -200,6 +200,12 @@ typedef struct dsml_limits {
 #define DSML_DEFAULT_MAX_HELD_BYTES ((size_t)64 << 10)
 #define DSML_DEFAULT_MAX_ARGUMENT_BYTES ((size_t)64 << 20)
 #define DSML_DEFAULT_MAX_CALLS ((size_t)4096)
+/* The default of dsml_render_options.max_json_values.  What a render may
+ * take: its input's parse tree, about 100 to 350 bytes per JSON value
+ * (cJSON nodes and strings, the message list built from them), plus the
+ * prompt (about the input's size).  Measured peaks, input bytes -> peak
+ * resident memory of dsml-render: docs/RELIABILITY.md. */
+#define DSML_DEFAULT_MAX_JSON_VALUES ((size_t)3000000)
 
 /* ------------------------------------------------------------------------ */
 /* Rendering                                                                */
@@ -285,10 +291,28 @@ typedef struct dsml_render_options {
     size_t context_len;
     const dsml_limits *limits;        /* NULL: defaults */
     const dsml_allocator *allocator;  /* NULL: malloc/realloc/free */
+    size_t max_json_values;           /* JSON values (strings, numbers,
+                                         literals, arrays, objects) one
+                                         render may read, the input, the
+                                         context and every tool call's
+                                         arguments text together; text
+                                         holding more is refused
+                                         (DSML_ERR_LIMIT) before it is
+                                         parsed.  0: the default,
+                                         DSML_DEFAULT_MAX_JSON_VALUES */
 } dsml_render_options;
 
-/* Sets size and the reference defaults (chat, drop thinking, BOS, V4.1). */
-DSML_API void dsml_render_options_init(dsml_render_options *opts);
+/* Sets size and the reference defaults (chat, drop thinking, BOS, V4.1).
+ * `size` is the caller's sizeof(dsml_render_options): the library writes
+ * that many bytes, never more, so a program built against an older header
+ * keeps working with a newer library.  Call it through the macro below. */
+DSML_API void dsml_render_options_init_size(dsml_render_options *opts, size_t size);
+/* The library also exports a function of this name (for callers that cannot
+ * use the macro, such as foreign-function bindings): it initializes the
+ * struct of the first release, up to and including `allocator`. */
+DSML_API void(dsml_render_options_init)(dsml_render_options *opts);
+#define dsml_render_options_init(opts) \
+    dsml_render_options_init_size((opts), sizeof *(opts))
 
 /*
  * Renders `messages_json` (a JSON array of OpenAI-style messages) into the
@@ -528,8 +552,14 @@ typedef struct dsml_detector_options {
 /* dsml_parse_completion() takes the same options. */
 typedef dsml_detector_options dsml_parse_options;
 
-/* Sets size and the defaults (chat, V4.1, lenient, reference policies). */
-DSML_API void dsml_detector_options_init(dsml_detector_options *opts);
+/* Sets size and the defaults (chat, V4.1, lenient, reference policies),
+ * writing `size` bytes: see dsml_render_options_init_size.  The exported
+ * function dsml_detector_options_init initializes the struct of the first
+ * release, up to and including `allocator`. */
+DSML_API void dsml_detector_options_init_size(dsml_detector_options *opts, size_t size);
+DSML_API void(dsml_detector_options_init)(dsml_detector_options *opts);
+#define dsml_detector_options_init(opts) \
+    dsml_detector_options_init_size((opts), sizeof *(opts))
 
 typedef enum dsml_event_type {
     DSML_EVENT_NONE = 0,

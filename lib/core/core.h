@@ -88,6 +88,10 @@ int dsml_vfail(dsml_error *err, int code, size_t offset, const char *path,
  * the defaults already in `dst`: a smaller (older) struct leaves the newer
  * fields at their defaults; a larger (newer) one is accepted when the fields
  * this library does not know are zero.  `what` names the struct in errors. */
+/* Clears a caller's options struct of `size` bytes and sets its `size`
+ * member (the first).  Nothing when opts is NULL or size too small. */
+void dsml_options_clear(void *opts, size_t size);
+
 int dsml_options_copy(void *dst, size_t dst_size, const void *src, const char *what,
                       dsml_error *err);
 

@@ -163,6 +163,14 @@ void dsml_path_pop(dsml_path *p, size_t previous_len)
 
 /* ---- growable option structs ---------------------------------------------- */
 
+void dsml_options_clear(void *opts, size_t size)
+{
+    if (opts == NULL || size < sizeof(size_t))
+        return;
+    memset(opts, 0, size);
+    memcpy(opts, &size, sizeof size);
+}
+
 int dsml_options_copy(void *dst, size_t dst_size, const void *src, const char *what,
                       dsml_error *err)
 {

@@ -20,6 +20,7 @@
  */
 #include <stdio.h>
 #include <stdint.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "detect/detect_internal.h"
@@ -1430,12 +1431,16 @@ static void end_of_text(dsml_detector *d)
 
 /* ---- public ------------------------------------------------------------- */
 
-void dsml_detector_options_init(dsml_detector_options *opts)
+void dsml_detector_options_init_size(dsml_detector_options *opts, size_t size)
 {
-    if (opts == NULL)
-        return;
-    memset(opts, 0, sizeof *opts);
-    opts->size = sizeof *opts;
+    dsml_options_clear(opts, size);
+}
+
+/* The first release's struct ends with `allocator`. */
+void(dsml_detector_options_init)(dsml_detector_options *opts)
+{
+    dsml_options_clear(opts, offsetof(dsml_detector_options, allocator) +
+                                 sizeof opts->allocator);
 }
 
 static void resolve_limits(dsml_limits *out, const dsml_limits *in)

@@ -28,6 +28,14 @@ int dsml_json_read(const char *text, size_t len, const dsml_limits *limits,
                    const dsml_allocator *a, const char *what,
                    size_t base_offset, cJSON **out, dsml_error *err);
 
+/* The same, within a budget of values shared by the documents of one call:
+ * text holding more than *values_left values is refused (DSML_ERR_LIMIT)
+ * before its tree is built; on success the document's values are taken
+ * from *values_left.  values_left NULL: no budget. */
+int dsml_json_read_counted(const char *text, size_t len, const dsml_limits *limits,
+                           const dsml_allocator *a, const char *what, size_t base_offset,
+                           size_t *values_left, cJSON **out, dsml_error *err);
+
 /* Checks JSON text without building a tree and without a depth limit (an
  * explicit stack, no recursion).  Returns DSML_OK or the error and its
  * offset. */

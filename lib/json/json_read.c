@@ -31,6 +31,7 @@ typedef struct scan {
     size_t i;
     size_t depth_limit;
     const dsml_allocator *a;
+    size_t values; /* values met by the guided pass */
     int code;     /* error status, DSML_OK while fine */
     size_t where; /* error offset */
     const char *why;
@@ -466,6 +467,7 @@ static int guide_value(scan *sc, cJSON *v, size_t depth)
         return 0;
     if (sc->i >= sc->n)
         return scan_fail(sc, DSML_ERR_JSON, sc->i, "unexpected end of text");
+    sc->values++;
     /* where the value starts (numbers keep their lexeme there instead);
      * the text is at most INT_MAX bytes */
     if ((v->type & 0xFF) != cJSON_Number)
@@ -523,8 +525,34 @@ static int guide_value(scan *sc, cJSON *v, size_t depth)
     }
 }
 
+/* The number of values in JSON text, counted before cJSON builds a node for
+ * each: the root, plus one per ',' and one per container that is not empty,
+ * outside strings.  Exact for valid JSON; any count for other text. */
+static size_t count_values(const char *s, size_t n)
+{
+    size_t count = 1;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (c == '"') {
+            for (i++; i < n && s[i] != '"'; i++)
+                if (s[i] == '\\')
+                    i++;
+        } else if (c == ',') {
+            count++;
+        } else if (c == '[' || c == '{') {
+            size_t j = i + 1;
+            while (j < n && (s[j] == ' ' || s[j] == '\t' || s[j] == '\n' || s[j] == '\r'))
+                j++;
+            if (j < n && s[j] != ']' && s[j] != '}')
+                count++;
+        }
+    }
+    return count;
+}
+
+/* max_values: (size_t)-1 for no limit. */
 static int read_json(const char *text, size_t len, const dsml_limits *limits,
-                     const dsml_allocator *a, cJSON **out, scan *sc)
+                     const dsml_allocator *a, size_t max_values, cJSON **out, scan *sc)
 {
     *out = NULL;
     memset(sc, 0, sizeof *sc);
@@ -555,6 +583,14 @@ static int read_json(const char *text, size_t len, const dsml_limits *limits,
         scan_fail(sc, DSML_ERR_JSON, 0, "byte order mark (U+FEFF) before the JSON value");
         return sc->code;
     }
+    /* A value takes at least two bytes but the last: text of up to
+     * 2 * max_values - 1 bytes needs no count. */
+    if (len / 2 >= max_values && count_values(text, len) > max_values) {
+        if (scan_text(sc))
+            scan_fail(sc, DSML_ERR_LIMIT, DSML_NO_OFFSET,
+                      "more JSON values than max_json_values allows");
+        return sc->code;
+    }
     cJSON *root = len ? cJSON_ParseWithLengthOpts(text, len, NULL, 0) : NULL;
     if (root == NULL) {
         /* Find out what is wrong, and where.  Text the checking scan
@@ -578,18 +614,28 @@ static int read_json(const char *text, size_t len, const dsml_limits *limits,
     return DSML_OK;
 }
 
-int dsml_json_read(const char *text, size_t len, const dsml_limits *limits,
-                   const dsml_allocator *a, const char *what,
-                   size_t base_offset, cJSON **out, dsml_error *err)
+int dsml_json_read_counted(const char *text, size_t len, const dsml_limits *limits,
+                           const dsml_allocator *a, const char *what, size_t base_offset,
+                           size_t *values_left, cJSON **out, dsml_error *err)
 {
     scan sc;
-    int r = read_json(text, len, limits, a, out, &sc);
-    if (r == DSML_OK)
+    int r = read_json(text, len, limits, a, values_left ? *values_left : (size_t)-1, out, &sc);
+    if (r == DSML_OK) {
+        if (values_left != NULL)
+            *values_left -= sc.values;
         return r;
+    }
     size_t off = sc.where == DSML_NO_OFFSET ? sc.where : base_offset + sc.where;
     if (sc.where != DSML_NO_OFFSET)
         return dsml_fail(err, r, off, what, "%s at byte %zu", sc.why, off);
     return dsml_fail(err, r, off, what, "%s", sc.why);
+}
+
+int dsml_json_read(const char *text, size_t len, const dsml_limits *limits,
+                   const dsml_allocator *a, const char *what,
+                   size_t base_offset, cJSON **out, dsml_error *err)
+{
+    return dsml_json_read_counted(text, len, limits, a, what, base_offset, NULL, out, err);
 }
 
 int dsml_json_validate(const char *text, size_t len, const dsml_allocator *a,
@@ -612,7 +658,7 @@ int dsml_json_try_read(const char *text, size_t len, const dsml_limits *limits,
                        const dsml_allocator *a, cJSON **out)
 {
     scan sc;
-    return read_json(text, len, limits, a, out, &sc);
+    return read_json(text, len, limits, a, (size_t)-1, out, &sc);
 }
 
 cJSON *dsml_json_get(const cJSON *object, const char *key)

@@ -181,7 +181,7 @@ static int blocks_push(dsml_rctx *c, dsml_block **v, size_t *n, size_t *cap,
 {
     if (*n == *cap) {
         void *nv = *v;
-        int r = arena_grow(c, &nv, *n, cap, *cap ? *cap * 2 : 8, sizeof **v);
+        int r = arena_grow(c, &nv, *n, cap, *cap ? *cap * 2 : 1, sizeof **v);
         *v = nv;
         if (r != DSML_OK)
             return r;
@@ -445,6 +445,29 @@ static void read_fields(const cJSON *mj, dsml_msg *m, const cJSON **content,
             }
 }
 
+/* When every message is rendered (chat mode, or thinking kept), the first
+ * message whose role cannot be rendered fails the render: its index, so
+ * that reading stops there and a huge array of bad messages costs no more
+ * than its tree.  (size_t)-1 when there is none or it cannot be known yet. */
+static size_t first_unrenderable(dsml_rctx *c, const cJSON *array, const dsml_read_opts *ro)
+{
+    int every_message = c->mode == DSML_MODE_CHAT ||
+                        (c->mode == DSML_MODE_THINKING && !c->drop_thinking);
+    if (ro->in_context || !every_message)
+        return (size_t)-1;
+    size_t i = 0;
+    for (const cJSON *mj = array->child; mj != NULL; mj = mj->next, i++) {
+        dsml_msg m;
+        memset(&m, 0, sizeof m);
+        const cJSON *role = dsml_json_get(mj, "role");
+        if (dsml_is_string(role))
+            m.role_id = dsml_role_id(role->valuestring);
+        if (dsml_is_object(mj) && !dsml_role_renders(c, &m))
+            return i;
+    }
+    return (size_t)-1;
+}
+
 int dsml_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts *ro,
                        dsml_msgs *out, dsml_buf *images, size_t *image_count)
 {
@@ -454,8 +477,9 @@ int dsml_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts *r
     size_t count = 0;
     for (const cJSON *mj = array->child; mj != NULL && count <= limit; mj = mj->next)
         count++;
+    size_t bad = count <= limit ? first_unrenderable(c, array, ro) : (size_t)-1;
     if (count <= limit) {
-        int r = dsml_msgs_reserve(c, out, out->n + count + 1);
+        int r = dsml_msgs_reserve(c, out, out->n + (bad < count ? bad : count) + 1);
         if (r != DSML_OK)
             return r;
     }
@@ -494,6 +518,8 @@ int dsml_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts *r
             m.role_str = m.role->valuestring;
             m.role_id = dsml_role_id(m.role_str);
         }
+        if (i == bad)
+            return dsml_fail_unknown_role(c, &m);
         m.has_content = content != NULL;
         m.content.node = content;
         if (dsml_is_null(m.task))

@@ -182,6 +182,23 @@ static int put_instructions(dsml_rctx *c, const dsml_msg *m, int has_tools,
     return DSML_OK;
 }
 
+int dsml_role_renders(const dsml_rctx *c, const dsml_msg *m)
+{
+    return dsml_role_is(m, DSML_ROLE_SYSTEM) || dsml_is_user_like(c, m) ||
+           dsml_role_is(m, DSML_ROLE_LATEST_REMINDER) ||
+           dsml_role_is(m, DSML_ROLE_ASSISTANT) || dsml_role_is(m, DSML_ROLE_TOOL);
+}
+
+int dsml_fail_unknown_role(dsml_rctx *c, const dsml_msg *m)
+{
+    char role[64];
+    if (m->role_str != NULL)
+        snprintf(role, sizeof role, "%s", m->role_str);
+    else
+        snprintf(role, sizeof role, "%s", m->role == NULL ? "None" : "(not a string)");
+    return dsml_msg_fail(c, m, "role", DSML_ERR_ROLE, "Unknown role: %s", role);
+}
+
 static int render_one(dsml_rctx *c, const dsml_msgs *all, size_t index,
                       long last_user, dsml_buf *out)
 {
@@ -275,12 +292,7 @@ static int render_one(dsml_rctx *c, const dsml_msgs *all, size_t index,
         return dsml_msg_fail(c, m, "role", DSML_ERR_ROLE,
                              "tool messages must be merged into user messages");
     } else {
-        char role[64];
-        if (m->role_str != NULL)
-            snprintf(role, sizeof role, "%s", m->role_str);
-        else
-            snprintf(role, sizeof role, "%s", m->role == NULL ? "None" : "(not a string)");
-        return dsml_msg_fail(c, m, "role", DSML_ERR_ROLE, "Unknown role: %s", role);
+        return dsml_fail_unknown_role(c, m);
     }
 
     /* What follows the message. */

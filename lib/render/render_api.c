@@ -6,6 +6,7 @@
  * prompt, the image records and the segments.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,12 +14,16 @@
 #include "render/render_internal.h"
 
 
-void dsml_render_options_init(dsml_render_options *opts)
+void dsml_render_options_init_size(dsml_render_options *opts, size_t size)
 {
-    if (opts == NULL)
-        return;
-    memset(opts, 0, sizeof *opts);
-    opts->size = sizeof *opts;
+    dsml_options_clear(opts, size);
+}
+
+/* The first release's struct ends with `allocator`. */
+void(dsml_render_options_init)(dsml_render_options *opts)
+{
+    dsml_options_clear(opts, offsetof(dsml_render_options, allocator) +
+                                 sizeof opts->allocator);
 }
 
 /* ---- effort and mode ----------------------------------------------------- */
@@ -124,6 +129,12 @@ static int setup(dsml_rctx *c, const dsml_render_options *opts, dsml_error *err)
     opts = &given;
     dsml_alloc_resolve(&c->alloc, opts->allocator);
     c->limits = opts->limits;
+    c->values_left = opts->max_json_values ? opts->max_json_values : DSML_DEFAULT_MAX_JSON_VALUES;
+    if (opts->context_json == NULL && opts->context_len != 0)
+        return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, "$.context",
+                         "context_json is NULL but context_len is %zu", opts->context_len);
+    c->context_json = opts->context_json;
+    c->context_len = opts->context_len;
     if (opts->profile != DSML_PROFILE_V41 && opts->profile != DSML_PROFILE_PRERELEASE)
         return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
                          "unknown profile %d", (int)opts->profile);
@@ -237,14 +248,14 @@ done:
     return r;
 }
 
-static int read_context_option(dsml_rctx *c, const dsml_render_options *opts,
-                               cJSON **context)
+static int read_context_option(dsml_rctx *c, cJSON **context)
 {
     *context = NULL;
-    if (opts == NULL || opts->context_json == NULL)
+    if (c->context_json == NULL)
         return DSML_OK;
-    return dsml_json_read(opts->context_json, opts->context_len, c->limits,
-                          &c->alloc, "$.context", 0, context, c->err);
+    return dsml_json_read_counted(c->context_json, c->context_len, c->limits,
+                                  &c->alloc, "$.context", 0, &c->values_left, context,
+                                  c->err);
 }
 
 /* ---- the three kinds of document ----------------------------------------- */
@@ -390,9 +401,10 @@ static int render_entry(render_doc_fn fn, const char *json, size_t len,
     cJSON *doc = NULL, *context = NULL;
     c.input_len = len;
     if (r == DSML_OK)
-        r = dsml_json_read(json, len, c.limits, &c.alloc, "$", 0, &doc, err);
+        r = dsml_json_read_counted(json, len, c.limits, &c.alloc, "$", 0, &c.values_left,
+                                   &doc, err);
     if (r == DSML_OK)
-        r = read_context_option(&c, opts, &context);
+        r = read_context_option(&c, &context);
     if (r == DSML_OK)
         r = fn(&c, doc, context, out);
     cJSON_Delete(doc);

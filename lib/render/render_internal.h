@@ -121,6 +121,10 @@ typedef struct dsml_rctx {
     struct dsml_guard *guard_state; /* guard.c, when guard is on */
     dsml_buf scratch;     /* reusable buffer (a message's tool calls) */
     size_t input_len;     /* size of the JSON input, to size the prompt */
+    size_t values_left;   /* JSON values the render may still read */
+    const char *context_json; /* the options' context (read as far as the
+                                 caller's struct goes) */
+    size_t context_len;
     /* extra JSON documents parsed along the way (arguments), freed at end */
     cJSON **docs;
     size_t ndocs, capdocs;
@@ -160,6 +164,10 @@ int dsml_drop_thinking(dsml_rctx *c, const dsml_msgs *in, dsml_msgs *out);
 int dsml_msgs_push(dsml_rctx *c, dsml_msgs *m, const dsml_msg *msg);
 int dsml_msgs_reserve(dsml_rctx *c, dsml_msgs *m, size_t n);
 int dsml_is_user_like(const dsml_rctx *c, const dsml_msg *m);
+/* Whether render.c knows how to render the message's role (render.c). */
+int dsml_role_renders(const dsml_rctx *c, const dsml_msg *m);
+/* The error for a message whose role cannot be rendered (render.c). */
+int dsml_fail_unknown_role(dsml_rctx *c, const dsml_msg *m);
 #define dsml_role_is(m, id) ((m)->role_id == (id))
 int dsml_role_id(const char *role);
 

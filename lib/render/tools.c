@@ -293,7 +293,9 @@ static int arguments_object(dsml_rctx *c, const dsml_msg *m, const char *where,
         cJSON *doc = NULL;
         const char *s = cur->valuestring;
         dsml_error jerr;
-        int r = dsml_json_read(s, strlen(s), c->limits, &c->alloc, NULL, 0, &doc, &jerr);
+        /* the arguments' values count against the render's budget */
+        int r = dsml_json_read_counted(s, strlen(s), c->limits, &c->alloc, NULL, 0,
+                                       &c->values_left, &doc, &jerr);
         if (r == DSML_ERR_NOMEM)
             return dsml_fail(c->err, r, DSML_NO_OFFSET, NULL, NULL);
         if (r != DSML_OK && strict_json)
@@ -318,6 +320,10 @@ static int arguments_object(dsml_rctx *c, const dsml_msg *m, const char *where,
             int python_reads = r != DSML_ERR_JSON || strncmp(at, "NaN", 3) == 0 ||
                                strncmp(at, "Infinity", 8) == 0 ||
                                strncmp(at, "-Infinity", 9) == 0;
+            if (r == DSML_ERR_LIMIT && off == DSML_NO_OFFSET)
+                return dsml_msg_fail_at(c, m, where, wi, r,
+                                        "more JSON values than max_json_values allows "
+                                        "(the input and every arguments text together)");
             if (python_reads)
                 return dsml_msg_fail_at(c, m, where, wi, r == DSML_ERR_JSON ? DSML_ERR_JSON : r,
                                         "JSON text that cannot be represented "
