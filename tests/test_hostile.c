@@ -570,6 +570,79 @@ static void test_max_messages(void **state)
     free(t.s);
 }
 
+/* A million messages whose role cannot be rendered: refused at the first,
+ * before a list of a million is built (through the caller's allocator: a
+ * few blocks, not one per message). */
+static void test_bad_messages_fail_first(void **state)
+{
+    (void)state;
+    text t = {0};
+    puts_(&t, "[");
+    for (int i = 0; i < 999999; i++) /* and one more below: max_messages */
+        puts_(&t, i ? ",{}" : "{}");
+    puts_(&t, "]");
+    ra_state st;
+    dsml_allocator a;
+    ra_init(&st, &a, 0, 0);
+    dsml_render_options o;
+    dsml_render_options_init(&o);
+    o.allocator = &a;
+    dsml_output out;
+    dsml_error err;
+    assert_int_equal(dsml_render(t.s, t.n, &o, &out, &err), DSML_ERR_ROLE);
+    assert_string_equal(err.path, "$.messages[0].role");
+    printf("  999 999 {} messages (%zu bytes): refused at the first, peak %zu bytes "
+           "through the allocator\n", t.n, st.peak_bytes);
+    assert_true(st.peak_bytes < (1u << 20));
+    /* in thinking mode messages before the last user are dropped, not
+     * rendered: the same array with a user last renders */
+    t.n--; /* drop "]" */
+    puts_(&t, ",{\"role\":\"user\",\"content\":\"q\"}]");
+    o.thinking_mode = DSML_THINKING;
+    assert_int_equal(render_n(dsml_render, t.s, t.n, &o, &out, &err), DSML_OK);
+    free(t.s);
+}
+
+/* max_json_values: text holding more values is refused before it is parsed,
+ * the input, the context and every arguments text together. */
+static void test_json_value_budget(void **state)
+{
+    (void)state;
+    dsml_render_options o;
+    dsml_render_options_init(&o);
+    dsml_output out;
+    dsml_error err;
+    /* [{"role":"user","content":"q"}] holds 4 values */
+    static const char one[] = "[{\"role\":\"user\",\"content\":\"q\"}]";
+    o.max_json_values = 4;
+    assert_int_equal(render_s(one, &o, &err), DSML_OK);
+    o.max_json_values = 3;
+    assert_int_equal(render_s(one, &o, &err), DSML_ERR_LIMIT);
+    assert_non_null(strstr(err.message, "max_json_values"));
+    /* arguments text counts too: 7 values outside, [1, 2, 3] inside */
+    static const char call[] =
+        "[{\"role\":\"assistant\",\"content\":\"\",\"tool_calls\":[{\"function\":"
+        "{\"name\":\"f\",\"arguments\":\"{\\\"a\\\": [1, 2, 3]}\"}}]}]";
+    o.max_json_values = 20;
+    assert_int_equal(render_s(call, &o, &err), DSML_OK);
+    o.max_json_values = 12;
+    assert_int_equal(render_s(call, &o, &err), DSML_ERR_LIMIT);
+    assert_string_equal(err.path, "$.messages[0].tool_calls[0].function.arguments");
+    /* malformed text over the budget is reported as malformed */
+    o.max_json_values = 2;
+    assert_int_equal(render_s("[1,2,3,", &o, &err), DSML_ERR_JSON);
+    /* the default: 3 000 000 values, one more is refused */
+    assert_int_equal(DSML_DEFAULT_MAX_JSON_VALUES, 3000000);
+    text t = {0};
+    puts_(&t, "[{\"role\":\"user\",\"content\":[");
+    for (int i = 0; i < 2999997; i++)
+        puts_(&t, i ? ",0" : "0");
+    puts_(&t, "]}]");
+    dsml_render_options_init(&o);
+    assert_int_equal(render_n(dsml_render, t.s, t.n, &o, &out, &err), DSML_ERR_LIMIT);
+    free(t.s);
+}
+
 static void test_error_messages_stay_utf8(void **state)
 {
     (void)state;
@@ -825,6 +898,8 @@ int main(void)
         cmocka_unit_test(test_many_keys_one_repeat),
         cmocka_unit_test(test_many_calls_and_results),
         cmocka_unit_test(test_max_messages),
+        cmocka_unit_test(test_bad_messages_fail_first),
+        cmocka_unit_test(test_json_value_budget),
         cmocka_unit_test(test_error_messages_stay_utf8),
         cmocka_unit_test(test_detector_memory_is_bounded),
         cmocka_unit_test(test_detector_limits),
