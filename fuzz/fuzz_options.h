@@ -9,7 +9,8 @@
  *   byte 0  bits 0-4  DSML_RENDER_* flags (KEEP_THINKING, NO_BOS, STRICT,
  *                     GUARD, SEGMENTS)
  *           bit 5     entry variant (target-specific)
- *           bits 6-7  allocation failures: none, the k-th only, from the k-th
+ *           bits 6-7  allocation failures: none, the k-th only, from the k-th,
+ *                     cJSON's own k-th allocation
  *   byte 1  bit 0     thinking mode; bit 1 profile; bits 2-3 effort kind
  *                     (3: an invalid kind); bits 4-5 limits preset;
  *           bit 6     pass a context (text after the first 0xFF byte)
@@ -23,6 +24,7 @@
 
 #include <utf8proc.h>
 
+#include "fuzz_cjson.h"
 #include "fuzz_common.h"
 #include "guard_oracle.h"
 #include "json/json.h"
@@ -34,6 +36,7 @@ typedef struct fz_render_case {
     dsml_render_options opts;
     dsml_limits limits;
     fz_fail_mode fail_mode;
+    int cjson_fail; /* cJSON's fail_at-th allocation fails instead */
     size_t fail_at;
     int variant;
     int no_err;
@@ -64,6 +67,7 @@ static inline void fz_render_case_init(fz_render_case *rc, fz_input *in)
     o->flags = b0 & 0x1Fu;
     rc->variant = (b0 >> 5) & 1;
     rc->fail_mode = (fz_fail_mode)((b0 >> 6) % 3);
+    rc->cjson_fail = (b0 >> 6) == 3;
     rc->fail_at = (size_t)b3 + 1;
     o->thinking_mode = (b1 & 1) ? DSML_THINKING : DSML_CHAT;
     o->profile = (b1 & 2) ? DSML_PROFILE_PRERELEASE : DSML_PROFILE_V41;
@@ -173,7 +177,9 @@ static inline int fz_render_once(fz_render_fn fn, const fz_render_case *rc, unsi
     memset(&out, 0xA5, sizeof out);
     dsml_error err;
     memset(&err, 0xA5, sizeof err);
+    fz_cjson_arm(1);
     int r = fn(rc->doc, rc->ndoc, &o, &out, rc->no_err ? NULL : &err);
+    fz_cjson_arm(0);
     *prompt = NULL;
     *prompt_len = 0;
     if (r == DSML_OK) {
@@ -192,7 +198,7 @@ static inline int fz_render_once(fz_render_fn fn, const fz_render_case *rc, unsi
             FZ_CHECK(fz_valid_utf8(err.path, strlen(err.path)));
         }
         if (r == DSML_ERR_NOMEM) /* only an injected failure can cause it */
-            FZ_CHECK(fa.failed > 0);
+            FZ_CHECK(fa.failed > 0 || fz_cjson.refused > 0);
     }
     FZ_CHECK(fa.live == 0); /* nothing leaked, whatever happened */
     *any_failed = fa.failed > 0;
@@ -213,6 +219,21 @@ static inline void fz_render_check(fz_render_fn fn, const fz_render_case *rc)
         int rf = fz_render_once(fn, rc, flags, rc->fail_mode, rc->fail_at, &got,
                                 &got_len, &failed);
         if (rf != DSML_ERR_NOMEM)
+            FZ_CHECK(rf == r);
+        if (rf == DSML_OK)
+            FZ_CHECK(got_len == ref_len && memcmp(got, ref, ref_len) == 0);
+        free(got);
+        got = NULL;
+    }
+
+    if (rc->cjson_fail) {
+        /* With one of cJSON's allocations failing: the same result, or
+         * DSML_ERR_NOMEM; never a malformed-JSON error or another prompt. */
+        fz_cjson_fail_at(rc->fail_at);
+        int rf = fz_render_once(fn, rc, flags, FZ_FAIL_NONE, 0, &got, &got_len, &failed);
+        size_t refused = fz_cjson.refused;
+        fz_cjson_fail_at(0);
+        if (refused == 0 || rf != DSML_ERR_NOMEM)
             FZ_CHECK(rf == r);
         if (rf == DSML_OK)
             FZ_CHECK(got_len == ref_len && memcmp(got, ref, ref_len) == 0);
