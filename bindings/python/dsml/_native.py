@@ -235,6 +235,15 @@ def _candidates():
                     "libdsml.*.dylib", "dsml.dll"):
         for path in sorted(glob.glob(os.path.join(here, pattern))):
             found.append((path, "beside the package"))
+    try:
+        # written when the package was built against an installed libdsml
+        # (pkg-config) or installed by `cmake --install`: absolute, or
+        # relative to this directory
+        from ._library import PATH
+    except ImportError:
+        pass
+    else:
+        found.append((os.path.join(here, PATH), "recorded at installation"))
     system = ctypes.util.find_library("dsml")
     if system:
         found.append((system, "system"))
@@ -301,8 +310,12 @@ def status_message(code):
     return lib.dsml_status_message(code).decode("utf-8", "replace")
 
 
-class DsmlError(Exception):
+class DsmlError(ValueError, AssertionError):
     """Raised for every refusal of libdsml.
+
+    It is both a ValueError and an AssertionError, the two classes the
+    reference encoder raises for what it refuses, so handlers written around
+    the reference (``except (AssertionError, ValueError)``) catch it.
 
     Attributes: code (negative int), name ("DSML_ERR_..."), offset (byte
     offset in the input, or None), path (JSON path of the offending value,
