@@ -86,3 +86,29 @@ if(DSML_BUILD_CLI AND TARGET dsml-render)
             COMPONENT CLI)
   endif()
 endif()
+
+# The Python binding (component Python): the package dsml, and a _library.py
+# that names libdsml.so.<ABI> relative to the package, so the installed tree
+# can be moved.  The default directory is the one Debian's python3 reads for
+# the /usr prefix; other prefixes go on PYTHONPATH.
+if(BUILD_SHARED_LIBS)
+  set(DSML_INSTALL_PYTHONDIR ${CMAKE_INSTALL_LIBDIR}/python3/dist-packages
+      CACHE STRING "Where to install the Python package dsml, relative to the prefix")
+  set(_dsml_soname libdsml.so.${DSML_ABI_VERSION})
+  if(IS_ABSOLUTE "${DSML_INSTALL_PYTHONDIR}" OR IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
+    set(_dsml_py_lib "${CMAKE_INSTALL_FULL_LIBDIR}/${_dsml_soname}")
+  else()
+    file(RELATIVE_PATH _dsml_py_lib "/prefix/${DSML_INSTALL_PYTHONDIR}/dsml"
+         "/prefix/${CMAKE_INSTALL_LIBDIR}/${_dsml_soname}")
+  endif()
+  file(CONFIGURE OUTPUT ${PROJECT_BINARY_DIR}/python/_library.py
+       CONTENT "\"\"\"Where `cmake --install` put libdsml, from this directory.\"\"\"\nPATH = \"${_dsml_py_lib}\"\n")
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/bindings/python/dsml
+          DESTINATION ${DSML_INSTALL_PYTHONDIR}
+          COMPONENT Python
+          FILES_MATCHING PATTERN "*.py"
+          PATTERN "__pycache__" EXCLUDE)
+  install(FILES ${PROJECT_BINARY_DIR}/python/_library.py
+          DESTINATION ${DSML_INSTALL_PYTHONDIR}/dsml
+          COMPONENT Python)
+endif()

@@ -1,7 +1,8 @@
 """dsml - the DeepSeek-V4.1 chat protocol ("DSML") from Python, backed by
 libdsml through ctypes (standard library only).
 
-A drop-in for the reference encoder's functions::
+A drop-in for the reference encoder (``import dsml as encoding``): every
+public name of its encoding.py, the entry points backed by libdsml::
 
     import dsml
     prompt = dsml.encode_messages(messages, "thinking")
@@ -22,6 +23,8 @@ from ._native import version as library_version
 from .render import encode_messages, render_case, render_request
 from .parse import (Detector, Event, parse_completion,
                     parse_message_from_completion_text)
+from . import reference as _reference
+from .reference import *  # noqa: F401,F403  (the reference's other public names)
 
 __version__ = "0.1.0"
 
@@ -38,4 +41,4 @@ __all__ = [
     "render_request",
     "status_message",
     "status_name",
-]
+] + _reference.__all__

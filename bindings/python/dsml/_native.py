@@ -30,8 +30,16 @@ ERR_UTF8 = -4
 ERR_SURROGATE = -6
 ERR_LIMIT = -7
 ERR_TYPE = -8
+ERR_ROLE = -10
 ERR_THINKING_MODE = -11
 ERR_EFFORT = -12
+ERR_TASK = -13
+ERR_IMAGE = -14
+ERR_TOOL_NAME = -15
+ERR_CALL_FORMAT = -22
+ERR_INVOKE_FORMAT = -23
+ERR_PARAMETER_FORMAT = -24
+ERR_DUPLICATE_PARAMETER = -25
 ERR_STATE = -29
 
 
@@ -235,6 +243,15 @@ def _candidates():
                     "libdsml.*.dylib", "dsml.dll"):
         for path in sorted(glob.glob(os.path.join(here, pattern))):
             found.append((path, "beside the package"))
+    try:
+        # written when the package was built against an installed libdsml
+        # (pkg-config) or installed by `cmake --install`: absolute, or
+        # relative to this directory
+        from ._library import PATH
+    except ImportError:
+        pass
+    else:
+        found.append((os.path.join(here, PATH), "recorded at installation"))
     system = ctypes.util.find_library("dsml")
     if system:
         found.append((system, "system"))
@@ -301,8 +318,12 @@ def status_message(code):
     return lib.dsml_status_message(code).decode("utf-8", "replace")
 
 
-class DsmlError(Exception):
+class DsmlError(ValueError, AssertionError):
     """Raised for every refusal of libdsml.
+
+    It is both a ValueError and an AssertionError, the two classes the
+    reference encoder raises for what it refuses, so handlers written around
+    the reference (``except (AssertionError, ValueError)``) catch it.
 
     Attributes: code (negative int), name ("DSML_ERR_..."), offset (byte
     offset in the input, or None), path (JSON path of the offending value,

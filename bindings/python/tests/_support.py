@@ -10,7 +10,9 @@ BINDING = os.path.dirname(HERE)
 REPO = os.path.dirname(os.path.dirname(BINDING))
 TOOLS = os.path.join(BINDING, "tools")
 
-for _p in (BINDING, TOOLS):
+# DSML_TEST_INSTALLED: the suites check the installed package (see
+# tools/check_install.py), so the source tree must not shadow it.
+for _p in (TOOLS,) if os.environ.get("DSML_TEST_INSTALLED") else (BINDING, TOOLS):
     if _p not in sys.path:
         sys.path.insert(0, _p)
 

@@ -24,6 +24,14 @@ class Loading(unittest.TestCase):
         self.assertEqual(N.version_number // 100 % 100, N.EXPECTED_MINOR)
         self.assertRegex(dsml.library_version, r"^\d+\.\d+\.\d+")
 
+    @unittest.skipUnless(os.environ.get("DSML_TEST_INSTALLED"),
+                         "DSML_TEST_INSTALLED not set: the source tree is tested")
+    def test_installed_package(self):
+        # tools/check_install.py: the installed package and its own libdsml
+        package = os.path.dirname(os.path.abspath(dsml.__file__))
+        self.assertNotEqual(package, os.path.join(_support.BINDING, "dsml"))
+        self.assertTrue(os.path.realpath(dsml.library_path).startswith(package))
+
     def test_version_mismatch_refused(self):
         with self.assertRaisesRegex(ImportError, "needs 0.1.x"):
             N.check_version(20000, "2.0.0", "/x/libdsml.so")
@@ -85,6 +93,17 @@ class Render(unittest.TestCase):
         self.assertIn("messages[1]", e.path)
         self.assertIn("bogus", e.message)
         self.assertIn(e.name, str(e))
+
+    def test_error_caught_by_reference_handlers(self):
+        # code written around the reference catches what it raises
+        for catch in (AssertionError, ValueError, (AssertionError, ValueError)):
+            with self.assertRaises(catch):
+                dsml.encode_messages(USER, "thinking", reasoning_effort="fast")
+            with self.assertRaises(catch):
+                dsml.parse_message_from_completion_text("no eos", "chat")
+        e = dsml.DsmlError(-12, "bad effort", 3, "$.reasoning_effort")
+        self.assertEqual((e.code, e.name, e.offset, e.path, e.message),
+                         (-12, "DSML_ERR_EFFORT", 3, "$.reasoning_effort", "bad effort"))
 
     def test_thinking_mode_checked_lazily(self):
         with self.assertRaises(dsml.DsmlError) as cm:
