@@ -593,6 +593,57 @@ static void test_error_messages_stay_utf8(void **state)
     free(t.s);
 }
 
+/* No byte of an error text makes a terminal or a log do something: control
+ * and format characters quoted from the input are written as escapes. */
+static int printable(const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p < 0x20 || *p == 0x7f)
+            return 0;
+        if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) /* C1 */
+            return 0;
+        if (p[0] == 0xe2 && p[1] == 0x80 && (p[2] == 0xa8 || p[2] == 0xa9 ||
+                                             (p[2] >= 0xaa && p[2] <= 0xae)))
+            return 0; /* U+2028, U+2029, U+202A..U+202E */
+    }
+    return valid_utf8(s);
+}
+
+static void test_error_messages_escape_controls(void **state)
+{
+    (void)state;
+    dsml_error err;
+    /* ESC [2J clears the screen; CSI (U+009B), RLO (U+202E), U+2028 */
+    assert_int_equal(render_s("[{\"role\":\"\\u001b[2Jx\\u009b1m\\u202eab\\u2028\\n\","
+                              "\"content\":\"q\"}]", NULL, &err),
+                     DSML_ERR_ROLE);
+    assert_true(printable(err.message));
+    assert_non_null(strstr(err.message, "\\u001b[2Jx\\u009b1m\\u202eab\\u2028\\u000a"));
+    /* beyond the BMP: U+E0041 TAG LATIN CAPITAL LETTER A */
+    assert_int_equal(render_s("[{\"role\":\"\xf3\xa0\x81\x81\",\"content\":\"q\"}]", NULL, &err),
+                     DSML_ERR_ROLE);
+    assert_non_null(strstr(err.message, "\\U000e0041"));
+    /* escapes make a text longer: it is cut between escapes, marked "..." */
+    text t = {0};
+    puts_(&t, "[{\"role\":\"assistant\",\"content\":\"\",\"tool_calls\":[{\"function\":"
+              "{\"name\":\"a::b::");
+    for (int i = 0; i < 300; i++)
+        puts_(&t, "\\u001b");
+    puts_(&t, "\",\"arguments\":\"{}\"}}]}]");
+    assert_int_equal(render_s(t.s, NULL, &err), DSML_ERR_TOOL_NAME);
+    assert_true(printable(err.message));
+    size_t n = strlen(err.message);
+    assert_true(n < sizeof err.message);
+    assert_string_equal(err.message + n - 9, "\\u001b...");
+    free(t.s);
+    /* the detector's errors quote the completion */
+    const char *c = OPEN INVOKE("ns::a::\x1b[2J\x07") INVOKE_END CLOSE;
+    dsml_output out;
+    assert_int_equal(dsml_parse_completion(c, strlen(c), NULL, &out, &err), DSML_ERR_TOOL_NAME);
+    assert_true(printable(err.message));
+    assert_non_null(strstr(err.message, "a::\\u001b[2J\\u0007"));
+}
+
 /* ---- the detector on endless and oversized input -------------------------------------- */
 
 typedef struct det_run {
@@ -826,6 +877,7 @@ int main(void)
         cmocka_unit_test(test_many_calls_and_results),
         cmocka_unit_test(test_max_messages),
         cmocka_unit_test(test_error_messages_stay_utf8),
+        cmocka_unit_test(test_error_messages_escape_controls),
         cmocka_unit_test(test_detector_memory_is_bounded),
         cmocka_unit_test(test_detector_limits),
         cmocka_unit_test(test_detector_bad_bytes),

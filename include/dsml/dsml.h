@@ -141,8 +141,13 @@ typedef struct dsml_error {
                            DSML_NO_OFFSET */
     char path[256];     /* JSON path of the offending value ("$.messages[2]"),
                            "" when none; NUL-terminated, truncated with "..." */
-    char message[512];  /* "path: what is wrong", NUL-terminated */
+    char message[512];  /* "path: what is wrong", NUL-terminated, truncated
+                           with "..." */
 } dsml_error;
+/* Both strings are valid UTF-8 and safe to print: control characters (C0,
+ * DEL, C1), format characters (bidirectional overrides, zero-width marks)
+ * and U+2028/U+2029 quoted from the input are written as \u001b-style
+ * escapes (\U000e0041 beyond the BMP). */
 
 /* Sets size and clears the struct. */
 DSML_API void dsml_error_init(dsml_error *err);
