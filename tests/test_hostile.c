@@ -833,6 +833,69 @@ static void test_detector_limits(void **state)
     assert_true(r.peak_bytes < 256 * 1024);
 }
 
+/* The offset of a DSML_ERR_LIMIT from max_argument_bytes: checked to be the
+ * same fed whole, in 7-byte chunks and byte by byte. */
+static size_t limit_offset(dsml_detector_options *o, const char *t)
+{
+    size_t n = strlen(t), off = DSML_NO_OFFSET;
+    static const size_t chunks[] = {0, 7, 1};
+    for (size_t c = 0; c < 3; c++) {
+        dsml_detector *d = NULL;
+        assert_int_equal(dsml_detector_create(o, &d, NULL), DSML_OK);
+        size_t step = chunks[c] ? chunks[c] : n;
+        int rc = DSML_OK;
+        for (size_t i = 0; i < n && rc == DSML_OK; i += step)
+            rc = dsml_detector_feed(d, t + i, n - i < step ? n - i : step);
+        if (rc == DSML_OK)
+            rc = dsml_detector_finish(d);
+        assert_int_equal(rc, DSML_ERR_LIMIT);
+        size_t got = dsml_detector_error(d)->offset;
+        dsml_detector_destroy(d);
+        if (c == 0)
+            off = got;
+        else if (got != off)
+            fail_msg("fed in %zu-byte chunks: offset %zu, whole: %zu", step, got, off);
+    }
+    return off;
+}
+
+static void test_detector_limit_offsets(void **state)
+{
+    (void)state;
+    dsml_detector_options o;
+    dsml_detector_options_init(&o);
+    o.mode = DSML_DETECT_STRICT;
+    dsml_limits lim = {0};
+    lim.max_argument_bytes = 20; /* {"k": " (7 bytes) + 13 more */
+    o.limits = &lim;
+#define PSTART(s) OPEN INVOKE("f") "<" FW "DSML" FW " parameter name=\"k\" string=\"" s "\">"
+#define PREST "</" FW "DSML" FW " parameter>\n" INVOKE_END CLOSE EOS
+    const size_t vt = strlen(PSTART("true")), vf = strlen(PSTART("false"));
+    /* the escape \" of byte 12 does not fit */
+    assert_int_equal(limit_offset(&o, PSTART("true") "0123456789ab\"cdefgh" PREST), vt + 12);
+    /* nor the three bytes of U+4E16 at byte 11 */
+    assert_int_equal(limit_offset(&o, PSTART("true") "0123456789a\xe4\xb8\x96xyz" PREST),
+                     vt + 11);
+    /* a held '<' that turns out to be value text */
+    assert_int_equal(limit_offset(&o, PSTART("true") "0123456789abc<def" PREST), vt + 13);
+    /* trimming holds the spaces back until the 'b': the third one is too many */
+    o.trim = DSML_TRIM_WHITESPACE;
+    assert_int_equal(limit_offset(&o, PSTART("true") "0123456789a   b" PREST), vt + 13);
+    o.trim = DSML_TRIM_NONE;
+    /* string="false": {"k":  (6 bytes), then the value verbatim */
+    assert_int_equal(limit_offset(&o, PSTART("false") "[1,2,3,4,5,6,7,8,9]" PREST), vf + 14);
+    /* ... or held whole for validation, up to the limit itself */
+    o.false_values = DSML_FALSE_VALUES_VALIDATE;
+    assert_int_equal(limit_offset(&o, PSTART("false") "[1,2,3,4,5,6,7,8,9,10,11]" PREST),
+                     vf + 20);
+    o.false_values = DSML_FALSE_VALUES_VERBATIM;
+    /* lenient mode keeps the raw text of the block from its opener on */
+    o.mode = DSML_DETECT_LENIENT;
+    assert_int_equal(limit_offset(&o, "ab" PSTART("true") "x" PREST), 2 + 20);
+#undef PSTART
+#undef PREST
+}
+
 /* Invalid UTF-8 and NUL bytes in a completion: an error, never a crash. */
 static void test_detector_bad_bytes(void **state)
 {
@@ -880,6 +943,7 @@ int main(void)
         cmocka_unit_test(test_error_messages_escape_controls),
         cmocka_unit_test(test_detector_memory_is_bounded),
         cmocka_unit_test(test_detector_limits),
+        cmocka_unit_test(test_detector_limit_offsets),
         cmocka_unit_test(test_detector_bad_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

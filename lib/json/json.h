@@ -82,6 +82,9 @@ int dsml_json_truthy(const cJSON *v);
 
 /* Appends `s` as a JSON string the way json.dumps(ensure_ascii=False) does. */
 void dsml_emit_string(dsml_buf *b, const char *s, size_t n);
+/* The length of the longest prefix of s[0, n), whole characters only, that
+ * dsml_emit_string writes in at most `room` bytes (quotes not counted). */
+size_t dsml_emit_string_fit(const char *s, size_t n, size_t room);
 /* Appends the value as json.dumps(value, ensure_ascii=False) would print it
  * after json.loads of the original text (number lexemes honoured, repeated
  * keys: first position, last value). */
