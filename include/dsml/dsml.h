@@ -249,7 +249,11 @@ typedef enum dsml_effort_kind {
                                           user turn for the generation header
                                           and the thinking drop */
 #define DSML_RENDER_GUARD 0x8u         /* refuse special tokens inside user,
-                                          tool, system and developer text */
+                                          tool, system and developer text
+                                          (DSML_ERR_SPECIAL_TOKEN; the error's
+                                          offset is the token's byte in the
+                                          JSON text, escapes counted as
+                                          written) */
 #define DSML_RENDER_SEGMENTS 0x10u     /* also report out->segments */
 
 typedef struct dsml_render_options {

@@ -1,8 +1,9 @@
 /*
  * json.h - JSON text in and out: the reader that keeps number lexemes and
- * checks what cJSON lets through (json_read.c), and the emitter that writes
- * Python's json.dumps and str()/repr() spellings (json_emit.c).  Nothing
- * here is exported.
+ * checks what cJSON lets through (json_read.c), where a value of a tree sits
+ * in its text (json_locate.c), and the emitter that writes Python's
+ * json.dumps and str()/repr() spellings (json_emit.c).  Nothing here is
+ * exported.
  */
 #ifndef DSML_JSON_H
 #define DSML_JSON_H
@@ -38,6 +39,14 @@ int dsml_json_validate(const char *text, size_t len, const dsml_allocator *a,
  * without filling an error struct. */
 int dsml_json_try_read(const char *text, size_t len, const dsml_limits *limits,
                        const dsml_allocator *a, cJSON **out);
+
+/* Where `target`, a node of the tree `root` that dsml_json_read made from
+ * text[0, len), begins in the text: the byte offset of the value or, for a
+ * string with `at` not DSML_NO_OFFSET, of the character that begins at byte
+ * `at` of its decoded text.  DSML_NO_OFFSET when target is not in the tree.
+ * It walks the tree and the text: for errors found after reading. */
+size_t dsml_json_locate(const char *text, size_t len, const cJSON *root,
+                        const cJSON *target, size_t at);
 
 /* The member named `key`, or NULL.  Trees from dsml_json_read hold each key
  * once: repeats were collapsed as Python's dict does (first position, last

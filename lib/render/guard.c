@@ -62,7 +62,7 @@ void dsml_guard_close(dsml_rctx *c)
 }
 
 int dsml_guard_check(dsml_rctx *c, const dsml_msg *m, const char *where,
-                     const char *text, size_t len)
+                     const char *text, size_t len, size_t *at)
 {
     dsml_guard *g = c->guard_state;
     if (g == NULL || len == 0)
@@ -78,6 +78,7 @@ int dsml_guard_check(dsml_rctx *c, const dsml_msg *m, const char *where,
         return dsml_msg_fail(c, m, where, DSML_ERR_LIMIT,
                              "the guard could not scan the text (PCRE2 error %d)", rc);
     PCRE2_SIZE *ov = pcre2_get_ovector_pointer(g->md);
+    *at = (size_t)ov[0];
     return dsml_msg_fail(c, m, where, DSML_ERR_SPECIAL_TOKEN,
                          "special token '%.*s' inside untrusted text (at byte %zu)",
                          (int)(ov[1] - ov[0]), text + ov[0], (size_t)ov[0]);

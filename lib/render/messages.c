@@ -406,7 +406,12 @@ static int guard_string(dsml_rctx *c, const dsml_msg *m, const char *where,
 {
     if (!dsml_is_string(v))
         return DSML_OK;
-    return dsml_guard_check(c, m, where, v->valuestring, strlen(v->valuestring));
+    size_t at = DSML_NO_OFFSET;
+    int r = dsml_guard_check(c, m, where, v->valuestring, strlen(v->valuestring), &at);
+    /* the token's place in the JSON text, escapes and all */
+    if (r == DSML_ERR_SPECIAL_TOKEN && c->err != NULL && at != DSML_NO_OFFSET)
+        c->err->offset = dsml_json_locate(c->input, c->input_len, c->doc, v, at);
+    return r;
 }
 
 static int guard_blocks(dsml_rctx *c, const dsml_msg *m, const char *where,

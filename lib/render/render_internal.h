@@ -120,7 +120,9 @@ typedef struct dsml_rctx {
     char effort_text[64]; /* as given, for messages */
     struct dsml_guard *guard_state; /* guard.c, when guard is on */
     dsml_buf scratch;     /* reusable buffer (a message's tool calls) */
-    size_t input_len;     /* size of the JSON input, to size the prompt */
+    const char *input;    /* the JSON input and its tree: where an error */
+    size_t input_len;     /* found after reading sits (and the prompt's size) */
+    const cJSON *doc;
     /* extra JSON documents parsed along the way (arguments), freed at end */
     cJSON **docs;
     size_t ndocs, capdocs;
@@ -175,9 +177,10 @@ int dsml_msg_fail_at(dsml_rctx *c, const dsml_msg *m, const char *sub_fmt,
 typedef struct dsml_guard dsml_guard;
 int dsml_guard_open(dsml_rctx *c);
 void dsml_guard_close(dsml_rctx *c);
-/* Refuses `text` when it holds a special token (guard on); DSML_OK else. */
+/* Refuses `text` when it holds a special token (guard on); DSML_OK else.
+ * On a refusal *at is the token's byte offset in text. */
 int dsml_guard_check(dsml_rctx *c, const dsml_msg *m, const char *where,
-                     const char *text, size_t len);
+                     const char *text, size_t len, size_t *at);
 
 /* ---- tools.c -------------------------------------------------------------- */
 
