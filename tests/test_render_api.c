@@ -258,6 +258,13 @@ static void test_options_errors(void **state)
     dsml_output out;
     assert_int_equal(dsml_render("[]", 2, NULL, NULL, NULL), DSML_ERR_ARGUMENT);
     assert_int_equal(dsml_render(NULL, 3, NULL, &out, NULL), DSML_ERR_ARGUMENT);
+    /* the context option as the main input: NULL with a length is refused */
+    dsml_render_options_init(&o);
+    o.context_len = 3;
+    refused_with(dsml_render, "[]", &o, DSML_ERR_ARGUMENT, "$.context", "NULL");
+    o.context_len = 0;
+    p = ok_with(dsml_render, "[]", &o);
+    free(p);
     /* case-file values: bool and float efforts, unknown thinking modes */
     refused_with(dsml_render_case, "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"reasoning_effort\":true}",
                  NULL, DSML_ERR_EFFORT, NULL, "True");

@@ -267,7 +267,9 @@ typedef struct dsml_render_options {
     size_t effort_name_len;
     int effort_level;                 /* DSML_EFFORT_LEVEL */
     const char *context_json;         /* optional JSON array of messages
-                                         rendered earlier; NULL for none */
+                                         rendered earlier; NULL (with
+                                         context_len 0) for none: NULL with
+                                         a length is DSML_ERR_ARGUMENT */
     size_t context_len;
     const dsml_limits *limits;        /* NULL: defaults */
     const dsml_allocator *allocator;  /* NULL: malloc/realloc/free */

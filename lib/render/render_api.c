@@ -124,6 +124,8 @@ static int setup(dsml_rctx *c, const dsml_render_options *opts, dsml_error *err)
     opts = &given;
     dsml_alloc_resolve(&c->alloc, opts->allocator);
     c->limits = opts->limits;
+    c->context_json = opts->context_json;
+    c->context_len = opts->context_len;
     if (opts->profile != DSML_PROFILE_V41 && opts->profile != DSML_PROFILE_PRERELEASE)
         return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
                          "unknown profile %d", (int)opts->profile);
@@ -237,14 +239,15 @@ done:
     return r;
 }
 
-static int read_context_option(dsml_rctx *c, const dsml_render_options *opts,
-                               cJSON **context)
+/* The context option: none when both pointer and length are 0 (a NULL
+ * pointer with a length is refused, as for the main input). */
+static int read_context_option(dsml_rctx *c, cJSON **context)
 {
     *context = NULL;
-    if (opts == NULL || opts->context_json == NULL)
+    if (c->context_json == NULL && c->context_len == 0)
         return DSML_OK;
-    return dsml_json_read(opts->context_json, opts->context_len, c->limits,
-                          &c->alloc, "$.context", 0, context, c->err);
+    return dsml_json_read(c->context_json, c->context_len, c->limits, &c->alloc,
+                          "$.context", 0, context, c->err);
 }
 
 /* ---- the three kinds of document ----------------------------------------- */
@@ -394,7 +397,7 @@ static int render_entry(render_doc_fn fn, const char *json, size_t len,
         r = dsml_json_read(json, len, c.limits, &c.alloc, "$", 0, &doc, err);
     c.doc = doc;
     if (r == DSML_OK)
-        r = read_context_option(&c, opts, &context);
+        r = read_context_option(&c, &context);
     if (r == DSML_OK)
         r = fn(&c, doc, context, out);
     cJSON_Delete(doc);

@@ -105,6 +105,8 @@ typedef struct dsml_rctx {
     dsml_allocator alloc;
     dsml_arena arena;
     const dsml_limits *limits;
+    const char *context_json; /* the context option (borrowed for the call) */
+    size_t context_len;
     dsml_error *err;
     dsml_path path;
     dsml_profile profile;
