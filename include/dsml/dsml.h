@@ -499,7 +499,14 @@ typedef struct dsml_detector_options {
     const char *tools_json;           /* optional OpenAI "tools" array (JSON
                                          text) naming the declared tools;
                                          read at creation, not kept.  NULL:
-                                         none */
+                                         none.  Names are qualified by the
+                                         renderer's rule: a list it refuses
+                                         (conflicting namespaces, "::" in a
+                                         bare name or a namespace, a
+                                         namespace neither a string nor an
+                                         object with a name) is refused
+                                         here too, with the path and offset
+                                         of the tool's name */
     size_t tools_len;
     const dsml_limits *limits;        /* NULL: defaults.  Used here:
                                          max_input_bytes (whole stream),
