@@ -6,6 +6,7 @@
 #ifndef DSML_CLI_H
 #define DSML_CLI_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -31,22 +32,36 @@ void cli_buf_printf(cli_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+void cli_buf_vprintf(cli_buf *b, const char *fmt, va_list ap)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 0)))
+#endif
+    ;
 void cli_buf_free(cli_buf *b);
 
 /* Appends `s` as a JSON string literal (quotes included; non-ASCII raw). */
 void cli_json_string(cli_buf *b, const char *s, size_t n);
 
-/* Reads a whole file ("-": standard input) into `out` (NUL-terminated).
- * Returns 0, or -1 after printing a message. */
+/* Reads a whole file ("-": standard input) into `out` (NUL-terminated),
+ * at most DSML_DEFAULT_MAX_INPUT_BYTES, the library's input limit: a
+ * directory or a larger input is refused.  Returns 0, or -1 after printing
+ * a message (`out` is then freed). */
 int cli_read_file(const char *path, cli_buf *out);
 
 /* Writes `n` bytes to stdout; returns 0 or -1 after printing a message. */
 int cli_write_stdout(const void *p, size_t n);
 
-/* Prints "dsml-render: <fmt>" and a newline to stderr. */
+/* Prints "dsml-render: <fmt>" and a newline to stderr; control characters,
+ * line separators and bidirectional controls in the text (from file names,
+ * options or the input) are written as \u escapes. */
 void cli_errorf(const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+void cli_verrorf(const char *fmt, va_list ap)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 0)))
 #endif
     ;
 

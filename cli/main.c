@@ -17,7 +17,8 @@ static const char usage_text[] =
     "\n"
     "Renders a conversation into the exact prompt text DeepSeek-V4.1 expects\n"
     "(the checkpoint's encoding.py, byte for byte), or parses a completion.\n"
-    "FILE is read whole; without FILE, or with '-', standard input is read.\n"
+    "FILE is read whole (at most 256 MiB, the library's input limit); without\n"
+    "FILE, or with '-', standard input is read.\n"
     "\n"
     "Input (detected, or forced with --input-format):\n"
     "  messages  a JSON array of OpenAI-style messages\n"
@@ -89,9 +90,8 @@ static int usage_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("dsml-render: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputs("\nTry 'dsml-render --help'.\n", stderr);
+    cli_verrorf(fmt, ap);
+    fputs("Try 'dsml-render --help'.\n", stderr);
     va_end(ap);
     return CLI_EXIT_USAGE;
 }
@@ -117,6 +117,9 @@ int cli_parse_profile(const char *s, dsml_profile *p)
     return 0;
 }
 
+/* --effort: a name, or a level (refused by the library unless 1..100).
+ * Returns -1 for a number that no int holds: it is refused here, never
+ * clamped into another number. */
 static int parse_effort(const char *s, cli_opts *o)
 {
     const char *d = s[0] == '-' || s[0] == '+' ? s + 1 : s;
@@ -128,7 +131,7 @@ static int parse_effort(const char *s, cli_opts *o)
     errno = 0;
     long v = strtol(s, NULL, 10);
     if (errno != 0 || v < INT_MIN || v > INT_MAX)
-        v = v < 0 ? INT_MIN : INT_MAX;
+        return -1;
     o->effort_kind = DSML_EFFORT_LEVEL;
     o->effort_level = (int)v;
     return 0;
@@ -193,7 +196,8 @@ static int parse_args(int argc, char **argv, cli_args *a)
         } else if (is_option(s, "--effort")) {
             if ((v = option_value(argc, argv, &i, "--effort")) == NULL)
                 return usage_error("%s needs a name or a level", s);
-            parse_effort(v, &a->opts);
+            if (parse_effort(v, &a->opts) != 0)
+                return usage_error("--effort %s: out of range, a level is 1..100", v);
         } else if (strcmp(s, "--keep-thinking") == 0) {
             a->opts.flags |= DSML_RENDER_KEEP_THINKING;
         } else if (strcmp(s, "--no-bos") == 0) {

@@ -48,12 +48,14 @@ __attribute__((format(printf, 1, 2)))
 #endif
 static int parse_usage_error(const char *fmt, ...)
 {
+    cli_buf msg = {0};
     va_list ap;
     va_start(ap, fmt);
-    fputs("dsml-render: parse: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputs("\nTry 'dsml-render parse --help'.\n", stderr);
+    cli_buf_vprintf(&msg, fmt, ap);
     va_end(ap);
+    cli_errorf("parse: %s", msg.data != NULL ? msg.data : "");
+    cli_buf_free(&msg);
+    fputs("Try 'dsml-render parse --help'.\n", stderr);
     return CLI_EXIT_USAGE;
 }
 

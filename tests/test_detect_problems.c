@@ -416,6 +416,70 @@ static void test_option_declared_tools(void **state)
     assert_null(d);
 }
 
+/* The declared tools are read by the renderer's rule: what it refuses, the
+ * detector refuses, with the same code and words, at the name. */
+static void test_declared_tools_refused_as_rendered(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *tools; /* a tools array */
+        int code;
+        const char *where; /* text of the value the error is at */
+    } bad[] = {
+        {"[{\"type\":\"function\",\"namespace\":\"beta\",\"function\":{\"name\":\"acme::rotate\"}}]",
+         DSML_ERR_TOOL_NAME, "\"acme::rotate\""},
+        {"[{\"type\":\"function\",\"function\":{\"namespace\":{\"name\":\"b\"},\"name\":\"a::x\"}}]",
+         DSML_ERR_TOOL_NAME, "\"a::x\""},
+        {"[{\"type\":\"function\",\"namespace\":7,\"function\":{\"name\":\"f\"}}]",
+         DSML_ERR_TYPE, "\"f\""},
+        {"[{\"type\":\"function\",\"namespace\":{\"description\":\"d\"},\"function\":{\"name\":\"f\"}}]",
+         DSML_ERR_MISSING_KEY, "\"f\""},
+        {"[{\"type\":\"function\",\"function\":{\"name\":\"ok\"}}, "
+         "{\"type\":\"function\",\"function\":{\"name\":\"a::b::c\"}}]",
+         DSML_ERR_TOOL_NAME, "\"a::b::c\""},
+        {"[{\"type\":\"function\",\"namespace\":\"x::y\",\"function\":{\"name\":\"f\"}}]",
+         DSML_ERR_TOOL_NAME, "\"f\""},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *tools = bad[i].tools;
+        dsml_detector_options o = opts(DSML_DETECT_STRICT, DSML_CHAT);
+        o.tools_json = tools;
+        o.tools_len = strlen(tools);
+        dsml_detector *d = NULL;
+        dsml_error derr;
+        int rc = dsml_detector_create(&o, &d, &derr);
+        if (rc != bad[i].code)
+            fail_msg("%s: got %s, want %s", tools, dsml_status_name(rc),
+                     dsml_status_name(bad[i].code));
+        assert_null(d);
+        assert_int_equal(derr.offset, (size_t)(strstr(tools, bad[i].where) - tools));
+        assert_non_null(strstr(derr.path, "$.tools["));
+        /* the renderer, given the same list on a system message */
+        char msgs[512];
+        snprintf(msgs, sizeof msgs, "[{\"role\":\"system\",\"content\":\"\",\"tools\":%s}]", tools);
+        dsml_output out;
+        dsml_error rerr;
+        assert_int_equal(dsml_render(msgs, strlen(msgs), NULL, &out, &rerr), bad[i].code);
+        const char *dwords = strstr(derr.message, ": "), *rwords = strstr(rerr.message, ": ");
+        assert_non_null(dwords);
+        assert_non_null(rwords);
+        assert_string_equal(dwords, rwords);
+        /* a profile without namespaces uses names as written */
+        o.profile = DSML_PROFILE_PRERELEASE;
+        assert_int_equal(dsml_detector_create(&o, &d, NULL), DSML_OK);
+        dsml_detector_destroy(d);
+    }
+    /* the same namespace twice is no conflict */
+    const char *tools = "[{\"type\":\"function\",\"namespace\":\"fs\",\"function\":{\"name\":\"fs::read\"}}]";
+    dsml_detector_options o = opts(DSML_DETECT_STRICT, DSML_CHAT);
+    o.tools_json = tools;
+    o.tools_len = strlen(tools);
+    o.tool_names = DSML_TOOL_NAMES_DECLARED;
+    dc_run r = run(&o, OPEN INVOKE("fs::read") INVOKE_END CLOSE);
+    assert_int_equal(r.rc, DSML_OK);
+    dc_run_free(&r);
+}
+
 static void test_option_validate_false_values(void **state)
 {
     (void)state;
@@ -548,6 +612,7 @@ int main(void)
         cmocka_unit_test(test_option_trailing_text),
         cmocka_unit_test(test_option_trim),
         cmocka_unit_test(test_option_declared_tools),
+        cmocka_unit_test(test_declared_tools_refused_as_rendered),
         cmocka_unit_test(test_option_validate_false_values),
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_feeding_is_linear),

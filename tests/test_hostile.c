@@ -666,6 +666,57 @@ static void test_error_messages_stay_utf8(void **state)
     free(t.s);
 }
 
+/* No byte of an error text makes a terminal or a log do something: control
+ * and format characters quoted from the input are written as escapes. */
+static int printable(const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p < 0x20 || *p == 0x7f)
+            return 0;
+        if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) /* C1 */
+            return 0;
+        if (p[0] == 0xe2 && p[1] == 0x80 && (p[2] == 0xa8 || p[2] == 0xa9 ||
+                                             (p[2] >= 0xaa && p[2] <= 0xae)))
+            return 0; /* U+2028, U+2029, U+202A..U+202E */
+    }
+    return valid_utf8(s);
+}
+
+static void test_error_messages_escape_controls(void **state)
+{
+    (void)state;
+    dsml_error err;
+    /* ESC [2J clears the screen; CSI (U+009B), RLO (U+202E), U+2028 */
+    assert_int_equal(render_s("[{\"role\":\"\\u001b[2Jx\\u009b1m\\u202eab\\u2028\\n\","
+                              "\"content\":\"q\"}]", NULL, &err),
+                     DSML_ERR_ROLE);
+    assert_true(printable(err.message));
+    assert_non_null(strstr(err.message, "\\u001b[2Jx\\u009b1m\\u202eab\\u2028\\u000a"));
+    /* beyond the BMP: U+E0041 TAG LATIN CAPITAL LETTER A */
+    assert_int_equal(render_s("[{\"role\":\"\xf3\xa0\x81\x81\",\"content\":\"q\"}]", NULL, &err),
+                     DSML_ERR_ROLE);
+    assert_non_null(strstr(err.message, "\\U000e0041"));
+    /* escapes make a text longer: it is cut between escapes, marked "..." */
+    text t = {0};
+    puts_(&t, "[{\"role\":\"assistant\",\"content\":\"\",\"tool_calls\":[{\"function\":"
+              "{\"name\":\"a::b::");
+    for (int i = 0; i < 300; i++)
+        puts_(&t, "\\u001b");
+    puts_(&t, "\",\"arguments\":\"{}\"}}]}]");
+    assert_int_equal(render_s(t.s, NULL, &err), DSML_ERR_TOOL_NAME);
+    assert_true(printable(err.message));
+    size_t n = strlen(err.message);
+    assert_true(n < sizeof err.message);
+    assert_string_equal(err.message + n - 9, "\\u001b...");
+    free(t.s);
+    /* the detector's errors quote the completion */
+    const char *c = OPEN INVOKE("ns::a::\x1b[2J\x07") INVOKE_END CLOSE;
+    dsml_output out;
+    assert_int_equal(dsml_parse_completion(c, strlen(c), NULL, &out, &err), DSML_ERR_TOOL_NAME);
+    assert_true(printable(err.message));
+    assert_non_null(strstr(err.message, "a::\\u001b[2J\\u0007"));
+}
+
 /* ---- the detector on endless and oversized input -------------------------------------- */
 
 typedef struct det_run {
@@ -855,6 +906,69 @@ static void test_detector_limits(void **state)
     assert_true(r.peak_bytes < 256 * 1024);
 }
 
+/* The offset of a DSML_ERR_LIMIT from max_argument_bytes: checked to be the
+ * same fed whole, in 7-byte chunks and byte by byte. */
+static size_t limit_offset(dsml_detector_options *o, const char *t)
+{
+    size_t n = strlen(t), off = DSML_NO_OFFSET;
+    static const size_t chunks[] = {0, 7, 1};
+    for (size_t c = 0; c < 3; c++) {
+        dsml_detector *d = NULL;
+        assert_int_equal(dsml_detector_create(o, &d, NULL), DSML_OK);
+        size_t step = chunks[c] ? chunks[c] : n;
+        int rc = DSML_OK;
+        for (size_t i = 0; i < n && rc == DSML_OK; i += step)
+            rc = dsml_detector_feed(d, t + i, n - i < step ? n - i : step);
+        if (rc == DSML_OK)
+            rc = dsml_detector_finish(d);
+        assert_int_equal(rc, DSML_ERR_LIMIT);
+        size_t got = dsml_detector_error(d)->offset;
+        dsml_detector_destroy(d);
+        if (c == 0)
+            off = got;
+        else if (got != off)
+            fail_msg("fed in %zu-byte chunks: offset %zu, whole: %zu", step, got, off);
+    }
+    return off;
+}
+
+static void test_detector_limit_offsets(void **state)
+{
+    (void)state;
+    dsml_detector_options o;
+    dsml_detector_options_init(&o);
+    o.mode = DSML_DETECT_STRICT;
+    dsml_limits lim = {0};
+    lim.max_argument_bytes = 20; /* {"k": " (7 bytes) + 13 more */
+    o.limits = &lim;
+#define PSTART(s) OPEN INVOKE("f") "<" FW "DSML" FW " parameter name=\"k\" string=\"" s "\">"
+#define PREST "</" FW "DSML" FW " parameter>\n" INVOKE_END CLOSE EOS
+    const size_t vt = strlen(PSTART("true")), vf = strlen(PSTART("false"));
+    /* the escape \" of byte 12 does not fit */
+    assert_int_equal(limit_offset(&o, PSTART("true") "0123456789ab\"cdefgh" PREST), vt + 12);
+    /* nor the three bytes of U+4E16 at byte 11 */
+    assert_int_equal(limit_offset(&o, PSTART("true") "0123456789a\xe4\xb8\x96xyz" PREST),
+                     vt + 11);
+    /* a held '<' that turns out to be value text */
+    assert_int_equal(limit_offset(&o, PSTART("true") "0123456789abc<def" PREST), vt + 13);
+    /* trimming holds the spaces back until the 'b': the third one is too many */
+    o.trim = DSML_TRIM_WHITESPACE;
+    assert_int_equal(limit_offset(&o, PSTART("true") "0123456789a   b" PREST), vt + 13);
+    o.trim = DSML_TRIM_NONE;
+    /* string="false": {"k":  (6 bytes), then the value verbatim */
+    assert_int_equal(limit_offset(&o, PSTART("false") "[1,2,3,4,5,6,7,8,9]" PREST), vf + 14);
+    /* ... or held whole for validation, up to the limit itself */
+    o.false_values = DSML_FALSE_VALUES_VALIDATE;
+    assert_int_equal(limit_offset(&o, PSTART("false") "[1,2,3,4,5,6,7,8,9,10,11]" PREST),
+                     vf + 20);
+    o.false_values = DSML_FALSE_VALUES_VERBATIM;
+    /* lenient mode keeps the raw text of the block from its opener on */
+    o.mode = DSML_DETECT_LENIENT;
+    assert_int_equal(limit_offset(&o, "ab" PSTART("true") "x" PREST), 2 + 20);
+#undef PSTART
+#undef PREST
+}
+
 /* Invalid UTF-8 and NUL bytes in a completion: an error, never a crash. */
 static void test_detector_bad_bytes(void **state)
 {
@@ -901,8 +1015,10 @@ int main(void)
         cmocka_unit_test(test_bad_messages_fail_first),
         cmocka_unit_test(test_json_value_budget),
         cmocka_unit_test(test_error_messages_stay_utf8),
+        cmocka_unit_test(test_error_messages_escape_controls),
         cmocka_unit_test(test_detector_memory_is_bounded),
         cmocka_unit_test(test_detector_limits),
+        cmocka_unit_test(test_detector_limit_offsets),
         cmocka_unit_test(test_detector_bad_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -456,6 +456,36 @@ static void test_status_table(void **state)
     assert_int_equal(dsml_version_number(), DSML_VERSION_NUMBER);
 }
 
+/* dsml_json_locate: each value's first byte, whatever precedes it. */
+static void test_locate(void **state)
+{
+    (void)state;
+    const char *t = " {\"a\": [\"]}\\\"[{\", {\"b\": 1e5, \"b\" : [true, null]}],"
+                    "\n \"\\u0063\": \"x\\ty\\u00e9z\", \"c\": \"last\"}";
+    cJSON *v = NULL;
+    assert_int_equal(dsml_json_read(t, strlen(t), NULL, &std_alloc, "$", 0, &v, NULL), DSML_OK);
+    const cJSON *a = dsml_json_get(v, "a");
+    const cJSON *b = dsml_json_get(a->child->next, "b"); /* the last "b" */
+    const cJSON *c = dsml_json_get(v, "c");              /* the last "c" */
+    assert_int_equal(dsml_json_locate(t, strlen(t), v, DSML_NO_OFFSET), 1);
+    assert_int_equal(dsml_json_locate(t, strlen(t), a, DSML_NO_OFFSET), 7);
+    assert_int_equal(dsml_json_locate(t, strlen(t), a->child->next, DSML_NO_OFFSET),
+                     (size_t)(strstr(t, "{\"b\"") - t));
+    assert_int_equal(dsml_json_locate(t, strlen(t), b->child->next, DSML_NO_OFFSET),
+                     (size_t)(strstr(t, "null") - t));
+    assert_int_equal(dsml_json_locate(t, strlen(t), c, DSML_NO_OFFSET),
+                     (size_t)(strstr(t, "\"last\"") - t));
+    /* with "\u0063" and "c" both naming "c", the value is the last one;
+     * bytes of a decoded string map back to their characters in the text */
+    assert_string_equal(c->valuestring, "last");
+    assert_int_equal(dsml_json_locate(t, strlen(t), c, 2), (size_t)(strstr(t, "st\"") - t));
+    size_t quote = (size_t)(strstr(t, "\\\"") - t); /* the \" of "]}\"[{" */
+    assert_int_equal(dsml_json_locate(t, strlen(t), a->child, 2), quote);
+    assert_int_equal(dsml_json_locate(t, strlen(t), a->child, 3), quote + 2);
+    assert_int_equal(dsml_json_locate(t, strlen(t), a->child, 9), DSML_NO_OFFSET);
+    cJSON_Delete(v);
+}
+
 int main(void)
 {
     dsml_alloc_resolve(&std_alloc, NULL);
@@ -472,6 +502,7 @@ int main(void)
         cmocka_unit_test(test_escape_errors),
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_large_string),
+        cmocka_unit_test(test_locate),
         cmocka_unit_test(test_status_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -141,8 +141,13 @@ typedef struct dsml_error {
                            DSML_NO_OFFSET */
     char path[256];     /* JSON path of the offending value ("$.messages[2]"),
                            "" when none; NUL-terminated, truncated with "..." */
-    char message[512];  /* "path: what is wrong", NUL-terminated */
+    char message[512];  /* "path: what is wrong", NUL-terminated, truncated
+                           with "..." */
 } dsml_error;
+/* Both strings are valid UTF-8 and safe to print: control characters (C0,
+ * DEL, C1), format characters (bidirectional overrides, zero-width marks)
+ * and U+2028/U+2029 quoted from the input are written as \u001b-style
+ * escapes (\U000e0041 beyond the BMP). */
 
 /* Sets size and clears the struct. */
 DSML_API void dsml_error_init(dsml_error *err);
@@ -256,7 +261,8 @@ typedef enum dsml_effort_kind {
 /*
  * The guard (DSML_RENDER_GUARD) is for requests whose text comes from people
  * or tools the server does not trust.  It refuses (DSML_ERR_SPECIAL_TOKEN,
- * err->path naming the string, err->offset its first byte in the input)
+ * err->path naming the string, err->offset the token's byte in the JSON
+ * text, escapes counted as written; for a key, its value's first byte)
  * when any string or object key of an untrusted part of the input holds
  * one of:
  *   - "<｜name｜>" and its look-alikes: "<", "＜" or "﹤"; then "|", "｜" or
@@ -287,7 +293,9 @@ typedef struct dsml_render_options {
     size_t effort_name_len;
     int effort_level;                 /* DSML_EFFORT_LEVEL */
     const char *context_json;         /* optional JSON array of messages
-                                         rendered earlier; NULL for none */
+                                         rendered earlier; NULL (with
+                                         context_len 0) for none: NULL with
+                                         a length is DSML_ERR_ARGUMENT */
     size_t context_len;
     const dsml_limits *limits;        /* NULL: defaults */
     const dsml_allocator *allocator;  /* NULL: malloc/realloc/free */
@@ -535,7 +543,14 @@ typedef struct dsml_detector_options {
     const char *tools_json;           /* optional OpenAI "tools" array (JSON
                                          text) naming the declared tools;
                                          read at creation, not kept.  NULL:
-                                         none */
+                                         none.  Names are qualified by the
+                                         renderer's rule: a list it refuses
+                                         (conflicting namespaces, "::" in a
+                                         bare name or a namespace, a
+                                         namespace neither a string nor an
+                                         object with a name) is refused
+                                         here too, with the path and offset
+                                         of the tool's name */
     size_t tools_len;
     const dsml_limits *limits;        /* NULL: defaults.  Used here:
                                          max_input_bytes (whole stream),

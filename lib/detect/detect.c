@@ -341,7 +341,8 @@ static void raw_add(dsml_detector *d, const char *p, size_t n)
     if (d->raw.len == 0)
         d->raw_off = d->base + (size_t)(p - d->in.data);
     if (d->raw.len + n > d->lim.max_argument_bytes) {
-        fail(d, DSML_ERR_LIMIT, DSML_NO_OFFSET,
+        fail(d, DSML_ERR_LIMIT,
+             d->base + (size_t)(p - d->in.data) + (d->lim.max_argument_bytes - d->raw.len),
              "an invoke's text exceeds max_argument_bytes (%zu)",
              d->lim.max_argument_bytes);
         return;
@@ -427,18 +428,32 @@ static size_t safe_cut(const char *p, size_t n, size_t room, int escaped)
     return i;
 }
 
-static void args_out_x(dsml_detector *d, const char *p, size_t n, int escaped)
+/* What a piece of arguments text stands for, to place a failure: fixed
+ * text (separators, a key) made at a marker, the completion's own bytes, or
+ * their JSON escape. */
+typedef enum { ARGS_FIXED, ARGS_RAW, ARGS_ESCAPED } args_kind;
+
+/* Arguments text out.  `off` is the stream offset of what it stands for:
+ * the marker (ARGS_FIXED), p[0] (ARGS_RAW), or src[0] of the value text
+ * src[0, src_n) whose escape p is (ARGS_ESCAPED).  Past max_argument_bytes
+ * the detector fails at the offset of the first byte that did not fit. */
+static void args_out_x(dsml_detector *d, const char *p, size_t n, args_kind kind,
+                       const char *src, size_t src_n, size_t off)
 {
     if (d->call_quiet || n == 0 || d->failed)
         return;
-    if (n > d->lim.max_argument_bytes - d->args_len) {
+    size_t room = d->lim.max_argument_bytes - d->args_len;
+    if (n > room) {
         /* what fits goes out first, so that the failure point does not
          * depend on how the value arrived */
-        size_t k = safe_cut(p, n, d->lim.max_argument_bytes - d->args_len,
-                            escaped);
+        size_t k = safe_cut(p, n, room, kind == ARGS_ESCAPED);
         d->args_len += k;
         ev_text(d, DSML_EVENT_ARGUMENTS, d->ncalls - 1, p, k);
-        fail(d, DSML_ERR_LIMIT, DSML_NO_OFFSET,
+        if (kind == ARGS_RAW)
+            off += k;
+        else if (kind == ARGS_ESCAPED)
+            off += dsml_emit_string_fit(src, src_n, room);
+        fail(d, DSML_ERR_LIMIT, off,
              "tool call %zu: arguments exceed max_argument_bytes (%zu)",
              d->ncalls - 1, d->lim.max_argument_bytes);
         return;
@@ -447,9 +462,10 @@ static void args_out_x(dsml_detector *d, const char *p, size_t n, int escaped)
     ev_text(d, DSML_EVENT_ARGUMENTS, d->ncalls - 1, p, n);
 }
 
-static void args_out(dsml_detector *d, const char *p, size_t n)
+/* Fixed arguments text made at the marker at `off`. */
+static void args_out(dsml_detector *d, const char *p, size_t n, size_t off)
 {
-    args_out_x(d, p, n, 0);
+    args_out_x(d, p, n, ARGS_FIXED, NULL, 0, off);
 }
 
 static int tool_declared(const dsml_detector *d, const char *name, size_t n)
@@ -590,9 +606,9 @@ static void close_call(dsml_detector *d, size_t off)
         return;
     }
     if (d->nparams == 0)
-        args_out(d, "{}", 2);
+        args_out(d, "{}", 2, off);
     else
-        args_out(d, "}", 1);
+        args_out(d, "}", 1, off);
     if (d->failed)
         return;
     call_end_event(d, DSML_CALL_COMPLETE, off);
@@ -753,7 +769,7 @@ static void param_marker(dsml_detector *d, int str_true, size_t off)
         nomem(d);
         return;
     }
-    args_out(d, s->data, s->len);
+    args_out(d, s->data, s->len, off);
     d->nparams++;
     start_value(d, str_true);
     set_phase(d, PH_PVALUE);
@@ -761,7 +777,10 @@ static void param_marker(dsml_detector *d, int str_true, size_t off)
 
 /* ---- values -------------------------------------------------------------- */
 
-static void value_emit(dsml_detector *d, const char *p, size_t n)
+/* The value's text p[0, n), which began at stream offset `off` (every
+ * function of the value layer takes the offset of its text, so that a
+ * limit is reported at its byte however the value arrived). */
+static void value_emit(dsml_detector *d, const char *p, size_t n, size_t off)
 {
     if (n == 0)
         return;
@@ -773,18 +792,20 @@ static void value_emit(dsml_detector *d, const char *p, size_t n)
             nomem(d);
             return;
         }
-        args_out_x(d, s->data + 1, s->len - 2, 1);
+        args_out_x(d, s->data + 1, s->len - 2, ARGS_ESCAPED, p, n, off);
     } else if (d->opt.false_values == DSML_FALSE_VALUES_VALIDATE) {
+        if (d->vbuf.len == 0)
+            d->vbuf_off = off;
         if (d->vbuf.len + n > d->lim.max_argument_bytes) {
-            fail(d, DSML_ERR_LIMIT, DSML_NO_OFFSET,
-                 "a value exceeds max_argument_bytes");
+            fail(d, DSML_ERR_LIMIT, off + (d->lim.max_argument_bytes - d->vbuf.len),
+                 "a value exceeds max_argument_bytes (%zu)", d->lim.max_argument_bytes);
             return;
         }
         dsml_buf_append(&d->vbuf, p, n);
         if (d->vbuf.failed)
             nomem(d);
     } else {
-        args_out(d, p, n);
+        args_out_x(d, p, n, ARGS_RAW, p, n, off);
     }
 }
 
@@ -792,10 +813,10 @@ static void value_emit(dsml_detector *d, const char *p, size_t n)
  * back; a run of whitespace longer than max_held_bytes is released (kept in
  * the value) at the character that makes it too long, so the result does
  * not depend on how the value arrived. */
-static void value_chars(dsml_detector *d, const char *p, size_t n)
+static void value_chars(dsml_detector *d, const char *p, size_t n, size_t off)
 {
     if (!d->str_true || d->opt.trim != DSML_TRIM_WHITESPACE) {
-        value_emit(d, p, n);
+        value_emit(d, p, n, off);
         return;
     }
     const unsigned char *u = (const unsigned char *)p;
@@ -808,7 +829,7 @@ static void value_chars(dsml_detector *d, const char *p, size_t n)
         if (sp != 1) {
             /* a non-space character: the held whitespace is inner */
             if (d->vws.len > 0) {
-                value_emit(d, d->vws.data, d->vws.len);
+                value_emit(d, d->vws.data, d->vws.len, d->vws_off);
                 d->vws.len = 0;
             }
             d->vlead = 0;
@@ -816,64 +837,70 @@ static void value_chars(dsml_detector *d, const char *p, size_t n)
             continue;
         }
         /* whitespace: emit the non-space run before it */
-        value_emit(d, p + run, i - run);
+        value_emit(d, p + run, i - run, off + run);
         if (!d->vlead) {
+            if (d->vws.len == 0)
+                d->vws_off = off + i;
             dsml_buf_append(&d->vws, p + i, l);
             if (d->vws.failed) {
                 nomem(d);
                 return;
             }
             if (d->vws.len > d->lim.max_held_bytes) {
-                value_emit(d, d->vws.data, d->vws.len);
+                value_emit(d, d->vws.data, d->vws.len, d->vws_off);
                 d->vws.len = 0;
             }
         }
         i += l;
         run = i;
     }
-    value_emit(d, p + run, n - run);
+    value_emit(d, p + run, n - run, off + run);
 }
 
-static void value_bytes(dsml_detector *d, const char *p, size_t n)
+static void value_bytes(dsml_detector *d, const char *p, size_t n, size_t off)
 {
     if (n == 0)
         return;
     if (d->vpart_len > 0) {
+        size_t before = n;
         size_t need = complete_char(d->vpart, &d->vpart_len, &p, &n);
+        off += before - n;
         if (need == 0)
             return;
-        value_chars(d, d->vpart, need);
+        value_chars(d, d->vpart, need, d->vpart_off);
         d->vpart_len = 0;
     }
     size_t t = det_utf8_incomplete_tail(p, n);
-    value_chars(d, p, n - t);
+    value_chars(d, p, n - t, off);
     memcpy(d->vpart, p + n - t, t);
     d->vpart_len = (int)t;
+    d->vpart_off = off + n - t;
 }
 
 /* The value's bytes; a final '<' or "<\n" is held back, since the value
  * text the reference keeps ends just before it. */
-static void value_sink(dsml_detector *d, const char *p, size_t n)
+static void value_sink(dsml_detector *d, const char *p, size_t n, size_t off)
 {
     size_t i = 0;
     while (i < n && !d->failed) {
         if (d->vtail_len == 0) {
             const char *lt = memchr(p + i, '<', n - i);
             if (lt == NULL) {
-                value_bytes(d, p + i, n - i);
+                value_bytes(d, p + i, n - i, off + i);
                 return;
             }
             size_t j = (size_t)(lt - p);
-            value_bytes(d, p + i, j - i);
+            value_bytes(d, p + i, j - i, off + i);
             d->vtail[0] = '<';
             d->vtail_len = 1;
+            d->vtail_off = off + j;
             i = j + 1;
         } else if (d->vtail_len == 1 && p[i] == '\n') {
             d->vtail[1] = '\n';
             d->vtail_len = 2;
             i++;
         } else {
-            value_bytes(d, d->vtail, (size_t)d->vtail_len);
+            value_bytes(d, d->vtail, (size_t)d->vtail_len, d->vtail_off);
             d->vtail_len = 0;
         }
     }
@@ -884,7 +911,7 @@ static void value_end(dsml_detector *d, size_t off)
     d->vtail_len = 0;
     d->vws.len = 0; /* trimmed */
     if (d->str_true) {
-        args_out(d, "\"", 1);
+        args_out(d, "\"", 1, off);
         return;
     }
     if (d->opt.false_values != DSML_FALSE_VALUES_VALIDATE)
@@ -896,7 +923,8 @@ static void value_end(dsml_detector *d, size_t off)
     if (v != NULL)
         cJSON_Delete(v);
     if (rc == DSML_OK) {
-        args_out(d, d->vbuf.data, d->vbuf.len);
+        args_out_x(d, d->vbuf.data, d->vbuf.len, ARGS_RAW, d->vbuf.data, d->vbuf.len,
+                   d->vbuf_off);
         return;
     }
     if (rc == DSML_ERR_NOMEM) {
@@ -913,7 +941,7 @@ static void value_end(dsml_detector *d, size_t off)
         nomem(d);
         return;
     }
-    args_out(d, s->data, s->len);
+    args_out(d, s->data, s->len, d->vbuf.len ? d->vbuf_off : off);
 }
 
 /* ---- sinks: the bytes between markers ---------------------------------- */
@@ -1057,12 +1085,12 @@ static void sink(dsml_detector *d, const char *p, size_t n, size_t off)
         if (!d->strict && n > d->lim.max_argument_bytes - d->raw.len) {
             size_t k = d->lim.max_argument_bytes - d->raw.len;
             raw_add(d, p, k);
-            value_sink(d, p, k);
+            value_sink(d, p, k, off);
             raw_add(d, p + k, n - k); /* fails */
             return;
         }
         raw_add(d, p, n);
-        value_sink(d, p, n);
+        value_sink(d, p, n, off);
         return;
     case PH_AFTER_BLOCK:
         trailing_text(d, off, d->opt.trailing_text != DSML_TRAILING_TEXT_CONTENT && d->strict,

@@ -157,14 +157,18 @@ struct dsml_detector {
     size_t ncalls;         /* calls begun */
     size_t call_off;
 
-    /* value layer */
+    /* value layer (each *_off: the stream offset of the text held) */
     char vtail[2];
     int vtail_len;
+    size_t vtail_off;
     char vpart[4];
     int vpart_len;
+    size_t vpart_off;
     int vlead;             /* trim: still before the first non-space */
     dsml_buf vws;          /* trim: trailing whitespace held */
+    size_t vws_off;
     dsml_buf vbuf;         /* validation: the whole string="false" value */
+    size_t vbuf_off;
 
     /* message */
     int keep_message;

@@ -399,6 +399,7 @@ static int render_entry(render_doc_fn fn, const char *json, size_t len,
     else
         memset(out, 0, sizeof *out);
     cJSON *doc = NULL, *context = NULL;
+    c.input = json;
     c.input_len = len;
     if (r == DSML_OK)
         r = dsml_json_read_counted(json, len, c.limits, &c.alloc, "$", 0, &c.values_left,

@@ -105,6 +105,8 @@ typedef struct dsml_rctx {
     dsml_allocator alloc;
     dsml_arena arena;
     const dsml_limits *limits;
+    const char *context_json; /* the context option (borrowed for the call) */
+    size_t context_len;
     dsml_error *err;
     dsml_path path;
     dsml_profile profile;
@@ -120,11 +122,9 @@ typedef struct dsml_rctx {
     char effort_text[64]; /* as given, for messages */
     struct dsml_guard *guard_state; /* guard.c, when guard is on */
     dsml_buf scratch;     /* reusable buffer (a message's tool calls) */
-    size_t input_len;     /* size of the JSON input, to size the prompt */
+    const char *input;    /* the JSON input: where an error found after */
+    size_t input_len;     /* reading sits (and the prompt's size) */
     size_t values_left;   /* JSON values the render may still read */
-    const char *context_json; /* the options' context (read as far as the
-                                 caller's struct goes) */
-    size_t context_len;
     /* extra JSON documents parsed along the way (arguments), freed at end */
     cJSON **docs;
     size_t ndocs, capdocs;

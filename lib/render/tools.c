@@ -7,83 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "dialect/tool_name.h"
 #include "render/render_internal.h"
 
-
-/* A split tool name: namespace (NULL: none) and bare name. */
-typedef struct qname {
-    const char *ns;
-    size_t ns_len;
-    const char *name;
-    size_t name_len;
-} qname;
-
-/* The reference's name split: "ns::name" takes its prefix as namespace,
- * which must agree with an explicit one; "::" may not remain in either. */
-static int split_name(dsml_rctx *c, const dsml_msg *m, const char *where,
-                      size_t wi, const char *name, const char *ns, qname *out)
-{
-    const char *sep = strstr(name, "::");
-    if (sep != NULL) {
-        size_t plen = (size_t)(sep - name);
-        if (ns != NULL && (strlen(ns) != plen || memcmp(ns, name, plen) != 0))
-            return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_TOOL_NAME,
-                                 "Conflicting tool namespaces: %s != %.*s", ns,
-                                 (int)plen, name);
-        out->ns = name;
-        out->ns_len = plen;
-        out->name = sep + 2;
-    } else {
-        out->ns = ns;
-        out->ns_len = ns != NULL ? strlen(ns) : 0;
-        out->name = name;
-    }
-    out->name_len = strlen(out->name);
-    if (strstr(out->name, "::") != NULL)
-        return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_TOOL_NAME,
-                             "Tool name must not contain '::': %s", out->name);
-    if (out->ns != NULL) {
-        for (size_t i = 0; i + 1 < out->ns_len; i++)
-            if (out->ns[i] == ':' && out->ns[i + 1] == ':')
-                return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_TOOL_NAME,
-                                     "Tool namespace must not contain '::': %.*s",
-                                     (int)out->ns_len, out->ns);
-    }
-    return DSML_OK;
-}
-
-/* A namespace value: a string, or an object whose "name" is used; null
- * means none.  *ns is NULL for none. */
-static int namespace_text(dsml_rctx *c, const dsml_msg *m, const char *where,
-                          size_t wi, const cJSON *v, const char **ns)
-{
-    *ns = NULL;
-    if (dsml_is_none(v))
-        return DSML_OK;
-    if (dsml_is_object(v)) {
-        const cJSON *n = dsml_json_get(v, "name");
-        if (n == NULL)
-            return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_MISSING_KEY,
-                                 "namespace object has no 'name'");
-        if (dsml_is_none(n))
-            return DSML_OK;
-        v = n;
-    }
-    if (!dsml_is_string(v))
-        return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_TYPE,
-                             "a namespace must be a string or an object with a name");
-    *ns = v->valuestring;
-    return DSML_OK;
-}
-
-static void put_qualified(dsml_buf *b, const qname *q)
-{
-    if (q->ns != NULL) {
-        dsml_buf_append(b, q->ns, q->ns_len);
-        DSML_BUF_LIT(b, "::");
-    }
-    dsml_buf_append(b, q->name, q->name_len);
-}
 
 /* ---- tools block ------------------------------------------------------- */
 
@@ -131,32 +57,24 @@ static int one_tool(dsml_rctx *c, const dsml_msg *m, size_t index,
     if (!dsml_is_object(fn))
         return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_TYPE, "function must be an object");
 
-    const cJSON *nsv = dsml_json_get(fn, "namespace");
-    const cJSON *tool_ns = dsml_json_get(tool, "namespace");
-    if (!dsml_is_none(tool_ns))
-        nsv = tool_ns;
     const cJSON *name = dsml_json_get(fn, "name");
     where = "tools[%zu].function.name";
     if (name == NULL)
         return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_MISSING_KEY, "missing key 'name'");
     if (!dsml_is_string(name))
         return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_TYPE, "a tool name must be a string");
-    qname q = {NULL, 0, NULL, 0};
-    const char *ns = NULL;
-    if (c->profile == DSML_PROFILE_PRERELEASE) {
-        q.name = name->valuestring;
-        q.name_len = strlen(q.name);
-    } else {
-        int r = namespace_text(c, m, where, wi, nsv, &ns);
-        if (r == DSML_OK)
-            r = split_name(c, m, where, wi, name->valuestring, ns, &q);
-        if (r != DSML_OK)
-            return r;
-    }
+    dsml_tool_name q;
+    const cJSON *nsv = NULL;
+    char why[sizeof c->err->message];
+    int r = dsml_tool_declared_name(tool, fn, name->valuestring,
+                                    c->profile != DSML_PROFILE_PRERELEASE, &q, &nsv, why,
+                                    sizeof why);
+    if (r != DSML_OK)
+        return dsml_msg_fail_at(c, m, where, wi, r, "%s", why);
 
     /* A namespace object's description goes before the function's. */
     const cJSON *ns_desc = NULL;
-    if (c->profile != DSML_PROFILE_PRERELEASE && dsml_is_object(nsv)) {
+    if (dsml_is_object(nsv)) {
         const cJSON *d = dsml_json_get(nsv, "description");
         if (dsml_json_truthy(d)) {
             if (!dsml_is_string(d))
@@ -187,7 +105,7 @@ static int one_tool(dsml_rctx *c, const dsml_msg *m, size_t index,
         if (strcmp(k->string, "name") == 0) {
             dsml_buf tmp;
             dsml_buf_init(&tmp, &c->alloc);
-            put_qualified(&tmp, &q);
+            dsml_tool_name_put(&tmp, &q);
             dsml_emit_string(out, tmp.data ? tmp.data : "", tmp.len);
             if (tmp.failed)
                 out->failed = 1;
@@ -383,20 +301,22 @@ static int one_call(dsml_rctx *c, const dsml_msg *m, size_t index,
         return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_MISSING_KEY, "missing key 'name'");
     if (!dsml_is_string(name))
         return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_TYPE, "a tool name must be a string");
-    qname q = {NULL, 0, name->valuestring, strlen(name->valuestring)};
+    dsml_tool_name q = {NULL, 0, name->valuestring, strlen(name->valuestring)};
     if (c->profile != DSML_PROFILE_PRERELEASE) {
+        /* a call takes the first truthy of its own and its function's */
         const cJSON *nsv = dsml_json_get(tc, "namespace");
         if (!dsml_json_truthy(nsv))
             nsv = dsml_json_get(fn, "namespace");
-        const char *ns = NULL;
         if (dsml_is_object(nsv) && strstr(name->valuestring, "::") != NULL)
             return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_TOOL_NAME,
                                  "Conflicting tool namespaces");
-        int r = namespace_text(c, m, where, wi, nsv, &ns);
+        const char *ns = NULL;
+        char why[sizeof c->err->message];
+        int r = dsml_tool_namespace(nsv, &ns, why, sizeof why);
         if (r == DSML_OK)
-            r = split_name(c, m, where, wi, name->valuestring, ns, &q);
+            r = dsml_tool_name_split(name->valuestring, ns, &q, why, sizeof why);
         if (r != DSML_OK)
-            return r;
+            return dsml_msg_fail_at(c, m, where, wi, r, "%s", why);
     }
     const cJSON *args = dsml_json_get(fn, "arguments");
     where = "tool_calls[%zu].function.arguments";
@@ -409,7 +329,7 @@ static int one_call(dsml_rctx *c, const dsml_msg *m, size_t index,
         return r;
 
     DSML_BUF_LIT(out, "<" DSML_TOK_DSML " invoke name=\"");
-    put_qualified(out, &q);
+    dsml_tool_name_put(out, &q);
     DSML_BUF_LIT(out, "\">\n");
     if (obj == NULL) {
         put_parameter(out, "arguments", args);

@@ -566,6 +566,78 @@ class ExitStatus(TempFiles, unittest.TestCase):
         self.assertIn("DSML_ERR_JSON", err)
         self.assertIn("byte", err)
 
+    def test_directory_refused(self):
+        # refused with the system's message alone: under the sanitizer
+        # build, a leak would add LeakSanitizer's report to it
+        for argv in ([self.tmp.name], ["parse", self.tmp.name],
+                     ["--context", self.tmp.name, self.write("c.json", {"messages": [USER]})]):
+            status, out, err = run(*argv)
+            self.assertEqual((status, out), (1, b""), argv)
+            self.assertEqual(err, "dsml-render: %s: Is a directory\n" % self.tmp.name, argv)
+
+    LIMIT = 256 << 20  # DSML_DEFAULT_MAX_INPUT_BYTES
+
+    def test_input_limit(self):
+        # a regular file larger than the limit: refused without reading it
+        path = os.path.join(self.tmp.name, "big.json")
+        with open(path, "wb") as f:
+            f.truncate(self.LIMIT + 1)
+        status, out, err = run(path)
+        self.assertEqual((status, out), (1, b""))
+        self.assertIn("larger than the input limit of %d bytes" % self.LIMIT, err)
+        if os.path.exists("/dev/zero"):
+            status, out, err = run("/dev/zero")
+            self.assertEqual((status, out), (1, b""))
+            self.assertIn("/dev/zero: larger than the input limit", err)
+
+    def test_endless_input_stops_at_the_limit(self):
+        # standard input that never ends: the tool stops reading past the
+        # limit and refuses it; it must not read (and hold) what follows
+        p = subprocess.Popen([ARGS.binary], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, bufsize=0)
+        chunk = b" " * (1 << 20)
+        written, stopped = 0, False
+        try:
+            while written < self.LIMIT + (64 << 20):
+                p.stdin.write(chunk)
+                written += len(chunk)
+        except BrokenPipeError:
+            stopped = True
+        if not stopped:
+            p.kill()
+        try:
+            p.stdin.close()
+        except BrokenPipeError:
+            pass
+        p.stdin = None
+        out, err = p.communicate(timeout=120)
+        self.assertTrue(stopped, "read %d bytes without stopping" % written)
+        self.assertEqual((p.returncode, out), (1, b""))
+        self.assertIn("standard input: larger than the input limit", err.decode())
+
+    def test_effort_out_of_int_range(self):
+        path = self.write("e.json", {"messages": [USER], "thinking_mode": "thinking"})
+        for bad in ("99999999999999999999", "-99999999999999999999", "2147483648"):
+            status, out, err = run("--effort", bad, path)
+            self.assertEqual((status, out), (2, b""), bad)
+            self.assertIn("--effort %s: out of range" % bad, err)
+            self.assertNotIn("2147483647", err)
+
+    def test_messages_are_safe_to_print(self):
+        # control characters from a file name, an option or the input are
+        # escaped in what goes to the terminal
+        name = os.path.join(self.tmp.name, "no\x1b[2J\u202efile.json")
+        cases = [([name], 1, "no\\u001b[2J\\u202efile.json"),
+                 (["--bogus\x1b]0;title\x07"], 2, "--bogus\\u001b]0;title\\u0007"),
+                 ([self.write("r.json", [{"role": "\x1b[2Jx\x9b", "content": "q"}])], 1,
+                  "Unknown role: \\u001b[2Jx\\u009b")]
+        for argv, want_status, want_text in cases:
+            status, _, err = run(*argv)
+            self.assertEqual(status, want_status, argv)
+            self.assertIn(want_text, err)
+            for raw in ("\x1b", "\x07", "\x9b", "\u202e"):
+                self.assertNotIn(raw, err, argv)
+
     def test_help_and_version(self):
         status, out, err = run("--help")
         self.assertEqual((status, err), (0, ""))
