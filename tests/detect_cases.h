@@ -283,4 +283,40 @@ static inline void dc_feed_run(dsml_detector *d, const char *text, size_t len,
     }
 }
 
+/* Runs `text` through `d` whole and in chunks of 1..16 bytes; asserts the
+ * statuses agree and, when the run succeeds, the event logs too.  Returns
+ * the whole run (free with dc_run_free). */
+static inline dc_run dc_run_splits(dsml_detector *d, const char *text)
+{
+    size_t len = strlen(text);
+    dc_run whole;
+    dc_feed_run(d, text, len, 0, NULL, 0, &whole);
+    for (size_t step = 1; step <= 16; step++) {
+        dc_run r;
+        dc_feed_run(d, text, len, step, NULL, 0, &r);
+        assert_int_equal(r.rc, whole.rc);
+        /* after a failure, how much was released before it depends on the
+         * chunking; the status does not */
+        if (whole.rc == DSML_OK &&
+            !tu_same_text("scenario", "events", whole.log, whole.log_len,
+                          r.log, r.log_len))
+            fail_msg("events differ at chunk size %zu", step);
+        dc_run_free(&r);
+    }
+    return whole;
+}
+
+/* Asserts that `hay` holds / does not hold `needle`. */
+static inline void dc_has(const char *hay, const char *needle)
+{
+    if (hay == NULL || strstr(hay, needle) == NULL)
+        fail_msg("expected to find [%s] in [%s]", needle, hay ? hay : "(null)");
+}
+
+static inline void dc_lacks(const char *hay, const char *needle)
+{
+    if (hay != NULL && strstr(hay, needle) != NULL)
+        fail_msg("did not expect [%s] in [%s]", needle, hay);
+}
+
 #endif

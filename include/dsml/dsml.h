@@ -114,13 +114,15 @@ DSML_API int dsml_version_number(void);
     X(ERR_UNKNOWN_TOOL, -26, "tool name not among the declared tools")        \
     X(ERR_INVALID_VALUE, -27, "string=\"false\" value is not valid JSON")     \
     X(ERR_INCOMPLETE, -28, "the stream ended inside a message part")          \
-    X(ERR_STATE, -29, "call not allowed in the handle's current state")
+    X(ERR_STATE, -29, "call not allowed in the handle's current state")     \
+    X(ERR_TOOL_CHOICE, -30, "tool call not allowed by tool_choice")           \
+    X(ERR_PARALLEL_CALLS, -31, "a further tool call with parallel calls off")
 
 typedef enum dsml_status {
 #define DSML_STATUS_ENUM_(name, value, msg) DSML_##name = value,
     DSML_STATUS_LIST(DSML_STATUS_ENUM_)
 #undef DSML_STATUS_ENUM_
-    DSML_STATUS_LAST_ = -29
+    DSML_STATUS_LAST_ = -31
 } dsml_status;
 
 /* "DSML_ERR_NOMEM" etc.; "DSML_UNKNOWN" for codes not in the table. Static. */
@@ -284,13 +286,12 @@ DSML_API int dsml_render(const char *messages_json, size_t len,
                          dsml_error *err);
 
 /*
- * Renders an OpenAI chat-completion request body: `messages`, top-level
- * `tools` (attached to a leading system message; an empty system message is
- * prepended when the first message is not one), `reasoning_effort`, and the
- * thinking mode from `thinking_mode` ("chat"/"thinking"),
- * `chat_template_kwargs.thinking` (a bool, or an object with `enabled`) or
- * `thinking.type` ("enabled"/"disabled").  Fields present in the body
- * override opts; absent ones fall back to opts (default chat).
+ * Renders an OpenAI chat-completion request body, read as dsml_turn_create()
+ * reads it (see "Serving a turn"): `messages`, `tools`, `response_format`,
+ * `tool_choice`, `reasoning_effort`, the thinking switch, a prefill.  Fields
+ * present in the body override opts; absent ones fall back to opts (default
+ * chat).  The turn's other decisions are not returned: use dsml_turn_create()
+ * when the completion is to be parsed.
  */
 DSML_API int dsml_render_request(const char *body_json, size_t len,
                                  const dsml_render_options *opts,
@@ -469,6 +470,33 @@ typedef enum dsml_markers {
                                        with DSML_ERR_STATE); saves memory for
                                        servers that only forward events */
 
+/* 9. Which calls a request allows (its `tool_choice`).  A call that is not
+ *    allowed is still parsed and reported -- a DIAGNOSTIC
+ *    (DSML_ERR_TOOL_CHOICE) comes before its CALL_BEGIN, whose status is
+ *    DSML_CALL_REFUSED, and it ends with DSML_CALL_REFUSED (or
+ *    DSML_CALL_INCOMPLETE) -- but it is not executable and is left out of
+ *    the message.  The detector goes on.  In both modes. */
+typedef enum dsml_tool_choice {
+    DSML_TOOL_CHOICE_AUTO = 0,     /* default: any call */
+    DSML_TOOL_CHOICE_NONE = 1,     /* no call is allowed */
+    DSML_TOOL_CHOICE_REQUIRED = 2, /* at least one call: a completion without
+                                      an executable call gets a DIAGNOSTIC
+                                      (DSML_ERR_TOOL_CHOICE) at its end */
+    DSML_TOOL_CHOICE_FUNCTION = 3  /* calls to the tool named by
+                                      tool_choice_name only, and at least one
+                                      (as REQUIRED) */
+} dsml_tool_choice;
+
+/* 10. Several calls in one message (a request's `parallel_tool_calls`). */
+typedef enum dsml_parallel_calls {
+    DSML_PARALLEL_CALLS_ALLOW = 0, /* default */
+    DSML_PARALLEL_CALLS_FIRST = 1  /* the first allowed call is executable;
+                                      every later call is reported (a
+                                      DIAGNOSTIC, DSML_ERR_PARALLEL_CALLS)
+                                      and refused as under tool_choice; the
+                                      detector goes on */
+} dsml_parallel_calls;
+
 typedef struct dsml_detector_options {
     size_t size;                      /* sizeof(dsml_detector_options) */
     dsml_thinking_mode thinking_mode; /* DSML_CHAT by default */
@@ -500,6 +528,12 @@ typedef struct dsml_detector_options {
                                          one invoke kept for the lenient
                                          fallback), max_calls (calls begun) */
     const dsml_allocator *allocator;  /* NULL: malloc/realloc/free */
+    dsml_tool_choice tool_choice;     /* DSML_TOOL_CHOICE_AUTO by default */
+    const char *tool_choice_name;     /* DSML_TOOL_CHOICE_FUNCTION: the tool,
+                                         as a call names it ("ns::name" when
+                                         qualified); copied at creation */
+    size_t tool_choice_name_len;
+    dsml_parallel_calls parallel_calls; /* DSML_PARALLEL_CALLS_ALLOW */
 } dsml_detector_options;
 
 /* dsml_parse_completion() takes the same options. */
@@ -512,12 +546,13 @@ typedef enum dsml_event_type {
     DSML_EVENT_NONE = 0,
     DSML_EVENT_REASONING = 1,  /* text: reasoning_content delta */
     DSML_EVENT_CONTENT = 2,    /* text: content delta */
-    DSML_EVENT_CALL_BEGIN = 3, /* call_index, name, ns: a tool call starts;
-                                  the name is final */
+    DSML_EVENT_CALL_BEGIN = 3, /* call_index, name, ns, status: a tool call
+                                  starts; the name is final; status 0, or
+                                  DSML_CALL_REFUSED */
     DSML_EVENT_ARGUMENTS = 4,  /* call_index, text: a fragment of the call's
                                   arguments JSON text */
-    DSML_EVENT_CALL_END = 5,   /* call_index, status: DSML_CALL_COMPLETE or
-                                  DSML_CALL_INCOMPLETE */
+    DSML_EVENT_CALL_END = 5,   /* call_index, status: DSML_CALL_*; execute
+                                  only DSML_CALL_COMPLETE */
     DSML_EVENT_DIAGNOSTIC = 6  /* status: a DSML_ERR_* code; offset; text:
                                   a short NUL-terminated message */
 } dsml_event_type;
@@ -526,6 +561,10 @@ typedef enum dsml_event_type {
 #define DSML_CALL_INCOMPLETE 1 /* cut off by the end of the stream or, in
                                   lenient mode, malformed: do not execute it;
                                   its raw text follows as content */
+#define DSML_CALL_REFUSED 2    /* tool_choice or parallel_calls does not
+                                  allow it (also the status of its
+                                  CALL_BEGIN): do not execute it; it is left
+                                  out of the message */
 
 /*
  * One event.  Every pointer is borrowed from the detector and valid until
@@ -553,7 +592,8 @@ typedef struct dsml_event {
     const char *ns;          /* CALL_BEGIN: the namespace of "ns::name", or
                                 NULL when the name was not qualified */
     size_t ns_len;
-    int status;              /* CALL_END: DSML_CALL_*; DIAGNOSTIC: the code */
+    int status;              /* CALL_END: DSML_CALL_*; CALL_BEGIN: 0 or
+                                DSML_CALL_REFUSED; DIAGNOSTIC: the code */
     size_t offset;           /* DIAGNOSTIC: byte offset in the stream of the
                                 problem; CALL_BEGIN, CALL_END: offset of the
                                 invoke tag / of what ended the call; text
@@ -633,6 +673,172 @@ DSML_API int dsml_detector_message(dsml_detector *d, dsml_output *out,
 DSML_API int dsml_parse_completion(const char *text, size_t len,
                                    const dsml_parse_options *opts,
                                    dsml_output *out, dsml_error *err);
+
+/* ------------------------------------------------------------------------ */
+/* Serving a turn                                                           */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A turn is one chat-completion request, read and rendered: the prompt and
+ * everything the request decided that the rest of the exchange needs (the
+ * thinking mode, the effort, the declared tools, tool_choice,
+ * parallel_tool_calls, response_format, a prefill, the fields that were not
+ * read).  A detector made from the turn (dsml_turn_detector) needs no
+ * option restated.
+ *
+ * The request body, an OpenAI chat-completion request:
+ *   messages               rendered as dsml_render() renders them
+ *   tools                  attached to a leading system message (an empty
+ *                          one is prepended when the first message is not a
+ *                          system message); errors name "$.tools[i]..."
+ *   response_format        the same, as the value of a system message's own
+ *                          response_format (rendered as is, {"type":
+ *                          "text"} too); refused when the leading system
+ *                          message has one of its own
+ *   tool_choice            "auto" (default), "none", "required", or
+ *                          {"type": "function", "function": {"name": N}}
+ *                          with N among the tools.  "none" keeps the tools
+ *                          in the prompt unless DSML_TURN_NONE_DROPS_TOOLS;
+ *                          the detector refuses calls the choice forbids
+ *   parallel_tool_calls    true (default) or false: the detector then
+ *                          refuses every call after the first executable one
+ *   thinking_mode          "chat" / "thinking"; else
+ *   chat_template_kwargs.thinking   a bool, or an object with a bool
+ *                          "enabled"; else
+ *   thinking.type          "enabled" / "disabled"; else opts->render's mode.
+ *                          The first present decides; the others are listed
+ *                          as ignored
+ *   reasoning_effort       a name of the profile ("low", "high", "max"; the
+ *                          pre-release profile also "xhigh") or an integer
+ *                          1..100; other names are refused
+ *                          (DSML_ERR_EFFORT, the message lists what is
+ *                          accepted) unless opts->effort_aliases maps them
+ *   continue_final_message true: the last message, an assistant one, is
+ *                          continued (rendered without its EOS, as the
+ *                          reference's wo_eos); so is a last assistant
+ *                          message with "prefix": true (DeepSeek's API)
+ *   model                  kept for the responses (dsml_turn_info.model)
+ *   anything else          ignored and listed in dsml_turn_info.ignored
+ *
+ * Thread safety: a turn is read-only once made; it may be used from any
+ * number of threads at once (each making its own detectors).
+ */
+
+/* An effort name a request may give that the profile does not know
+ * ("medium", "minimal", "none", ...), and what it stands for: an accepted
+ * name (`as`, e.g. "high"), or, when `as` is NULL, a level 1..100.  E.g.
+ *   static const dsml_effort_alias aliases[] = {
+ *       {"minimal", NULL, 10}, {"medium", "high", 0}, {"xhigh", "max", 0}};
+ * Strings are NUL-terminated and read during dsml_turn_create(). */
+typedef struct dsml_effort_alias {
+    const char *name;
+    const char *as;
+    int level;
+} dsml_effort_alias;
+
+/* Turn flags. */
+#define DSML_TURN_NONE_DROPS_TOOLS 0x1u /* tool_choice "none": the tools are
+                                           left out of the prompt (vLLM's
+                                           --exclude-tools-when-tool-choice-
+                                           none); default: they stay */
+
+typedef struct dsml_turn_options {
+    size_t size;                        /* sizeof(dsml_turn_options) */
+    const dsml_render_options *render;  /* NULL: defaults.  Its profile,
+                                           flags, context, limits and
+                                           allocator apply; its thinking mode
+                                           and effort are used when the body
+                                           gives none */
+    const dsml_detector_options *detect; /* NULL: defaults.  The mode,
+                                           policies, flags and limits of the
+                                           detectors made from the turn; the
+                                           turn sets their thinking mode,
+                                           profile, tools, tool_choice and
+                                           parallel_calls.  Copied (limits
+                                           too); allocator: render's when
+                                           NULL */
+    unsigned flags;                     /* DSML_TURN_* */
+    const dsml_effort_alias *effort_aliases; /* may be NULL */
+    size_t effort_alias_count;
+} dsml_turn_options;
+
+/* Sets size and the defaults. */
+DSML_API void dsml_turn_options_init(dsml_turn_options *opts);
+
+typedef struct dsml_turn dsml_turn;
+
+/* What a turn decided.  Every pointer is owned by the turn and valid until
+ * dsml_turn_destroy(); texts are NUL-terminated. */
+typedef struct dsml_turn_info {
+    size_t size;                    /* sizeof(dsml_turn_info) of the library */
+    const char *prompt;             /* the prompt, prompt_len bytes */
+    size_t prompt_len;
+    const char *images;             /* image records, JSON array text */
+    size_t images_len;
+    size_t image_count;
+    const char *segments;           /* with DSML_RENDER_SEGMENTS: one
+                                       {"role", "index", "start", "end"} per
+                                       rendered message, "index" into the
+                                       body's "messages" (null for a prepended
+                                       system message); else NULL */
+    size_t segments_len;
+    dsml_thinking_mode thinking_mode; /* as rendered */
+    const char *thinking_from;      /* the field that decided it:
+                                       "$.thinking_mode",
+                                       "$.chat_template_kwargs.thinking",
+                                       "$.thinking.type", or "" (options) */
+    int starts_in_reasoning;        /* 1 when the prompt ends with <think>:
+                                       the completion begins with reasoning
+                                       (not after a prefill or a task) */
+    int effort_level;               /* the effort resolved, 1..100 (the
+                                       profile's default when none given) */
+    int effort_in_prompt;           /* 1 when the prompt has the effort line
+                                       (thinking mode) */
+    const char *tools;              /* the declared tools, JSON array text
+                                       as json.dumps writes it ("[]": none) */
+    size_t tools_len;
+    size_t tool_count;
+    int tools_in_prompt;            /* 0 when there are none, or "none"
+                                       dropped them */
+    dsml_tool_choice tool_choice;
+    const char *tool_choice_name;   /* DSML_TOOL_CHOICE_FUNCTION: the tool as
+                                       a call names it ("ns::name" when
+                                       qualified); else NULL */
+    size_t tool_choice_name_len;
+    int parallel_tool_calls;        /* 0 when the body says false, else 1 */
+    const char *response_format;    /* JSON text of the body's
+                                       response_format, or NULL */
+    size_t response_format_len;
+    int prefill;                    /* 1 when the last (assistant) message
+                                       is continued */
+    const char *ignored;            /* JSON array of the paths of the fields
+                                       not read ("$.temperature",
+                                       "$.thinking.type", ...) */
+    size_t ignored_len;
+    size_t ignored_count;
+    const char *model;              /* the body's "model" string, or NULL */
+    size_t model_len;
+} dsml_turn_info;
+
+/*
+ * Reads and renders a request body.  Returns DSML_OK and *out, or an error
+ * naming the place in the body ("$.tools[1].function.name",
+ * "$.tool_choice") with *out NULL.  opts may be NULL.
+ */
+DSML_API int dsml_turn_create(const char *body_json, size_t len,
+                              const dsml_turn_options *opts, dsml_turn **out,
+                              dsml_error *err);
+/* Frees a turn.  NULL is fine.  Detectors made from it stay valid. */
+DSML_API void dsml_turn_destroy(dsml_turn *turn);
+/* The turn's decisions; NULL for NULL. */
+DSML_API const dsml_turn_info *dsml_turn_get_info(const dsml_turn *turn);
+/*
+ * A detector for the turn's completion: opts->detect with the turn's
+ * thinking (starts_in_reasoning), profile, declared tools, tool_choice and
+ * parallel_tool_calls.  Destroy it with dsml_detector_destroy().
+ */
+DSML_API int dsml_turn_detector(const dsml_turn *turn, dsml_detector **out,
+                                dsml_error *err);
 
 #ifdef __cplusplus
 }

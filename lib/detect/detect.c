@@ -355,6 +355,10 @@ static void call_end_event(dsml_detector *d, int status, size_t off)
     det_event *e = ev_push(d);
     if (e == NULL)
         return;
+    if (status == DSML_CALL_COMPLETE && d->call_refused)
+        status = DSML_CALL_REFUSED;
+    else if (status == DSML_CALL_COMPLETE)
+        d->executable++;
     e->type = DSML_EVENT_CALL_END;
     e->call = d->ncalls - 1;
     e->status = status;
@@ -471,6 +475,37 @@ static const char *find2(const char *p, size_t n, const char *pat)
     return NULL;
 }
 
+/* Whether the request's tool_choice or parallel_calls refuses a call to
+ * `name` (qualified, as written); reports it when so. */
+static int refused_call(dsml_detector *d, const char *name, size_t n)
+{
+    int shown = (int)(n > 80 ? 80 : n);
+    switch (d->opt.tool_choice) {
+    case DSML_TOOL_CHOICE_NONE:
+        diag(d, DSML_ERR_TOOL_CHOICE, d->call_off,
+             "tool_choice is \"none\": the call to '%.*s' is refused", shown, name);
+        return 1;
+    case DSML_TOOL_CHOICE_FUNCTION:
+        if (n != d->choice.len || (n > 0 && memcmp(name, d->choice.data, n) != 0)) {
+            diag(d, DSML_ERR_TOOL_CHOICE, d->call_off,
+                 "tool_choice names '%.*s': the call to '%.*s' is refused",
+                 (int)(d->choice.len > 80 ? 80 : d->choice.len),
+                 d->choice.data != NULL ? d->choice.data : "", shown, name);
+            return 1;
+        }
+        break;
+    default:
+        break;
+    }
+    if (d->opt.parallel_calls == DSML_PARALLEL_CALLS_FIRST && d->executable > 0) {
+        diag(d, DSML_ERR_PARALLEL_CALLS, d->call_off,
+             "parallel tool calls are off: the call to '%.*s' after the first "
+             "is refused", shown, name);
+        return 1;
+    }
+    return 0;
+}
+
 /* The name is final: checks it and reports CALL_BEGIN.  `end` is where the
  * invoke's name text ended (for the lenient resume point).  Returns 0 when
  * the block was abandoned or the detector failed. */
@@ -519,6 +554,7 @@ static int begin_call(dsml_detector *d, const char *name, size_t n, size_t end)
              "more than max_calls (%zu) tool calls", d->lim.max_calls);
         return 0;
     }
+    d->call_refused = !d->call_quiet && refused_call(d, name, n);
     size_t idx = d->ncalls++;
     d->nparams = 0;
     d->args_len = 0;
@@ -562,6 +598,7 @@ static int begin_call(dsml_detector *d, const char *name, size_t n, size_t end)
         return 0;
     e->type = DSML_EVENT_CALL_BEGIN;
     e->call = idx;
+    e->status = d->call_refused ? DSML_CALL_REFUSED : 0;
     e->offset = d->call_off;
     e->name_off = d->arena.len;
     e->name_len = bare_len;
@@ -595,7 +632,7 @@ static void close_call(dsml_detector *d, size_t off)
     if (d->failed)
         return;
     call_end_event(d, DSML_CALL_COMPLETE, off);
-    if (d->keep_message && d->ncalls - 1 < d->calls_cap)
+    if (d->keep_message && d->ncalls - 1 < d->calls_cap && !d->call_refused)
         d->calls[d->ncalls - 1].complete = 1;
     d->raw.len = 0;
     reset_block_unit(d);
@@ -1492,6 +1529,8 @@ static void start_state(dsml_detector *d)
     d->raw.len = 0;
     reset_block_unit(d);
     d->call_open = 0;
+    d->call_refused = 0;
+    d->executable = 0;
     d->ncalls = 0;
     d->nparams = 0;
     d->args_len = 0;
@@ -1538,6 +1577,8 @@ int dsml_detector_create(const dsml_detector_options *opts,
         !check_enum((int)o.trailing_text, 1) || !check_enum((int)o.trim, 1) ||
         !check_enum((int)o.tool_names, 1) ||
         !check_enum((int)o.false_values, 1) || !check_enum((int)o.markers, 1) ||
+        !check_enum((int)o.tool_choice, 3) || !check_enum((int)o.parallel_calls, 1) ||
+        (o.tool_choice_name == NULL && o.tool_choice_name_len != 0) ||
         (o.flags & ~DSML_DETECT_NO_MESSAGE) != 0 ||
         (o.tools_json == NULL && o.tools_len != 0))
         return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
@@ -1558,10 +1599,17 @@ int dsml_detector_create(const dsml_detector_options *opts,
     d->keep_message = !(o.flags & DSML_DETECT_NO_MESSAGE);
     dsml_buf *bufs[] = {&d->tools, &d->in, &d->held, &d->raw, &d->name,
                         &d->key, &d->keys, &d->vws, &d->vbuf, &d->m_content,
-                        &d->m_reasoning, &d->arena, &d->scratch};
+                        &d->m_reasoning, &d->arena, &d->scratch, &d->choice};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         dsml_buf_init(bufs[i], &d->alloc);
     det_build_sets(d);
+    dsml_buf_append(&d->choice, o.tool_choice_name, o.tool_choice_name_len);
+    d->opt.tool_choice_name = NULL;
+    d->opt.tool_choice_name_len = 0;
+    if (d->choice.failed) {
+        dsml_detector_destroy(d);
+        return dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
+    }
     if (o.tools_json != NULL) {
         int rc = det_read_tools(d, o.tools_json, o.tools_len, err);
         if (rc != DSML_OK) {
@@ -1582,7 +1630,7 @@ void dsml_detector_destroy(dsml_detector *d)
         return;
     dsml_buf *bufs[] = {&d->tools, &d->in, &d->held, &d->raw, &d->name,
                         &d->key, &d->keys, &d->vws, &d->vbuf, &d->m_content,
-                        &d->m_reasoning, &d->arena, &d->scratch};
+                        &d->m_reasoning, &d->arena, &d->scratch, &d->choice};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         dsml_buf_release(bufs[i]);
     for (size_t i = 0; i < d->calls_cap; i++) {
@@ -1750,6 +1798,10 @@ int dsml_detector_finish(dsml_detector *d)
     run(d, 1);
     if (!d->failed)
         end_of_text(d);
+    if ((d->opt.tool_choice == DSML_TOOL_CHOICE_REQUIRED ||
+         d->opt.tool_choice == DSML_TOOL_CHOICE_FUNCTION) && d->executable == 0)
+        diag(d, DSML_ERR_TOOL_CHOICE, d->base + d->in.len,
+             "tool_choice requires a tool call; the completion has none");
     if (!d->failed && d->rewound) {
         /* a lenient end-of-text fallback switched phases; nothing is left to
          * scan */

@@ -56,6 +56,27 @@ static const char *tool_namespace(const cJSON *tool, const cJSON *fn)
     return str_of(ns);
 }
 
+int det_tool_qualified_name(const cJSON *tool, dsml_profile profile, dsml_buf *out)
+{
+    const cJSON *fn = dsml_json_get(tool, "function");
+    if (!cJSON_IsObject(fn))
+        fn = tool;
+    const char *name = str_of(dsml_json_get(fn, "name"));
+    if (name == NULL)
+        return 0;
+    const char *ns = profile != DSML_PROFILE_PRERELEASE ? tool_namespace(tool, fn) : NULL;
+    if (ns != NULL) {
+        size_t nl = strlen(ns);
+        /* a name already qualified with the same namespace stays */
+        if (!(strncmp(name, ns, nl) == 0 && strncmp(name + nl, "::", 2) == 0)) {
+            dsml_buf_puts(out, ns);
+            DSML_BUF_LIT(out, "::");
+        }
+    }
+    dsml_buf_puts(out, name);
+    return 1;
+}
+
 int det_read_tools(dsml_detector *d, const char *json, size_t len,
                    dsml_error *err)
 {
@@ -71,28 +92,12 @@ int det_read_tools(dsml_detector *d, const char *json, size_t len,
     }
     size_t i = 0;
     for (const cJSON *t = root->child; t != NULL; t = t->next, i++) {
-        const cJSON *fn = dsml_json_get(t, "function");
-        if (!cJSON_IsObject(fn))
-            fn = t;
-        const char *name = str_of(dsml_json_get(fn, "name"));
-        if (name == NULL) {
+        if (!det_tool_qualified_name(t, d->opt.profile, &d->tools)) {
             cJSON_Delete(root);
             return dsml_fail(err, DSML_ERR_MISSING_KEY, DSML_NO_OFFSET, NULL,
                              "$.tools[%zu].function.name: missing or not a "
                              "string", i);
         }
-        const char *ns = NULL;
-        if (d->opt.profile != DSML_PROFILE_PRERELEASE)
-            ns = tool_namespace(t, fn);
-        if (ns != NULL) {
-            size_t nl = strlen(ns);
-            /* a name already qualified with the same namespace stays */
-            if (!(strncmp(name, ns, nl) == 0 && strncmp(name + nl, "::", 2) == 0)) {
-                dsml_buf_puts(&d->tools, ns);
-                DSML_BUF_LIT(&d->tools, "::");
-            }
-        }
-        dsml_buf_puts(&d->tools, name);
         dsml_buf_putc(&d->tools, '\0');
         d->ntools++;
     }

@@ -119,6 +119,12 @@ class DetectorOptions(ctypes.Structure):
         ("tools_len", size_t),
         ("limits", ctypes.POINTER(Limits)),
         ("allocator", ctypes.POINTER(Allocator)),
+        # dsml_detector_options_init() clears sizeof(dsml_detector_options)
+        # bytes: every field of the header must be here.
+        ("tool_choice", ctypes.c_int),
+        ("tool_choice_name", ctypes.c_char_p),
+        ("tool_choice_name_len", size_t),
+        ("parallel_calls", ctypes.c_int),
     ]
 
 
