@@ -6,14 +6,7 @@
  */
 #include "detect_cases.h"
 
-#define FW "\xef\xbd\x9c"
-#define EOS "<" FW "end\xe2\x96\x81of\xe2\x96\x81sentence" FW ">"
-#define DSML FW "DSML" FW
-#define OPEN "\n\n<" DSML " calls>\n"
-#define CLOSE "</" DSML " calls>"
-#define INVOKE(n) "<" DSML " invoke name=\"" n "\">\n"
-#define INVOKE_END "</" DSML " invoke>\n"
-#define PARAM(k, s, v) "<" DSML " parameter name=\"" k "\" string=\"" s "\">" v "</" DSML " parameter>\n"
+#include "dsml_markup.h"
 
 static dsml_detector_options opts(dsml_detect_mode mode, dsml_thinking_mode tm)
 {

@@ -565,6 +565,12 @@ typedef enum dsml_event_type {
                                   allow it (also the status of its
                                   CALL_BEGIN): do not execute it; it is left
                                   out of the message */
+#define DSML_CALL_UNTERMINATED 3 /* the text ended after the call's name line
+                                  or after one of its parameters, before its
+                                  end tag: the reference accepts that (the
+                                  call is in the message, as the reference
+                                  returns it), but parameters may be missing:
+                                  do not execute it */
 
 /*
  * One event.  Every pointer is borrowed from the detector and valid until
@@ -628,10 +634,10 @@ DSML_API void dsml_detector_destroy(dsml_detector *d);
  *   fills *event, 0 when no event is left (feed more or finish), or the
  *   sticky error once the events before the failure point have been pulled.
  * dsml_detector_finish(d): end of the stream.  Releases the bytes held back,
- *   ends an open call (DSML_CALL_INCOMPLETE unless the reference accepts the
- *   text as it stands), applies the end-of-text rules and queues the last
- *   events.  Returns DSML_OK or the sticky error.  Calling it twice returns
- *   the first result.
+ *   ends an open call (DSML_CALL_INCOMPLETE, or DSML_CALL_UNTERMINATED where
+ *   the reference accepts the text as it stands), applies the end-of-text
+ *   rules and queues the last events.  Returns DSML_OK or the sticky error.
+ *   Calling it (or dsml_detector_end) twice returns the first result.
  * dsml_detector_reset(d): back to the state after creation (same options);
  *   clears the sticky error.
  * dsml_detector_error(d): the sticky error (code DSML_OK when none); valid
@@ -649,10 +655,33 @@ DSML_API void dsml_detector_destroy(dsml_detector *d);
  * Thread safety: one handle is used by one thread at a time; distinct
  * handles are independent.
  */
+/* Why the engine stopped generating (dsml_detector_end). */
+typedef enum dsml_end_reason {
+    DSML_END_TEXT = 0,   /* unstated: the text is the whole completion, read
+                            as the reference reads it (an answer needs its
+                            EOS).  dsml_detector_finish() */
+    DSML_END_STOP = 1,   /* the model wrote its EOS; the engine may have left
+                            it out of the text (vLLM and SGLang do): the text
+                            is taken as if it ended with the EOS -- no
+                            DSML_ERR_MISSING_EOS, strict mode accepts */
+    DSML_END_LENGTH = 2, /* cut by the length limit (max_tokens) */
+    DSML_END_ABORT = 3   /* cancelled, or stopped for another reason.
+                            LENGTH and ABORT: an open call ends
+                            DSML_CALL_INCOMPLETE (in lenient mode its raw text
+                            follows as content), the text so far keeps its
+                            place (reasoning stays reasoning), and strict
+                            mode does not fail on the cut */
+} dsml_end_reason;
+
 DSML_API int dsml_detector_feed(dsml_detector *d, const char *bytes,
                                 size_t len);
 DSML_API int dsml_detector_next(dsml_detector *d, dsml_event *event);
 DSML_API int dsml_detector_finish(dsml_detector *d);
+/* dsml_detector_finish() with the reason the engine stopped; finish() is
+ * end(d, DSML_END_TEXT).  A call is DSML_CALL_COMPLETE only once its end
+ * tag (</｜DSML｜ invoke) has been read, whatever the reason.  Returns as
+ * finish(); a reason out of range is DSML_ERR_ARGUMENT. */
+DSML_API int dsml_detector_end(dsml_detector *d, dsml_end_reason why);
 DSML_API void dsml_detector_reset(dsml_detector *d);
 DSML_API const dsml_error *dsml_detector_error(const dsml_detector *d);
 DSML_API int dsml_detector_message(dsml_detector *d, dsml_output *out,

@@ -355,7 +355,8 @@ static void call_end_event(dsml_detector *d, int status, size_t off)
     det_event *e = ev_push(d);
     if (e == NULL)
         return;
-    if (status == DSML_CALL_COMPLETE && d->call_refused)
+    if ((status == DSML_CALL_COMPLETE || status == DSML_CALL_UNTERMINATED) &&
+        d->call_refused)
         status = DSML_CALL_REFUSED;
     else if (status == DSML_CALL_COMPLETE)
         d->executable++;
@@ -619,7 +620,10 @@ static int begin_call(dsml_detector *d, const char *name, size_t n, size_t end)
     return 1;
 }
 
-static void close_call(dsml_detector *d, size_t off)
+/* Ends the open call: its arguments' closing brace, then CALL_END with
+ * `status` (COMPLETE at its end tag; UNTERMINATED when the text ended where
+ * the reference accepts the call without one). */
+static void close_call_as(dsml_detector *d, size_t off, int status)
 {
     if (d->call_bad_name) {
         fail(d, DSML_ERR_TOOL_NAME, d->bad_name_off, "%s", d->bad_name_msg);
@@ -631,12 +635,17 @@ static void close_call(dsml_detector *d, size_t off)
         args_out(d, "}", 1);
     if (d->failed)
         return;
-    call_end_event(d, DSML_CALL_COMPLETE, off);
+    call_end_event(d, status, off);
     if (d->keep_message && d->ncalls - 1 < d->calls_cap && !d->call_refused)
-        d->calls[d->ncalls - 1].complete = 1;
+        d->calls[d->ncalls - 1].complete = 1; /* in the message, as the reference */
     d->raw.len = 0;
     reset_block_unit(d);
     set_phase(d, PH_SEP);
+}
+
+static void close_call(dsml_detector *d, size_t off)
+{
+    close_call_as(d, off, DSML_CALL_COMPLETE);
 }
 
 /* Checks the invoke's text against the reference's
@@ -1383,11 +1392,26 @@ static void run(dsml_detector *d, int at_end)
 
 /* ---- end of stream ------------------------------------------------------ */
 
+/* The stream was cut (a length limit, an abort) or ended inside the calls
+ * block.  A cut is not the text's fault: strict mode does not fail on it. */
+static int cut_short(const dsml_detector *d)
+{
+    return d->end_reason == DSML_END_LENGTH || d->end_reason == DSML_END_ABORT;
+}
+
 static void end_violation(dsml_detector *d, int code, const char *what)
 {
     size_t off = d->base + d->in.len;
-    if (d->strict) {
+    if (d->strict && !cut_short(d)) {
         fail(d, code, off, "%s", what);
+        return;
+    }
+    if (d->strict) {
+        /* no raw text in strict mode: the open call just ends */
+        if (d->call_open)
+            call_end_event(d, DSML_CALL_INCOMPLETE, off);
+        reset_block_unit(d);
+        set_phase(d, PH_RECOVER);
         return;
     }
     diag(d, DSML_ERR_INCOMPLETE, off, "the stream ended inside the calls "
@@ -1405,6 +1429,12 @@ static void end_of_text(dsml_detector *d)
     size_t off = d->base + d->in.len;
     switch (d->phase) {
     case PH_REASONING:
+        if (cut_short(d)) {
+            /* cut while thinking: what came is reasoning */
+            if (d->hold)
+                release_hold(d, DSML_EVENT_REASONING);
+            return;
+        }
         if (d->hold) {
             diag(d, DSML_ERR_MISSING_THINK_END, off,
                  "no </think>: the text is content");
@@ -1417,7 +1447,8 @@ static void end_of_text(dsml_detector *d)
     case PH_CONTENT:
         if (d->hold)
             release_hold(d, DSML_EVENT_CONTENT);
-        if (!d->saw_end && !d->saw_block)
+        /* DSML_END_STOP: the engine left the EOS out of the text */
+        if (!d->saw_end && !d->saw_block && d->end_reason == DSML_END_TEXT)
             refuse(d, DSML_ERR_MISSING_EOS, off,
                    "Invalid format: missing EOS token");
         return;
@@ -1431,12 +1462,18 @@ static void end_of_text(dsml_detector *d)
     case PH_NAME: {
         const char *name;
         size_t n;
+        if (cut_short(d)) {
+            end_violation(d, DSML_ERR_INCOMPLETE, "cut inside an invoke");
+            return;
+        }
         if (!name_match(d, &name, &n)) {
             end_violation(d, DSML_ERR_INVOKE_FORMAT, "Tool name format error");
             return;
         }
+        /* the reference accepts an invoke the text ends in after its name
+         * line; its end tag never came */
         if (begin_call(d, name, n, off) && !d->failed)
-            close_call(d, off);
+            close_call_as(d, off, DSML_CALL_UNTERMINATED);
         return;
     }
     case PH_PHEAD:
@@ -1451,8 +1488,10 @@ static void end_of_text(dsml_detector *d)
         end_violation(d, DSML_ERR_PARAMETER_FORMAT, "Parameter format error");
         return;
     case PH_PTAIL:
-        if (d->sep_len == 2)
-            close_call(d, off);
+        if (d->sep_len == 2 && !cut_short(d))
+            close_call_as(d, off, DSML_CALL_UNTERMINATED); /* as after a name line */
+        else if (cut_short(d))
+            end_violation(d, DSML_ERR_INCOMPLETE, "cut after a parameter");
         else
             end_violation(d, DSML_ERR_PARAMETER_FORMAT,
                           "Parameter format error: expected '>\\n'");
@@ -1520,6 +1559,7 @@ static void start_state(dsml_detector *d)
     d->u_need = 0;
     d->failed = 0;
     d->finished = 0;
+    d->end_reason = DSML_END_TEXT;
     dsml_error_init(&d->err);
     d->pend_code = 0;
     d->part_len = 0;
@@ -1784,11 +1824,17 @@ int dsml_detector_feed(dsml_detector *d, const char *bytes, size_t len)
 
 int dsml_detector_finish(dsml_detector *d)
 {
-    if (d == NULL)
+    return dsml_detector_end(d, DSML_END_TEXT);
+}
+
+int dsml_detector_end(dsml_detector *d, dsml_end_reason why)
+{
+    if (d == NULL || (int)why < 0 || (int)why > DSML_END_ABORT)
         return DSML_ERR_ARGUMENT;
     if (d->failed || d->finished)
         return d->failed;
     d->finished = 1;
+    d->end_reason = why;
     drain_if_done(d);
     if (d->u_need > 0) {
         fail(d, DSML_ERR_UTF8, d->total,

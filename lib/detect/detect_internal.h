@@ -111,6 +111,7 @@ struct dsml_detector {
     /* status */
     int failed;
     int finished;
+    dsml_end_reason end_reason; /* why the stream ended (at finish) */
     dsml_error err;
     int pend_code;         /* strict: special token seen (checked last) */
     size_t pend_off;

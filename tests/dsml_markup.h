@@ -1,0 +1,18 @@
+/*
+ * dsml_markup.h - the DSML markup that test completions are written with:
+ * the end-of-sentence token and the calls block's tags, spelled as the
+ * model writes them (V4.1, spaced tag names).
+ */
+#ifndef DSML_TEST_MARKUP_H
+#define DSML_TEST_MARKUP_H
+
+#define FW "\xef\xbd\x9c"
+#define EOS "<" FW "end\xe2\x96\x81of\xe2\x96\x81sentence" FW ">"
+#define DSML FW "DSML" FW
+#define OPEN "\n\n<" DSML " calls>\n"
+#define CLOSE "</" DSML " calls>"
+#define INVOKE(n) "<" DSML " invoke name=\"" n "\">\n"
+#define INVOKE_END "</" DSML " invoke>\n"
+#define PARAM(k, s, v) "<" DSML " parameter name=\"" k "\" string=\"" s "\">" v "</" DSML " parameter>\n"
+
+#endif
