@@ -869,6 +869,158 @@ DSML_API const dsml_turn_info *dsml_turn_get_info(const dsml_turn *turn);
 DSML_API int dsml_turn_detector(const dsml_turn *turn, dsml_detector **out,
                                 dsml_error *err);
 
+/* ------------------------------------------------------------------------ */
+/* OpenAI responses                                                         */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A responder turns a turn's completion, fed as the engine generates it,
+ * into the JSON a server sends: `chat.completion.chunk` objects while it
+ * streams, and the whole `chat.completion` at the end.  It owns a detector
+ * made from the turn.
+ *
+ * Chunks (compact JSON, strings escaped as json.dumps(ensure_ascii=False)):
+ *   {"id":ID,"object":"chat.completion.chunk","created":T,"model":M,
+ *    "choices":[{"index":0,"delta":DELTA,"logprobs":null,
+ *    "finish_reason":null}]}
+ * DELTA is one of {"reasoning_content":"..."}, {"content":"..."},
+ * {"tool_calls":[{"index":i,"id":"call_...","type":"function",
+ * "function":{"name":"...","arguments":""}}]} (a call's first delta; a
+ * qualified name adds "namespace":"..." beside "function"), then
+ * {"tool_calls":[{"index":i,"function":{"arguments":"..."}}]} pieces; the
+ * first delta also carries "role":"assistant".  The last chunk has
+ * "delta":{} and "finish_reason": "tool_calls" when a call was executable
+ * and the model stopped, "stop", "length" (DSML_END_LENGTH) or "abort"
+ * (DSML_END_ABORT, as vLLM and SGLang spell it).
+ *
+ * The completion:
+ *   {"id":ID,"object":"chat.completion","created":T,"model":M,"choices":[
+ *    {"index":0,"message":{"role":"assistant","content":"..." or null
+ *    (empty, beside calls),"reasoning_content":"..." (when not empty),
+ *    "tool_calls":[{"id":...,"type":"function","function":{"name":...,
+ *    "arguments":...}}] (executable calls, when any)},"logprobs":null,
+ *    "finish_reason":...}]}
+ *
+ * Which calls are sent: a call refused by tool_choice or
+ * parallel_tool_calls never is.  Without DSML_RESPOND_HOLD_CALLS a call's
+ * deltas go out as they arrive, and a call that then ends not executable
+ * (incomplete, unterminated) has been sent in part: the responder reports
+ * it (a DIAGNOSTIC item), leaves it out of the completion and of the
+ * finish reason.  With HOLD_CALLS a call goes out whole, in one chunk, once
+ * it is complete, and never otherwise: the chunks then always add up to the
+ * completion.
+ *
+ * Tool-call ids come from opts.call_id when given, else from the
+ * responder's own random source: "call_" and 24 letters and digits, seeded
+ * from getrandom() (or opts.seed), so that ids do not repeat across
+ * responses.  The response id, when not given, is "chatcmpl-" and 24 from
+ * the same source.
+ *
+ * Thread safety: a responder is used by one thread at a time; distinct
+ * responders (also of one turn) are independent.  The turn must outlive
+ * dsml_responder_create() only.
+ */
+
+/* Responder flags. */
+#define DSML_RESPOND_HOLD_CALLS 0x1u    /* a call's deltas are held until its
+                                           end, sent whole if executable */
+#define DSML_RESPOND_DROP_RAW 0x2u      /* lenient mode: the raw text of a
+                                           broken call (which the detector
+                                           gives as content) is dropped, with
+                                           a DIAGNOSTIC item; default: kept as
+                                           content, nothing lost */
+#define DSML_RESPOND_SSE 0x4u           /* chunk text is a server-sent event,
+                                           "data: {...}\n\n"; a last item
+                                           DSML_ITEM_DONE is
+                                           "data: [DONE]\n\n" */
+#define DSML_RESPOND_NO_COMPLETION 0x8u /* stream only: nothing is kept for
+                                           dsml_responder_completion() (which
+                                           then fails with DSML_ERR_STATE) */
+
+/* A tool-call id for the call of OpenAI index `index`: write at most `cap`
+ * bytes of UTF-8 into buf and return the length; 0 means "make one". */
+typedef size_t (*dsml_call_id_fn)(void *ctx, size_t index, char *buf, size_t cap);
+
+#define DSML_CALL_ID_MAX 64 /* `cap` of dsml_call_id_fn */
+
+typedef struct dsml_responder_options {
+    size_t size;                 /* sizeof(dsml_responder_options) */
+    unsigned flags;              /* DSML_RESPOND_* */
+    const char *id;              /* the response's "id"; NULL: made */
+    size_t id_len;
+    long long created;           /* "created", Unix seconds; 0: time(NULL) */
+    const char *model;           /* "model"; NULL: the request's, else "" */
+    size_t model_len;
+    dsml_call_id_fn call_id;     /* NULL: made from the random source */
+    void *call_id_ctx;
+    const unsigned char *seed;   /* seeds the random source (tests, replay);
+                                    NULL: getrandom() */
+    size_t seed_len;
+    const dsml_allocator *allocator; /* NULL: the turn's detector's */
+} dsml_responder_options;
+
+/* Sets size and the defaults. */
+DSML_API void dsml_responder_options_init(dsml_responder_options *opts);
+
+typedef struct dsml_responder dsml_responder;
+
+typedef enum dsml_item_type {
+    DSML_ITEM_NONE = 0,
+    DSML_ITEM_CHUNK = 1,      /* text: a chat.completion.chunk (SSE framed
+                                 with DSML_RESPOND_SSE); the last one carries
+                                 the finish reason */
+    DSML_ITEM_DIAGNOSTIC = 2, /* status, offset, text (NUL-terminated): the
+                                 detector's diagnostics, and the
+                                 responder's (a call sent but not
+                                 executable, dropped raw text) -- log them */
+    DSML_ITEM_DONE = 3        /* DSML_RESPOND_SSE: "data: [DONE]\n\n",
+                                 after the last chunk */
+} dsml_item_type;
+
+/* One item.  text is borrowed: valid until the next call on the responder. */
+typedef struct dsml_item {
+    size_t size;              /* sizeof(dsml_item), set by the caller (0 is
+                                 taken as sizeof) */
+    dsml_item_type type;
+    const char *text;         /* NUL-terminated */
+    size_t len;
+    int status;               /* DIAGNOSTIC: a DSML_ERR_* code */
+    size_t offset;            /* DIAGNOSTIC: byte offset in the completion,
+                                 or DSML_NO_OFFSET */
+} dsml_item;
+
+/* Creates a responder for `turn`.  opts may be NULL. */
+DSML_API int dsml_responder_create(const dsml_turn *turn,
+                                   const dsml_responder_options *opts,
+                                   dsml_responder **out, dsml_error *err);
+DSML_API void dsml_responder_destroy(dsml_responder *r);
+/*
+ * The contract is the detector's: feed(bytes) the completion as it comes
+ * (any split), next(&item) until it returns 0, and end(why) once the engine
+ * stopped, then next() until 0 again.  next returns 1 and an item, 0 when
+ * none is left, or the detector's sticky error (strict mode: the first rule
+ * the completion breaks; invalid UTF-8; a limit; no memory) once the items
+ * before it are out.  No allocation per chunk once the buffers have grown
+ * to the largest chunk (and, unless DSML_RESPOND_NO_COMPLETION, the kept
+ * texts grow by doubling).
+ */
+DSML_API int dsml_responder_feed(dsml_responder *r, const char *bytes, size_t len);
+DSML_API int dsml_responder_end(dsml_responder *r, dsml_end_reason why);
+DSML_API int dsml_responder_next(dsml_responder *r, dsml_item *item);
+/* After end: the chat.completion object in out->text (items not yet pulled
+ * are taken into account).  DSML_ERR_STATE before end or with
+ * DSML_RESPOND_NO_COMPLETION; the sticky error after a failure. */
+DSML_API int dsml_responder_completion(dsml_responder *r, dsml_output *out,
+                                       dsml_error *err);
+/* The sticky error (code DSML_OK when none). */
+DSML_API const dsml_error *dsml_responder_error(const dsml_responder *r);
+
+/* One shot: the chat.completion object for a whole completion. */
+DSML_API int dsml_respond(const dsml_turn *turn, const char *completion,
+                          size_t len, dsml_end_reason why,
+                          const dsml_responder_options *opts,
+                          dsml_output *out, dsml_error *err);
+
 #ifdef __cplusplus
 }
 #endif

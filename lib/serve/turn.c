@@ -103,12 +103,14 @@ const dsml_turn_info *dsml_turn_get_info(const dsml_turn *turn)
     return turn != NULL ? &turn->info : NULL;
 }
 
-int dsml_turn_detector(const dsml_turn *turn, dsml_detector **out, dsml_error *err)
+int srv_turn_detector(const dsml_turn *turn, unsigned flags, dsml_detector **out,
+                      dsml_error *err)
 {
     if (turn == NULL || out == NULL)
         return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
                          "dsml_turn_detector: NULL argument");
     dsml_detector_options o = turn->detect;
+    o.flags |= flags;
     o.limits = turn->has_detect_limits ? &turn->detect_limits : NULL;
     o.allocator = &turn->detect_alloc;
     if (turn->info.tool_count > 0) {
@@ -118,6 +120,11 @@ int dsml_turn_detector(const dsml_turn *turn, dsml_detector **out, dsml_error *e
     o.tool_choice_name = turn->choice;
     o.tool_choice_name_len = turn->info.tool_choice_name_len;
     return dsml_detector_create(&o, out, err);
+}
+
+int dsml_turn_detector(const dsml_turn *turn, dsml_detector **out, dsml_error *err)
+{
+    return srv_turn_detector(turn, 0, out, err);
 }
 
 int dsml_render_request(const char *body_json, size_t len, const dsml_render_options *opts,
