@@ -6,10 +6,12 @@
 #ifndef DSML_TEST_MARKUP_H
 #define DSML_TEST_MARKUP_H
 
+#include <dsml/dsml.h>
+
 #define FW "\xef\xbd\x9c"
-#define EOS "<" FW "end\xe2\x96\x81of\xe2\x96\x81sentence" FW ">"
-#define DSML FW "DSML" FW
-#define OPEN "\n\n<" DSML " calls>\n"
+#define EOS DSML_TOKEN_EOS
+#define DSML DSML_TOKEN_DSML
+#define OPEN DSML_CALLS_OPEN "\n"
 #define CLOSE "</" DSML " calls>"
 #define INVOKE(n) "<" DSML " invoke name=\"" n "\">\n"
 #define INVOKE_END "</" DSML " invoke>\n"

@@ -494,6 +494,44 @@ static void test_detector_options_checked(void **state)
     assert_int_equal(dsml_turn_create("{}", 2, &to, &t, NULL), DSML_ERR_ARGUMENT);
 }
 
+/* The tokens by name: the spec's spellings (PROTOCOL.md section 1), and the
+ * ones the renderer and the detector use. */
+static void test_tokens_by_name(void **state)
+{
+    (void)state;
+    assert_string_equal(DSML_TOKEN_BOS, "<｜begin▁of▁sentence｜>");
+    assert_string_equal(DSML_TOKEN_EOS, "<｜end▁of▁sentence｜>");
+    assert_string_equal(DSML_TOKEN_SYSTEM, "<｜System｜>");
+    assert_string_equal(DSML_TOKEN_USER, "<｜User｜>");
+    assert_string_equal(DSML_TOKEN_ASSISTANT, "<｜Assistant｜>");
+    assert_string_equal(DSML_TOKEN_LATEST_REMINDER, "<｜latest_reminder｜>");
+    assert_string_equal(DSML_TOKEN_IMAGE, "<｜deepseek_image｜>");
+    assert_string_equal(DSML_TOKEN_THINK, "<think>");
+    assert_string_equal(DSML_TOKEN_THINK_END, "</think>");
+    assert_string_equal(DSML_TOKEN_ACTION, "<｜action｜>");
+    assert_string_equal(DSML_TOKEN_QUERY, "<｜query｜>");
+    assert_string_equal(DSML_TOKEN_AUTHORITY, "<｜authority｜>");
+    assert_string_equal(DSML_TOKEN_DOMAIN, "<｜domain｜>");
+    assert_string_equal(DSML_TOKEN_TITLE, "<｜title｜>");
+    assert_string_equal(DSML_TOKEN_READ_URL, "<｜read_url｜>");
+    assert_string_equal(DSML_TOKEN_DSML, "｜DSML｜");
+    assert_string_equal(DSML_CALLS_OPEN, "\n\n<｜DSML｜ calls>");
+    dsml_turn *t = turn_ok("{\"thinking_mode\": \"thinking\", \"messages\": [{\"role\": "
+                           "\"system\", \"content\": \"S\"}, {\"role\": \"user\", "
+                           "\"content\": \"Q\", \"task\": \"query\"}]}",
+                           NULL);
+    assert_string_equal(dsml_turn_get_info(t)->prompt,
+                        DSML_TOKEN_BOS DSML_TOKEN_SYSTEM "Reasoning Effort: 75 (range 1-100, "
+                        "the higher the value, the more thorough the reasoning)\n\nS"
+                        DSML_TOKEN_USER "Q" DSML_TOKEN_QUERY);
+    dsml_turn_destroy(t);
+    dsml_detector *d = dc_make(DSML_DETECT_STRICT, DSML_CHAT);
+    dc_run r = dc_run_splits(d, "A" DSML_TOKEN_EOS);
+    assert_int_equal(r.rc, DSML_OK);
+    dc_run_free(&r);
+    dsml_detector_destroy(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -510,6 +548,7 @@ int main(void)
         cmocka_unit_test(test_named_choice_qualified),
         cmocka_unit_test(test_parallel_calls_off),
         cmocka_unit_test(test_detector_options_checked),
+        cmocka_unit_test(test_tokens_by_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

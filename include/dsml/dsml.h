@@ -150,6 +150,34 @@ typedef struct dsml_error {
 DSML_API void dsml_error_init(dsml_error *err);
 
 /* ------------------------------------------------------------------------ */
+/* The protocol's tokens                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* The special tokens, as UTF-8 string literals (U+FF5C and U+2581, never
+ * ASCII '|' and '_'): what a server registers as stop or special tokens,
+ * and what a completion ends with (DSML_TOKEN_EOS). */
+#define DSML_TOKEN_BOS "<\xef\xbd\x9c" "begin\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>"
+#define DSML_TOKEN_EOS "<\xef\xbd\x9c" "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>"
+#define DSML_TOKEN_SYSTEM "<\xef\xbd\x9c" "System\xef\xbd\x9c>"
+#define DSML_TOKEN_USER "<\xef\xbd\x9c" "User\xef\xbd\x9c>"
+#define DSML_TOKEN_ASSISTANT "<\xef\xbd\x9c" "Assistant\xef\xbd\x9c>"
+#define DSML_TOKEN_LATEST_REMINDER "<\xef\xbd\x9c" "latest_reminder\xef\xbd\x9c>"
+#define DSML_TOKEN_IMAGE "<\xef\xbd\x9c" "deepseek_image\xef\xbd\x9c>"
+#define DSML_TOKEN_THINK "<think>"
+#define DSML_TOKEN_THINK_END "</think>"
+/* The task tokens (a message's "task"). */
+#define DSML_TOKEN_ACTION "<\xef\xbd\x9c" "action\xef\xbd\x9c>"
+#define DSML_TOKEN_QUERY "<\xef\xbd\x9c" "query\xef\xbd\x9c>"
+#define DSML_TOKEN_AUTHORITY "<\xef\xbd\x9c" "authority\xef\xbd\x9c>"
+#define DSML_TOKEN_DOMAIN "<\xef\xbd\x9c" "domain\xef\xbd\x9c>"
+#define DSML_TOKEN_TITLE "<\xef\xbd\x9c" "title\xef\xbd\x9c>"
+#define DSML_TOKEN_READ_URL "<\xef\xbd\x9c" "read_url\xef\xbd\x9c>"
+/* The marker inside the tool-call tags ("<｜DSML｜ invoke name=...>"),
+ * and the opening of a calls block, blank line included. */
+#define DSML_TOKEN_DSML "\xef\xbd\x9c" "DSML\xef\xbd\x9c"
+#define DSML_CALLS_OPEN "\n\n<" DSML_TOKEN_DSML " calls>"
+
+/* ------------------------------------------------------------------------ */
 /* Memory                                                                   */
 /* ------------------------------------------------------------------------ */
 

@@ -25,9 +25,7 @@
 #include "detect/detect_internal.h"
 
 static const char *const sp_names[SP_COUNT_] = {
-    "<\xef\xbd\x9c" "begin\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>",
-    "<\xef\xbd\x9c" "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>",
-    "<think>", "</think>", "\xef\xbd\x9c" "DSML\xef\xbd\x9c"};
+    DSML_TOKEN_BOS, DSML_TOKEN_EOS, DSML_TOKEN_THINK, DSML_TOKEN_THINK_END, DSML_TOKEN_DSML};
 
 /* ---- failure ------------------------------------------------------------ */
 

@@ -17,12 +17,12 @@ static const struct {
     const char *name;
     const char *token;
 } tasks[] = {
-    {"action", "<\xef\xbd\x9c" "action\xef\xbd\x9c>"},
-    {"query", "<\xef\xbd\x9cquery\xef\xbd\x9c>"},
-    {"authority", "<\xef\xbd\x9c" "authority\xef\xbd\x9c>"},
-    {"domain", "<\xef\xbd\x9c" "domain\xef\xbd\x9c>"},
-    {"title", "<\xef\xbd\x9ctitle\xef\xbd\x9c>"},
-    {"read_url", "<\xef\xbd\x9cread_url\xef\xbd\x9c>"},
+    {"action", DSML_TOKEN_ACTION},
+    {"query", DSML_TOKEN_QUERY},
+    {"authority", DSML_TOKEN_AUTHORITY},
+    {"domain", DSML_TOKEN_DOMAIN},
+    {"title", DSML_TOKEN_TITLE},
+    {"read_url", DSML_TOKEN_READ_URL},
 };
 
 /* Appends a value the way str.format() would; `dflt` when absent. */

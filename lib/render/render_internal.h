@@ -239,16 +239,17 @@ int dsml_render_conversation(dsml_rctx *c, const dsml_msgs *ctx_raw,
                              const dsml_msgs *msg_raw, dsml_buf *out,
                              dsml_buf *segments);
 
-#define DSML_TOK_BOS "<\xef\xbd\x9c" "begin\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>"
-#define DSML_TOK_EOS "<\xef\xbd\x9c" "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>"
-#define DSML_TOK_SYSTEM "<\xef\xbd\x9cSystem\xef\xbd\x9c>"
-#define DSML_TOK_USER "<\xef\xbd\x9cUser\xef\xbd\x9c>"
-#define DSML_TOK_ASSISTANT "<\xef\xbd\x9c" "Assistant\xef\xbd\x9c>"
-#define DSML_TOK_LATEST_REMINDER "<\xef\xbd\x9clatest_reminder\xef\xbd\x9c>"
-#define DSML_TOK_IMAGE "<\xef\xbd\x9c" "deepseek_image\xef\xbd\x9c>"
-#define DSML_TOK_DSML "\xef\xbd\x9c" "DSML\xef\xbd\x9c"
-#define DSML_TOK_THINK "<think>"
-#define DSML_TOK_THINK_END "</think>"
+/* The tokens, as dsml.h names them. */
+#define DSML_TOK_BOS DSML_TOKEN_BOS
+#define DSML_TOK_EOS DSML_TOKEN_EOS
+#define DSML_TOK_SYSTEM DSML_TOKEN_SYSTEM
+#define DSML_TOK_USER DSML_TOKEN_USER
+#define DSML_TOK_ASSISTANT DSML_TOKEN_ASSISTANT
+#define DSML_TOK_LATEST_REMINDER DSML_TOKEN_LATEST_REMINDER
+#define DSML_TOK_IMAGE DSML_TOKEN_IMAGE
+#define DSML_TOK_DSML DSML_TOKEN_DSML
+#define DSML_TOK_THINK DSML_TOKEN_THINK
+#define DSML_TOK_THINK_END DSML_TOKEN_THINK_END
 
 /* Writes "<prefix>[<index>]" into out[cap], truncated as snprintf would:
  * the JSON-path pieces built for every block and call, where snprintf's cost
