@@ -700,15 +700,18 @@ static void test_no_allocation_per_token(void **state)
 static void test_limits(void **state)
 {
     (void)state;
-    dsml_limits lim = {0};
-    lim.max_argument_bytes = 32;
-    dsml_detector_options dopt;
-    dsml_detector_options_init(&dopt);
-    dopt.limits = &lim;
+    /* the options need not outlive the turn: it copies them */
+    dsml_limits *lim = calloc(1, sizeof *lim);
+    lim->max_argument_bytes = 32;
+    dsml_detector_options *dopt = malloc(sizeof *dopt);
+    dsml_detector_options_init(dopt);
+    dopt->limits = lim;
     dsml_turn_options to;
     dsml_turn_options_init(&to);
-    to.detect = &dopt;
+    to.detect = dopt;
     dsml_turn *t = make_turn("{\"messages\": [" USER_HI "]}", &to);
+    free(lim);
+    free(dopt);
     dsml_responder_options o = fixed(DSML_RESPOND_HOLD_CALLS);
     streamed s = stream(t, &o, "ok" OPEN INVOKE("w") PARAM("text", "true",
                                  "0123456789012345678901234567890123456789") INVOKE_END CLOSE,

@@ -1023,14 +1023,17 @@ DSML_API int dsml_responder_create(const dsml_turn *turn,
                                    dsml_responder **out, dsml_error *err);
 DSML_API void dsml_responder_destroy(dsml_responder *r);
 /*
- * The contract is the detector's: feed(bytes) the completion as it comes
- * (any split), next(&item) until it returns 0, and end(why) once the engine
+ * The loop is the detector's: feed(bytes) the completion as it comes (any
+ * split), next(&item) until it returns 0, and end(why) once the engine
  * stopped, then next() until 0 again.  next returns 1 and an item, 0 when
- * none is left, or the detector's sticky error (strict mode: the first rule
- * the completion breaks; invalid UTF-8; a limit; no memory) once the items
- * before it are out.  No allocation per chunk once the buffers have grown
- * to the largest chunk (and, unless DSML_RESPOND_NO_COMPLETION, the kept
- * texts grow by doubling).
+ * none is left, or the sticky error (strict mode: the first rule the
+ * completion breaks; invalid UTF-8; a limit; no memory) once the items
+ * before it are out.  feed and end return DSML_OK, DSML_ERR_ARGUMENT,
+ * DSML_ERR_STATE (feed after end), or the sticky error once next() has
+ * returned it: a failure in the bytes fed is told by next(), after the
+ * items that came before it.  No allocation per chunk once the buffers
+ * have grown to the largest chunk (and, unless DSML_RESPOND_NO_COMPLETION,
+ * the kept texts grow by doubling).
  */
 DSML_API int dsml_responder_feed(dsml_responder *r, const char *bytes, size_t len);
 DSML_API int dsml_responder_end(dsml_responder *r, dsml_end_reason why);
