@@ -547,6 +547,19 @@ class ParseUsage(TempFiles, unittest.TestCase):
         self.assertIn(b"--stream", out)
 
 
+class ShowRequest(TempFiles, unittest.TestCase):
+    def test_added_system_message(self):
+        # the system message a request's tools are attached to has no index
+        # in the body: labelled "+ system", the body's messages by theirs
+        body = {"model": "m", "messages": [{"role": "user", "content": "Hi"}],
+                "tools": [{"type": "function", "function": {"name": "f"}}]}
+        status, out, err = run("--show", "--no-color", self.write("r.json", body))
+        self.assertEqual(status, 0, err)
+        labels = [line.split("│")[0].strip() for line in out.decode().splitlines()
+                  if "│" in line and line.split("│")[0].strip()]
+        self.assertEqual(labels, ["-", "+ system", "#0 user"])
+
+
 class Respond(TempFiles, unittest.TestCase):
     """`dsml-render respond`: the chat.completion object, and the SSE lines
     that add up to it at every chunk size."""
