@@ -509,6 +509,7 @@ typedef struct detect_ctx {
     size_t chunk;          /* bytes per feed; 0: whole buffer */
     size_t events;
     dsml_parse_options popts[2]; /* one-shot parse: chat, thinking */
+    dsml_turn *turn[2];          /* responder: a request body per mode */
 } detect_ctx;
 
 static void drain(dsml_detector *d, size_t *events)
@@ -559,6 +560,40 @@ static void k_parse(void *p)
     }
 }
 
+/* One responder per text, as a server answers one request: created from
+ * the turn, fed in chunks, its SSE chunks pulled, ended, destroyed (ids
+ * from a fixed seed: the getrandom() call a server pays is left out). */
+static void k_respond(void *p)
+{
+    detect_ctx *c = p;
+    dsml_responder_options ro;
+    dsml_responder_options_init(&ro);
+    ro.flags = DSML_RESPOND_SSE | DSML_RESPOND_NO_COMPLETION;
+    ro.seed = (const unsigned char *)"bench";
+    ro.seed_len = 5;
+    ro.created = 1;
+    size_t bytes = 0;
+    for (size_t i = 0; i < c->texts.n; i++) {
+        const item *x = &c->texts.v[i];
+        dsml_responder *r = NULL;
+        if (dsml_responder_create(c->turn[x->thinking == DSML_THINKING], &ro, &r, NULL) != DSML_OK)
+            die("cannot create a responder");
+        dsml_item it;
+        it.size = sizeof it;
+        for (size_t at = 0; at < x->len; at += c->chunk) {
+            size_t n = x->len - at < c->chunk ? x->len - at : c->chunk;
+            dsml_responder_feed(r, x->text + at, n);
+            while (dsml_responder_next(r, &it) == 1)
+                bytes += it.len;
+        }
+        dsml_responder_end(r, DSML_END_TEXT);
+        while (dsml_responder_next(r, &it) == 1)
+            bytes += it.len;
+        dsml_responder_destroy(r);
+    }
+    c->events = bytes;
+}
+
 static void detect_create(detect_ctx *c, dsml_profile profile, int strict)
 {
     for (int m = 0; m < 2; m++) {
@@ -569,6 +604,18 @@ static void detect_create(detect_ctx *c, dsml_profile profile, int strict)
         o->mode = strict ? DSML_DETECT_STRICT : DSML_DETECT_LENIENT;
         if (dsml_detector_create(o, &c->det[m], NULL) != DSML_OK)
             die("cannot create a detector");
+        dsml_render_options ro;
+        dsml_render_options_init(&ro);
+        ro.profile = profile;
+        dsml_turn_options to;
+        dsml_turn_options_init(&to);
+        to.render = &ro;
+        to.detect = o;
+        const char *body = m ? "{\"thinking_mode\": \"thinking\", \"messages\": "
+                               "[{\"role\": \"user\", \"content\": \"Hi\"}]}"
+                             : "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}]}";
+        if (dsml_turn_create(body, strlen(body), &to, &c->turn[m], NULL) != DSML_OK)
+            die("cannot create a turn");
     }
 }
 
@@ -586,17 +633,23 @@ static int cmd_detect(const char *file, const bench_opts *o)
     sink_reserve(chunked.texts.bytes + 1);
     char cname[64];
     snprintf(cname, sizeof cname, "feed %zu-byte chunks", o->chunk);
-    kernel ks[4] = {
+    detect_ctx responded = chunked;
+    char rname[64];
+    snprintf(rname, sizeof rname, "responder, %zu-byte chunks", o->chunk);
+    kernel ks[5] = {
         {.name = cname, .fn = k_detect, .ctx = &chunked},
         {.name = "feed whole buffer", .fn = k_detect, .ctx = &whole},
         {.name = "memcpy(text)", .fn = k_memcpy_items, .ctx = &chunked.texts},
         {.name = "dsml_parse_completion", .fn = k_parse, .ctx = &whole},
+        {.name = rname, .fn = k_respond, .ctx = &responded},
     };
     char label[512];
     snprintf(label, sizeof label, "detect %s chunk %zu", base_name(file), o->chunk);
-    measure(ks, 4, o, label);
-    for (int m = 0; m < 2; m++)
+    measure(ks, 5, o, label);
+    for (int m = 0; m < 2; m++) {
         dsml_detector_destroy(chunked.det[m]);
+        dsml_turn_destroy(chunked.turn[m]);
+    }
     if (o->callgrind) {
         items_free(&chunked.texts);
         return 0;
@@ -605,6 +658,7 @@ static int cmd_detect(const char *file, const bench_opts *o)
     double vs_memcpy = ks[0].median / ks[2].median;
     double whole_vs_memcpy = ks[1].median / ks[2].median;
     double oneshot_vs_whole = ks[3].median / ks[1].median;
+    double respond_vs_chunked = ks[4].median / ks[0].median;
     int ok = vs_whole <= 2.0;
     size_t n = chunked.texts.n, bytes = chunked.texts.bytes;
     if (o->json) {
@@ -615,27 +669,32 @@ static int cmd_detect(const char *file, const bench_opts *o)
                "\"events_chunked\": %zu, \"events_whole\": %zu, \"runs\": %d, ",
                o->strict_detect ? "strict" : "lenient", o->chunk, n, bytes,
                chunked.events, whole.events, o->runs);
-        json_kernels(ks, 4, o->runs);
+        json_kernels(ks, 5, o->runs);
         printf(", \"chunked_mb_per_s\": %.3f, \"whole_mb_per_s\": %.3f, "
                "\"ratio_chunked_vs_whole\": %.4f, \"ratio_chunked_vs_memcpy\": %.2f, "
                "\"ratio_whole_vs_memcpy\": %.2f, \"ratio_parse_completion_vs_whole\": %.4f, "
+               "\"ratio_responder_vs_chunked\": %.4f, \"sse_bytes\": %zu, "
                "\"target_chunked_vs_whole\": 2.0, \"ok\": %s}",
                (double)bytes / ks[0].median / 1e6, (double)bytes / ks[1].median / 1e6,
-               vs_whole, vs_memcpy, whole_vs_memcpy, oneshot_vs_whole, ok ? "true" : "false");
+               vs_whole, vs_memcpy, whole_vs_memcpy, oneshot_vs_whole, respond_vs_chunked,
+               responded.events, ok ? "true" : "false");
     } else {
         printf("detect %s (%s, %s): %zu completions, %.2f MB; %zu events in %zu-byte chunks, "
                "%zu whole; median of %d runs\n",
                base_name(file), profile == DSML_PROFILE_PRERELEASE ? "pre-release" : "V4.1",
                o->strict_detect ? "strict" : "lenient", n, (double)bytes / 1e6,
                chunked.events, o->chunk, whole.events, o->runs);
-        for (int k = 0; k < 4; k++)
+        for (int k = 0; k < 5; k++)
             print_kernel(&ks[k], o->runs, n, bytes, "text");
         printf("  %zu-byte chunks / whole buffer  %6.3fx   (target <= 2: %s)\n", o->chunk,
                vs_whole, ok ? "met" : "NOT MET");
         printf("  %zu-byte chunks / memcpy        %6.1fx\n", o->chunk, vs_memcpy);
         printf("  whole buffer / memcpy          %6.1fx\n", whole_vs_memcpy);
         printf("  dsml_parse_completion / whole buffer  %6.3fx   (a detector created and "
-               "the message written per text)\n\n", oneshot_vs_whole);
+               "the message written per text)\n", oneshot_vs_whole);
+        printf("  responder / %zu-byte chunks     %6.3fx   (a turn's responder per text, "
+               "SSE chunks written: %.2f MB)\n\n",
+               o->chunk, respond_vs_chunked, (double)responded.events / 1e6);
     }
     items_free(&chunked.texts);
     return ok ? 0 : 1;

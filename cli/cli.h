@@ -125,7 +125,8 @@ int cli_parse_profile(const char *s, dsml_profile *p);
 
 /* A rendered prompt with what --show and --json print beside it. */
 typedef struct cli_rendered {
-    dsml_output out;
+    dsml_output out;     /* a request's: borrowed from turn */
+    dsml_turn *turn;     /* a request's turn, else NULL */
     dsml_profile profile;
     cli_format format;
     cli_buf options;     /* JSON object text: the options in effect */
@@ -166,5 +167,7 @@ int cli_diff(const char *a, size_t alen, const char *aname, const char *b,
              size_t blen, const char *bname, int color);
 /* `dsml-render parse ...`; argv[0] is "parse". */
 int cli_parse_main(int argc, char **argv);
+/* `dsml-render respond ...`; argv[0] is "respond". */
+int cli_respond_main(int argc, char **argv);
 
 #endif /* DSML_CLI_H */

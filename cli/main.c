@@ -1,7 +1,7 @@
 /*
  * main.c - dsml-render's command line: options, help, and the choice of
  * output (prompt bytes, --show, --json, --diff).  `dsml-render parse` is
- * handed to parse_cmd.c.
+ * handed to parse_cmd.c, `dsml-render respond` to respond_cmd.c.
  */
 #include <errno.h>
 #include <limits.h>
@@ -14,6 +14,7 @@
 static const char usage_text[] =
     "Usage: dsml-render [OPTIONS] [FILE|-]\n"
     "       dsml-render parse [PARSE OPTIONS] [FILE|-]\n"
+    "       dsml-render respond [RESPOND OPTIONS] REQUEST COMPLETION\n"
     "\n"
     "Renders a conversation into the exact prompt text DeepSeek-V4.1 expects\n"
     "(the checkpoint's encoding.py, byte for byte), or parses a completion.\n"
@@ -25,10 +26,12 @@ static const char usage_text[] =
     "  case      a JSON object in the reference's test-input format: messages,\n"
     "            tools (attached to messages[0]), context, thinking_mode,\n"
     "            reasoning_effort, drop_thinking, add_default_bos_token\n"
-    "  request   an OpenAI chat-completion request body: messages, tools\n"
-    "            (attached to a system message, prepended when missing),\n"
-    "            reasoning_effort, thinking_mode, chat_template_kwargs.thinking,\n"
-    "            thinking.type; other keys (model, stream, ...) are ignored\n"
+    "  request   an OpenAI chat-completion request body: messages, tools and\n"
+    "            response_format (attached to a system message, prepended when\n"
+    "            missing), tool_choice, reasoning_effort, thinking_mode,\n"
+    "            chat_template_kwargs.thinking, thinking.type, a prefill\n"
+    "            (continue_final_message, \"prefix\": true); other keys (model,\n"
+    "            stream, ...) are ignored\n"
     "  Detection: an array is messages.  An object is a request when it has\n"
     "  \"model\"; else a case when it has context, drop_thinking or\n"
     "  add_default_bos_token, or when every key is a case key; else a request.\n"
@@ -79,6 +82,11 @@ static const char usage_text[] =
     "  --tools FILE           the declared tools (a JSON array)\n"
     "  --stream N             feed the detector N-byte chunks and print one\n"
     "                         event per line instead of the message\n"
+    "\n"
+    "Respond options (dsml-render respond REQUEST COMPLETION): the OpenAI\n"
+    "response a server sends, see 'dsml-render respond --help'\n"
+    "  --stream N             the completion fed N bytes at a time: SSE lines\n"
+    "  --end stop|length|abort  why the engine stopped (default stop)\n"
     "\n"
     "Exit status: 0 success (--diff: identical), 1 refused input, differing\n"
     "prompts or an I/O error, 2 a bad command line.\n";
@@ -311,6 +319,8 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "parse") == 0)
         return cli_parse_main(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "respond") == 0)
+        return cli_respond_main(argc - 1, argv + 1);
     cli_args a;
     int r = parse_args(argc, argv, &a);
     if (r != CLI_EXIT_OK)

@@ -8,7 +8,7 @@
  *   content     "text"
  *   call_begin  #0 name="NAME" namespace="NS" @OFFSET
  *   arguments   #0 "fragment"
- *   call_end    #0 complete|incomplete @OFFSET
+ *   call_end    #0 complete|incomplete|unterminated|refused @OFFSET
  *   diagnostic  DSML_ERR_... @OFFSET "message"
  *   message     {...}
  *
@@ -91,7 +91,10 @@ static void put_event(cli_buf *b, const dsml_event *e)
         break;
     case DSML_EVENT_CALL_END:
         cli_buf_printf(b, "call_end    #%zu %s", e->call_index,
-                       e->status == DSML_CALL_COMPLETE ? "complete" : "incomplete");
+                       e->status == DSML_CALL_COMPLETE       ? "complete"
+                       : e->status == DSML_CALL_REFUSED      ? "refused"
+                       : e->status == DSML_CALL_UNTERMINATED ? "unterminated"
+                                                             : "incomplete");
         if (e->offset != DSML_NO_OFFSET)
             cli_buf_printf(b, " @%zu", e->offset);
         break;

@@ -71,7 +71,8 @@ static void evlist_add(evlist *l, const dsml_event *e, size_t input_len)
         FZ_CHECK(e->offset == DSML_NO_OFFSET || e->offset <= input_len);
     }
     if (e->type == DSML_EVENT_CALL_END)
-        FZ_CHECK(e->status == DSML_CALL_COMPLETE || e->status == DSML_CALL_INCOMPLETE);
+        FZ_CHECK(e->status == DSML_CALL_COMPLETE || e->status == DSML_CALL_INCOMPLETE ||
+                 e->status == DSML_CALL_REFUSED || e->status == DSML_CALL_UNTERMINATED);
     if (e->type == DSML_EVENT_CALL_BEGIN) {
         FZ_CHECK(e->name != NULL || e->name_len == 0);
         FZ_CHECK(fz_valid_utf8(e->name, e->name_len));
@@ -246,6 +247,8 @@ static int drain(dsml_detector *d, evlist *l, size_t input_len)
 }
 
 /* One run on a created detector.  chunk NULL: the whole text at once. */
+static dsml_end_reason end_reason; /* this input's, for every run of it */
+
 static void run(dsml_detector *d, const char *text, size_t n, chunker *chunk,
                 int late_next, unsigned flags, run_result *res)
 {
@@ -262,7 +265,7 @@ static void run(dsml_detector *d, const char *text, size_t n, chunker *chunk,
             st = drain(d, &res->events, n);
     }
     if (st == DSML_OK)
-        st = dsml_detector_finish(d);
+        st = dsml_detector_end(d, end_reason);
     int st2 = drain(d, &res->events, n);
     if (st == DSML_OK)
         st = st2;
@@ -376,6 +379,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static const size_t maxes[8] = {1, 2, 3, 5, 8, 16, 64, 4096};
     size_t max_chunk = maxes[(b2 >> 2) & 7];
     size_t fail_at = (size_t)b3 + 1;
+    end_reason = (dsml_end_reason)((b2 >> 5) & 3);
+    if (b2 & 128) {
+        o.tool_choice = DSML_TOOL_CHOICE_REQUIRED;
+        o.parallel_calls = DSML_PARALLEL_CALLS_FIRST;
+    }
 
     const char *t, *tools;
     size_t n, ntools;
@@ -438,7 +446,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     dsml_error_init(&err);
     fz_alloc_init(&fa, &a, FZ_FAIL_NONE, 0);
     r = dsml_parse_completion(text, n, &o, &out, &err);
-    if (!(o.flags & DSML_DETECT_NO_MESSAGE)) {
+    /* the one-shot parse reads the text as dsml_detector_finish() does */
+    if (!(o.flags & DSML_DETECT_NO_MESSAGE) && end_reason == DSML_END_TEXT) {
         if (r != ref.status && !(ref.status == DSML_OK && r == ref.message_status)) {
             fprintf(stderr, "parse %s, detector %s / message %s\n", dsml_status_name(r),
                     dsml_status_name(ref.status), dsml_status_name(ref.message_status));

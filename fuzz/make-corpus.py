@@ -191,11 +191,36 @@ def detect_seeds():
     return out
 
 
+def serve_seeds():
+    """A request body of the completion's thinking mode (its invoke names as
+    tools, a tool_choice, parallel calls on or off), 0xFF, the completion."""
+    out = []
+    choices = [None, "auto", "none", "required", "named"]
+    for n, row in enumerate(pick(load("parse.jsonl"), "text")):
+        body = {"model": "deepseek-v4.1", "thinking_mode": row.get("thinking_mode") or "chat",
+                "messages": [{"role": "user", "content": "Hi"}]}
+        names = sorted(set(re.findall(r'invoke name="([^"]*)"', row["text"])))
+        names = [x for x in names if "::" not in x]
+        if names:
+            body["tools"] = [{"type": "function", "function": {"name": x}} for x in names]
+            choice = choices[n % len(choices)]
+            if choice == "named":
+                body["tool_choice"] = {"type": "function", "function": {"name": names[-1]}}
+            elif choice is not None:
+                body["tool_choice"] = choice
+            if n % 4 == 1:
+                body["parallel_tool_calls"] = False
+        b0 = (n % 8) | ((n % 4) << 3) | ((n * 3 % 8) << 5)
+        out.append(bytes([b0, (n * 53) % 256]) + dumps(body) + b"\xff" + row["text"].encode("utf-8"))
+    return out
+
+
 TARGETS = {
     "render": render_seeds,
     "request": request_seeds,
     "emit": emit_seeds,
     "detect": detect_seeds,
+    "serve": serve_seeds,
 }
 
 

@@ -241,10 +241,10 @@ static inline void dc_run_free(dc_run *r)
 
 /* Feeds `text` to a fresh detector in the chunks listed by `cuts` (ascending
  * offsets where a new chunk starts; NULL/0 = one chunk), or in slices of
- * `step` bytes when step > 0. */
-static inline void dc_feed_run(dsml_detector *d, const char *text, size_t len,
-                               size_t step, const size_t *cuts, size_t ncuts,
-                               dc_run *out)
+ * `step` bytes when step > 0; ends the stream for reason `why`. */
+static inline void dc_feed_run_end(dsml_detector *d, const char *text, size_t len,
+                                   size_t step, const size_t *cuts, size_t ncuts,
+                                   dsml_end_reason why, dc_run *out)
 {
     dc_log l;
     dc_log_init(&l);
@@ -264,7 +264,7 @@ static inline void dc_feed_run(dsml_detector *d, const char *text, size_t len,
         at = end;
     }
     if (rc == DSML_OK)
-        rc = dsml_detector_finish(d);
+        rc = dsml_detector_end(d, why);
     int r2 = dc_drain(d, &l);
     if (rc == DSML_OK && r2 < 0)
         rc = r2;
@@ -281,6 +281,68 @@ static inline void dc_feed_run(dsml_detector *d, const char *text, size_t len,
             dsml_output_free(&o);
         }
     }
+}
+
+static inline void dc_feed_run(dsml_detector *d, const char *text, size_t len,
+                               size_t step, const size_t *cuts, size_t ncuts,
+                               dc_run *out)
+{
+    dc_feed_run_end(d, text, len, step, cuts, ncuts, DSML_END_TEXT, out);
+}
+
+/* A detector with the default options but for mode and thinking mode. */
+static inline dsml_detector *dc_make(dsml_detect_mode mode, dsml_thinking_mode tm)
+{
+    dsml_detector_options o;
+    dsml_detector_options_init(&o);
+    o.mode = mode;
+    o.thinking_mode = tm;
+    dsml_detector *d = NULL;
+    assert_int_equal(dsml_detector_create(&o, &d, NULL), DSML_OK);
+    return d;
+}
+
+/* Runs `text` through `d` whole and in chunks of 1..16 bytes, ending the
+ * stream for reason `why`; asserts the statuses agree and, when the run
+ * succeeds, the event logs too.  Returns the whole run (free with
+ * dc_run_free). */
+static inline dc_run dc_run_splits_end(dsml_detector *d, const char *text,
+                                       dsml_end_reason why)
+{
+    size_t len = strlen(text);
+    dc_run whole;
+    dc_feed_run_end(d, text, len, 0, NULL, 0, why, &whole);
+    for (size_t step = 1; step <= 16; step++) {
+        dc_run r;
+        dc_feed_run_end(d, text, len, step, NULL, 0, why, &r);
+        assert_int_equal(r.rc, whole.rc);
+        /* after a failure, how much was released before it depends on the
+         * chunking; the status does not */
+        if (whole.rc == DSML_OK &&
+            !tu_same_text("scenario", "events", whole.log, whole.log_len,
+                          r.log, r.log_len))
+            fail_msg("events differ at chunk size %zu", step);
+        dc_run_free(&r);
+    }
+    return whole;
+}
+
+static inline dc_run dc_run_splits(dsml_detector *d, const char *text)
+{
+    return dc_run_splits_end(d, text, DSML_END_TEXT);
+}
+
+/* Asserts that `hay` holds / does not hold `needle`. */
+static inline void dc_has(const char *hay, const char *needle)
+{
+    if (hay == NULL || strstr(hay, needle) == NULL)
+        fail_msg("expected to find [%s] in [%s]", needle, hay ? hay : "(null)");
+}
+
+static inline void dc_lacks(const char *hay, const char *needle)
+{
+    if (hay != NULL && strstr(hay, needle) != NULL)
+        fail_msg("did not expect [%s] in [%s]", needle, hay);
 }
 
 #endif

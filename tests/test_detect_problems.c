@@ -6,14 +6,7 @@
  */
 #include "detect_cases.h"
 
-#define FW "\xef\xbd\x9c"
-#define EOS "<" FW "end\xe2\x96\x81of\xe2\x96\x81sentence" FW ">"
-#define DSML FW "DSML" FW
-#define OPEN "\n\n<" DSML " calls>\n"
-#define CLOSE "</" DSML " calls>"
-#define INVOKE(n) "<" DSML " invoke name=\"" n "\">\n"
-#define INVOKE_END "</" DSML " invoke>\n"
-#define PARAM(k, s, v) "<" DSML " parameter name=\"" k "\" string=\"" s "\">" v "</" DSML " parameter>\n"
+#include "dsml_markup.h"
 
 static dsml_detector_options opts(dsml_detect_mode mode, dsml_thinking_mode tm)
 {
@@ -30,37 +23,13 @@ static dc_run run(const dsml_detector_options *o, const char *text)
 {
     dsml_detector *d = NULL;
     assert_int_equal(dsml_detector_create(o, &d, NULL), DSML_OK);
-    size_t len = strlen(text);
-    dc_run whole;
-    dc_feed_run(d, text, len, 0, NULL, 0, &whole);
-    for (size_t step = 1; step <= 16; step++) {
-        dc_run r;
-        dc_feed_run(d, text, len, step, NULL, 0, &r);
-        assert_int_equal(r.rc, whole.rc);
-        /* after a failure, how much was released before it depends on the
-         * chunking; the status does not */
-        if (whole.rc == DSML_OK &&
-            !tu_same_text("scenario", "events", whole.log, whole.log_len,
-                          r.log, r.log_len))
-            fail_msg("events differ at chunk size %zu", step);
-        dc_run_free(&r);
-    }
+    dc_run whole = dc_run_splits(d, text);
     dsml_detector_destroy(d);
     return whole;
 }
 
-static void has(const char *hay, const char *needle)
-{
-    if (hay == NULL || strstr(hay, needle) == NULL)
-        fail_msg("expected to find [%s] in [%s]", needle,
-                 hay ? hay : "(null)");
-}
-
-static void lacks(const char *hay, const char *needle)
-{
-    if (hay != NULL && strstr(hay, needle) != NULL)
-        fail_msg("did not expect [%s] in [%s]", needle, hay);
-}
+#define has dc_has
+#define lacks dc_lacks
 
 /* DSML markup leaks into content and no tool call is produced. */
 static void test_markup_never_leaks_into_content(void **state)

@@ -167,16 +167,7 @@ static void test_lenient_matches_strict_on_valid_text(void **state)
 
 #define EOS "<\xef\xbd\x9c" "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>"
 
-static dsml_detector *make(dsml_detect_mode mode, dsml_thinking_mode tm)
-{
-    dsml_detector_options o;
-    dsml_detector_options_init(&o);
-    o.mode = mode;
-    o.thinking_mode = tm;
-    dsml_detector *d = NULL;
-    assert_int_equal(dsml_detector_create(&o, &d, NULL), DSML_OK);
-    return d;
-}
+#define make dc_make
 
 static void test_sticky_error_and_reset(void **state)
 {

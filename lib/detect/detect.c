@@ -26,9 +26,7 @@
 #include "detect/detect_internal.h"
 
 static const char *const sp_names[SP_COUNT_] = {
-    "<\xef\xbd\x9c" "begin\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>",
-    "<\xef\xbd\x9c" "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>",
-    "<think>", "</think>", "\xef\xbd\x9c" "DSML\xef\xbd\x9c"};
+    DSML_TOKEN_BOS, DSML_TOKEN_EOS, DSML_TOKEN_THINK, DSML_TOKEN_THINK_END, DSML_TOKEN_DSML};
 
 /* ---- failure ------------------------------------------------------------ */
 
@@ -357,6 +355,11 @@ static void call_end_event(dsml_detector *d, int status, size_t off)
     det_event *e = ev_push(d);
     if (e == NULL)
         return;
+    if ((status == DSML_CALL_COMPLETE || status == DSML_CALL_UNTERMINATED) &&
+        d->call_refused)
+        status = DSML_CALL_REFUSED;
+    else if (status == DSML_CALL_COMPLETE)
+        d->executable++;
     e->type = DSML_EVENT_CALL_END;
     e->call = d->ncalls - 1;
     e->status = status;
@@ -488,6 +491,37 @@ static const char *find2(const char *p, size_t n, const char *pat)
     return NULL;
 }
 
+/* Whether the request's tool_choice or parallel_calls refuses a call to
+ * `name` (qualified, as written); reports it when so. */
+static int refused_call(dsml_detector *d, const char *name, size_t n)
+{
+    int shown = (int)(n > 80 ? 80 : n);
+    switch (d->opt.tool_choice) {
+    case DSML_TOOL_CHOICE_NONE:
+        diag(d, DSML_ERR_TOOL_CHOICE, d->call_off,
+             "tool_choice is \"none\": the call to '%.*s' is refused", shown, name);
+        return 1;
+    case DSML_TOOL_CHOICE_FUNCTION:
+        if (n != d->choice.len || (n > 0 && memcmp(name, d->choice.data, n) != 0)) {
+            diag(d, DSML_ERR_TOOL_CHOICE, d->call_off,
+                 "tool_choice names '%.*s': the call to '%.*s' is refused",
+                 (int)(d->choice.len > 80 ? 80 : d->choice.len),
+                 d->choice.data != NULL ? d->choice.data : "", shown, name);
+            return 1;
+        }
+        break;
+    default:
+        break;
+    }
+    if (d->opt.parallel_calls == DSML_PARALLEL_CALLS_FIRST && d->executable > 0) {
+        diag(d, DSML_ERR_PARALLEL_CALLS, d->call_off,
+             "parallel tool calls are off: the call to '%.*s' after the first "
+             "is refused", shown, name);
+        return 1;
+    }
+    return 0;
+}
+
 /* The name is final: checks it and reports CALL_BEGIN.  `end` is where the
  * invoke's name text ended (for the lenient resume point).  Returns 0 when
  * the block was abandoned or the detector failed. */
@@ -536,6 +570,7 @@ static int begin_call(dsml_detector *d, const char *name, size_t n, size_t end)
              "more than max_calls (%zu) tool calls", d->lim.max_calls);
         return 0;
     }
+    d->call_refused = !d->call_quiet && refused_call(d, name, n);
     size_t idx = d->ncalls++;
     d->nparams = 0;
     d->args_len = 0;
@@ -579,6 +614,7 @@ static int begin_call(dsml_detector *d, const char *name, size_t n, size_t end)
         return 0;
     e->type = DSML_EVENT_CALL_BEGIN;
     e->call = idx;
+    e->status = d->call_refused ? DSML_CALL_REFUSED : 0;
     e->offset = d->call_off;
     e->name_off = d->arena.len;
     e->name_len = bare_len;
@@ -599,7 +635,10 @@ static int begin_call(dsml_detector *d, const char *name, size_t n, size_t end)
     return 1;
 }
 
-static void close_call(dsml_detector *d, size_t off)
+/* Ends the open call: its arguments' closing brace, then CALL_END with
+ * `status` (COMPLETE at its end tag; UNTERMINATED when the text ended where
+ * the reference accepts the call without one). */
+static void close_call_as(dsml_detector *d, size_t off, int status)
 {
     if (d->call_bad_name) {
         fail(d, DSML_ERR_TOOL_NAME, d->bad_name_off, "%s", d->bad_name_msg);
@@ -611,12 +650,17 @@ static void close_call(dsml_detector *d, size_t off)
         args_out(d, "}", 1, off);
     if (d->failed)
         return;
-    call_end_event(d, DSML_CALL_COMPLETE, off);
-    if (d->keep_message && d->ncalls - 1 < d->calls_cap)
-        d->calls[d->ncalls - 1].complete = 1;
+    call_end_event(d, status, off);
+    if (d->keep_message && d->ncalls - 1 < d->calls_cap && !d->call_refused)
+        d->calls[d->ncalls - 1].complete = 1; /* in the message, as the reference */
     d->raw.len = 0;
     reset_block_unit(d);
     set_phase(d, PH_SEP);
+}
+
+static void close_call(dsml_detector *d, size_t off)
+{
+    close_call_as(d, off, DSML_CALL_COMPLETE);
 }
 
 /* Checks the invoke's text against the reference's
@@ -1375,11 +1419,26 @@ static void run(dsml_detector *d, int at_end)
 
 /* ---- end of stream ------------------------------------------------------ */
 
+/* The stream was cut (a length limit, an abort) or ended inside the calls
+ * block.  A cut is not the text's fault: strict mode does not fail on it. */
+static int cut_short(const dsml_detector *d)
+{
+    return d->end_reason == DSML_END_LENGTH || d->end_reason == DSML_END_ABORT;
+}
+
 static void end_violation(dsml_detector *d, int code, const char *what)
 {
     size_t off = d->base + d->in.len;
-    if (d->strict) {
+    if (d->strict && !cut_short(d)) {
         fail(d, code, off, "%s", what);
+        return;
+    }
+    if (d->strict) {
+        /* no raw text in strict mode: the open call just ends */
+        if (d->call_open)
+            call_end_event(d, DSML_CALL_INCOMPLETE, off);
+        reset_block_unit(d);
+        set_phase(d, PH_RECOVER);
         return;
     }
     diag(d, DSML_ERR_INCOMPLETE, off, "the stream ended inside the calls "
@@ -1397,6 +1456,12 @@ static void end_of_text(dsml_detector *d)
     size_t off = d->base + d->in.len;
     switch (d->phase) {
     case PH_REASONING:
+        if (cut_short(d)) {
+            /* cut while thinking: what came is reasoning */
+            if (d->hold)
+                release_hold(d, DSML_EVENT_REASONING);
+            return;
+        }
         if (d->hold) {
             diag(d, DSML_ERR_MISSING_THINK_END, off,
                  "no </think>: the text is content");
@@ -1409,7 +1474,8 @@ static void end_of_text(dsml_detector *d)
     case PH_CONTENT:
         if (d->hold)
             release_hold(d, DSML_EVENT_CONTENT);
-        if (!d->saw_end && !d->saw_block)
+        /* DSML_END_STOP: the engine left the EOS out of the text */
+        if (!d->saw_end && !d->saw_block && d->end_reason == DSML_END_TEXT)
             refuse(d, DSML_ERR_MISSING_EOS, off,
                    "Invalid format: missing EOS token");
         return;
@@ -1423,12 +1489,18 @@ static void end_of_text(dsml_detector *d)
     case PH_NAME: {
         const char *name;
         size_t n;
+        if (cut_short(d)) {
+            end_violation(d, DSML_ERR_INCOMPLETE, "cut inside an invoke");
+            return;
+        }
         if (!name_match(d, &name, &n)) {
             end_violation(d, DSML_ERR_INVOKE_FORMAT, "Tool name format error");
             return;
         }
+        /* the reference accepts an invoke the text ends in after its name
+         * line; its end tag never came */
         if (begin_call(d, name, n, off) && !d->failed)
-            close_call(d, off);
+            close_call_as(d, off, DSML_CALL_UNTERMINATED);
         return;
     }
     case PH_PHEAD:
@@ -1443,8 +1515,10 @@ static void end_of_text(dsml_detector *d)
         end_violation(d, DSML_ERR_PARAMETER_FORMAT, "Parameter format error");
         return;
     case PH_PTAIL:
-        if (d->sep_len == 2)
-            close_call(d, off);
+        if (d->sep_len == 2 && !cut_short(d))
+            close_call_as(d, off, DSML_CALL_UNTERMINATED); /* as after a name line */
+        else if (cut_short(d))
+            end_violation(d, DSML_ERR_INCOMPLETE, "cut after a parameter");
         else
             end_violation(d, DSML_ERR_PARAMETER_FORMAT,
                           "Parameter format error: expected '>\\n'");
@@ -1516,6 +1590,7 @@ static void start_state(dsml_detector *d)
     d->u_need = 0;
     d->failed = 0;
     d->finished = 0;
+    d->end_reason = DSML_END_TEXT;
     dsml_error_init(&d->err);
     d->pend_code = 0;
     d->part_len = 0;
@@ -1525,6 +1600,8 @@ static void start_state(dsml_detector *d)
     d->raw.len = 0;
     reset_block_unit(d);
     d->call_open = 0;
+    d->call_refused = 0;
+    d->executable = 0;
     d->ncalls = 0;
     d->nparams = 0;
     d->args_len = 0;
@@ -1571,6 +1648,8 @@ int dsml_detector_create(const dsml_detector_options *opts,
         !check_enum((int)o.trailing_text, 1) || !check_enum((int)o.trim, 1) ||
         !check_enum((int)o.tool_names, 1) ||
         !check_enum((int)o.false_values, 1) || !check_enum((int)o.markers, 1) ||
+        !check_enum((int)o.tool_choice, 3) || !check_enum((int)o.parallel_calls, 1) ||
+        (o.tool_choice_name == NULL && o.tool_choice_name_len != 0) ||
         (o.flags & ~DSML_DETECT_NO_MESSAGE) != 0 ||
         (o.tools_json == NULL && o.tools_len != 0))
         return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
@@ -1591,10 +1670,17 @@ int dsml_detector_create(const dsml_detector_options *opts,
     d->keep_message = !(o.flags & DSML_DETECT_NO_MESSAGE);
     dsml_buf *bufs[] = {&d->tools, &d->in, &d->held, &d->raw, &d->name,
                         &d->key, &d->keys, &d->vws, &d->vbuf, &d->m_content,
-                        &d->m_reasoning, &d->arena, &d->scratch};
+                        &d->m_reasoning, &d->arena, &d->scratch, &d->choice};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         dsml_buf_init(bufs[i], &d->alloc);
     det_build_sets(d);
+    dsml_buf_append(&d->choice, o.tool_choice_name, o.tool_choice_name_len);
+    d->opt.tool_choice_name = NULL;
+    d->opt.tool_choice_name_len = 0;
+    if (d->choice.failed) {
+        dsml_detector_destroy(d);
+        return dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
+    }
     if (o.tools_json != NULL) {
         int rc = det_read_tools(d, o.tools_json, o.tools_len, err);
         if (rc != DSML_OK) {
@@ -1615,7 +1701,7 @@ void dsml_detector_destroy(dsml_detector *d)
         return;
     dsml_buf *bufs[] = {&d->tools, &d->in, &d->held, &d->raw, &d->name,
                         &d->key, &d->keys, &d->vws, &d->vbuf, &d->m_content,
-                        &d->m_reasoning, &d->arena, &d->scratch};
+                        &d->m_reasoning, &d->arena, &d->scratch, &d->choice};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         dsml_buf_release(bufs[i]);
     for (size_t i = 0; i < d->calls_cap; i++) {
@@ -1769,11 +1855,17 @@ int dsml_detector_feed(dsml_detector *d, const char *bytes, size_t len)
 
 int dsml_detector_finish(dsml_detector *d)
 {
-    if (d == NULL)
+    return dsml_detector_end(d, DSML_END_TEXT);
+}
+
+int dsml_detector_end(dsml_detector *d, dsml_end_reason why)
+{
+    if (d == NULL || (int)why < 0 || (int)why > DSML_END_ABORT)
         return DSML_ERR_ARGUMENT;
     if (d->failed || d->finished)
         return d->failed;
     d->finished = 1;
+    d->end_reason = why;
     drain_if_done(d);
     if (d->u_need > 0) {
         fail(d, DSML_ERR_UTF8, d->total,
@@ -1783,6 +1875,10 @@ int dsml_detector_finish(dsml_detector *d)
     run(d, 1);
     if (!d->failed)
         end_of_text(d);
+    if ((d->opt.tool_choice == DSML_TOOL_CHOICE_REQUIRED ||
+         d->opt.tool_choice == DSML_TOOL_CHOICE_FUNCTION) && d->executable == 0)
+        diag(d, DSML_ERR_TOOL_CHOICE, d->base + d->in.len,
+             "tool_choice requires a tool call; the completion has none");
     if (!d->failed && d->rewound) {
         /* a lenient end-of-text fallback switched phases; nothing is left to
          * scan */

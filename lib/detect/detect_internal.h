@@ -111,6 +111,7 @@ struct dsml_detector {
     /* status */
     int failed;
     int finished;
+    dsml_end_reason end_reason; /* why the stream ended (at finish) */
     dsml_error err;
     int pend_code;         /* strict: special token seen (checked last) */
     size_t pend_off;
@@ -156,6 +157,9 @@ struct dsml_detector {
     size_t slots_cap, slots_used, key_gen;
     size_t ncalls;         /* calls begun */
     size_t call_off;
+    int call_refused;      /* tool_choice / parallel_calls refuse the call */
+    size_t executable;     /* calls ended complete and allowed */
+    dsml_buf choice;       /* tool_choice_name, copied */
 
     /* value layer (each *_off: the stream offset of the text held) */
     char vtail[2];
@@ -204,5 +208,9 @@ size_t det_utf8_incomplete_tail(const char *p, size_t n);
 int det_message_json(dsml_detector *d, dsml_buf *b);
 int det_read_tools(dsml_detector *d, const char *json, size_t len,
                    dsml_error *err);
+/* Appends the name a call gives `tool` (an OpenAI tools entry): "ns::name"
+ * when the profile qualifies names and the tool has a namespace.  Returns 0
+ * when the tool has no string name. */
+int det_tool_qualified_name(const cJSON *tool, dsml_profile profile, dsml_buf *out);
 
 #endif

@@ -12,8 +12,8 @@
 #include "detect/detect_internal.h"
 
 #define FW_BAR "\xef\xbd\x9c" /* U+FF5C */
-#define EOS_TEXT "<" FW_BAR "end\xe2\x96\x81of\xe2\x96\x81sentence" FW_BAR ">"
-#define BOS_TEXT "<" FW_BAR "begin\xe2\x96\x81of\xe2\x96\x81sentence" FW_BAR ">"
+#define EOS_TEXT DSML_TOKEN_EOS
+#define BOS_TEXT DSML_TOKEN_BOS
 
 /* One pattern: its bytes and what it stands for. */
 #define PAT(text, tok, variant) \
@@ -31,7 +31,7 @@
     PAT("<" mk param, TK_PARAM, v),                           \
     PAT("/" mk param, TK_PARAM_END, v)
 
-#define MK_V41 FW_BAR "DSML" FW_BAR
+#define MK_V41 DSML_TOKEN_DSML
 #define MK_ASCII "|DSML|"
 #define MK_DOUBLE FW_BAR FW_BAR "DSML" FW_BAR FW_BAR
 

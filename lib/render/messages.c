@@ -91,11 +91,12 @@ int dsml_is_user_like(const dsml_rctx *c, const dsml_msg *m)
 
 static void msg_path(dsml_rctx *c, const dsml_msg *m, const char *sub)
 {
-    dsml_path_root(&c->path, m->in_context ? "$.context" : "$.messages");
-    if (m->src != NULL)
-        dsml_path_index(&c->path, m->src_index);
-    else
-        dsml_path_index(&c->path, 0);
+    if (m->body_tools && sub != NULL && strncmp(sub, "tools", 5) == 0)
+        dsml_path_root(&c->path, "$"); /* the request's own "$.tools" */
+    else {
+        dsml_path_root(&c->path, m->in_context ? "$.context" : "$.messages");
+        dsml_path_index(&c->path, m->src != NULL ? m->src_index : 0);
+    }
     if (sub != NULL && sub[0] != '\0') {
         if (sub[0] == '[' || sub[0] == '.') {
             /* already punctuated */
@@ -495,6 +496,8 @@ int dsml_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts *r
         sys.has_content = 1;
         sys.content.str = "";
         sys.tools = ro->tools_for_first;
+        sys.body_tools = ro->body_tools;
+        sys.response_format = ro->response_format_for_first;
         int r = dsml_msgs_push(c, out, &sys);
         if (r != DSML_OK)
             return r;
@@ -524,8 +527,13 @@ int dsml_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts *r
         m.content.node = content;
         if (dsml_is_null(m.task))
             m.task = NULL;
-        if (i == 0 && !ro->prepend_system && ro->tools_for_first != NULL)
+        if (i == 0 && !ro->prepend_system && ro->tools_for_first != NULL) {
             m.tools = ro->tools_for_first;
+            m.body_tools = ro->body_tools;
+        }
+        if (i == 0 && !ro->prepend_system && ro->response_format_for_first != NULL)
+            m.response_format = ro->response_format_for_first;
+        m.prefill = ro->prefill_last && mj->next == NULL;
 
         if (dsml_is_string(content) && contains(content->valuestring, DSML_TOK_IMAGE))
             return dsml_msg_fail(c, &m, "content", DSML_ERR_IMAGE,

@@ -17,12 +17,12 @@ static const struct {
     const char *name;
     const char *token;
 } tasks[] = {
-    {"action", "<\xef\xbd\x9c" "action\xef\xbd\x9c>"},
-    {"query", "<\xef\xbd\x9cquery\xef\xbd\x9c>"},
-    {"authority", "<\xef\xbd\x9c" "authority\xef\xbd\x9c>"},
-    {"domain", "<\xef\xbd\x9c" "domain\xef\xbd\x9c>"},
-    {"title", "<\xef\xbd\x9ctitle\xef\xbd\x9c>"},
-    {"read_url", "<\xef\xbd\x9cread_url\xef\xbd\x9c>"},
+    {"action", DSML_TOKEN_ACTION},
+    {"query", DSML_TOKEN_QUERY},
+    {"authority", DSML_TOKEN_AUTHORITY},
+    {"domain", DSML_TOKEN_DOMAIN},
+    {"title", DSML_TOKEN_TITLE},
+    {"read_url", DSML_TOKEN_READ_URL},
 };
 
 /* Appends a value the way str.format() would; `dflt` when absent. */
@@ -139,7 +139,7 @@ static int put_blocks(dsml_rctx *c, const dsml_msg *merged, dsml_buf *out)
 }
 
 /* The effort line's number, validating the effort (for every message). */
-static int effort_value(dsml_rctx *c, int *value)
+int dsml_rctx_effort_value(dsml_rctx *c, int *value)
 {
     switch (c->effort) {
     case DSML_EFF_ABSENT:
@@ -230,7 +230,7 @@ static int render_one(dsml_rctx *c, const dsml_msgs *all, size_t index,
             return dsml_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
     }
     int effort = 0;
-    int r = effort_value(c, &effort);
+    int r = dsml_rctx_effort_value(c, &effort);
     if (r != DSML_OK)
         return r;
     int effort_line = index == 0 && thinking;
@@ -286,7 +286,7 @@ static int render_one(dsml_rctx *c, const dsml_msgs *all, size_t index,
             return r;
         if (has_calls)
             dsml_buf_append(out, calls->data, calls->len);
-        if (!dsml_json_truthy(m->wo_eos))
+        if (!m->prefill && !dsml_json_truthy(m->wo_eos))
             DSML_BUF_LIT(out, DSML_TOK_EOS);
     } else if (dsml_role_is(m, DSML_ROLE_TOOL)) {
         return dsml_msg_fail(c, m, "role", DSML_ERR_ROLE,
@@ -350,12 +350,26 @@ static void put_segment(dsml_buf *seg, const dsml_msg *m, size_t index,
     else
         DSML_BUF_LIT(seg, "null");
     DSML_BUF_LIT(seg, ", \"index\": ");
-    dsml_buf_put_size(seg, index);
+    if (index == DSML_NO_OFFSET)
+        DSML_BUF_LIT(seg, "null");
+    else
+        dsml_buf_put_size(seg, index);
     DSML_BUF_LIT(seg, ", \"start\": ");
     dsml_buf_put_size(seg, start);
     DSML_BUF_LIT(seg, ", \"end\": ");
     dsml_buf_put_size(seg, end);
     dsml_buf_putc(seg, '}');
+}
+
+/* A segment's "index": the message's place in the rendered list, or, for a
+ * request (body_indexes), in the body's "messages" (a merged message: its
+ * first part's; a prepended system message: none). */
+static size_t segment_index(const dsml_rctx *c, const dsml_msgs *list, size_t index)
+{
+    if (!c->body_indexes)
+        return index;
+    const dsml_msg *m = &list->v[index];
+    return m->src != NULL ? m->src_index : DSML_NO_OFFSET;
 }
 
 int dsml_render_conversation(dsml_rctx *c, const dsml_msgs *ctx_raw,
@@ -415,7 +429,8 @@ int dsml_render_conversation(dsml_rctx *c, const dsml_msgs *ctx_raw,
         if (out->failed)
             return dsml_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
         if (segments != NULL)
-            put_segment(segments, &list->v[index], index, start, out->len);
+            put_segment(segments, &list->v[index], segment_index(c, list, index),
+                        start, out->len);
     }
     if (segments != NULL)
         dsml_buf_putc(segments, ']');

@@ -1,9 +1,9 @@
 /*
- * render_api.c - the renderer's public entry points: a messages array, a
- * case file (the reference's test-input format) and an OpenAI
- * chat-completion request body.  Resolves options (thinking mode, effort,
- * profile, flags), reads the JSON, runs the pipeline and hands out the
- * prompt, the image records and the segments.
+ * render_api.c - the renderer's public entry points: a messages array and a
+ * case file (the reference's test-input format); and the steps they share
+ * with the serving layer's request body (lib/serve/request.c).  Resolves
+ * options (thinking mode, effort, profile, flags), reads the JSON, runs the
+ * pipeline and hands out the prompt, the image records and the segments.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -28,7 +28,7 @@ void(dsml_render_options_init)(dsml_render_options *opts)
 
 /* ---- effort and mode ----------------------------------------------------- */
 
-static void set_effort_name(dsml_rctx *c, const char *name, size_t len)
+void dsml_rctx_effort_name(dsml_rctx *c, const char *name, size_t len)
 {
     static const struct {
         const char *name;
@@ -48,7 +48,7 @@ static void set_effort_name(dsml_rctx *c, const char *name, size_t len)
     }
 }
 
-static void set_effort_level(dsml_rctx *c, long long v, const char *text)
+void dsml_rctx_effort_level(dsml_rctx *c, long long v, const char *text)
 {
     if (text != NULL)
         snprintf(c->effort_text, sizeof c->effort_text, "%s", text);
@@ -64,14 +64,14 @@ static void set_effort_level(dsml_rctx *c, long long v, const char *text)
 
 /* reasoning_effort from JSON: null = absent; string = name; integer = level;
  * anything else (bool, float, ...) is invalid, refused when used. */
-static void effort_from_json(dsml_rctx *c, const cJSON *v)
+void dsml_rctx_effort_json(dsml_rctx *c, const cJSON *v)
 {
     if (dsml_is_none(v)) {
         c->effort = DSML_EFF_ABSENT;
         return;
     }
     if (dsml_is_string(v)) {
-        set_effort_name(c, v->valuestring, strlen(v->valuestring));
+        dsml_rctx_effort_name(c, v->valuestring, strlen(v->valuestring));
         return;
     }
     if ((v->type & 0xFF) == cJSON_Number && dsml_json_number_is_int(v)) {
@@ -83,7 +83,7 @@ static void effort_from_json(dsml_rctx *c, const cJSON *v)
         long long x = strtoll(tmp, NULL, 10);
         if (errno != 0)
             x = 0;
-        set_effort_level(c, x, tmp);
+        dsml_rctx_effort_level(c, x, tmp);
         return;
     }
     c->effort = DSML_EFF_INVALID;
@@ -96,7 +96,7 @@ static void effort_from_json(dsml_rctx *c, const cJSON *v)
     dsml_buf_release(&b);
 }
 
-static void mode_from_text(dsml_rctx *c, const char *s, size_t n)
+void dsml_rctx_mode_text(dsml_rctx *c, const char *s, size_t n)
 {
     if (n == 4 && memcmp(s, "chat", 4) == 0) {
         c->mode = DSML_MODE_CHAT;
@@ -110,7 +110,7 @@ static void mode_from_text(dsml_rctx *c, const char *s, size_t n)
 
 /* ---- context set-up ------------------------------------------------------ */
 
-static int setup(dsml_rctx *c, const dsml_render_options *opts, dsml_error *err)
+int dsml_rctx_setup(dsml_rctx *c, const dsml_render_options *opts, dsml_error *err)
 {
     memset(c, 0, sizeof *c);
     c->err = err;
@@ -157,10 +157,10 @@ static int setup(dsml_rctx *c, const dsml_render_options *opts, dsml_error *err)
         if (opts->effort_name == NULL && opts->effort_name_len != 0)
             return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
                              "effort_name is NULL");
-        set_effort_name(c, opts->effort_name ? opts->effort_name : "",
+        dsml_rctx_effort_name(c, opts->effort_name ? opts->effort_name : "",
                         opts->effort_name_len);
         break;
-    case DSML_EFFORT_LEVEL: set_effort_level(c, opts->effort_level, NULL); break;
+    case DSML_EFFORT_LEVEL: dsml_rctx_effort_level(c, opts->effort_level, NULL); break;
     default:
         return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
                          "unknown effort kind %d", (int)opts->effort_kind);
@@ -168,7 +168,7 @@ static int setup(dsml_rctx *c, const dsml_render_options *opts, dsml_error *err)
     return DSML_OK;
 }
 
-static void teardown(dsml_rctx *c)
+void dsml_rctx_teardown(dsml_rctx *c)
 {
     dsml_guard_close(c);
     dsml_buf_release(&c->scratch);
@@ -181,8 +181,8 @@ static void teardown(dsml_rctx *c)
 }
 
 /* Reads messages (and context) and renders them into `out`. */
-static int run(dsml_rctx *c, const cJSON *messages, const char *messages_root,
-               const cJSON *context, const dsml_read_opts *ro_in, dsml_output *out)
+int dsml_rctx_run(dsml_rctx *c, const cJSON *messages, const char *messages_root,
+                  const cJSON *context, const dsml_read_opts *ro_in, dsml_output *out)
 {
     dsml_msgs ctx_raw = {NULL, 0, 0}, msg_raw = {NULL, 0, 0};
     dsml_buf prompt, images, segments;
@@ -208,7 +208,7 @@ static int run(dsml_rctx *c, const cJSON *messages, const char *messages_root,
             goto done;
     }
     if (dsml_is_array(context)) {
-        dsml_read_opts ro = {NULL, 0, 1, "$.context", 0};
+        dsml_read_opts ro = {NULL, 0, 1, "$.context", 0, 0, NULL, 0};
         r = dsml_read_messages(c, context, &ro, &ctx_raw, NULL, NULL);
         if (r != DSML_OK)
             goto done;
@@ -248,7 +248,7 @@ done:
     return r;
 }
 
-static int read_context_option(dsml_rctx *c, cJSON **context)
+int dsml_rctx_read_context(dsml_rctx *c, cJSON **context)
 {
     *context = NULL;
     if (c->context_json == NULL)
@@ -258,21 +258,23 @@ static int read_context_option(dsml_rctx *c, cJSON **context)
                                   c->err);
 }
 
-/* ---- the three kinds of document ----------------------------------------- */
+/* ---- the two kinds of document ----------------------------------------- */
 
 /* A messages array. */
 static int render_messages_doc(dsml_rctx *c, const cJSON *doc, const cJSON *context,
-                               dsml_output *out)
+                               dsml_output *out, void *arg)
 {
-    dsml_read_opts ro = {NULL, 0, 0, "$", 0};
-    return run(c, doc, "$", context, &ro, out);
+    (void)arg;
+    dsml_read_opts ro = {NULL, 0, 0, "$", 0, 0, NULL, 0};
+    return dsml_rctx_run(c, doc, "$", context, &ro, out);
 }
 
 /* A case object (or a bare messages array, as the reference's load_cases
  * accepts). */
 static int render_case_doc(dsml_rctx *c, const cJSON *doc, const cJSON *context,
-                           dsml_output *out)
+                           dsml_output *out, void *arg)
 {
+    (void)arg;
     if (dsml_is_array(doc)) {
         if (doc->child != NULL && !dsml_is_object(doc->child))
             return dsml_fail(c->err, DSML_ERR_TYPE, DSML_NO_OFFSET, "$[0]",
@@ -280,7 +282,7 @@ static int render_case_doc(dsml_rctx *c, const cJSON *doc, const cJSON *context,
         if (doc->child != NULL && dsml_json_get(doc->child, "role") == NULL)
             return dsml_fail(c->err, DSML_ERR_TYPE, DSML_NO_OFFSET, "$",
                              "a list of cases is not supported; give one case");
-        return render_messages_doc(c, doc, context, out);
+        return render_messages_doc(c, doc, context, out, NULL);
     }
     if (!dsml_is_object(doc))
         return dsml_fail(c->err, DSML_ERR_TYPE, DSML_NO_OFFSET, "$",
@@ -288,7 +290,7 @@ static int render_case_doc(dsml_rctx *c, const cJSON *doc, const cJSON *context,
     const cJSON *mode = dsml_json_get(doc, "thinking_mode");
     if (dsml_json_truthy(mode)) {
         if (dsml_is_string(mode)) {
-            mode_from_text(c, mode->valuestring, strlen(mode->valuestring));
+            dsml_rctx_mode_text(c, mode->valuestring, strlen(mode->valuestring));
         } else {
             c->mode = DSML_MODE_INVALID;
             snprintf(c->mode_text, sizeof c->mode_text, "(not a string)");
@@ -296,7 +298,7 @@ static int render_case_doc(dsml_rctx *c, const cJSON *doc, const cJSON *context,
     }
     const cJSON *effort = dsml_json_get(doc, "reasoning_effort");
     if (effort != NULL)
-        effort_from_json(c, effort);
+        dsml_rctx_effort_json(c, effort);
     const cJSON *drop = dsml_json_get(doc, "drop_thinking");
     if (drop != NULL)
         c->drop_thinking = dsml_json_truthy(drop);
@@ -309,90 +311,19 @@ static int render_case_doc(dsml_rctx *c, const cJSON *doc, const cJSON *context,
     if (tools != NULL && dsml_is_array(messages) && messages->child == NULL)
         return dsml_fail(c->err, DSML_ERR_MISSING_KEY, DSML_NO_OFFSET, "$.tools",
                          "A case with tools must contain at least one message");
-    dsml_read_opts ro = {tools, 0, 0, "$.messages", 0};
-    return run(c, messages, "$.messages", own_context != NULL ? own_context : context,
+    dsml_read_opts ro = {tools, 0, 0, "$.messages", 0, 0, NULL, 0};
+    return dsml_rctx_run(c, messages, "$.messages", own_context != NULL ? own_context : context,
                &ro, out);
 }
 
-/* The thinking switch of a request body; leaves the mode alone when the body
- * has none. */
-static int request_mode(dsml_rctx *c, const cJSON *body)
-{
-    const cJSON *tm = dsml_json_get(body, "thinking_mode");
-    if (!dsml_is_none(tm)) {
-        if (!dsml_is_string(tm))
-            return dsml_fail(c->err, DSML_ERR_THINKING_MODE, DSML_NO_OFFSET,
-                             "$.thinking_mode", "must be \"chat\" or \"thinking\"");
-        mode_from_text(c, tm->valuestring, strlen(tm->valuestring));
-        if (c->mode == DSML_MODE_INVALID)
-            return dsml_fail(c->err, DSML_ERR_THINKING_MODE, DSML_NO_OFFSET,
-                             "$.thinking_mode", "Invalid thinking_mode `%s`",
-                             c->mode_text);
-        return DSML_OK;
-    }
-    const cJSON *kw = dsml_json_get(body, "chat_template_kwargs");
-    const cJSON *th = dsml_is_object(kw) ? dsml_json_get(kw, "thinking") : NULL;
-    if (!dsml_is_none(th)) {
-        if (dsml_is_object(th))
-            th = dsml_json_get(th, "enabled");
-        if (!dsml_is_bool(th))
-            return dsml_fail(c->err, DSML_ERR_THINKING_MODE, DSML_NO_OFFSET,
-                             "$.chat_template_kwargs.thinking",
-                             "must be a bool or an object with a bool 'enabled'");
-        c->mode = (th->type & 0xFF) == cJSON_True ? DSML_MODE_THINKING : DSML_MODE_CHAT;
-        return DSML_OK;
-    }
-    const cJSON *thinking = dsml_json_get(body, "thinking");
-    if (!dsml_is_none(thinking)) {
-        const cJSON *type = dsml_is_object(thinking) ? dsml_json_get(thinking, "type") : NULL;
-        if (dsml_is_string(type) && strcmp(type->valuestring, "enabled") == 0)
-            c->mode = DSML_MODE_THINKING;
-        else if (dsml_is_string(type) && strcmp(type->valuestring, "disabled") == 0)
-            c->mode = DSML_MODE_CHAT;
-        else
-            return dsml_fail(c->err, DSML_ERR_THINKING_MODE, DSML_NO_OFFSET,
-                             "$.thinking.type", "must be \"enabled\" or \"disabled\"");
-    }
-    return DSML_OK;
-}
-
-/* An OpenAI chat-completion request body. */
-static int render_request_doc(dsml_rctx *c, const cJSON *doc, const cJSON *context,
-                              dsml_output *out)
-{
-    if (!dsml_is_object(doc))
-        return dsml_fail(c->err, DSML_ERR_TYPE, DSML_NO_OFFSET, "$",
-                         "a request body must be a JSON object");
-    int r = request_mode(c, doc);
-    if (r != DSML_OK)
-        return r;
-    const cJSON *effort = dsml_json_get(doc, "reasoning_effort");
-    if (effort != NULL)
-        effort_from_json(c, effort);
-    const cJSON *messages = dsml_json_get(doc, "messages");
-    const cJSON *tools = dsml_json_get(doc, "tools");
-    dsml_read_opts ro = {NULL, 0, 0, "$.messages", 0};
-    if (dsml_json_truthy(tools)) {
-        ro.tools_for_first = tools;
-        const cJSON *first = dsml_is_array(messages) ? messages->child : NULL;
-        const cJSON *role = dsml_json_get(first, "role");
-        ro.prepend_system =
-            !(dsml_is_string(role) && strcmp(role->valuestring, "system") == 0);
-    }
-    return run(c, messages, "$.messages", context, &ro, out);
-}
-
-typedef int (*render_doc_fn)(dsml_rctx *c, const cJSON *doc, const cJSON *context,
-                             dsml_output *out);
-
 /* What every entry point does: options, the JSON text, the context option,
  * then the document's own reading. */
-static int render_entry(render_doc_fn fn, const char *json, size_t len,
-                        const dsml_render_options *opts, dsml_output *out,
-                        dsml_error *err)
+int dsml_render_entry(dsml_render_doc_fn fn, void *arg, const char *json, size_t len,
+                      const dsml_render_options *opts, dsml_output *out,
+                      dsml_error *err)
 {
     dsml_rctx c;
-    int r = setup(&c, opts, err);
+    int r = dsml_rctx_setup(&c, opts, err);
     if (out == NULL)
         r = dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
                       "out must not be NULL");
@@ -405,12 +336,12 @@ static int render_entry(render_doc_fn fn, const char *json, size_t len,
         r = dsml_json_read_counted(json, len, c.limits, &c.alloc, "$", 0, &c.values_left,
                                    &doc, err);
     if (r == DSML_OK)
-        r = read_context_option(&c, &context);
+        r = dsml_rctx_read_context(&c, &context);
     if (r == DSML_OK)
-        r = fn(&c, doc, context, out);
+        r = fn(&c, doc, context, out, arg);
     cJSON_Delete(doc);
     cJSON_Delete(context);
-    teardown(&c);
+    dsml_rctx_teardown(&c);
     return r;
 }
 
@@ -418,19 +349,12 @@ int dsml_render(const char *messages_json, size_t len,
                 const dsml_render_options *opts, dsml_output *out,
                 dsml_error *err)
 {
-    return render_entry(render_messages_doc, messages_json, len, opts, out, err);
+    return dsml_render_entry(render_messages_doc, NULL, messages_json, len, opts, out, err);
 }
 
 int dsml_render_case(const char *case_json, size_t len,
                      const dsml_render_options *opts, dsml_output *out,
                      dsml_error *err)
 {
-    return render_entry(render_case_doc, case_json, len, opts, out, err);
-}
-
-int dsml_render_request(const char *body_json, size_t len,
-                        const dsml_render_options *opts, dsml_output *out,
-                        dsml_error *err)
-{
-    return render_entry(render_request_doc, body_json, len, opts, out, err);
+    return dsml_render_entry(render_case_doc, NULL, case_json, len, opts, out, err);
 }

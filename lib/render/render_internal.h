@@ -2,7 +2,7 @@
  * render_internal.h - the renderer's own model of a conversation, shared by
  * the pipeline's files:
  *
- *   render_api.c   public entry points; case and request bodies; options
+ *   render_api.c   public entry points; case files; options
  *   messages.c     JSON messages -> normalized list (images, tool merging,
  *                  tool-result order, thinking drop)
  *   tools.c        tool names and namespaces, the tools block, DSML calls
@@ -93,6 +93,9 @@ typedef struct dsml_msg {
     const cJSON *tool_calls;
     const cJSON *reasoning;  /* reasoning_content (NULL when dropped) */
     const cJSON *wo_eos;
+    int prefill;             /* rendered without its EOS: the completion
+                                continues it (a request's prefix message) */
+    int body_tools;          /* tools given at the request's "$.tools" */
 } dsml_msg;
 
 typedef enum { DSML_MODE_CHAT, DSML_MODE_THINKING, DSML_MODE_INVALID } dsml_mode;
@@ -113,6 +116,8 @@ typedef struct dsml_rctx {
     int strict;     /* developer role refused as the reference does */
     int guard;      /* special tokens refused in untrusted text */
     int want_segments;
+    int body_indexes;     /* segments: indexes into the request's messages
+                             (null for a prepended system message) */
     dsml_mode mode;
     char mode_text[64];   /* invalid mode, for the message */
     int drop_thinking;
@@ -146,7 +151,41 @@ typedef struct dsml_read_opts {
     const char *root;             /* "$.messages" / "$.context" */
     size_t counted;               /* messages already read (the context):
                                      they count against max_messages too */
+    int body_tools;               /* tools_for_first is the request's
+                                     "$.tools": errors name it there */
+    const cJSON *response_format_for_first; /* attach to the first message
+                                     (the prepended system message) */
+    int prefill_last;             /* render the last message without EOS */
 } dsml_read_opts;
+
+/* ---- render_api.c: entry points shared with the serving layer ---------- */
+
+/* Sets up a render: the options (NULL: defaults) resolved into `c`. */
+int dsml_rctx_setup(dsml_rctx *c, const dsml_render_options *opts, dsml_error *err);
+void dsml_rctx_teardown(dsml_rctx *c);
+/* reasoning_effort as a JSON value (null = absent); an invalid one is
+ * refused when the effort is used. */
+void dsml_rctx_effort_json(dsml_rctx *c, const cJSON *v);
+/* reasoning_effort as a name, or as a level (`text`: as written, or NULL). */
+void dsml_rctx_effort_name(dsml_rctx *c, const char *name, size_t len);
+void dsml_rctx_effort_level(dsml_rctx *c, long long v, const char *text);
+/* A thinking mode's name ("chat", "thinking"; else DSML_MODE_INVALID). */
+void dsml_rctx_mode_text(dsml_rctx *c, const char *s, size_t n);
+/* The effort line's number, validating the effort. */
+int dsml_rctx_effort_value(dsml_rctx *c, int *value);
+/* opts->context_json read as a JSON tree (NULL when none). */
+int dsml_rctx_read_context(dsml_rctx *c, cJSON **context);
+/* Renders one kind of document: `fn` reads `doc` (the JSON text read) and
+ * renders it with `context` (opts->context_json read, or NULL) into out. */
+typedef int (*dsml_render_doc_fn)(dsml_rctx *c, const cJSON *doc, const cJSON *context,
+                                  dsml_output *out, void *arg);
+int dsml_render_entry(dsml_render_doc_fn fn, void *arg, const char *json, size_t len,
+                      const dsml_render_options *opts, dsml_output *out,
+                      dsml_error *err);
+/* Reads `messages` (and `context`) and renders them into `out`. */
+int dsml_rctx_run(dsml_rctx *c, const cJSON *messages, const char *messages_root,
+                  const cJSON *context, const dsml_read_opts *ro, dsml_output *out);
+
 
 /* JSON array -> messages with images processed; image records appended to
  * `images` (JSON text without brackets) when not NULL. */
@@ -208,16 +247,17 @@ int dsml_render_conversation(dsml_rctx *c, const dsml_msgs *ctx_raw,
                              const dsml_msgs *msg_raw, dsml_buf *out,
                              dsml_buf *segments);
 
-#define DSML_TOK_BOS "<\xef\xbd\x9c" "begin\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>"
-#define DSML_TOK_EOS "<\xef\xbd\x9c" "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>"
-#define DSML_TOK_SYSTEM "<\xef\xbd\x9cSystem\xef\xbd\x9c>"
-#define DSML_TOK_USER "<\xef\xbd\x9cUser\xef\xbd\x9c>"
-#define DSML_TOK_ASSISTANT "<\xef\xbd\x9c" "Assistant\xef\xbd\x9c>"
-#define DSML_TOK_LATEST_REMINDER "<\xef\xbd\x9clatest_reminder\xef\xbd\x9c>"
-#define DSML_TOK_IMAGE "<\xef\xbd\x9c" "deepseek_image\xef\xbd\x9c>"
-#define DSML_TOK_DSML "\xef\xbd\x9c" "DSML\xef\xbd\x9c"
-#define DSML_TOK_THINK "<think>"
-#define DSML_TOK_THINK_END "</think>"
+/* The tokens, as dsml.h names them. */
+#define DSML_TOK_BOS DSML_TOKEN_BOS
+#define DSML_TOK_EOS DSML_TOKEN_EOS
+#define DSML_TOK_SYSTEM DSML_TOKEN_SYSTEM
+#define DSML_TOK_USER DSML_TOKEN_USER
+#define DSML_TOK_ASSISTANT DSML_TOKEN_ASSISTANT
+#define DSML_TOK_LATEST_REMINDER DSML_TOKEN_LATEST_REMINDER
+#define DSML_TOK_IMAGE DSML_TOKEN_IMAGE
+#define DSML_TOK_DSML DSML_TOKEN_DSML
+#define DSML_TOK_THINK DSML_TOKEN_THINK
+#define DSML_TOK_THINK_END DSML_TOKEN_THINK_END
 
 /* Writes "<prefix>[<index>]" into out[cap], truncated as snprintf would:
  * the JSON-path pieces built for every block and call, where snprintf's cost

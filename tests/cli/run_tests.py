@@ -10,7 +10,9 @@
 - input formats and their detection, every option, every exit status;
 - --json, --show (compared with tests/cli/show.snapshot, without colour),
   --diff (the hunks applied to the first prompt give the second);
-- `dsml-render parse`, when the library has the parser.
+- `dsml-render parse`, when the library has the parser;
+- `dsml-render respond`: the chat.completion object, and SSE lines that add
+  up to it at every chunk size.
 """
 import argparse
 import json
@@ -543,6 +545,132 @@ class ParseUsage(TempFiles, unittest.TestCase):
         status, out, _ = run("parse", "--help")
         self.assertEqual(status, 0)
         self.assertIn(b"--stream", out)
+
+
+class ShowRequest(TempFiles, unittest.TestCase):
+    def test_added_system_message(self):
+        # the system message a request's tools are attached to has no index
+        # in the body: labelled "+ system", the body's messages by theirs
+        body = {"model": "m", "messages": [{"role": "user", "content": "Hi"}],
+                "tools": [{"type": "function", "function": {"name": "f"}}]}
+        status, out, err = run("--show", "--no-color", self.write("r.json", body))
+        self.assertEqual(status, 0, err)
+        labels = [line.split("│")[0].strip() for line in out.decode().splitlines()
+                  if "│" in line and line.split("│")[0].strip()]
+        self.assertEqual(labels, ["-", "+ system", "#0 user"])
+
+
+class Respond(TempFiles, unittest.TestCase):
+    """`dsml-render respond`: the chat.completion object, and the SSE lines
+    that add up to it at every chunk size."""
+
+    REQUEST = {"model": "deepseek-v4.1", "thinking_mode": "thinking",
+               "messages": [{"role": "user", "content": "Weather in Zürich?"}],
+               "tools": [{"type": "function", "function": {"name": "weather"}}]}
+    # the engine stopped at the EOS and left it out of the text
+    TEXT = ("Look it up.</think>\n\n<｜DSML｜ calls>\n<｜DSML｜ invoke name=\"weather\">\n"
+            "<｜DSML｜ parameter name=\"city\" string=\"true\">Zürich \"Süd\"</｜DSML｜ parameter>\n"
+            "</｜DSML｜ invoke>\n</｜DSML｜ calls>")
+    FIXED = ["--seed", "7", "--created", "1700000000", "--id", "chatcmpl-t"]
+
+    def files(self, request=None, text=None):
+        return (self.write("req.json", request or self.REQUEST),
+                self.write("c.txt", text if text is not None else self.TEXT))
+
+    def completion(self, *argv):
+        status, out, err = run("respond", *self.FIXED, *argv)
+        self.assertEqual(status, 0, err)
+        self.assertTrue(out.endswith(b"\n") and out.count(b"\n") == 1)
+        return json.loads(out), err
+
+    @staticmethod
+    def add_up(out):
+        """The message the SSE lines add up to, and the finish reason."""
+        events = out.decode("utf-8").split("\n\n")
+        assert events.pop() == "", "ends with a blank line"
+        assert events.pop() == "data: [DONE]"
+        msg, finish = {"role": "assistant"}, None
+        for i, ev in enumerate(events):
+            assert ev.startswith("data: ") and "\n" not in ev, ev
+            chunk = json.loads(ev[6:])
+            assert chunk["object"] == "chat.completion.chunk" and chunk["id"] == "chatcmpl-t"
+            (choice,) = chunk["choices"]
+            assert finish is None
+            finish = choice["finish_reason"]
+            for key, value in choice["delta"].items():
+                if key in ("content", "reasoning_content"):
+                    msg[key] = msg.get(key, "") + value
+                elif key == "tool_calls":
+                    (call,) = value
+                    calls = msg.setdefault("tool_calls", [])
+                    if "id" in call:
+                        assert call["index"] == len(calls) and call["type"] == "function"
+                        assert call["function"]["name"]
+                        calls.append({k: v for k, v in call.items() if k != "index"})
+                    else:
+                        calls[call["index"]]["function"]["arguments"] += call["function"]["arguments"]
+                else:
+                    assert key == "role" and i == 0
+        return msg, finish
+
+    def test_completion_object(self):
+        req, text = self.files()
+        obj, err = self.completion(req, text)
+        self.assertEqual(err, "")  # no missing-EOS note: --end stop is the default
+        self.assertEqual((obj["object"], obj["id"], obj["created"], obj["model"]),
+                         ("chat.completion", "chatcmpl-t", 1700000000, "deepseek-v4.1"))
+        (choice,) = obj["choices"]
+        self.assertEqual(choice["finish_reason"], "tool_calls")
+        msg = choice["message"]
+        self.assertIsNone(msg["content"])
+        self.assertEqual(msg["reasoning_content"], "Look it up.")
+        (call,) = msg["tool_calls"]
+        self.assertRegex(call["id"], r"^call_[A-Za-z0-9]{24}$")
+        self.assertEqual(call["function"], {"name": "weather",
+                                            "arguments": '{"city": "Zürich \\"Süd\\""}'})
+        # the same seed, the same ids
+        self.assertEqual(self.completion(req, text)[0], obj)
+
+    def test_stream_adds_up_at_every_chunk_size(self):
+        req, text = self.files()
+        want = self.completion(req, text)[0]["choices"][0]
+        for n in range(1, len(self.TEXT.encode()) + 2):
+            status, out, err = run("respond", *self.FIXED, "--stream", str(n), req, text)
+            self.assertEqual(status, 0, err)
+            msg, finish = self.add_up(out)
+            self.assertEqual(finish, want["finish_reason"], n)
+            self.assertEqual(msg, {k: v for k, v in want["message"].items() if v is not None}, n)
+
+    def test_end_reasons(self):
+        req, text = self.files(text="Hello, this is")
+        obj, err = self.completion("--end", "length", req, text)
+        self.assertEqual(obj["choices"][0]["finish_reason"], "length")
+        self.assertEqual(err, "")
+        obj, _ = self.completion("--end", "abort", req, text)
+        self.assertEqual(obj["choices"][0]["finish_reason"], "abort")
+        # a call cut by the length limit is not sent with --hold-calls
+        req, text = self.files(text=self.TEXT[:-60])
+        status, out, err = run("respond", *self.FIXED, "--stream", "3", "--hold-calls",
+                               "--end", "length", req, text)
+        self.assertEqual(status, 0, err)
+        msg, finish = self.add_up(out)
+        self.assertEqual(finish, "length")
+        self.assertNotIn("tool_calls", msg)
+        self.assertIn("is incomplete: not sent", err)
+
+    def test_refusals(self):
+        req, text = self.files(request={"messages": [], "tools": [{"function": {"name": 1}}]})
+        status, out, err = run("respond", req, text)
+        self.assertEqual((status, out), (1, b""))
+        self.assertIn("$.tools[0].function.name", err)
+        for argv in ([req], ["--end", "eos", req, text], ["--stream", "0", req, text],
+                     ["--created", "x", req, text], ["-", "-"], [req, text, text], ["--x", req, text]):
+            status, out, err = run("respond", *argv)
+            self.assertEqual((status, out), (2, b""), argv)
+            self.assertIn("dsml-render respond --help", err)
+        status, out, _ = run("respond", "--help")
+        self.assertEqual(status, 0)
+        self.assertIn(b"--hold-calls", out)
 
 
 class ExitStatus(TempFiles, unittest.TestCase):

@@ -106,6 +106,7 @@ class RenderOptions(ctypes.Structure):
         ("context_len", size_t),
         ("limits", ctypes.POINTER(Limits)),
         ("allocator", ctypes.POINTER(Allocator)),
+        ("max_json_values", size_t),
     ]
 
 
@@ -128,6 +129,12 @@ class DetectorOptions(ctypes.Structure):
         ("tools_len", size_t),
         ("limits", ctypes.POINTER(Limits)),
         ("allocator", ctypes.POINTER(Allocator)),
+        # set up with dsml_detector_options_init_size(sizeof this struct):
+        # the library reads what this struct declares, no more
+        ("tool_choice", ctypes.c_int),
+        ("tool_choice_name", ctypes.c_char_p),
+        ("tool_choice_name_len", size_t),
+        ("parallel_calls", ctypes.c_int),
     ]
 
 
@@ -205,14 +212,14 @@ PROTOTYPES = [
     ("dsml_status_message", ctypes.c_char_p, [ctypes.c_int]),
     ("dsml_error_init", None, [_p(Error)]),
     ("dsml_output_free", None, [_p(Output)]),
-    ("dsml_render_options_init", None, [_p(RenderOptions)]),
+    ("dsml_render_options_init_size", None, [_p(RenderOptions), size_t]),
     ("dsml_render", ctypes.c_int,
      [_c, size_t, _p(RenderOptions), _p(Output), _p(Error)]),
     ("dsml_render_request", ctypes.c_int,
      [_c, size_t, _p(RenderOptions), _p(Output), _p(Error)]),
     ("dsml_render_case", ctypes.c_int,
      [_c, size_t, _p(RenderOptions), _p(Output), _p(Error)]),
-    ("dsml_detector_options_init", None, [_p(DetectorOptions)]),
+    ("dsml_detector_options_init_size", None, [_p(DetectorOptions), size_t]),
     ("dsml_detector_create", ctypes.c_int,
      [_p(DetectorOptions), _p(ctypes.c_void_p), _p(Error)]),
     ("dsml_detector_destroy", None, [ctypes.c_void_p]),
@@ -395,7 +402,13 @@ def take_output(out, want_images=False):
 
 def new_render_options():
     opts = RenderOptions()
-    lib.dsml_render_options_init(ctypes.byref(opts))
+    lib.dsml_render_options_init_size(ctypes.byref(opts), ctypes.sizeof(opts))
+    return opts
+
+
+def new_detector_options():
+    opts = DetectorOptions()
+    lib.dsml_detector_options_init_size(ctypes.byref(opts), ctypes.sizeof(opts))
     return opts
 
 

@@ -58,8 +58,7 @@ def _limits(limits):
 def _detector_options(thinking_mode, profile, strict, tools, limits,
                       keep_message, policies):
     """(options struct, objects that must outlive it)."""
-    opts = N.DetectorOptions()
-    _lib.dsml_detector_options_init(_byref(opts))
+    opts = N.new_detector_options()
     mode = _THINKING.get(thinking_mode) if type(thinking_mode) is str else None
     if mode is None:
         raise DsmlError(N.ERR_THINKING_MODE, "Invalid thinking_mode `%s`"
@@ -102,8 +101,7 @@ def _strict_options(thinking, profile):
     key = (thinking, profile)
     opts = _strict_cache.get(key)
     if opts is None:
-        opts = N.DetectorOptions()
-        _lib.dsml_detector_options_init(_byref(opts))
+        opts = N.new_detector_options()
         opts.thinking_mode = thinking
         opts.profile = N.profile_value(profile)
         opts.mode = N.DETECT_STRICT
