@@ -5,15 +5,7 @@
  * at chunk sizes 1..16 plus whole and must give the same events each time.
  */
 #include "detect_cases.h"
-
-#define FW "\xef\xbd\x9c"
-#define EOS "<" FW "end\xe2\x96\x81of\xe2\x96\x81sentence" FW ">"
-#define DSML FW "DSML" FW
-#define OPEN "\n\n<" DSML " calls>\n"
-#define CLOSE "</" DSML " calls>"
-#define INVOKE(n) "<" DSML " invoke name=\"" n "\">\n"
-#define INVOKE_END "</" DSML " invoke>\n"
-#define PARAM(k, s, v) "<" DSML " parameter name=\"" k "\" string=\"" s "\">" v "</" DSML " parameter>\n"
+#include "dsml_markup.h"
 
 static dsml_detector_options opts(dsml_detect_mode mode, dsml_thinking_mode tm)
 {
@@ -402,7 +394,8 @@ static void test_option_declared_tools(void **state)
     has(r.log, "B0@21:fs::read\n");
     has(r.log, "D-26@");
     has(r.log, "B1@"); /* "get" is the second call begun */
-    has(r.msg, "\"content\": \">\\n<" DSML " invoke name=\\\"rm\\\">");
+    /* the undeclared invoke's text, without the closer of the call before */
+    has(r.msg, "\"content\": \"<" DSML " invoke name=\\\"rm\\\">\\n</" DSML " invoke>\\n\", ");
     lacks(r.msg, "\"name\": \"rm\"");
     dc_run_free(&r);
     o.mode = DSML_DETECT_STRICT;
