@@ -8,13 +8,15 @@
 
 #include <dsml/dsml.h>
 
-#define FW "\xef\xbd\x9c"
+#define FW "\xef\xbd\x9c" /* U+FF5C */
 #define EOS DSML_TOKEN_EOS
 #define DSML DSML_TOKEN_DSML
 #define OPEN DSML_CALLS_OPEN "\n"
 #define CLOSE "</" DSML " calls>"
 #define INVOKE(n) "<" DSML " invoke name=\"" n "\">\n"
 #define INVOKE_END "</" DSML " invoke>\n"
-#define PARAM(k, s, v) "<" DSML " parameter name=\"" k "\" string=\"" s "\">" v "</" DSML " parameter>\n"
+#define PARAM_TAG "<" DSML " parameter"
+#define PARAM_END "</" DSML " parameter>\n"
+#define PARAM(k, s, v) PARAM_TAG " name=\"" k "\" string=\"" s "\">" v PARAM_END
 
 #endif

@@ -382,9 +382,24 @@ static void reset_block_unit(dsml_detector *d)
     d->vpart_len = 0;
 }
 
-/* Lenient handling of a malformed block: the call begun (if any) ends
- * incomplete, the raw text of the current invoke becomes content, and the
- * scan resumes at `resume` looking for the next invoke or the block's end. */
+/* Lenient: the call begun (if any) ends incomplete and the raw text kept
+ * for it becomes content -- the current invoke's, or the block's from its
+ * opener when no call of the block has completed (the block's tags are then
+ * content too). */
+static void abandon_unit(dsml_detector *d, size_t off)
+{
+    if (d->call_open)
+        call_end_event(d, DSML_CALL_INCOMPLETE, off);
+    if (d->frame == FRAME_PENDING)
+        d->frame = FRAME_TEXT;
+    out_text(d, DSML_EVENT_CONTENT, d->raw.data, d->raw.len, d->raw_off, 0);
+    d->raw.len = 0;
+    reset_block_unit(d);
+    set_phase(d, PH_RECOVER);
+}
+
+/* Lenient handling of a malformed block: the unit is abandoned and the scan
+ * resumes at `resume` looking for the next invoke or the block's end. */
 static void block_violation(dsml_detector *d, int code, size_t off,
                             size_t resume, const char *what)
 {
@@ -393,22 +408,31 @@ static void block_violation(dsml_detector *d, int code, size_t off,
         return;
     }
     diag(d, code, off, "%s", what);
-    if (d->call_open)
-        call_end_event(d, DSML_CALL_INCOMPLETE, off);
-    out_text(d, DSML_EVENT_CONTENT, d->raw.data, d->raw.len, d->raw_off, 0);
-    d->raw.len = 0;
-    reset_block_unit(d);
-    set_phase(d, PH_RECOVER);
+    abandon_unit(d, off);
     request_rewind(d, resume);
 }
 
-static void open_block(dsml_detector *d, const char *p, size_t len)
+static void open_block(dsml_detector *d, int tok, const char *p, size_t len)
 {
     d->saw_block = 1;
     d->raw.len = 0;
+    d->frame = FRAME_PENDING;
+    d->open_bare = tok == TK_OPEN_BARE;
     reset_block_unit(d);
+    d->sep_raw = 1;
     raw_add(d, p, len);
     set_phase(d, PH_SEP);
+}
+
+/* The block's closer: structure, or content with the malformed first
+ * invoke's text. */
+static void close_block(dsml_detector *d, const char *p, size_t len, size_t off)
+{
+    if (d->frame == FRAME_TEXT)
+        out_text(d, DSML_EVENT_CONTENT, p, len, off, 0);
+    d->saw_end = 1;
+    d->raw.len = 0;
+    set_phase(d, PH_AFTER_BLOCK);
 }
 
 /* ---- calls --------------------------------------------------------------- */
@@ -592,6 +616,8 @@ static int begin_call(dsml_detector *d, const char *name, size_t n, size_t end)
                 dsml_buf_init(&c[i].name, &d->alloc);
                 dsml_buf_init(&c[i].ns, &d->alloc);
                 dsml_buf_init(&c[i].args, &d->alloc);
+                c[i].name.max = c[i].ns.max = d->lim.max_held_bytes;
+                c[i].args.max = d->lim.max_argument_bytes;
             }
             d->calls = c;
             d->calls_cap = cap;
@@ -654,7 +680,10 @@ static void close_call_as(dsml_detector *d, size_t off, int status)
     if (d->keep_message && d->ncalls - 1 < d->calls_cap && !d->call_refused)
         d->calls[d->ncalls - 1].complete = 1; /* in the message, as the reference */
     d->raw.len = 0;
+    if (d->frame == FRAME_PENDING)
+        d->frame = FRAME_STRUCTURE;
     reset_block_unit(d);
+    d->sep_raw = 0; /* the ">\n" ahead ends this invoke's closer */
     set_phase(d, PH_SEP);
 }
 
@@ -694,6 +723,7 @@ static void start_value(dsml_detector *d, int str_true)
     d->vlead = 1;
     d->vws.len = 0;
     d->vbuf.len = 0;
+    d->vraw = d->raw.len;
 }
 
 static size_t key_hash(const char *k, size_t n)
@@ -774,11 +804,13 @@ static int key_seen(dsml_detector *d, const char *k, size_t n)
     return 0;
 }
 
-static void param_marker(dsml_detector *d, int str_true, size_t off)
+/* The string="..."> marker at `off`, `len` bytes, is in raw already: a
+ * violation resumes after it. */
+static void param_marker(dsml_detector *d, int str_true, size_t off, size_t len)
 {
     /* the text so far must be ' name="' + key */
     if (d->key.len < 7 || memcmp(d->key.data, " name=\"", 7) != 0) {
-        block_violation(d, DSML_ERR_PARAMETER_FORMAT, off, off,
+        block_violation(d, DSML_ERR_PARAMETER_FORMAT, off, off + len,
                         "Parameter format error: malformed parameter name");
         return;
     }
@@ -786,7 +818,7 @@ static void param_marker(dsml_detector *d, int str_true, size_t off)
     size_t kn = d->key.len - 7;
     if (key_seen(d, k, kn)) {
         if (!d->strict) {
-            block_violation(d, DSML_ERR_DUPLICATE_PARAMETER, off, off,
+            block_violation(d, DSML_ERR_DUPLICATE_PARAMETER, off, off + len,
                             "Duplicate parameter name");
             return;
         }
@@ -821,6 +853,33 @@ static void param_marker(dsml_detector *d, int str_true, size_t off)
 
 /* ---- values -------------------------------------------------------------- */
 
+/* p[0, n), the value text at stream offset `off`, JSON-escaped without
+ * quotes to the arguments: in pieces, so that the escaped copy of a long
+ * value is never held whole. */
+static void args_escaped(dsml_detector *d, const char *p, size_t n, size_t off)
+{
+    enum { PIECE = 16 << 10 };
+    while (n > 0 && !d->failed) {
+        size_t k = n;
+        if (k > PIECE) {
+            k = PIECE;
+            while (k > PIECE - 4 && ((unsigned char)p[k] & 0xc0) == 0x80)
+                k--; /* between characters */
+        }
+        dsml_buf *s = &d->scratch;
+        s->len = 0;
+        dsml_emit_string(s, p, k);
+        if (s->failed) {
+            nomem(d);
+            return;
+        }
+        args_out_x(d, s->data + 1, s->len - 2, ARGS_ESCAPED, p, k, off);
+        p += k;
+        n -= k;
+        off += k;
+    }
+}
+
 /* The value's text p[0, n), which began at stream offset `off` (every
  * function of the value layer takes the offset of its text, so that a
  * limit is reported at its byte however the value arrived). */
@@ -829,15 +888,10 @@ static void value_emit(dsml_detector *d, const char *p, size_t n, size_t off)
     if (n == 0)
         return;
     if (d->str_true) {
-        dsml_buf *s = &d->scratch;
-        s->len = 0;
-        dsml_emit_string(s, p, n);
-        if (s->failed) {
-            nomem(d);
-            return;
-        }
-        args_out_x(d, s->data + 1, s->len - 2, ARGS_ESCAPED, p, n, off);
+        args_escaped(d, p, n, off);
     } else if (d->opt.false_values == DSML_FALSE_VALUES_VALIDATE) {
+        if (!d->strict)
+            return; /* lenient: read back from the raw text at its end */
         if (d->vbuf.len == 0)
             d->vbuf_off = off;
         if (d->vbuf.len + n > d->lim.max_argument_bytes) {
@@ -950,8 +1004,11 @@ static void value_sink(dsml_detector *d, const char *p, size_t n, size_t off)
     }
 }
 
+/* The value's end, at the marker at `off`; the held '<' (or "<\n") is
+ * not the value's. */
 static void value_end(dsml_detector *d, size_t off)
 {
+    size_t vend = d->raw.len - (size_t)d->vtail_len;
     d->vtail_len = 0;
     d->vws.len = 0; /* trimmed */
     if (d->str_true) {
@@ -960,15 +1017,23 @@ static void value_end(dsml_detector *d, size_t off)
     }
     if (d->opt.false_values != DSML_FALSE_VALUES_VALIDATE)
         return;
+    /* strict keeps the value; lenient has it in the invoke's raw text */
+    const char *val = d->vbuf.data;
+    size_t vlen = d->vbuf.len;
+    size_t voff = vlen ? d->vbuf_off : off;
+    if (!d->strict) {
+        val = d->raw.data + d->vraw;
+        vlen = vend - d->vraw;
+        voff = d->raw_off + d->vraw;
+    }
+    if (val == NULL)
+        val = "";
     cJSON *v = NULL;
-    int rc = dsml_json_try_read(d->vbuf.len ? d->vbuf.data : "", d->vbuf.len,
-                                &d->lim, &d->alloc,
-                                &v);
+    int rc = dsml_json_try_read(val, vlen, &d->lim, &d->alloc, &v);
     if (v != NULL)
         cJSON_Delete(v);
     if (rc == DSML_OK) {
-        args_out_x(d, d->vbuf.data, d->vbuf.len, ARGS_RAW, d->vbuf.data, d->vbuf.len,
-                   d->vbuf_off);
+        args_out_x(d, val, vlen, ARGS_RAW, val, vlen, voff);
         return;
     }
     if (rc == DSML_ERR_NOMEM) {
@@ -978,31 +1043,32 @@ static void value_end(dsml_detector *d, size_t off)
     if (refuse(d, DSML_ERR_INVALID_VALUE, off,
                "string=\"false\" value is not valid JSON; kept as a string"))
         return;
-    dsml_buf *s = &d->scratch;
-    s->len = 0;
-    dsml_emit_string(s, d->vbuf.len ? d->vbuf.data : "", d->vbuf.len);
-    if (s->failed) {
-        nomem(d);
-        return;
-    }
-    args_out(d, s->data, s->len, d->vbuf.len ? d->vbuf_off : off);
+    args_out(d, "\"", 1, voff);
+    args_escaped(d, val, vlen, voff);
+    args_out(d, "\"", 1, off);
 }
 
 /* ---- sinks: the bytes between markers ---------------------------------- */
 
-/* The ">\n" between tags; returns bytes accepted. */
+/* The ">\n" that ends a tag, then the next tag: `what` names the first,
+ * `next` the second in a diagnostic.  Returns bytes accepted. */
 static size_t sep_sink(dsml_detector *d, const char *p, size_t n, size_t off,
-                       int code, const char *what)
+                       int code, const char *what, const char *next)
 {
+    /* after an invoke's closer the bytes are its own, not the next unit's */
+    int keep = d->phase != PH_SEP || d->sep_raw;
     for (size_t i = 0; i < n; i++) {
         if (d->sep_len >= 2 || p[i] != ">\n"[d->sep_len]) {
-            raw_add(d, p, i);
-            block_violation(d, code, off + i, off + i, what);
+            if (keep)
+                raw_add(d, p, i);
+            block_violation(d, code, off + i, off + i,
+                            d->sep_len >= 2 ? next : what);
             return i;
         }
         d->sep_len++;
     }
-    raw_add(d, p, n);
+    if (keep)
+        raw_add(d, p, n);
     return n;
 }
 
@@ -1113,11 +1179,15 @@ static void sink(dsml_detector *d, const char *p, size_t n, size_t off)
         return;
     case PH_SEP:
         sep_sink(d, p, n, off, DSML_ERR_CALL_FORMAT,
-                 "Tool call format error: expected '>\\n'");
+                 "Tool call format error: expected '>\\n'",
+                 "Tool call format error: text where an invoke or the "
+                 "block's end should begin");
         return;
     case PH_PTAIL:
         sep_sink(d, p, n, off, DSML_ERR_PARAMETER_FORMAT,
-                 "Parameter format error: expected '>\\n'");
+                 "Parameter format error: expected '>\\n'",
+                 "Parameter format error: text where a parameter or the "
+                 "invoke's end should begin");
         return;
     case PH_NAME:
         name_sink(d, p, n, off);
@@ -1186,7 +1256,7 @@ static void marker(dsml_detector *d, int tok, int variant, size_t off,
                  "calls block before </think>: taken as the reasoning's end");
             if (d->hold)
                 release_hold(d, DSML_EVENT_CONTENT);
-            open_block(d, p, len);
+            open_block(d, tok, p, len);
             return;
         }
         if (refuse(d, DSML_ERR_MISSING_THINK_END, off,
@@ -1217,7 +1287,7 @@ static void marker(dsml_detector *d, int tok, int variant, size_t off,
         if (tok == TK_OPEN_BARE)
             diag(d, DSML_ERR_CALL_FORMAT, off,
                  "calls block without the blank line before it");
-        open_block(d, p, len);
+        open_block(d, tok, p, len);
         return;
     case PH_SEP:
         if (d->sep_len != 2) {
@@ -1226,9 +1296,7 @@ static void marker(dsml_detector *d, int tok, int variant, size_t off,
             return;
         }
         if (tok == TK_CALLS_END) {
-            d->saw_end = 1;
-            d->raw.len = 0;
-            set_phase(d, PH_AFTER_BLOCK);
+            close_block(d, p, len, off);
             return;
         }
         raw_add(d, p, len);
@@ -1266,7 +1334,7 @@ static void marker(dsml_detector *d, int tok, int variant, size_t off,
             return;
         }
         raw_add(d, p, len);
-        param_marker(d, tok == TK_MARK_TRUE, off);
+        param_marker(d, tok == TK_MARK_TRUE, off, len);
         return;
     case PH_PVALUE:
         if (d->vtail_len == 0) {
@@ -1275,8 +1343,8 @@ static void marker(dsml_detector *d, int tok, int variant, size_t off,
                             "'</'");
             return;
         }
-        raw_add(d, p, len);
         value_end(d, off);
+        raw_add(d, p, len);
         if (d->failed)
             return;
         if (d->dup_pending) {
@@ -1306,13 +1374,12 @@ static void marker(dsml_detector *d, int tok, int variant, size_t off,
             d->call_off = off;
             set_phase(d, PH_NAME);
         } else if (tok == TK_CALLS_END) {
-            d->saw_end = 1;
-            set_phase(d, PH_AFTER_BLOCK);
+            close_block(d, p, len, off);
         } else if (tok == TK_EOS) {
             d->saw_end = 1;
             set_phase(d, PH_AFTER_EOS);
         } else {
-            open_block(d, p, len);
+            open_block(d, tok, p, len);
         }
         return;
     case PH_AFTER_EOS:
@@ -1443,12 +1510,7 @@ static void end_violation(dsml_detector *d, int code, const char *what)
     }
     diag(d, DSML_ERR_INCOMPLETE, off, "the stream ended inside the calls "
                                       "block (%s)", what);
-    if (d->call_open)
-        call_end_event(d, DSML_CALL_INCOMPLETE, off);
-    out_text(d, DSML_EVENT_CONTENT, d->raw.data, d->raw.len, d->raw_off, 0);
-    d->raw.len = 0;
-    reset_block_unit(d);
-    set_phase(d, PH_RECOVER);
+    abandon_unit(d, off);
 }
 
 static void end_of_text(dsml_detector *d)
@@ -1481,8 +1543,9 @@ static void end_of_text(dsml_detector *d)
         return;
     case PH_SEP:
         /* the reference stops reading the block when the text ends where
-         * an invoke could start */
-        if (d->sep_len != 0)
+         * an invoke could start; an opener without the blank line is no
+         * block to it */
+        if (d->sep_len != 0 || (d->open_bare && d->frame == FRAME_PENDING))
             end_violation(d, DSML_ERR_CALL_FORMAT,
                           "Missing special token in tool calls");
         return;
@@ -1564,10 +1627,15 @@ static void resolve_limits(dsml_limits *out, const dsml_limits *in)
         out->max_calls = DSML_DEFAULT_MAX_CALLS;
 }
 
+/* A buffer emptied with more room than this gives it back. */
+#define DET_KEEP_BYTES ((size_t)1 << 20)
+
 /* Empties a buffer and clears its failure flag: after an allocation failed,
- * a reset must leave nothing that refuses to grow. */
+ * a reset must leave nothing that refuses to grow.  A large one is freed. */
 static void buf_clear(dsml_buf *b)
 {
+    if (b->cap > DET_KEEP_BYTES)
+        dsml_buf_release(b);
     b->len = 0;
     b->failed = 0;
 }
@@ -1598,6 +1666,9 @@ static void start_state(dsml_detector *d)
     d->hold = 0;
     d->saw_block = d->saw_end = d->trailing_reported = 0;
     d->raw.len = 0;
+    d->frame = FRAME_PENDING;
+    d->open_bare = 0;
+    d->sep_raw = 1;
     reset_block_unit(d);
     d->call_open = 0;
     d->call_refused = 0;
@@ -1673,6 +1744,10 @@ int dsml_detector_create(const dsml_detector_options *opts,
                         &d->m_reasoning, &d->arena, &d->scratch, &d->choice};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         dsml_buf_init(bufs[i], &d->alloc);
+    /* what bounds each buffer: it grows to that, never past it */
+    d->held.max = d->name.max = d->key.max = d->vws.max = d->lim.max_held_bytes;
+    d->raw.max = d->vbuf.max = d->lim.max_argument_bytes;
+    d->m_content.max = d->m_reasoning.max = d->lim.max_input_bytes;
     det_build_sets(d);
     dsml_buf_append(&d->choice, o.tool_choice_name, o.tool_choice_name_len);
     d->opt.tool_choice_name = NULL;
@@ -1731,7 +1806,14 @@ static void drain_if_done(dsml_detector *d)
 {
     if (d->ev_head == d->ev_n) {
         d->ev_head = d->ev_n = 0;
+        if (d->arena.cap > DET_KEEP_BYTES)
+            dsml_buf_release(&d->arena); /* after a large feed */
         d->arena.len = 0;
+        if (d->ev_cap * sizeof *d->ev > DET_KEEP_BYTES) {
+            dsml_free(&d->alloc, d->ev);
+            d->ev = NULL;
+            d->ev_cap = 0;
+        }
     }
 }
 
@@ -1793,6 +1875,42 @@ static size_t plain_prefix(const dsml_detector *d, const unsigned char *p, size_
     return i;
 }
 
+/* Feeds larger than this go through the engine a slice at a time: the
+ * input buffer then holds one slice at most, plus the bytes held back. */
+#define DET_SLICE ((size_t)64 << 10)
+
+/* One slice of a feed, valid UTF-8 within the limits. */
+static void feed_slice(dsml_detector *d, const char *bytes, size_t n)
+{
+    size_t plain = plain_prefix(d, (const unsigned char *)bytes, n);
+    if (plain > 0) {
+        text_sink(d, d->phase == PH_REASONING ? DSML_EVENT_REASONING
+                                              : DSML_EVENT_CONTENT,
+                  bytes, plain, d->base);
+        d->total += plain;
+        d->base += plain;
+        bytes += plain;
+        n -= plain;
+        if (d->failed || n == 0)
+            return;
+    }
+    d->total += n;
+    dsml_buf_append(&d->in, bytes, n);
+    if (d->in.failed) {
+        nomem(d);
+        return;
+    }
+    run(d, 0);
+    if (d->rel > 0) {
+        if (d->rel < d->in.len)
+            memmove(d->in.data, d->in.data + d->rel, d->in.len - d->rel);
+        d->in.len -= d->rel;
+        d->base += d->rel;
+        d->scan -= d->rel;
+        d->rel = 0;
+    }
+}
+
 int dsml_detector_feed(dsml_detector *d, const char *bytes, size_t len)
 {
     if (d == NULL || (bytes == NULL && len != 0))
@@ -1817,32 +1935,17 @@ int dsml_detector_feed(dsml_detector *d, const char *bytes, size_t len)
         code = DSML_ERR_UTF8;
     }
     size_t at = d->total + ok;
-    size_t plain = plain_prefix(d, (const unsigned char *)bytes, ok);
-    if (plain > 0) {
-        text_sink(d, d->phase == PH_REASONING ? DSML_EVENT_REASONING
-                                              : DSML_EVENT_CONTENT,
-                  bytes, plain, d->base);
-        d->total += plain;
-        d->base += plain;
-        bytes += plain;
-        ok -= plain;
-        if (d->failed || (ok == 0 && code == DSML_OK))
-            return d->failed;
-    }
-    d->total += ok;
-    dsml_buf_append(&d->in, bytes, ok);
-    if (d->in.failed) {
+    /* the events of a large feed wait in the arena until pulled: room for
+     * its text at once, rather than by doubling */
+    if (ok > DET_SLICE && !dsml_buf_reserve(&d->arena, ok)) {
         nomem(d);
         return d->failed;
     }
-    run(d, 0);
-    if (d->rel > 0) {
-        if (d->rel < d->in.len)
-            memmove(d->in.data, d->in.data + d->rel, d->in.len - d->rel);
-        d->in.len -= d->rel;
-        d->base += d->rel;
-        d->scan -= d->rel;
-        d->rel = 0;
+    while (ok > 0 && !d->failed) {
+        size_t k = ok < DET_SLICE ? ok : DET_SLICE;
+        feed_slice(d, bytes, k);
+        bytes += k;
+        ok -= k;
     }
     if (code == DSML_ERR_LIMIT)
         fail(d, DSML_ERR_LIMIT, at,
