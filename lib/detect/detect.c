@@ -297,6 +297,8 @@ static void release_hold(dsml_detector *d, int kind)
 static void text_sink(dsml_detector *d, int kind, const char *p, size_t n,
                       size_t off)
 {
+    if (d->rec && kind == DSML_EVENT_CONTENT)
+        det_rc_observe(d, p, n);
     if (d->rc_wslead && det_rc_text(d, kind, p, n, off))
         return;
     if (d->hold) {

@@ -76,6 +76,17 @@ typedef struct det_call {
     int complete;
 } det_call;
 
+/* Markdown code fences and spans in the content (detect_quote.c). */
+typedef struct det_quote {
+    unsigned char fence;    /* '`' or '~' inside a fence, else 0 */
+    unsigned char fence_len;
+    unsigned char tick;     /* the backtick run that opened a code span */
+    unsigned char run_char, run; /* the run of '`' or '~' being read */
+    unsigned char run_at_start;
+    unsigned char lead;     /* spaces at the start of the line; 4: past it */
+    unsigned char blank;    /* the line holds white space only, so far */
+} det_quote;
+
 typedef struct det_event {
     int type;
     size_t text_off, len;
@@ -226,6 +237,8 @@ struct dsml_detector {
                               (size_t)-1 */
     dsml_buf rc_schema;    /* per declared tool: its string parameters,
                               NUL-terminated, then an empty name */
+    det_quote rc_quote;    /* code in the content */
+    int rc_engine;         /* a marker goes to the engine as it is */
     int rn_stage, rk_stage; /* the wider name= checks of an invoke's name
                               text and of a parameter tag */
     size_t rn_chk, rk_chk;
@@ -292,6 +305,8 @@ size_t det_rc_name_bad(dsml_detector *d);
 int det_rc_anchored(const dsml_detector *d);
 void det_rc_begin(dsml_detector *d, const char *name, size_t n);
 void det_rc_reset(dsml_detector *d);
+void det_rc_observe(dsml_detector *d, const char *p, size_t n);
+int det_rc_quoted(dsml_detector *d);
 
 /* detect.c: the engine's steps the recoveries take */
 void det_marker(dsml_detector *d, int tok, int variant, size_t off, const char *p,

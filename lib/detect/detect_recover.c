@@ -75,6 +75,8 @@ void det_rc_reset(dsml_detector *d)
     d->v_hold = 0;
     d->rc_tag_off = d->rc_orphan_off = 0;
     d->rc_tool = (size_t)-1;
+    memset(&d->rc_quote, 0, sizeof d->rc_quote);
+    d->rc_engine = 0;
     d->rn_stage = d->rk_stage = 0;
     d->rn_chk = d->rk_chk = 0;
     d->rn_lit = d->rk_lit = 0;
@@ -570,6 +572,14 @@ static void drop_after_block(dsml_detector *d)
 int det_rc_marker(dsml_detector *d, int tok, int variant, size_t off, const char *p,
                   size_t len)
 {
+    if (d->rc_engine)
+        return 0;
+    if (d->phase == PH_CONTENT && (variant != 0 || tok == TK_INVOKE || (DET_CLOSERS & DET_BIT(tok))) &&
+        tok != TK_THINK && det_rc_quoted(d)) {
+        /* quoted in a code span or fence: text */
+        det_text_sink(d, DSML_EVENT_CONTENT, p, len, off);
+        return 1;
+    }
     if (variant == 2) {
         det_diag(d, DSML_ERR_CALL_FORMAT, off, "recovered: tag without the DSML marker '%.*s'",
                  (int)len, p);
@@ -672,6 +682,17 @@ int det_rc_marker(dsml_detector *d, int tok, int variant, size_t off, const char
         return 0;
     case PH_PIHEAD:
         return pihead_marker(d, tok, variant, off, p, len);
+    case PH_PVALUE:
+        if (tok == TK_PARAM_END && p[len - 1] == '>') {
+            /* a closer in another spelling, read with its '>' */
+            d->rc_engine = 1;
+            det_marker(d, tok, variant, off, p, len);
+            d->rc_engine = 0;
+            if (d->phase == PH_PTAIL)
+                d->sep_len = 1;
+            return 1;
+        }
+        return 0;
     case PH_NAME:
         return name_marker(d, tok, variant, off, p, len);
     case PH_PHEAD:

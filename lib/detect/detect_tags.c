@@ -168,7 +168,8 @@ static int fx_tag(const unsigned char *s, size_t n, size_t lt, size_t nl, const 
         if (r <= 0)
             continue;
         int c = canon && t->v41 && !bare;
-        if (tok == TK_CALLS_END) {
+        if (tok == TK_CALLS_END || tok == TK_PARAM_END) {
+            /* a value's closer in another spelling only with its '>' */
             if (spaces(s, n, &j) > 0)
                 c = 0;
             if (j == n) {
