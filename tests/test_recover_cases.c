@@ -13,12 +13,13 @@
  * - Prose, with other tools declared, gives no call and stays content byte
  *   for byte.
  * The lists are exact: a listed case that passes fails the test too.  Every
- * case runs whole, in the peer's own chunks when it gives them, in chunks of
+ * case keeps the byte accounting of lenient_accounting.h, and runs whole, in the peer's own chunks when it gives them, in chunks of
  * 1..64 bytes and split in two at every byte; all must agree.
  *
  * DSML_RECOVER_REPORT=1 prints every case's outcome.
  */
 #include "detect_cases.h"
+#include "lenient_accounting.h"
 
 /* ---- the lists ------------------------------------------------------------- */
 
@@ -165,6 +166,8 @@ typedef struct outcome {
     char *args[MAX_CALLS]; /* each call's arguments text */
     int status[MAX_CALLS]; /* its CALL_END status, -1 before it */
     size_t executable;   /* calls that ended DSML_CALL_COMPLETE */
+    int accounted;       /* the byte accounting holds */
+    char unaccounted[512]; /* ... or why not */
     size_t ndiag;
     char *log;           /* the event log */
     size_t log_len;
@@ -209,8 +212,9 @@ static const char *str_of(const cJSON *o, const char *k)
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-static void take_event(outcome *out, dc_log *l, const dsml_event *e)
+static void take_event(outcome *out, dc_log *l, la_acct *acct, const dsml_event *e)
 {
+    la_event(acct, e);
     size_t i = e->call_index;
     if (e->type == DSML_EVENT_CALL_BEGIN && out->nbegun < MAX_CALLS) {
         snprintf(out->names[out->nbegun], sizeof out->names[0], "%.*s", (int)e->name_len,
@@ -241,6 +245,8 @@ static void run_case(const dsml_detector_options *opts, const char *text, size_t
     assert_int_equal(dsml_detector_create(opts, &d, NULL), DSML_OK);
     dc_log l;
     dc_log_init(&l);
+    la_acct acct;
+    la_init(&acct, text, len, opts);
     int rc = DSML_OK;
     size_t at = 0, ci = 0;
     dsml_event e = {.size = sizeof e};
@@ -248,13 +254,16 @@ static void run_case(const dsml_detector_options *opts, const char *text, size_t
         size_t end = ci < ncuts ? cuts[ci++] : len;
         rc = dsml_detector_feed(d, text + at, end - at);
         while (dsml_detector_next(d, &e) == 1)
-            take_event(out, &l, &e);
+            take_event(out, &l, &acct, &e);
         at = end;
     }
     if (rc == DSML_OK)
         rc = dsml_detector_finish(d);
     while (dsml_detector_next(d, &e) == 1)
-        take_event(out, &l, &e);
+        take_event(out, &l, &acct, &e);
+    out->accounted = rc == DSML_OK && la_check(&acct);
+    snprintf(out->unaccounted, sizeof out->unaccounted, "%s", la_why(&acct));
+    la_free(&acct);
     dc_log_close_text(&l);
     out->rc = rc;
     out->log = dsml_buf_take(&l.b, &out->log_len);
@@ -477,7 +486,7 @@ static int report(void)
 }
 
 typedef struct tally {
-    size_t cases, met, listed, listed_met, unlisted_failed, variant_runs_bad;
+    size_t cases, met, listed, listed_met, unlisted_failed, variant_runs_bad, unaccounted;
     size_t calls, bytes, kept;
 } tally;
 
@@ -549,6 +558,11 @@ static tally run_file(const char *file, const listed *list, size_t nlist, int ki
             outcome_free(&oc);
         }
         t.variant_runs_bad += invariance(id, &o, text, len, &whole);
+        if (!whole.accounted) {
+            fprintf(stderr, "%s: %s: a byte is lost or misplaced: %s\n", file, id,
+                    whole.unaccounted);
+            t.unaccounted++;
+        }
         const char *reason = find_listed(list, nlist, id);
         t.cases++;
         if (ok)
@@ -583,6 +597,7 @@ static void assert_listed(const tally *t, size_t cases)
     assert_int_equal(t->unlisted_failed, 0);
     assert_int_equal(t->listed_met, 0);
     assert_int_equal(t->variant_runs_bad, 0);
+    assert_int_equal(t->unaccounted, 0);
 }
 
 static void test_real_outputs(void **state)
@@ -617,6 +632,7 @@ static void test_prose(void **state)
     assert_int_equal(t.kept, t.bytes);
     assert_int_equal(t.unlisted_failed, 0);
     assert_int_equal(t.variant_runs_bad, 0);
+    assert_int_equal(t.unaccounted, 0);
 }
 
 int main(void)

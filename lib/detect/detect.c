@@ -517,7 +517,7 @@ static const char *find2(const char *p, size_t n, const char *pat)
  * `name` (qualified, as written); reports it when so. */
 static int refused_call(dsml_detector *d, const char *name, size_t n)
 {
-    int shown = (int)(n > 80 ? 80 : n);
+    int shown = det_utf8_shown(name, n, 80);
     switch (d->opt.tool_choice) {
     case DSML_TOOL_CHOICE_NONE:
         diag(d, DSML_ERR_TOOL_CHOICE, d->call_off,
@@ -527,7 +527,7 @@ static int refused_call(dsml_detector *d, const char *name, size_t n)
         if (n != d->choice.len || (n > 0 && memcmp(name, d->choice.data, n) != 0)) {
             diag(d, DSML_ERR_TOOL_CHOICE, d->call_off,
                  "tool_choice names '%.*s': the call to '%.*s' is refused",
-                 (int)(d->choice.len > 80 ? 80 : d->choice.len),
+                 det_utf8_shown(d->choice.data, d->choice.len, 80),
                  d->choice.data != NULL ? d->choice.data : "", shown, name);
             return 1;
         }

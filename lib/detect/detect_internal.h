@@ -267,6 +267,7 @@ static inline unsigned det_step(const det_pat *p, unsigned st, unsigned char c)
 }
 int det_unicode_space(const unsigned char *p, size_t n, size_t *len);
 size_t det_utf8_incomplete_tail(const char *p, size_t n);
+int det_utf8_shown(const char *p, size_t n, size_t max);
 
 /* The spellings the recoveries read (detect_markers.c): the bars of a DSML
  * marker, the tag names and the quotes of an attribute. */

@@ -170,6 +170,15 @@ size_t det_utf8_incomplete_tail(const char *p, size_t n)
     return 0;
 }
 
+/* How much of p[0, n), at most `max` bytes, a message shows: whole
+ * characters only. */
+int det_utf8_shown(const char *p, size_t n, size_t max)
+{
+    if (n > max)
+        n = max - det_utf8_incomplete_tail(p, max);
+    return (int)n;
+}
+
 /* ---- the spellings the recoveries read ---------------------------------- */
 
 /* The bars around DSML: U+FF5C, ASCII, U+2016 (one or two on each side). */

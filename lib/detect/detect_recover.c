@@ -219,7 +219,7 @@ static int head_end(dsml_detector *d, size_t off, const char *p, size_t len)
     int str = h.typed == 1 || (h.typed == 0 && param_is_string(d, h.key, h.key_len));
     int hold = h.typed == 0 && !str;
     det_diag(d, DSML_ERR_PARAMETER_FORMAT, d->rc_tag_off,
-             "recovered: parameter '%.*s'%s%s%s, %s", (int)(h.key_len > 60 ? 60 : h.key_len),
+             "recovered: parameter '%.*s'%s%s%s, %s", det_utf8_shown(h.key, h.key_len, 60),
              h.key, d->rc_param_invoke ? " written as an invoke tag" : "",
              h.self_closing ? ", self-closing" : "",
              h.has_string && h.typed ? " in other quotes or spacing" : "",
@@ -407,7 +407,7 @@ static int pihead_marker(dsml_detector *d, int tok, int variant, size_t off, con
                 if (det_parse_name(d, &nl))
                     name_diag(d, &nl);
             }
-            if (!det_begin_call(d, name, d->rc_pi_name_len, d->call_off))
+            if (!det_begin_call(d, name, d->rc_pi_name_len, off))
                 return 1;
         }
         head_end(d, off, p, len);
