@@ -248,9 +248,10 @@ static int head_end(dsml_detector *d, size_t off, const char *p, size_t len)
     return 1;
 }
 
-/* An invoke whose body is a JSON object, ended by its closer at `off`. */
-static void json_body(dsml_detector *d, const rc_nameline *nl, size_t off, const char *p,
-                      size_t len)
+/* An invoke whose body is a JSON object, ended by its closer at `off`: the
+ * call, begun once the body reads as one. */
+static void json_body(dsml_detector *d, const char *name, size_t n, const rc_nameline *nl,
+                      size_t off, const char *p, size_t len)
 {
     cJSON *v = NULL;
     int rc = dsml_json_try_read(nl->body, nl->body_len, &d->lim, &d->alloc, &v);
@@ -273,6 +274,8 @@ static void json_body(dsml_detector *d, const rc_nameline *nl, size_t off, const
         det_nomem(d);
         return;
     }
+    if (!det_begin_call(d, name, n, off))
+        return;
     if (members > 0) {
         det_args_out(d, s->data, s->len - 1, off); /* its '}' closes the call */
         d->nparams = members;
@@ -374,15 +377,15 @@ static int name_marker(dsml_detector *d, int tok, int variant, size_t off, const
     if (nl.self_closing && tok == TK_PARAM)
         return 0;
     name_diag(d, &nl);
-    if (!det_begin_call(d, name, n, off))
-        return 1;
     if (nl.body != NULL) {
         if (tok != TK_INVOKE_END)
             det_violation(d, DSML_ERR_INVOKE_FORMAT, off, off, "Tool name format error");
         else
-            json_body(d, &nl, off, p, len);
+            json_body(d, name, n, &nl, off, p, len);
         return 1;
     }
+    if (!det_begin_call(d, name, n, off))
+        return 1;
     det_raw_add(d, p, len);
     if (tok == TK_INVOKE_END) {
         det_close_call(d, off, DSML_CALL_COMPLETE);
