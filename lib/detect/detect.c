@@ -1262,9 +1262,10 @@ static void next_parameter_or_end(dsml_detector *d, int tok, const char *p, size
 static void marker(dsml_detector *d, int tok, int variant, size_t off,
                    const char *p, size_t len)
 {
-    if (d->rec && det_rc_marker(d, tok, variant, off, p, len))
-        return;
-    if (variant)
+    int taken = d->rec ? det_rc_marker(d, tok, variant, off, p, len) : 0;
+    if (taken == 1)
+        return; /* a recovery's; 2: the variant was reported */
+    if (variant && taken == 0)
         diag(d, DSML_ERR_CALL_FORMAT, off, "marker variant '%.*s' accepted",
              (int)len, p);
     switch (d->phase) {

@@ -287,7 +287,8 @@ extern const char *const det_quotes[DET_QUOTES][2]; /* opening, closing */
 
 /* detect_recover.c: the recoveries (option 11).  The matcher reads tags in
  * every spelling a phase wants; the hooks return 1 when they handled what
- * the engine gave them. */
+ * the engine gave them (det_rc_marker: 2 when it did not, but reported the
+ * marker's spelling). */
 typedef struct det_fx_match {
     int tok;
     int variant;  /* 1: another spelling; 2: no DSML marker */

@@ -334,8 +334,7 @@ static void name_diag(dsml_detector *d, const rc_nameline *nl)
 /* A marker after an invoke's name text.  TK_INVOKE and TK_CALLS_END are
  * the recoveries' alone here: when no recovery takes them, they are name
  * text, as the reference reads them. */
-static int name_marker(dsml_detector *d, int tok, int variant, size_t off, const char *p,
-                       size_t len)
+static int name_marker(dsml_detector *d, int tok, size_t off, const char *p, size_t len)
 {
     const char *name;
     size_t n;
@@ -364,7 +363,7 @@ static int name_marker(dsml_detector *d, int tok, int variant, size_t off, const
             if (d->failed)
                 return 1;
             d->sep_len = 2;
-            det_marker(d, tok, variant, off, p, len);
+            det_marker(d, tok, 0, off, p, len);
         } else if (tok == TK_INVOKE && nl.body == NULL) {
             pihead_enter(d, 1, wide, name, n, off, p, len);
         } else {
@@ -398,8 +397,7 @@ static int name_marker(dsml_detector *d, int tok, int variant, size_t off, const
 }
 
 /* A marker after an invoke tag that may be a parameter. */
-static int pihead_marker(dsml_detector *d, int tok, int variant, size_t off, const char *p,
-                         size_t len)
+static int pihead_marker(dsml_detector *d, int tok, size_t off, const char *p, size_t len)
 {
     rc_head h;
     if (tok == TK_HEAD_END && det_parse_head(d, &h) && h.self_closing && h.has_string) {
@@ -418,7 +416,7 @@ static int pihead_marker(dsml_detector *d, int tok, int variant, size_t off, con
     }
     pihead_fail(d, off, p, len, tok == TK_HEAD_END);
     if (tok != TK_HEAD_END && d->rc_pi_pending && !d->failed)
-        det_marker(d, tok, variant, off, p, len);
+        det_marker(d, tok, 0, off, p, len);
     return 1;
 }
 
@@ -572,25 +570,9 @@ static void drop_after_block(dsml_detector *d)
 
 /* ---- hooks ------------------------------------------------------------------- */
 
-int det_rc_marker(dsml_detector *d, int tok, int variant, size_t off, const char *p,
-                  size_t len)
+static int marker_hook(dsml_detector *d, int tok, int variant, size_t off, const char *p,
+                       size_t len)
 {
-    if (d->rc_engine)
-        return 0;
-    if (d->phase == PH_CONTENT && (variant != 0 || tok == TK_INVOKE || (DET_CLOSERS & DET_BIT(tok))) &&
-        tok != TK_THINK && det_rc_quoted(d)) {
-        /* quoted in a code span or fence: text */
-        det_text_sink(d, DSML_EVENT_CONTENT, p, len, off);
-        return 1;
-    }
-    if (variant == 2) {
-        det_diag(d, DSML_ERR_CALL_FORMAT, off, "recovered: tag without the DSML marker '%.*s'",
-                 (int)len, p);
-        d->rc_bare_tag = 1;
-        det_marker(d, tok, 0, off, p, len);
-        d->rc_bare_tag = 0;
-        return 1;
-    }
     int dev = variant != 0 || d->rc_bare_tag;
     det_phase ph = d->phase;
     if ((tok == TK_OPEN || tok == TK_OPEN_BARE) &&
@@ -684,12 +666,12 @@ int det_rc_marker(dsml_detector *d, int tok, int variant, size_t off, const char
         }
         return 0;
     case PH_PIHEAD:
-        return pihead_marker(d, tok, variant, off, p, len);
+        return pihead_marker(d, tok, off, p, len);
     case PH_PVALUE:
         if (tok == TK_PARAM_END && p[len - 1] == '>') {
             /* a closer in another spelling, read with its '>' */
             d->rc_engine = 1;
-            det_marker(d, tok, variant, off, p, len);
+            det_marker(d, tok, 0, off, p, len);
             d->rc_engine = 0;
             if (d->phase == PH_PTAIL)
                 d->sep_len = 1;
@@ -697,7 +679,7 @@ int det_rc_marker(dsml_detector *d, int tok, int variant, size_t off, const char
         }
         return 0;
     case PH_NAME:
-        return name_marker(d, tok, variant, off, p, len);
+        return name_marker(d, tok, off, p, len);
     case PH_PHEAD:
         if (tok == TK_HEAD_END) {
             if (!head_end(d, off, p, len)) {
@@ -715,7 +697,7 @@ int det_rc_marker(dsml_detector *d, int tok, int variant, size_t off, const char
             return 1;
         }
         if (tok == TK_PARAM_CLOSE) {
-            det_marker(d, TK_PARAM_END, variant, off, p, len);
+            det_marker(d, TK_PARAM_END, 0, off, p, len);
             return 1;
         }
         return 0;
@@ -735,6 +717,33 @@ int det_rc_marker(dsml_detector *d, int tok, int variant, size_t off, const char
     default:
         return 0;
     }
+}
+
+int det_rc_marker(dsml_detector *d, int tok, int variant, size_t off, const char *p,
+                  size_t len)
+{
+    if (d->rc_engine)
+        return 0;
+    if (d->phase == PH_CONTENT &&
+        (variant != 0 || tok == TK_INVOKE || (DET_CLOSERS & DET_BIT(tok))) &&
+        tok != TK_THINK && det_rc_quoted(d)) {
+        /* quoted in a code span or fence: text */
+        det_text_sink(d, DSML_EVENT_CONTENT, p, len, off);
+        return 1;
+    }
+    if (variant == 2) {
+        det_diag(d, DSML_ERR_CALL_FORMAT, off, "recovered: tag without the DSML marker '%.*s'",
+                 (int)len, p);
+        d->rc_bare_tag = 1;
+        det_marker(d, tok, 0, off, p, len);
+        d->rc_bare_tag = 0;
+        return 1;
+    }
+    if (variant != 0)
+        det_diag(d, DSML_ERR_CALL_FORMAT, off, "marker variant '%.*s' accepted", (int)len, p);
+    if (marker_hook(d, tok, variant, off, p, len))
+        return 1;
+    return variant != 0 ? 2 : 0; /* 2: the variant is reported */
 }
 
 int det_rc_sink(dsml_detector *d, const char *p, size_t n, size_t off)
