@@ -310,7 +310,9 @@ typedef enum dsml_effort_kind {
  * that no caller text reaches the prompt by any path unchecked: text, block
  * types ("[Unsupported TYPE]"), tool results printed as Python's repr(),
  * tool names, descriptions and JSON schemas.  Look-alikes outside this list
- * (other bracket or bar characters) are not refused.
+ * (other bracket or bar characters) are not refused, nor are tags without
+ * the DSML marker ("<invoke name=...>"), which only recovery mode reads,
+ * and only in the model's output.
  */
 typedef struct dsml_render_options {
     size_t size;                      /* sizeof(dsml_render_options) */
