@@ -2,8 +2,9 @@
  * test_detect_recover.c - the recoveries one by one (option 11 and
  * DSML_DETECT_RECOVER): each deviation is read as what it stands for, with a
  * diagnostic, only with its recovery on; what could be prose needs a
- * declared tool; what is not a call stays text.  Every scenario runs whole
- * and in chunks of 1..16 bytes (the same events each time).
+ * declared tool; what is not a call stays text.  Every scenario runs whole,
+ * in chunks of 1..64 bytes and split in two at every byte (the same events
+ * and message each time).
  */
 #include "detect_cases.h"
 #include "dsml_markup.h"
@@ -32,15 +33,34 @@ static dsml_detector_options opts(dsml_detect_mode mode, unsigned recoveries, co
     return o;
 }
 
-/* The run of `text` (whole and split) with `o`; the message in r.msg. */
+/* The run of `text` with `o`, whole; the same in chunks of 1..64 bytes and
+ * split in two at every byte.  The message is in r.msg. */
 static dc_run run(const dsml_detector_options *o, const char *text)
 {
     dsml_detector *d = NULL;
     assert_int_equal(dsml_detector_create(o, &d, NULL), DSML_OK);
-    dc_run r = dc_run_splits(d, text);
+    size_t len = strlen(text);
+    dc_run whole;
+    dc_feed_run(d, text, len, 0, NULL, 0, &whole);
+    assert_int_equal(whole.rc, DSML_OK);
+    for (size_t i = 1; i <= 64 + len; i++) {
+        dc_run r;
+        size_t k = i - 64;
+        if (i <= 64)
+            dc_feed_run(d, text, len, i, NULL, 0, &r);
+        else if (k < len)
+            dc_feed_run(d, text, len, 0, &k, 1, &r);
+        else
+            break;
+        if (r.rc != whole.rc ||
+            !tu_same_text("scenario", "events", whole.log, whole.log_len, r.log, r.log_len) ||
+            !tu_same_text("scenario", "message", whole.msg, whole.msg_len, r.msg, r.msg_len))
+            fail_msg("a split changes the result (%s %zu)", i <= 64 ? "chunks of" : "split at",
+                     i <= 64 ? i : k);
+        dc_run_free(&r);
+    }
     dsml_detector_destroy(d);
-    assert_int_equal(r.rc, DSML_OK);
-    return r;
+    return whole;
 }
 
 static dc_run recover(const char *text) 
@@ -59,6 +79,14 @@ static dc_run lenient_with(unsigned recoveries, const char *tools, const char *t
 {
     dsml_detector_options o = opts(DSML_DETECT_LENIENT, recoveries, tools);
     return run(&o, text);
+}
+
+/* No call was begun. */
+static void no_call(const char *log)
+{
+    if (log != NULL && strncmp(log, "B0@", 3) == 0)
+        fail_msg("a call was begun: [%s]", log);
+    dc_lacks(log, "\nB0@");
 }
 
 #define CALL(name, args) \
@@ -84,7 +112,7 @@ static void want_content(dc_run *r, const char *text)
     DSML_BUF_LIT(&b, "{\"role\": \"assistant\", \"content\": ");
     dsml_emit_string(&b, text, strlen(text));
     DSML_BUF_LIT(&b, ", \"reasoning_content\": \"\", \"tool_calls\": []}");
-    dc_lacks(r->log, "\nB0");
+    no_call(r->log);
     if (!tu_same_text("scenario", "message", b.data, b.len, r->msg, r->msg_len))
         fail_msg("text not kept as content");
     dsml_buf_release(&b);
@@ -114,7 +142,7 @@ static void test_spellings(void **state)
         want_msg(&r, MSG("", CALL("read", "{\\\"path\\\": \\\"/a\\\"}")));
         /* off: the text stays content */
         r = lenient_with(DSML_RECOVER_STRUCTURE, NULL, texts[i]);
-        dc_lacks(r.log, "\nB0");
+        no_call(r.log);
         dc_run_free(&r);
     }
     /* a closer in a value needs its '>' when spelled otherwise */
@@ -155,7 +183,7 @@ static void test_structure(void **state)
     want_content(&r, "See `</" DSML " invoke>`");
     /* off: the reference's reading (no call from a block it cannot read) */
     r = lenient_with(DSML_RECOVER_SPELLINGS, NULL, "Sure.\n" INVOKE("read") INVOKE_END);
-    dc_lacks(r.log, "\nB0");
+    no_call(r.log);
     dc_run_free(&r);
 }
 
@@ -194,7 +222,8 @@ static void test_attributes(void **state)
     /* string="maybe" is no parameter */
     r = recover(OPEN INVOKE("read") PARAM("p", "maybe", "x") INVOKE_END CLOSE);
     dc_has(r.log, "Parameter format error");
-    dc_lacks(r.log, "\nB0");
+    dc_has(r.log, "E0:1\n"); /* begun at its parameter, ended incomplete */
+    dc_has(r.msg, "\"tool_calls\": []");
     dc_run_free(&r);
 }
 
@@ -212,7 +241,7 @@ static void test_bodies(void **state)
     dc_has(r.log, "not a JSON object");
     want_content(&r, bad);
     r = lenient_with(DSML_RECOVER_ATTRIBUTES, NULL, OPEN INVOKE("read") "{}" INVOKE_END CLOSE);
-    dc_lacks(r.log, "\nB0");
+    no_call(r.log);
     dc_run_free(&r);
 }
 
@@ -279,10 +308,10 @@ static void test_declared_tools_anchor(void **state)
     /* a recovery alone: a deviating invoke needs a declared name, the
      * reference's spelling follows tool_names */
     r = lenient_with(DSML_RECOVER_SPELLINGS, WEATHER_TOOLS, V4_BLOCK(V4_INVOKE("rm", "")));
-    dc_lacks(r.log, "\nB0");
+    no_call(r.log);
     dc_run_free(&r);
     r = lenient_with(DSML_RECOVER_SPELLINGS, WEATHER_TOOLS, exact);
-    dc_has(r.log, "\nB0");
+    dc_has(r.log, "B0@");
     dc_run_free(&r);
     r = lenient_with(DSML_RECOVER_SPELLINGS, WEATHER_TOOLS, V4_BLOCK(V4_INVOKE("read", "")));
     want_msg(&r, MSG("", CALL("read", "{}")));
@@ -299,7 +328,7 @@ static void test_quoted_code(void **state)
     want_content(&r, span);
     /* after the fence: a call */
     r = recover_tools("```\nx\n```\n" V4_BLOCK(V4_INVOKE("read", "")), WEATHER_TOOLS);
-    dc_has(r.log, "\nB0");
+    dc_has(r.log, "B0@");
     dc_run_free(&r);
 }
 
