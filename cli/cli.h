@@ -12,6 +12,8 @@
 
 #include <dsml/dsml.h>
 
+#include "profiles.h"
+
 /* Exit statuses. */
 #define CLI_EXIT_OK 0
 #define CLI_EXIT_FAIL 1   /* refused input, prompts differ, I/O error */

@@ -58,9 +58,9 @@ static const char usage_text[] =
     "  --keep-thinking        keep earlier reasoning (drop_thinking = False)\n"
     "  --no-bos               no begin-of-sentence token\n"
     "  --context FILE         messages rendered earlier (a JSON array)\n"
-    "  --profile v41|prerelease\n"
-    "                         the checkpoint's encoder (default) or the\n"
-    "                         pre-release serving image's\n"
+    "  --profile NAME         the encoder:" CLI_PROFILE_NAMES "\n"
+    "                         (v41, the checkpoint's, is the default;\n"
+    "                         prerelease is the pre-release serving image's)\n"
     "  --strict               refuse the developer role, as the reference does\n"
     "  --guard                refuse special tokens inside user, tool, system\n"
     "                         and developer text\n"
@@ -78,7 +78,7 @@ static const char usage_text[] =
     "Parse options (dsml-render parse):\n"
     "  --thinking             the prompt ended in thinking mode\n"
     "  --strict               the reference parser's rules exactly\n"
-    "  --profile v41|prerelease\n"
+    "  --profile NAME\n"
     "  --tools FILE           the declared tools (a JSON array)\n"
     "  --stream N             feed the detector N-byte chunks and print one\n"
     "                         event per line instead of the message\n"
@@ -116,12 +116,10 @@ typedef struct cli_args {
 
 int cli_parse_profile(const char *s, dsml_profile *p)
 {
-    if (strcmp(s, "v41") == 0)
-        *p = DSML_PROFILE_V41;
-    else if (strcmp(s, "prerelease") == 0)
-        *p = DSML_PROFILE_PRERELEASE;
-    else
+    const cli_profile_info *info = cli_profile_find(s);
+    if (info == NULL)
         return -1;
+    *p = info->profile;
     return 0;
 }
 
@@ -189,9 +187,9 @@ static int parse_args(int argc, char **argv, cli_args *a)
             a->out = OUT_JSON, outputs++;
         } else if (is_option(s, "--diff")) {
             if ((v = option_value(argc, argv, &i, "--diff")) == NULL)
-                return usage_error("%s needs a profile (v41 or prerelease)", s);
+                return usage_error("%s needs a profile (one of:" CLI_PROFILE_NAMES ")", s);
             if (cli_parse_profile(v, &a->diff_profile) != 0)
-                return usage_error("unknown profile '%s' (v41 or prerelease)", v);
+                return usage_error("unknown profile '%s' (one of:" CLI_PROFILE_NAMES ")", v);
             a->out = OUT_DIFF, outputs++;
         } else if (is_option(s, "--diff-file")) {
             if ((a->diff_file = option_value(argc, argv, &i, "--diff-file")) == NULL)
@@ -220,9 +218,9 @@ static int parse_args(int argc, char **argv, cli_args *a)
             a->opts.context_file = v;
         } else if (is_option(s, "--profile")) {
             if ((v = option_value(argc, argv, &i, "--profile")) == NULL)
-                return usage_error("%s needs v41 or prerelease", s);
+                return usage_error("%s needs a profile (one of:" CLI_PROFILE_NAMES ")", s);
             if (cli_parse_profile(v, &a->opts.profile) != 0)
-                return usage_error("unknown profile '%s' (v41 or prerelease)", v);
+                return usage_error("unknown profile '%s' (one of:" CLI_PROFILE_NAMES ")", v);
         } else if (is_option(s, "--input-format")) {
             if ((v = option_value(argc, argv, &i, "--input-format")) == NULL)
                 return usage_error("%s needs case, messages or request", s);

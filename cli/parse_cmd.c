@@ -25,7 +25,7 @@
 #include "cli.h"
 
 static const char parse_usage[] =
-    "Usage: dsml-render parse [--thinking] [--strict] [--profile v41|prerelease]\n"
+    "Usage: dsml-render parse [--thinking] [--strict] [--profile NAME]\n"
     "                         [--tools FILE] [--stream N] [FILE|-]\n"
     "\n"
     "Parses a completion (the text the model produced after the prompt) and\n"
@@ -35,7 +35,7 @@ static const char parse_usage[] =
     "  --chat            the prompt ended in chat mode (the default)\n"
     "  --strict          the reference parser's rules exactly (default: lenient,\n"
     "                    text that cannot be placed becomes content)\n"
-    "  --profile P       v41 (default) or prerelease\n"
+    "  --profile NAME    the profile, one of" CLI_PROFILE_NAMES "\n"
     "  --tools FILE      the declared tools (a JSON array); other names refused\n"
     "  --stream N        feed N-byte chunks to the streaming detector and print\n"
     "                    one event per line, then the message\n"
@@ -221,7 +221,7 @@ int cli_parse_main(int argc, char **argv)
             strict = 1;
         } else if (NAMED("--profile")) {
             if ((v = VALUE()) == NULL || cli_parse_profile(v, &profile) != 0)
-                return parse_usage_error("--profile needs v41 or prerelease");
+                return parse_usage_error("--profile needs one of" CLI_PROFILE_NAMES);
         } else if (NAMED("--tools")) {
             if ((tools_file = VALUE()) == NULL)
                 return parse_usage_error("--tools needs a file");

@@ -270,8 +270,3 @@ const char *cli_format_name(cli_format f)
     default: return "auto";
     }
 }
-
-const char *cli_profile_name(dsml_profile p)
-{
-    return p == DSML_PROFILE_PRERELEASE ? "prerelease" : "v41";
-}
