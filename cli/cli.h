@@ -162,6 +162,12 @@ void cli_rendered_free(cli_rendered *r);
 
 /* --show: the prompt for a person, one segment per line. */
 int cli_show(const cli_rendered *r, int color, int oneline);
+/* The length of the special token (or DSML tag) starting at p, or 0. */
+size_t cli_token_len(const char *p, const char *end);
+/* Appends n bytes of prompt text in the --show notation, on one line:
+ * special tokens highlighted (colour, or between ⟦ ⟧), invisible
+ * characters made visible. */
+void cli_show_text(cli_buf *b, const char *p, size_t n, int color);
 /* --json */
 int cli_print_json(const cli_rendered *r);
 /* --diff: unified diff of two prompts; 0 identical, 1 different. */
@@ -171,5 +177,11 @@ int cli_diff(const char *a, size_t alen, const char *aname, const char *b,
 int cli_parse_main(int argc, char **argv);
 /* `dsml-render respond ...`; argv[0] is "respond". */
 int cli_respond_main(int argc, char **argv);
+/* One detector event as `parse --stream` prints it, with its newline. */
+void cli_put_event(cli_buf *b, const dsml_event *e);
+/* --effort's value into o->effort*; 0, or -1 when it is not acceptable. */
+int cli_parse_effort(const char *s, cli_opts *o);
+/* `dsml-render audit ...`; argv[0] is "audit" (audit_main.c). */
+int cli_audit_main(int argc, char **argv);
 
 #endif /* DSML_CLI_H */

@@ -1,7 +1,8 @@
 /*
  * main.c - dsml-render's command line: options, help, and the choice of
  * output (prompt bytes, --show, --json, --diff).  `dsml-render parse` is
- * handed to parse_cmd.c, `dsml-render respond` to respond_cmd.c.
+ * handed to parse_cmd.c, `dsml-render respond` to respond_cmd.c,
+ * `dsml-render audit` to audit_main.c.
  */
 #include <errno.h>
 #include <limits.h>
@@ -15,6 +16,7 @@ static const char usage_text[] =
     "Usage: dsml-render [OPTIONS] [FILE|-]\n"
     "       dsml-render parse [PARSE OPTIONS] [FILE|-]\n"
     "       dsml-render respond [RESPOND OPTIONS] REQUEST COMPLETION\n"
+    "       dsml-render audit [AUDIT OPTIONS] CORPUS...  (see audit --help)\n"
     "\n"
     "Renders a conversation into the exact prompt text DeepSeek-V4.1 expects\n"
     "(the checkpoint's encoding.py, byte for byte), or parses a completion.\n"
@@ -319,6 +321,8 @@ int main(int argc, char **argv)
         return cli_parse_main(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "respond") == 0)
         return cli_respond_main(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "audit") == 0)
+        return cli_audit_main(argc - 1, argv + 1);
     cli_args a;
     int r = parse_args(argc, argv, &a);
     if (r != CLI_EXIT_OK)
@@ -359,3 +363,5 @@ int main(int argc, char **argv)
     cli_buf_free(&context);
     return r;
 }
+
+int cli_parse_effort(const char *s, cli_opts *o) { return parse_effort(s, o); }

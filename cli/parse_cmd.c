@@ -67,7 +67,7 @@ static int parse_usage_error(const char *fmt, ...)
 
 #ifdef CLI_HAVE_DETECTOR
 
-static void put_event(cli_buf *b, const dsml_event *e)
+void cli_put_event(cli_buf *b, const dsml_event *e)
 {
     switch (e->type) {
     case DSML_EVENT_REASONING:
@@ -124,7 +124,7 @@ static int drain(dsml_detector *d, int stream, cli_buf *out)
         if (r <= 0)
             return r;
         if (stream) {
-            put_event(out, &e);
+            cli_put_event(out, &e);
         } else if (e.type == DSML_EVENT_DIAGNOSTIC) {
             char where[64] = "";
             if (e.offset != DSML_NO_OFFSET)
