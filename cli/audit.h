@@ -219,6 +219,8 @@ void aud_outcome_name(const aud_lane *lane, aud_outcome o, cli_buf *out);
  * (from `at`) and before their common suffix: [*start, *end). */
 void aud_diff_span(const aud_output *o, const aud_output *other, size_t at, size_t *start,
                    size_t *end);
+/* i moved forward to the start of a character of t[0..n), at most n. */
+size_t aud_char_start(const char *t, size_t n, size_t i);
 /* Text in the --show notation (cli_show_text), but a space that ends the
  * piece (before a mark or a token) is written as a plain space. */
 void aud_show_piece(cli_buf *b, const char *p, size_t n, int color);

@@ -98,8 +98,7 @@ static void put_side(cli_buf *b, const aud_lane *lane, const char *name, const a
         aud_diff_span(o, other, aud_token_start(o, other, v->at), &start, &end);
     size_t from = start > CONTEXT ? aud_token_start(o, o, start - CONTEXT) : 0;
     size_t to = end + CONTEXT < n ? end + CONTEXT : n;
-    while (to < n && ((unsigned char)o->text.data[to] & 0xC0) == 0x80)
-        to++;
+    to = aud_char_start(o->text.data, n, to);
     cli_buf_puts(b, "<pre>");
     if (from > 0)
         cli_buf_printf(b, "<span class=\"note\">[%zu bytes before]</span>\n", from);
@@ -191,7 +190,11 @@ static void put_group(cli_buf *b, const aud_lane *lane, size_t i, const aud_grou
     if (g->verdict.outcome == AUD_DIFFER)
         cli_buf_printf(b, "; first differing byte %zu", g->verdict.at);
     cli_buf_puts(b, ".</p>\n<pre class=\"input\">");
-    esc(b, g->example.text.data, g->example.text.len);
+    size_t shown = aud_char_start(g->example.text.data, g->example.text.len, CONTEXT);
+    esc(b, g->example.text.data, shown);
+    if (shown < g->example.text.len)
+        cli_buf_printf(b, "\n<span class=\"note\">[%zu bytes more]</span>",
+                       g->example.text.len - shown);
     cli_buf_puts(b, "</pre>\n<div class=\"pair\">");
     put_side(b, lane, lane->a.name, &g->a, &g->b, &g->verdict, "a");
     put_side(b, lane, lane->b.name, &g->b, &g->a, &g->verdict, "b");

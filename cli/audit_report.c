@@ -49,8 +49,7 @@ void aud_diff_span(const aud_output *o, const aud_output *other, size_t at, size
         suffix++;
     *start = at < n ? at : n;
     *end = n - suffix;
-    while (*end < n && ((unsigned char)o->text.data[*end] & 0xC0) == 0x80)
-        (*end)++;
+    *end = aud_char_start(o->text.data, n, *end);
     if (*end < *start)
         *end = *start;
 }
@@ -61,4 +60,13 @@ void aud_show_piece(cli_buf *b, const char *p, size_t n, int color)
     cli_show_text(b, p, n - (size_t)space, color);
     if (space)
         cli_buf_putc(b, ' ');
+}
+
+size_t aud_char_start(const char *t, size_t n, size_t i)
+{
+    if (i >= n)
+        return n;
+    while (i < n && ((unsigned char)t[i] & 0xC0) == 0x80)
+        i++;
+    return i;
 }

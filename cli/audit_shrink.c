@@ -66,9 +66,7 @@ static size_t keep_first_char(const char *t, size_t start, size_t end)
     size_t k = start + 1;
     if (t[start] == '\\')
         k = start + (start + 1 < end && t[start + 1] == 'u' ? 6 : 2);
-    while (k < end && ((unsigned char)t[k] & 0xC0) == 0x80)
-        k++;
-    return k < end ? k : end;
+    return aud_char_start(t, end, k);
 }
 
 /* Scans the value at i, adding the cuts inside it; returns its end. */
@@ -147,20 +145,13 @@ static void json_cuts(const cli_buf *text, cuts *out)
 
 /* ---- the cuts of a completion -------------------------------------------- */
 
-static size_t char_start(const cli_buf *t, size_t i)
-{
-    while (i < t->len && ((unsigned char)t->data[i] & 0xC0) == 0x80)
-        i++;
-    return i;
-}
-
 static void text_cuts(const cli_buf *text, cuts *out)
 {
     out->n = 0;
     for (size_t size = text->len / 2 ? text->len / 2 : 1; size > 0; size /= 2)
         for (size_t at = 0; at < text->len; at += size)
-            add_cut(out, char_start(text, at),
-                    char_start(text, at + size < text->len ? at + size : text->len));
+            add_cut(out, aud_char_start(text->data, text->len, at),
+                    aud_char_start(text->data, text->len, at + size));
 }
 
 /* ---- the search ---------------------------------------------------------- */

@@ -49,8 +49,7 @@ static void window(const aud_lane *lane, const aud_output *o, size_t start, size
         *from = aud_token_start(o, o, start > BEFORE ? start - BEFORE : 0);
         *to = start + AFTER < n ? start + AFTER : n;
     }
-    while (*to < n && ((unsigned char)t[*to] & 0xC0) == 0x80)
-        (*to)++;
+    *to = aud_char_start(t, n, *to);
     /* no special token cut in two at the end */
     for (size_t k = *to; *to < n && k-- > start && *to - k < 64;) {
         if (t[k] != '<')
@@ -134,9 +133,7 @@ static void put_example(cli_buf *b, const aud_lane *lane, size_t i, const aud_gr
     else
         cli_buf_printf(b, "%zu bytes, the corpus's smallest)\n", ex->text.len);
     cli_buf_puts(b, "    ");
-    size_t shown = ex->text.len < INPUT_MAX ? ex->text.len : INPUT_MAX;
-    while (shown < ex->text.len && ((unsigned char)ex->text.data[shown] & 0xC0) == 0x80)
-        shown++;
+    size_t shown = aud_char_start(ex->text.data, ex->text.len, INPUT_MAX);
     cli_show_text(b, ex->text.data, shown, 0);
     if (ex->text.len == 0)
         cli_buf_puts(b, "(empty)");

@@ -21,6 +21,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 ARGS = None
@@ -415,7 +416,25 @@ class Reports(TempDir, unittest.TestCase):
         self.assertIn("dsml-render: audit: 400 requests, 109 differ, 115 refused by one side\n",
                       err)
         self.assertEqual(run("audit", "--against", "prerelease", "--no-progress", corpus)[2], "")
-        self.assertEqual(run("audit", "--against", "prerelease", corpus)[2], "")
+
+    def test_progress_after_a_second(self):
+        # a corpus that arrives slowly: the line appears once a second has
+        # passed, not before
+        line = (json.dumps({"messages": [{"role": "user", "content": "Hi"}]}) + "\n").encode()
+        p = subprocess.Popen([ARGS.binary, "audit", "--against", "prerelease", "-"],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+        p.stdin.write(line * 3)
+        p.stdin.flush()
+        time.sleep(1.3)
+        out, err = p.communicate(input=line * 2, timeout=120)
+        self.assertEqual(p.returncode, 0, err)
+        lines = err.decode().splitlines()
+        self.assertEqual(lines[0], "dsml-render: audit: 4 requests, 0 differ, 0 refused by one side")
+        self.assertEqual(lines[-1], "dsml-render: audit: 5 requests, 0 differ, 0 refused by one side")
+        self.assertLessEqual(len(lines), 3)
+        # a corpus read at once prints none
+        self.assertEqual(run("audit", "--against", "prerelease", "-", stdin=line * 3)[2], "")
 
 
 def main():
