@@ -82,7 +82,7 @@ int det_read_tools(dsml_detector *d, const char *json, size_t len,
                              "string", i);
         }
         const char *ns = NULL;
-        if (d->opt.profile != DSML_PROFILE_PRERELEASE)
+        if (d->dialect->rules & DSML_RULE_NAMESPACES)
             ns = tool_namespace(t, fn);
         if (ns != NULL) {
             size_t nl = strlen(ns);

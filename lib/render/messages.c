@@ -84,9 +84,15 @@ int dsml_role_id(const char *role)
     return DSML_ROLE_OTHER;
 }
 
+int dsml_developer_renders(const dsml_rctx *c)
+{
+    return dsml_rule(c, DSML_RULE_DEVELOPER) || !c->strict;
+}
+
 int dsml_is_user_like(const dsml_rctx *c, const dsml_msg *m)
 {
-    return dsml_role_is(m, DSML_ROLE_USER) || (!c->strict && dsml_role_is(m, DSML_ROLE_DEVELOPER));
+    return dsml_role_is(m, DSML_ROLE_USER) ||
+           (dsml_role_is(m, DSML_ROLE_DEVELOPER) && dsml_developer_renders(c));
 }
 
 static void msg_path(dsml_rctx *c, const dsml_msg *m, const char *sub)
@@ -297,7 +303,7 @@ static int process_blocks(dsml_rctx *c, const dsml_msg *m, const char *where,
         blk.pos = i;
         if (!dsml_is_object(b)) {
             blk.kind = DSML_BLK_NONDICT;
-        } else if (is_image_block(b)) {
+        } else if (dsml_rule(c, DSML_RULE_IMAGES) && is_image_block(b)) {
             int r = image_record(c, m, sub, b, images, count);
             if (r != DSML_OK)
                 return r;
@@ -328,7 +334,8 @@ static int process_blocks(dsml_rctx *c, const dsml_msg *m, const char *where,
             const cJSON *t = dsml_json_get(b, "text");
             blk.has_text = t != NULL;
             blk.text.node = t;
-            if (dsml_is_string(t) && contains(t->valuestring, DSML_TOK_IMAGE))
+            if (dsml_rule(c, DSML_RULE_IMAGES) && dsml_is_string(t) &&
+                contains(t->valuestring, DSML_TOK_IMAGE))
                 return dsml_msg_fail(c, m, sub, DSML_ERR_IMAGE,
                                      "Text block contains image placeholder "
                                      "'" DSML_TOK_IMAGE "'; images should be "
@@ -527,6 +534,26 @@ int dsml_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts *r
         if (i == 0 && !ro->prepend_system && ro->tools_for_first != NULL)
             m.tools = ro->tools_for_first;
 
+        if (!dsml_rule(c, DSML_RULE_IMAGES)) {
+            /* no images and no content blocks: the content as given; a
+             * tool result's list is read as its blocks when tool results
+             * are merged into user messages */
+            if (dsml_is_array(content) && dsml_role_is(&m, DSML_ROLE_TOOL) &&
+                dsml_rule(c, DSML_RULE_MERGE_TOOLS)) {
+                int r = process_blocks(c, &m, "content", content, &m.blocks, &m.nblocks,
+                                       NULL, image_count);
+                if (r != DSML_OK)
+                    return r;
+                m.content_is_list = 1;
+            }
+            int r = guard_message(c, &m);
+            if (r == DSML_OK)
+                r = dsml_msgs_push(c, out, &m);
+            if (r != DSML_OK)
+                return r;
+            continue;
+        }
+
         if (dsml_is_string(content) && contains(content->valuestring, DSML_TOK_IMAGE))
             return dsml_msg_fail(c, &m, "content", DSML_ERR_IMAGE,
                                  "Message content contains image special token "
@@ -615,6 +642,11 @@ int dsml_merge_messages(dsml_rctx *c, const dsml_msgs *in, dsml_msgs *out)
             blk.has_use_id = blk.use_id.node != NULL;
             blk.content = m->content;
             blk.has_content = m->has_content;
+            if (m->content_is_list) {
+                blk.content_is_list = 1;
+                blk.sub = m->blocks;
+                blk.nsub = m->nblocks;
+            }
             if (last_user) {
                 int r = append_blocks(c, last, &blk, 1);
                 if (r != DSML_OK)
@@ -663,6 +695,10 @@ int dsml_merge_messages(dsml_rctx *c, const dsml_msgs *in, dsml_msgs *out)
                 u.blocks = NULL;
                 u.nblocks = u.capblocks = 0;
                 u.has_blocks = 1;
+                if (!dsml_rule(c, DSML_RULE_USER_KEYS)) {
+                    /* only the text, task and wo_eos go on */
+                    u.tools = u.response_format = u.tool_calls = u.reasoning = NULL;
+                }
                 int r = append_blocks(c, &u, blocks, nblocks);
                 if (r == DSML_OK)
                     r = dsml_msgs_push(c, out, &u);
@@ -908,7 +944,9 @@ long dsml_last_user_index(const dsml_rctx *c, const dsml_msgs *m)
 {
     for (size_t k = m->n; k > 0; k--) {
         const dsml_msg *msg = &m->v[k - 1];
-        if (dsml_is_user_like(c, msg) || (dsml_role_is(msg, DSML_ROLE_SYSTEM) && k - 1 > 0))
+        if (dsml_is_user_like(c, msg) ||
+            (dsml_rule(c, DSML_RULE_SYSTEM_TURNS) && dsml_role_is(msg, DSML_ROLE_SYSTEM) &&
+             k - 1 > 0))
             return (long)(k - 1);
     }
     return -1;

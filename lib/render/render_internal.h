@@ -7,10 +7,16 @@
  *                  tool-result order, thinking drop)
  *   tools.c        tool names and namespaces, the tools block, DSML calls
  *   render.c       normalized list -> prompt text
+ *   inline_results.c  tool results where they stand (dialects that do not
+ *                  merge them into user messages)
+ *
+ * What differs between dialects comes from the dialect table (c->dialect,
+ * lib/dialect/dialect.h).
  */
 #ifndef DSML_RENDER_INTERNAL_H
 #define DSML_RENDER_INTERNAL_H
 
+#include "dialect/dialect.h"
 #include "json/json.h"
 
 /* ---- arena: every allocation of one render, freed at once ---------------- */
@@ -85,6 +91,8 @@ typedef struct dsml_msg {
     dsml_val content;        /* after image processing */
     int has_content;
     int has_blocks;          /* "content_blocks" present (user: always) */
+    int content_is_list;     /* a tool message whose list content was read
+                                into blocks (dialects without images) */
     dsml_block *blocks;
     size_t nblocks, capblocks;
     const cJSON *task;       /* NULL when absent or null */
@@ -107,7 +115,7 @@ typedef struct dsml_rctx {
     const dsml_limits *limits;
     dsml_error *err;
     dsml_path path;
-    dsml_profile profile;
+    const dsml_dialect *dialect; /* the profile's table */
     int strict;     /* developer role refused as the reference does */
     int guard;      /* special tokens refused in untrusted text */
     int want_segments;
@@ -116,7 +124,8 @@ typedef struct dsml_rctx {
     int drop_thinking;
     int add_bos;
     dsml_eff effort;
-    int effort_level;     /* resolved number for NAME and LEVEL */
+    int effort_level;     /* LEVEL: the number */
+    const dsml_effort *effort_name; /* NAME: the dialect's effort */
     char effort_text[64]; /* as given, for messages */
     struct dsml_guard *guard_state; /* guard.c, when guard is on */
     dsml_buf scratch;     /* reusable buffer (a message's tool calls) */
@@ -164,6 +173,10 @@ int dsml_drop_thinking(dsml_rctx *c, const dsml_msgs *in, dsml_msgs *out);
 int dsml_msgs_push(dsml_rctx *c, dsml_msgs *m, const dsml_msg *msg);
 int dsml_msgs_reserve(dsml_rctx *c, dsml_msgs *m, size_t n);
 int dsml_is_user_like(const dsml_rctx *c, const dsml_msg *m);
+/* Whether the dialect, under the options, renders the developer role. */
+int dsml_developer_renders(const dsml_rctx *c);
+/* Whether the dialect has rule r (DSML_RULE_*). */
+#define dsml_rule(c, r) (((c)->dialect->rules & (r)) != 0)
 /* Whether render.c knows how to render the message's role (render.c). */
 int dsml_role_renders(const dsml_rctx *c, const dsml_msg *m);
 /* The error for a message whose role cannot be rendered (render.c). */
@@ -210,12 +223,10 @@ int dsml_render_conversation(dsml_rctx *c, const dsml_msgs *ctx_raw,
 
 #define DSML_TOK_BOS "<\xef\xbd\x9c" "begin\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>"
 #define DSML_TOK_EOS "<\xef\xbd\x9c" "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>"
-#define DSML_TOK_SYSTEM "<\xef\xbd\x9cSystem\xef\xbd\x9c>"
 #define DSML_TOK_USER "<\xef\xbd\x9cUser\xef\xbd\x9c>"
 #define DSML_TOK_ASSISTANT "<\xef\xbd\x9c" "Assistant\xef\xbd\x9c>"
 #define DSML_TOK_LATEST_REMINDER "<\xef\xbd\x9clatest_reminder\xef\xbd\x9c>"
 #define DSML_TOK_IMAGE "<\xef\xbd\x9c" "deepseek_image\xef\xbd\x9c>"
-#define DSML_TOK_DSML "\xef\xbd\x9c" "DSML\xef\xbd\x9c"
 #define DSML_TOK_THINK "<think>"
 #define DSML_TOK_THINK_END "</think>"
 
