@@ -129,7 +129,7 @@ static void test_parse_golden_prerelease(void **state)
 static void test_parse_golden_v4(void **state)
 {
     (void)state;
-    run_golden("v4-parse.jsonl", PROFILE_PENDING, 600);
+    run_golden("v4-parse.jsonl", DSML_PROFILE_V4, 600);
 }
 
 static void test_parse_golden_v32(void **state)

@@ -5,7 +5,8 @@
  * developer-render.jsonl in the default mode, prerelease-render.jsonl with
  * the pre-release profile, v4-render.jsonl and v32-render.jsonl with the V4
  * and V3.2 profiles.  Each file prints its pass count ("v4-render.jsonl:
- * 1200/1200").  The official cases run when ../shared has them.
+ * 1200/1200").  The publishers' official cases (V4.1, V4, V3.2) run when
+ * ../shared has them.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,7 +142,10 @@ static void test_prerelease_render_jsonl(void **state)
 static void test_v4_render_jsonl(void **state)
 {
     (void)state;
-    golden_file g = {"v4-render.jsonl", 0, PROFILE_PENDING, 1200};
+    /* the V4 reference renders the developer role: strict mode too */
+    golden_file g = {"v4-render.jsonl", 0, DSML_PROFILE_V4, 1200};
+    run_golden(&g);
+    g.flags = DSML_RENDER_STRICT;
     run_golden(&g);
 }
 
@@ -152,17 +156,32 @@ static void test_v32_render_jsonl(void **state)
     run_golden(&g);
 }
 
-static void test_official_cases(void **state)
+/* Python's str.strip() of ASCII white space, as the official V3.2 test
+ * compares prompts. */
+static void strip(const char **p, size_t *n)
 {
-    (void)state;
+    while (*n > 0 && strchr(" \t\n\r\v\f", (*p)[0]) != NULL)
+        (*p)++, (*n)--;
+    while (*n > 0 && strchr(" \t\n\r\v\f", (*p)[*n - 1]) != NULL)
+        (*n)--;
+}
+
+/* The publishers' own cases, from ../shared/golden/official/<file>: each
+ * {"case_id", "input", "expected_prompt"} and, in the V4 and V3.2 files, a
+ * "thinking_mode".  The input is a case object, or a bare messages array;
+ * `stripped`: the expected prompt has its surrounding white space
+ * stripped.  Returns the cases read (0: the file is not there). */
+static size_t run_official(const char *file, dsml_profile profile, int stripped,
+                           size_t *passed)
+{
     char path[1024];
-    snprintf(path, sizeof path, "%s/golden/official/cases.json", DSML_SHARED_DIR);
+    snprintf(path, sizeof path, "%s/golden/official/%s", DSML_SHARED_DIR, file);
     size_t len;
     char *text = tu_read_file(path, &len);
+    *passed = 0;
     if (text == NULL) {
-        printf("official cases: skipped (%s not found)\n", path);
-        skip();
-        return;
+        printf("official %s: skipped (%s not found)\n", file, path);
+        return 0;
     }
     dsml_allocator a;
     dsml_alloc_resolve(&a, NULL);
@@ -170,31 +189,75 @@ static void test_official_cases(void **state)
     dsml_error err;
     assert_int_equal(dsml_json_read(text, len, NULL, &a, "$", 0, &doc, &err), DSML_OK);
     const cJSON *cases = dsml_json_get(doc, "cases");
-    size_t n = 0, pass = 0;
+    size_t n = 0;
     for (const cJSON *c = cases->child; c != NULL; c = c->next, n++) {
+        const cJSON *input = dsml_json_get(c, "input");
+        const cJSON *mode = dsml_json_get(c, "thinking_mode");
         dsml_buf in;
         dsml_buf_init(&in, &a);
-        dsml_emit_json(&in, dsml_json_get(c, "input"));
+        if (dsml_is_array(input)) {
+            DSML_BUF_LIT(&in, "{\"messages\": ");
+            dsml_emit_json(&in, input);
+            DSML_BUF_LIT(&in, "}");
+        } else {
+            dsml_emit_json(&in, input);
+        }
+        dsml_render_options opts;
+        dsml_render_options_init(&opts);
+        opts.profile = profile;
+        if (dsml_is_string(mode) && strcmp(mode->valuestring, "thinking") == 0)
+            opts.thinking_mode = DSML_THINKING;
         dsml_output out;
-        int r = dsml_render_case(in.data, in.len, NULL, &out, &err);
-        char id[32];
-        snprintf(id, sizeof id, "official-%g", dsml_json_get(c, "case_id")->valuedouble);
+        int r = dsml_render_case(in.data, in.len, &opts, &out, &err);
+        char id[64];
+        const cJSON *cid = dsml_json_get(c, "case_id");
+        if (dsml_is_string(cid))
+            snprintf(id, sizeof id, "official-%s", cid->valuestring);
+        else
+            snprintf(id, sizeof id, "official-%g", cid->valuedouble);
         const cJSON *want = dsml_json_get(c, "expected_prompt");
-        if (r != DSML_OK)
+        if (r != DSML_OK) {
             fprintf(stderr, "%s: refused: %s\n", id, err.message);
-        else {
+        } else {
+            const char *got = out.text;
+            size_t got_len = out.len;
+            if (stripped)
+                strip(&got, &got_len);
             if (tu_same_text(id, "prompt", want->valuestring, strlen(want->valuestring),
-                             out.text, out.len))
-                pass++;
+                             got, got_len))
+                (*passed)++;
             dsml_output_free(&out);
         }
         dsml_buf_release(&in);
     }
-    printf("official cases: %zu/%zu\n", pass, n);
-    assert_true(n > 0);
-    assert_int_equal(pass, n);
+    printf("official %s: %zu/%zu\n", file, *passed, n);
     cJSON_Delete(doc);
     free(text);
+    return n;
+}
+
+static void official(const char *file, dsml_profile profile, int stripped, size_t want)
+{
+    size_t passed;
+    size_t n = run_official(file, profile, stripped, &passed);
+    if (n == 0) {
+        skip();
+        return;
+    }
+    assert_int_equal(n, want);
+    assert_int_equal(passed, n);
+}
+
+static void test_official_cases(void **state)
+{
+    (void)state;
+    official("cases.json", DSML_PROFILE_V41, 0, 5);
+}
+
+static void test_official_cases_v4(void **state)
+{
+    (void)state;
+    official("cases-v4.json", DSML_PROFILE_V4, 0, 4);
 }
 
 int main(void)
@@ -206,6 +269,7 @@ int main(void)
         cmocka_unit_test(test_v4_render_jsonl),
         cmocka_unit_test(test_v32_render_jsonl),
         cmocka_unit_test(test_official_cases),
+        cmocka_unit_test(test_official_cases_v4),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -217,17 +217,31 @@ typedef enum dsml_thinking_mode {
 } dsml_thinking_mode;
 
 /*
- * Profiles.  V4.1 is the checkpoint's encoder.  The pre-release profile is
- * the serving image's encoder before the 1017 cut, kept so that a deployed
- * image can be audited prompt by prompt: effort names low/high/xhigh/max
- * map to 25/50/75/100 (default high = 50), tool names are used as written
- * (no namespaces), and tool-call arguments must be JSON objects (or JSON
- * text of one).  Both profiles render the developer role unless
- * DSML_RENDER_STRICT is set.
+ * Profiles: the dialects of the DSML family, each byte for byte its
+ * generation's reference encoder (renderer) and parser (detector and
+ * strict parse).  Values are appended, never renumbered.
+ *
+ * V4.1 is the checkpoint's encoder.  The pre-release profile is the serving
+ * image's encoder before the 1017 cut, kept so that a deployed image can be
+ * audited prompt by prompt: effort names low/high/xhigh/max map to
+ * 25/50/75/100 (default high = 50), tool names are used as written (no
+ * namespaces), and tool-call arguments must be JSON objects (or JSON text
+ * of one).  Both render the developer role unless DSML_RENDER_STRICT is
+ * set.
+ *
+ * V4 is DeepSeek-V4's encoding_dsv4.py (V4-Flash, V4-Pro): unspaced tags
+ * ("<｜DSML｜tool_calls>", "<｜DSML｜invoke", "<｜DSML｜parameter"), no
+ * <｜System｜> token (system messages are their text, also mid
+ * conversation), reasoning effort only "high" (nothing) or "max" (an
+ * English paragraph at the start, thinking mode), no images, no
+ * namespaces, the developer role rendered natively; tool-call arguments
+ * that are not JSON text (an object included) are wrapped as one
+ * "arguments" parameter.
  */
 typedef enum dsml_profile {
     DSML_PROFILE_V41 = 0,        /* the checkpoint's encoder (default) */
-    DSML_PROFILE_PRERELEASE = 1  /* the serving image before the 1017 cut */
+    DSML_PROFILE_PRERELEASE = 1, /* the serving image before the 1017 cut */
+    DSML_PROFILE_V4 = 2          /* DeepSeek-V4 (Flash, Pro) */
 } dsml_profile;
 
 typedef enum dsml_effort_kind {

@@ -166,6 +166,7 @@ const dsml_effort *dsml_dialect_effort(const dsml_dialect *d, const char *name,
 /* The tables. */
 extern const dsml_dialect dsml_dialect_v41;
 extern const dsml_dialect dsml_dialect_prerelease;
+extern const dsml_dialect dsml_dialect_v4;
 extern const dsml_tags dsml_tags_v41;
 extern const dsml_tags dsml_tags_v4;
 
