@@ -18,10 +18,11 @@ static int load(void **state)
     dc_load(&g_cases, "parse.jsonl", DSML_PROFILE_V41);
     dc_load(&g_cases, "prerelease-parse.jsonl", DSML_PROFILE_PRERELEASE);
     dc_load(&g_cases, "v4-parse.jsonl", DSML_PROFILE_V4);
+    dc_load(&g_cases, "v32-parse.jsonl", DSML_PROFILE_V32);
     const char *s = getenv("DSML_DETECT_TEST_STRIDE");
     if (s != NULL && atoi(s) > 0)
         g_stride = (size_t)atoi(s);
-    return g_cases.n == 1800 ? 0 : -1;
+    return g_cases.n == 2300 ? 0 : -1;
 }
 
 static int unload(void **state)

@@ -178,6 +178,108 @@ static void test_v4_tools(void **state)
     expect_refusal(DSML_PROFILE_V41, 0, user_tools, DSML_ERR_MISSING_KEY);
 }
 
+/* ---- V3.2 ---------------------------------------------------------------- */
+
+#define V32_CALLS                                                                   \
+    "{\"role\": \"assistant\", \"content\": \"\", \"tool_calls\": ["                 \
+    "{\"id\": \"a\", \"type\": \"function\", \"function\": {\"name\": \"f\", "          \
+    "\"arguments\": \"{\\\"x\\\": 1}\"}}, "                                          \
+    "{\"id\": \"b\", \"type\": \"function\", \"function\": {\"name\": \"g\", "          \
+    "\"arguments\": \"{}\"}}]}"
+#define V32_BLOCK                                                                    \
+    "\n\n<" DSML "function_calls>\n<" DSML "invoke name=\"f\">\n<" DSML              \
+    "parameter name=\"x\" string=\"false\">1</" DSML "parameter>\n</" DSML            \
+    "invoke>\n<" DSML "invoke name=\"g\">\n\n</" DSML "invoke>\n</" DSML              \
+    "function_calls>" EOS
+
+/* V3.2 renders tool results where they stand, after the calls, in the
+ * order given: the first opens <function_results>, the last (by the number
+ * of calls) closes it with the thinking token; no user turn. */
+static void test_v32_inline_results(void **state)
+{
+    (void)state;
+    const char *c = "{\"thinking_mode\": \"thinking\", \"messages\": [" HI ", " V32_CALLS ", "
+                    "{\"role\": \"tool\", \"tool_call_id\": \"b\", \"content\": \"B\"}, "
+                    "{\"role\": \"tool\", \"tool_call_id\": \"a\", \"content\": null}]}";
+    expect_prompt(DSML_PROFILE_V32, 0, c,
+                  BOS USER "Hi" ASSISTANT "<think></think>" V32_BLOCK
+                  "\n\n<function_results>\n<result>B</result>\n<result>None</result>"
+                  "\n</function_results>\n\n<think>");
+    /* a result with no calls to answer, or too many results */
+    expect_refusal(DSML_PROFILE_V32, 0,
+                   "{\"messages\": [" HI ", {\"role\": \"tool\", \"content\": \"x\"}]}",
+                   DSML_ERR_ROLE);
+    expect_refusal(DSML_PROFILE_V32, 0,
+                   "{\"messages\": [" HI ", " V32_CALLS ", {\"role\": \"tool\", \"content\": 1}, "
+                   "{\"role\": \"tool\", \"content\": 2}, {\"role\": \"tool\", \"content\": 3}]}",
+                   DSML_ERR_ROLE);
+    /* V4 merges the same results into a user turn, sorted by the calls */
+    rendered r = render(DSML_PROFILE_V4, 0,
+                        "{\"messages\": [" HI ", " V32_CALLS ", "
+                        "{\"role\": \"tool\", \"tool_call_id\": \"b\", \"content\": \"B\"}, "
+                        "{\"role\": \"tool\", \"tool_call_id\": \"a\", \"content\": \"A\"}]}");
+    assert_int_equal(r.rc, DSML_OK);
+    assert_non_null(strstr(r.text, EOS USER "<tool_result>A</tool_result>\n\n<tool_result>B"
+                                   "</tool_result>" ASSISTANT "</think>"));
+}
+
+/* Every V3.2 user message is followed by the header, <think> only for the
+ * last one in thinking mode; reasoning before it is never shown, even with
+ * drop_thinking off; tasks and wo_eos are ignored. */
+static void test_v32_turns(void **state)
+{
+    (void)state;
+    const char *c = "{\"thinking_mode\": \"thinking\", \"drop_thinking\": false, \"messages\": ["
+                    "{\"role\": \"user\", \"content\": \"a\", \"task\": \"query\"}, "
+                    "{\"role\": \"user\", \"content\": null}, "
+                    "{\"role\": \"assistant\", \"content\": \"b\", \"reasoning_content\": \"r\", "
+                    "\"wo_eos\": true}, " HI "]}";
+    expect_prompt(DSML_PROFILE_V32, 0, c,
+                  BOS USER "a" ASSISTANT "</think>" USER "None" ASSISTANT "</think>b" EOS
+                  USER "Hi" ASSISTANT "<think>");
+    /* an assistant after the last user message needs reasoning or calls */
+    expect_refusal(DSML_PROFILE_V32, 0,
+                   "{\"thinking_mode\": \"thinking\", \"messages\": [" HI ", "
+                   "{\"role\": \"assistant\", \"content\": \"b\"}]}",
+                   DSML_ERR_MISSING_KEY);
+    expect_refusal(DSML_PROFILE_V32, 0,
+                   "{\"messages\": [" HI ", {\"role\": \"latest_reminder\", \"content\": \"x\"}]}",
+                   DSML_ERR_ROLE);
+    expect_refusal(DSML_PROFILE_V32, 0, "{\"reasoning_effort\": \"high\", \"messages\": [" HI "]}",
+                   DSML_ERR_EFFORT);
+}
+
+/* The V3.2 developer role: its tools and response format, then its
+ * content behind "# The user's message is: ".  Dropping it (thinking mode,
+ * before the last user message) is refused, as the reference fails. */
+static void test_v32_developer(void **state)
+{
+    (void)state;
+    expect_prompt(DSML_PROFILE_V32, DSML_RENDER_STRICT,
+                  "{\"messages\": [{\"role\": \"developer\", \"content\": \"Find it\", "
+                  "\"response_format\": {\"type\": \"json_object\"}}]}",
+                  BOS USER "\n\n## Response Format:\n\nYou MUST strictly adhere to the "
+                  "following schema to reply:\n{\"type\": \"json_object\"}\n\n# The user's "
+                  "message is: Find it" ASSISTANT "</think>");
+    const char *dropped = "{\"thinking_mode\": \"thinking\", \"messages\": ["
+                          "{\"role\": \"developer\", \"content\": \"d\"}, " HI "]}";
+    expect_refusal(DSML_PROFILE_V32, 0, dropped, DSML_ERR_ROLE);
+    expect_prompt(DSML_PROFILE_V4, 0, dropped, BOS USER "Hi" ASSISTANT "<think>");
+}
+
+/* V3.2's arguments must be JSON text of an object. */
+static void test_v32_arguments(void **state)
+{
+    (void)state;
+    expect_prompt(DSML_PROFILE_V32, 0, CALL("\"{\\\"x\\\": 1}\""),
+                  BOS USER "Hi" ASSISTANT "</think>\n\n<" DSML "function_calls>\n<" DSML
+                  "invoke name=\"f\">\n<" DSML "parameter name=\"x\" string=\"false\">1</" DSML
+                  "parameter>\n</" DSML "invoke>\n</" DSML "function_calls>" EOS);
+    const char *bad[] = {CALL("{\"x\": 1}"), CALL("\"not json\""), CALL("\"[1]\""), CALL("null")};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        expect_refusal(DSML_PROFILE_V32, 0, bad[i], DSML_ERR_TOOL_ARGUMENTS);
+}
+
 /* ---- the detector ---------------------------------------------------------- */
 
 static dc_run parse(dsml_profile profile, dsml_markers markers, const char *text)
@@ -215,6 +317,7 @@ static void has(const char *hay, const char *needle)
     block ">" EOS
 #define V41_BLOCK(name) BLOCK(" calls", " invoke", " parameter", name)
 #define V4_BLOCK(name) BLOCK("tool_calls", "invoke", "parameter", name)
+#define V32_PARSE_BLOCK(name) BLOCK("function_calls", "invoke", "parameter", name)
 
 /* Each profile reads its own tags; the others' are text (and "｜DSML｜" in
  * text is refused by the strict parser) unless variants are asked for.
@@ -240,11 +343,40 @@ static void test_detector_tags(void **state)
     assert_int_equal(r.rc, DSML_ERR_SPECIAL_TOKEN);
     dc_run_free(&r);
 
-    r = parse(DSML_PROFILE_V4, DSML_MARKERS_VARIANTS, V41_BLOCK("f"));
+    r = parse(DSML_PROFILE_V32, DSML_MARKERS_EXACT, V32_PARSE_BLOCK("f"));
     assert_int_equal(r.rc, DSML_OK);
-    has(r.log, "marker variant");
-    has(r.msg, "\"name\": \"f\"");
+    assert_null(strstr(r.log, "marker variant"));
+    has(r.msg, "\"arguments\": \"{\\\"q\\\": \\\"x\\\"}\"");
     dc_run_free(&r);
+    r = parse(DSML_PROFILE_V32, DSML_MARKERS_EXACT, V4_BLOCK("f"));
+    assert_int_equal(r.rc, DSML_ERR_SPECIAL_TOKEN);
+    dc_run_free(&r);
+
+    /* variants: V4 reads V4.1's and V3.2's blocks (V4 models write V3.2's),
+     * V3.2 reads V4's and V4.1's; V4.1 does not read V3.2's */
+    const struct {
+        dsml_profile profile;
+        const char *text;
+        int calls;
+    } variants[] = {
+        {DSML_PROFILE_V4, V41_BLOCK("f"), 1},
+        {DSML_PROFILE_V4, V32_PARSE_BLOCK("f"), 1},
+        {DSML_PROFILE_V32, V4_BLOCK("f"), 1},
+        {DSML_PROFILE_V32, V41_BLOCK("f"), 1},
+        {DSML_PROFILE_V41, V4_BLOCK("f"), 1},
+        {DSML_PROFILE_V41, V32_PARSE_BLOCK("f"), 0},
+    };
+    for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) {
+        r = parse(variants[i].profile, DSML_MARKERS_VARIANTS, variants[i].text);
+        if (variants[i].calls) {
+            assert_int_equal(r.rc, DSML_OK);
+            has(r.log, "marker variant");
+            has(r.msg, "\"name\": \"f\"");
+        } else {
+            assert_int_not_equal(r.rc, DSML_OK);
+        }
+        dc_run_free(&r);
+    }
 }
 
 int main(void)
@@ -255,6 +387,10 @@ int main(void)
         cmocka_unit_test(test_v4_developer),
         cmocka_unit_test(test_v4_tool_calls),
         cmocka_unit_test(test_v4_tools),
+        cmocka_unit_test(test_v32_inline_results),
+        cmocka_unit_test(test_v32_turns),
+        cmocka_unit_test(test_v32_developer),
+        cmocka_unit_test(test_v32_arguments),
         cmocka_unit_test(test_detector_tags),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -135,7 +135,7 @@ static void test_parse_golden_v4(void **state)
 static void test_parse_golden_v32(void **state)
 {
     (void)state;
-    run_golden("v32-parse.jsonl", PROFILE_PENDING, 500);
+    run_golden("v32-parse.jsonl", DSML_PROFILE_V32, 500);
 }
 
 int main(void)

@@ -152,7 +152,7 @@ static void test_v4_render_jsonl(void **state)
 static void test_v32_render_jsonl(void **state)
 {
     (void)state;
-    golden_file g = {"v32-render.jsonl", 0, PROFILE_PENDING, 800};
+    golden_file g = {"v32-render.jsonl", 0, DSML_PROFILE_V32, 800};
     run_golden(&g);
 }
 
@@ -260,6 +260,143 @@ static void test_official_cases_v4(void **state)
     official("cases-v4.json", DSML_PROFILE_V4, 0, 4);
 }
 
+/* JSON values equal as Python's == compares what json.loads returns
+ * (objects whatever their key order). */
+static int json_equal(const cJSON *a, const cJSON *b)
+{
+    if ((a->type & 0xFF) != (b->type & 0xFF))
+        return 0;
+    if (dsml_is_object(a)) {
+        size_t na = 0, nb = 0;
+        for (const cJSON *k = a->child; k != NULL; k = k->next, na++) {
+            const cJSON *o = dsml_json_get(b, k->string);
+            if (o == NULL || !json_equal(k, o))
+                return 0;
+        }
+        for (const cJSON *k = b->child; k != NULL; k = k->next)
+            nb++;
+        return na == nb;
+    }
+    if (dsml_is_array(a)) {
+        const cJSON *x = a->child, *y = b->child;
+        for (; x != NULL && y != NULL; x = x->next, y = y->next)
+            if (!json_equal(x, y))
+                return 0;
+        return x == NULL && y == NULL;
+    }
+    dsml_allocator al;
+    dsml_alloc_resolve(&al, NULL);
+    dsml_buf ea, eb;
+    dsml_buf_init(&ea, &al);
+    dsml_buf_init(&eb, &al);
+    dsml_emit_json(&ea, a);
+    dsml_emit_json(&eb, b);
+    int same = ea.len == eb.len && memcmp(ea.data, eb.data, ea.len) == 0;
+    dsml_buf_release(&ea);
+    dsml_buf_release(&eb);
+    return same;
+}
+
+/* The official V3.2 test's round trip: message `at` rendered after the
+ * earlier ones (thinking mode, as the context), the prompt parsed back
+ * with the V3.2 parser; the message must come back with `dropped` (a key
+ * of the parse) left out and the calls' ids removed. */
+static int round_trip(const cJSON *messages, size_t at, const char *dropped)
+{
+    dsml_allocator a;
+    dsml_alloc_resolve(&a, NULL);
+    dsml_buf cs;
+    dsml_buf_init(&cs, &a);
+    DSML_BUF_LIT(&cs, "{\"thinking_mode\": \"thinking\", \"context\": [");
+    const cJSON *m = messages->child;
+    for (size_t i = 0; i < at; i++, m = m->next) {
+        if (i > 0)
+            DSML_BUF_LIT(&cs, ", ");
+        dsml_emit_json(&cs, m);
+    }
+    DSML_BUF_LIT(&cs, "], \"messages\": [");
+    dsml_emit_json(&cs, m);
+    DSML_BUF_LIT(&cs, "]}");
+    dsml_render_options ro;
+    dsml_render_options_init(&ro);
+    ro.profile = DSML_PROFILE_V32;
+    dsml_output prompt, parsed;
+    dsml_error err;
+    int ok = 0;
+    if (dsml_render_case(cs.data, cs.len, &ro, &prompt, &err) != DSML_OK) {
+        fprintf(stderr, "round trip of message %zu: render refused: %s\n", at, err.message);
+        goto done;
+    }
+    dsml_parse_options po;
+    dsml_detector_options_init(&po);
+    po.profile = DSML_PROFILE_V32;
+    po.mode = DSML_DETECT_STRICT;
+    po.thinking_mode = DSML_THINKING;
+    int r = dsml_parse_completion(prompt.text, prompt.len, &po, &parsed, &err);
+    dsml_output_free(&prompt);
+    if (r != DSML_OK) {
+        fprintf(stderr, "round trip of message %zu: parse refused: %s\n", at, err.message);
+        goto done;
+    }
+    cJSON *got = NULL, *want = NULL;
+    dsml_buf w;
+    dsml_buf_init(&w, &a);
+    dsml_emit_json(&w, m);
+    assert_int_equal(dsml_json_read(parsed.text, parsed.len, NULL, &a, "$", 0, &got, &err),
+                     DSML_OK);
+    assert_int_equal(dsml_json_read(w.data, w.len, NULL, &a, "$", 0, &want, &err), DSML_OK);
+    cJSON_DeleteItemFromObjectCaseSensitive(got, dropped);
+    for (cJSON *tc = cJSON_GetObjectItemCaseSensitive(want, "tool_calls") ?
+                         cJSON_GetObjectItemCaseSensitive(want, "tool_calls")->child : NULL;
+         tc != NULL; tc = tc->next)
+        cJSON_DeleteItemFromObjectCaseSensitive(tc, "id");
+    ok = json_equal(want, got);
+    if (!ok)
+        fprintf(stderr, "round trip of message %zu: parsed %s\n", at, parsed.text);
+    cJSON_Delete(got);
+    cJSON_Delete(want);
+    dsml_buf_release(&w);
+    dsml_output_free(&parsed);
+done:
+    dsml_buf_release(&cs);
+    return ok;
+}
+
+/* V3.2's search cases (their expected prompts stripped, as the official
+ * test compares them), and the official test's two round trips over
+ * test_input.json: messages[4] (calls) and messages[-6] (reasoning and
+ * content). */
+static void test_official_cases_v32(void **state)
+{
+    (void)state;
+    official("cases-v32.json", DSML_PROFILE_V32, 1, 2);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/golden/official/cases-v32.json", DSML_SHARED_DIR);
+    size_t len;
+    char *text = tu_read_file(path, &len);
+    if (text == NULL)
+        return; /* skipped above */
+    dsml_allocator a;
+    dsml_alloc_resolve(&a, NULL);
+    cJSON *doc = NULL;
+    dsml_error err;
+    assert_int_equal(dsml_json_read(text, len, NULL, &a, "$", 0, &doc, &err), DSML_OK);
+    cJSON *input = cJSON_GetObjectItemCaseSensitive(doc, "parse_round_trip_input");
+    cJSON *messages = cJSON_GetObjectItemCaseSensitive(input, "messages");
+    cJSON *tools = cJSON_DetachItemFromObjectCaseSensitive(input, "tools");
+    assert_non_null(tools);
+    /* the test attaches the tools to messages[0] */
+    cJSON_DeleteItemFromObjectCaseSensitive(messages->child, "tools");
+    cJSON_AddItemToObject(messages->child, "tools", tools);
+    size_t n = (size_t)cJSON_GetArraySize(messages);
+    assert_true(n > 6);
+    int passed = round_trip(messages, 4, "content") + round_trip(messages, n - 6, "tool_calls");
+    printf("official V3.2 round trips: %d/2\n", passed);
+    assert_int_equal(passed, 2);
+    cJSON_Delete(doc);
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -270,6 +407,7 @@ int main(void)
         cmocka_unit_test(test_v32_render_jsonl),
         cmocka_unit_test(test_official_cases),
         cmocka_unit_test(test_official_cases_v4),
+        cmocka_unit_test(test_official_cases_v32),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

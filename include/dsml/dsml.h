@@ -237,11 +237,25 @@ typedef enum dsml_thinking_mode {
  * namespaces, the developer role rendered natively; tool-call arguments
  * that are not JSON text (an object included) are wrapped as one
  * "arguments" parameter.
+ *
+ * V3.2 is DeepSeek-V3.2's encoding_dsv32.py: a "<｜DSML｜function_calls>"
+ * block (invoke and parameter tags as V4's), its own tools prompt, tool
+ * results rendered inline after the assistant's calls inside
+ * <function_results> (no user turn of their own), the generation header
+ * after every user message, history reasoning never shown, the developer
+ * role with its content after its tools; no System token, tasks,
+ * latest_reminder, wo_eos or reasoning effort (one given is refused), no
+ * images, no namespaces; tool-call arguments must be JSON text of an
+ * object.  In thinking mode with drop_thinking, a conversation from which
+ * the reference would drop a message (a developer or latest_reminder
+ * message before the last user message) is refused, as the reference
+ * fails on it.
  */
 typedef enum dsml_profile {
     DSML_PROFILE_V41 = 0,        /* the checkpoint's encoder (default) */
     DSML_PROFILE_PRERELEASE = 1, /* the serving image before the 1017 cut */
-    DSML_PROFILE_V4 = 2          /* DeepSeek-V4 (Flash, Pro) */
+    DSML_PROFILE_V4 = 2,         /* DeepSeek-V4 (Flash, Pro) */
+    DSML_PROFILE_V32 = 3         /* DeepSeek-V3.2 */
 } dsml_profile;
 
 typedef enum dsml_effort_kind {

@@ -167,7 +167,9 @@ const dsml_effort *dsml_dialect_effort(const dsml_dialect *d, const char *name,
 extern const dsml_dialect dsml_dialect_v41;
 extern const dsml_dialect dsml_dialect_prerelease;
 extern const dsml_dialect dsml_dialect_v4;
+extern const dsml_dialect dsml_dialect_v32;
 extern const dsml_tags dsml_tags_v41;
 extern const dsml_tags dsml_tags_v4;
+extern const dsml_tags dsml_tags_v32;
 
 #endif /* DSML_DIALECT_H */

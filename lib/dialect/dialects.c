@@ -7,6 +7,7 @@ static const dsml_dialect *const dialects[] = {
     &dsml_dialect_v41,
     &dsml_dialect_prerelease,
     &dsml_dialect_v4,
+    &dsml_dialect_v32,
 };
 
 const dsml_dialect *dsml_dialect_of(dsml_profile profile)

@@ -13,7 +13,8 @@
 
 const dsml_tags dsml_tags_v4 = {"tool_calls", "invoke", "parameter"};
 
-static const dsml_tags *const variants[] = {&dsml_tags_v41, NULL};
+/* V4 models also write V3.2's block */
+static const dsml_tags *const variants[] = {&dsml_tags_v41, &dsml_tags_v32, NULL};
 
 static const dsml_effort efforts[] = {
     {"high", 0, ""},

@@ -22,10 +22,8 @@ static const struct {
     {"read_url", "<\xef\xbd\x9cread_url\xef\xbd\x9c>"},
 };
 
-/* Appends a value the way str.format() would; `dflt` when absent. */
-static int put_text(dsml_rctx *c, const dsml_msg *m, const char *where,
-                    const dsml_val *v, int present, const char *dflt,
-                    dsml_buf *out)
+int dsml_put_text(dsml_rctx *c, const dsml_msg *m, const char *where,
+                  const dsml_val *v, int present, const char *dflt, dsml_buf *out)
 {
     if (!present) {
         dsml_buf_puts(out, dflt);
@@ -54,7 +52,7 @@ static int put_content_or_empty(dsml_rctx *c, const dsml_msg *m, dsml_buf *out)
     }
     if (!dsml_json_truthy(m->content.node))
         return DSML_OK;
-    return put_text(c, m, "content", &m->content, 1, "", out);
+    return dsml_put_text(c, m, "content", &m->content, 1, "", out);
 }
 
 static int put_text_block(dsml_rctx *c, const dsml_msg *m, const char *where,
@@ -120,7 +118,7 @@ static int put_blocks(dsml_rctx *c, const dsml_msg *merged, dsml_buf *out)
                     }
                 }
             } else {
-                int r = put_text(c, m, where, &b->content, b->has_content, "", out);
+                int r = dsml_put_text(c, m, where, &b->content, b->has_content, "", out);
                 if (r != DSML_OK)
                     return r;
             }
@@ -173,14 +171,12 @@ static int effort_text(dsml_rctx *c, char *buf, size_t cap, const char **text)
     return DSML_OK;
 }
 
-/* A system (or developer) message's body: content, then its tools block and
- * response format when it has them. */
-static int put_instructions(dsml_rctx *c, const dsml_msg *m, int has_tools,
-                            dsml_buf *out)
+/* The tools block and the response format of a system or developer
+ * message. */
+static int put_tools_and_format(dsml_rctx *c, const dsml_msg *m, int has_tools,
+                                dsml_buf *out)
 {
-    int r = put_content_or_empty(c, m, out);
-    if (r != DSML_OK)
-        return r;
+    int r;
     if (has_tools) {
         DSML_BUF_LIT(out, "\n\n");
         r = dsml_render_tools(c, m, m->tools, out);
@@ -195,6 +191,18 @@ static int put_instructions(dsml_rctx *c, const dsml_msg *m, int has_tools,
     return DSML_OK;
 }
 
+/* A system (or developer) message's body: content, then its tools block and
+ * response format when it has them. */
+static int put_instructions(dsml_rctx *c, const dsml_msg *m, int has_tools,
+                            dsml_buf *out)
+{
+    int r = put_content_or_empty(c, m, out);
+    if (r != DSML_OK)
+        return r;
+    return put_tools_and_format(c, m, has_tools, out);
+}
+
+
 int dsml_role_renders(const dsml_rctx *c, const dsml_msg *m)
 {
     return dsml_role_is(m, DSML_ROLE_SYSTEM) || dsml_is_user_like(c, m) ||
@@ -203,23 +211,26 @@ int dsml_role_renders(const dsml_rctx *c, const dsml_msg *m)
            dsml_role_is(m, DSML_ROLE_ASSISTANT) || dsml_role_is(m, DSML_ROLE_TOOL);
 }
 
-/* The reasoning of the turn at `index` is shown (the assistant's
- * reasoning part; <think> rather than </think> after a user turn). */
-static int shows_thinking(const dsml_rctx *c, size_t index, long after)
+int dsml_shows_thinking(const dsml_rctx *c, size_t index, long after)
 {
     return c->mode == DSML_MODE_THINKING &&
            ((dsml_rule(c, DSML_RULE_KEEP_THINKING) && !c->drop_thinking) ||
             (long)index > after);
 }
 
+void dsml_put_think_token(const dsml_rctx *c, size_t index, long last_user, dsml_buf *out)
+{
+    if (dsml_shows_thinking(c, index, last_user - 1))
+        DSML_BUF_LIT(out, DSML_TOK_THINK);
+    else
+        DSML_BUF_LIT(out, DSML_TOK_THINK_END);
+}
+
 /* <｜Assistant｜> and the thinking token, after the turn at `index`. */
 static void put_header(dsml_rctx *c, size_t index, long last_user, dsml_buf *out)
 {
     DSML_BUF_LIT(out, DSML_TOK_ASSISTANT);
-    if (shows_thinking(c, index, last_user - 1))
-        DSML_BUF_LIT(out, DSML_TOK_THINK);
-    else
-        DSML_BUF_LIT(out, DSML_TOK_THINK_END);
+    dsml_put_think_token(c, index, last_user, out);
 }
 
 int dsml_fail_unknown_role(dsml_rctx *c, const dsml_msg *m)
@@ -283,8 +294,10 @@ static int render_one(dsml_rctx *c, const dsml_msgs *all, size_t index,
         DSML_BUF_LIT(out, DSML_TOK_USER);
         if (m->nblocks > 0)
             r = put_blocks(c, m, out);
-        else
+        else if (dsml_rule(c, DSML_RULE_MERGE_TOOLS))
             r = put_content_or_empty(c, m, out);
+        else /* not merged, the content as str() writes it */
+            r = dsml_put_text(c, m, "content", &m->content, m->has_content, "None", out);
         if (r != DSML_OK)
             return r;
     } else if (developer) {
@@ -297,13 +310,20 @@ static int render_one(dsml_rctx *c, const dsml_msgs *all, size_t index,
             return dsml_msg_fail(c, m, "content", DSML_ERR_TYPE,
                                  "developer message content must be a string");
         DSML_BUF_LIT(out, DSML_TOK_USER);
-        r = put_instructions(c, m, has_tools, out);
+        if (c->dialect->developer_quote == NULL) {
+            r = put_instructions(c, m, has_tools, out);
+        } else {
+            r = put_tools_and_format(c, m, has_tools, out);
+            dsml_buf_puts(out, c->dialect->developer_quote);
+            if (r == DSML_OK)
+                r = dsml_put_text(c, m, "content", &m->content, 1, "", out);
+        }
         if (r != DSML_OK)
             return r;
     } else if (dsml_rule(c, DSML_RULE_LATEST_REMINDER) &&
                dsml_role_is(m, DSML_ROLE_LATEST_REMINDER)) {
         DSML_BUF_LIT(out, DSML_TOK_LATEST_REMINDER);
-        r = put_text(c, m, "content", &m->content, m->has_content, "None", out);
+        r = dsml_put_text(c, m, "content", &m->content, m->has_content, "None", out);
         if (r != DSML_OK)
             return r;
     } else if (dsml_role_is(m, DSML_ROLE_ASSISTANT)) {
@@ -314,10 +334,10 @@ static int render_one(dsml_rctx *c, const dsml_msgs *all, size_t index,
             return dsml_msg_fail(c, m, NULL, DSML_ERR_MISSING_KEY,
                                  "an assistant message after the last user message "
                                  "needs reasoning_content or tool_calls in thinking mode");
-        if (!prev_task && shows_thinking(c, index, last_user)) {
+        if (!prev_task && dsml_shows_thinking(c, index, last_user)) {
             if (dsml_json_truthy(m->reasoning)) {
                 dsml_val v = {m->reasoning, NULL, 0};
-                r = put_text(c, m, "reasoning_content", &v, 1, "", out);
+                r = dsml_put_text(c, m, "reasoning_content", &v, 1, "", out);
                 if (r != DSML_OK)
                     return r;
             }
@@ -331,8 +351,12 @@ static int render_one(dsml_rctx *c, const dsml_msgs *all, size_t index,
         if (!(dsml_rule(c, DSML_RULE_WO_EOS) && dsml_json_truthy(m->wo_eos)))
             DSML_BUF_LIT(out, DSML_TOK_EOS);
     } else if (dsml_role_is(m, DSML_ROLE_TOOL)) {
-        return dsml_msg_fail(c, m, "role", DSML_ERR_ROLE,
-                             "tool messages must be merged into user messages");
+        if (dsml_rule(c, DSML_RULE_MERGE_TOOLS))
+            return dsml_msg_fail(c, m, "role", DSML_ERR_ROLE,
+                                 "tool messages must be merged into user messages");
+        r = dsml_render_inline_result(c, all, index, last_user, out);
+        if (r != DSML_OK)
+            return r;
     } else {
         return dsml_fail_unknown_role(c, m);
     }

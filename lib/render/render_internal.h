@@ -215,11 +215,29 @@ int dsml_render_tool_calls(dsml_rctx *c, const dsml_msg *m,
 
 /* ---- render.c ------------------------------------------------------------- */
 
+/* Appends a value the way str.format() would (str() of a non-string);
+ * `dflt` when absent. */
+int dsml_put_text(dsml_rctx *c, const dsml_msg *m, const char *where,
+                  const dsml_val *v, int present, const char *dflt, dsml_buf *out);
+/* Whether the turn at `index` shows its reasoning: thinking mode, and the
+ * turn comes after index `after` (or every turn does, when drop_thinking
+ * is off and the dialect keeps thinking). */
+int dsml_shows_thinking(const dsml_rctx *c, size_t index, long after);
+/* <think> or </think> after the turn at `index`, as the header writes it. */
+void dsml_put_think_token(const dsml_rctx *c, size_t index, long last_user, dsml_buf *out);
+
 /* Merges, orders and renders the messages after the context (both as read
  * by dsml_read_messages); segments (JSON array text) when not NULL. */
 int dsml_render_conversation(dsml_rctx *c, const dsml_msgs *ctx_raw,
                              const dsml_msgs *msg_raw, dsml_buf *out,
                              dsml_buf *segments);
+
+/* ---- inline_results.c ----------------------------------------------------- */
+
+/* A tool message rendered where it stands (dialects that do not merge tool
+ * results into user messages). */
+int dsml_render_inline_result(dsml_rctx *c, const dsml_msgs *all, size_t index,
+                              long last_user, dsml_buf *out);
 
 #define DSML_TOK_BOS "<\xef\xbd\x9c" "begin\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>"
 #define DSML_TOK_EOS "<\xef\xbd\x9c" "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>"
