@@ -8,27 +8,6 @@
  */
 #include "detect_cases.h"
 
-/* A profile the library does not have yet: the file is read and counted
- * (each expectation a message or an error class we know), not parsed. */
-#define PROFILE_PENDING (-1)
-
-static size_t count_pending(const char *file, size_t *total)
-{
-    dc_cases cs = {0};
-    dc_load(&cs, file, DSML_PROFILE_V41);
-    size_t ok = 0;
-    for (size_t i = 0; i < cs.n; i++) {
-        if (cs.v[i].expect != NULL || cs.v[i].expect_code < 0)
-            ok++;
-        else
-            fprintf(stderr, "%s: unknown error class: %s\n", cs.v[i].id,
-                    cs.v[i].ref_msg);
-    }
-    *total = cs.n;
-    dc_free(&cs);
-    return ok;
-}
-
 static size_t check_file(const char *file, dsml_profile profile,
                          size_t *total)
 {
@@ -97,21 +76,13 @@ static void test_defaults_are_strict(void **state)
     assert_null(out.text);
 }
 
-static void run_golden(const char *file, int profile, size_t want)
+static void run_golden(const char *file, dsml_profile profile, size_t want)
 {
-    size_t total = 0, ok;
-    if (profile == PROFILE_PENDING) {
-        ok = count_pending(file, &total);
-        fprintf(stderr, "%s: %zu cases (%zu well-formed), profile pending: not parsed\n",
-                file, total, ok);
-    } else {
-        ok = check_file(file, (dsml_profile)profile, &total);
-        fprintf(stderr, "%s: %zu/%zu\n", file, ok, total);
-    }
+    size_t total = 0;
+    size_t ok = check_file(file, profile, &total);
+    fprintf(stderr, "%s: %zu/%zu\n", file, ok, total);
     assert_int_equal(total, want);
     assert_int_equal(ok, want);
-    if (profile == PROFILE_PENDING)
-        skip();
 }
 
 static void test_parse_golden_v41(void **state)
