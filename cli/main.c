@@ -16,7 +16,8 @@ static const char usage_text[] =
     "       dsml-render parse [PARSE OPTIONS] [FILE|-]\n"
     "\n"
     "Renders a conversation into the exact prompt text DeepSeek-V4.1 expects\n"
-    "(the checkpoint's encoding.py, byte for byte), or parses a completion.\n"
+    "(the checkpoint's encoding.py, byte for byte), or V4's or V3.2's with\n"
+    "--profile, or parses a completion.\n"
     "FILE is read whole; without FILE, or with '-', standard input is read.\n"
     "\n"
     "Input (detected, or forced with --input-format):\n"
@@ -40,8 +41,10 @@ static const char usage_text[] =
     "  --json                 {\"prompt\", \"images\", \"segments\", \"profile\",\n"
     "                         \"options\"} as one line of JSON\n"
     "  --diff PROFILE         unified diff of the prompt rendered with --profile\n"
-    "                         against the one rendered with PROFILE; exit 0 when\n"
-    "                         identical, 1 when they differ\n"
+    "                         against the one rendered with PROFILE (any two\n"
+    "                         profiles: v4 against v41 audits a lane moving\n"
+    "                         from V4 to V4.1); exit 0 when identical, 1 when\n"
+    "                         they differ or one of them refuses the input\n"
     "  --diff-file FILE       unified diff of the prompt against the text in FILE\n"
     "                         (a prompt captured from another encoder or a\n"
     "                         serving stack); exit 0 when identical, 1 when not\n"
@@ -50,14 +53,18 @@ static const char usage_text[] =
     "  --thinking             thinking mode\n"
     "  --chat                 chat mode (the default)\n"
     "  --effort NAME|N        reasoning effort: low, high, max (prerelease also\n"
-    "                         xhigh) or a level 1..100\n"
+    "                         xhigh) or a level 1..100; v4: high or max only;\n"
+    "                         v32: none\n"
     "  --keep-thinking        keep earlier reasoning (drop_thinking = False)\n"
     "  --no-bos               no begin-of-sentence token\n"
     "  --context FILE         messages rendered earlier (a JSON array)\n"
-    "  --profile v41|prerelease\n"
-    "                         the checkpoint's encoder (default) or the\n"
-    "                         pre-release serving image's\n"
-    "  --strict               refuse the developer role, as the reference does\n"
+    "  --profile v41|prerelease|v4|v32\n"
+    "                         the V4.1 checkpoint's encoder (default), the\n"
+    "                         pre-release serving image's, DeepSeek-V4's\n"
+    "                         (encoding_dsv4.py) or DeepSeek-V3.2's\n"
+    "                         (encoding_dsv32.py)\n"
+    "  --strict               refuse the developer role, as the V4.1 reference\n"
+    "                         does (v4 and v32 render it, as theirs do)\n"
     "  --guard                refuse special tokens inside user, tool, system\n"
     "                         and developer text\n"
     "  --input-format case|messages|request\n"
@@ -74,7 +81,7 @@ static const char usage_text[] =
     "Parse options (dsml-render parse):\n"
     "  --thinking             the prompt ended in thinking mode\n"
     "  --strict               the reference parser's rules exactly\n"
-    "  --profile v41|prerelease\n"
+    "  --profile v41|prerelease|v4|v32\n"
     "  --tools FILE           the declared tools (a JSON array)\n"
     "  --stream N             feed the detector N-byte chunks and print one\n"
     "                         event per line instead of the message\n"
@@ -105,17 +112,6 @@ typedef struct cli_args {
     cli_color_mode color;
     int oneline;
 } cli_args;
-
-int cli_parse_profile(const char *s, dsml_profile *p)
-{
-    if (strcmp(s, "v41") == 0)
-        *p = DSML_PROFILE_V41;
-    else if (strcmp(s, "prerelease") == 0)
-        *p = DSML_PROFILE_PRERELEASE;
-    else
-        return -1;
-    return 0;
-}
 
 static int parse_effort(const char *s, cli_opts *o)
 {
@@ -178,9 +174,9 @@ static int parse_args(int argc, char **argv, cli_args *a)
             a->out = OUT_JSON, outputs++;
         } else if (is_option(s, "--diff")) {
             if ((v = option_value(argc, argv, &i, "--diff")) == NULL)
-                return usage_error("%s needs a profile (v41 or prerelease)", s);
+                return usage_error("%s needs a profile (" CLI_PROFILES ")", s);
             if (cli_parse_profile(v, &a->diff_profile) != 0)
-                return usage_error("unknown profile '%s' (v41 or prerelease)", v);
+                return usage_error("unknown profile '%s' (" CLI_PROFILES ")", v);
             a->out = OUT_DIFF, outputs++;
         } else if (is_option(s, "--diff-file")) {
             if ((a->diff_file = option_value(argc, argv, &i, "--diff-file")) == NULL)
@@ -208,9 +204,9 @@ static int parse_args(int argc, char **argv, cli_args *a)
             a->opts.context_file = v;
         } else if (is_option(s, "--profile")) {
             if ((v = option_value(argc, argv, &i, "--profile")) == NULL)
-                return usage_error("%s needs v41 or prerelease", s);
+                return usage_error("%s needs " CLI_PROFILES, s);
             if (cli_parse_profile(v, &a->opts.profile) != 0)
-                return usage_error("unknown profile '%s' (v41 or prerelease)", v);
+                return usage_error("unknown profile '%s' (" CLI_PROFILES ")", v);
         } else if (is_option(s, "--input-format")) {
             if ((v = option_value(argc, argv, &i, "--input-format")) == NULL)
                 return usage_error("%s needs case, messages or request", s);

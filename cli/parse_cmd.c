@@ -25,7 +25,7 @@
 #include "cli.h"
 
 static const char parse_usage[] =
-    "Usage: dsml-render parse [--thinking] [--strict] [--profile v41|prerelease]\n"
+    "Usage: dsml-render parse [--thinking] [--strict] [--profile P]\n"
     "                         [--tools FILE] [--stream N] [FILE|-]\n"
     "\n"
     "Parses a completion (the text the model produced after the prompt) and\n"
@@ -35,7 +35,8 @@ static const char parse_usage[] =
     "  --chat            the prompt ended in chat mode (the default)\n"
     "  --strict          the reference parser's rules exactly (default: lenient,\n"
     "                    text that cannot be placed becomes content)\n"
-    "  --profile P       v41 (default) or prerelease\n"
+    "  --profile P       v41 (default), prerelease, v4 or v32: the tags and\n"
+    "                    names of that generation's parser\n"
     "  --tools FILE      the declared tools (a JSON array); other names refused\n"
     "  --stream N        feed N-byte chunks to the streaming detector and print\n"
     "                    one event per line, then the message\n"
@@ -216,7 +217,7 @@ int cli_parse_main(int argc, char **argv)
             strict = 1;
         } else if (NAMED("--profile")) {
             if ((v = VALUE()) == NULL || cli_parse_profile(v, &profile) != 0)
-                return parse_usage_error("--profile needs v41 or prerelease");
+                return parse_usage_error("--profile needs " CLI_PROFILES);
         } else if (NAMED("--tools")) {
             if ((tools_file = VALUE()) == NULL)
                 return parse_usage_error("--tools needs a file");

@@ -179,7 +179,31 @@ const char *cli_format_name(cli_format f)
     }
 }
 
+/* The profiles by the names the command line gives them. */
+static const struct {
+    const char *name;
+    dsml_profile profile;
+} profiles[] = {
+    {"v41", DSML_PROFILE_V41},
+    {"prerelease", DSML_PROFILE_PRERELEASE},
+    {"v4", DSML_PROFILE_V4},
+    {"v32", DSML_PROFILE_V32},
+};
+
 const char *cli_profile_name(dsml_profile p)
 {
-    return p == DSML_PROFILE_PRERELEASE ? "prerelease" : "v41";
+    for (size_t i = 0; i < sizeof profiles / sizeof profiles[0]; i++)
+        if (profiles[i].profile == p)
+            return profiles[i].name;
+    return "v41";
+}
+
+int cli_parse_profile(const char *s, dsml_profile *p)
+{
+    for (size_t i = 0; i < sizeof profiles / sizeof profiles[0]; i++)
+        if (strcmp(s, profiles[i].name) == 0) {
+            *p = profiles[i].profile;
+            return 0;
+        }
+    return -1;
 }
