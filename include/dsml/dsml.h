@@ -1,6 +1,7 @@
 /*
  * dsml.h - the DeepSeek-V4.1 chat protocol ("DSML"): prompt rendering,
- * streaming detection and strict parsing of completions.
+ * streaming detection and strict parsing of completions; with a profile,
+ * the dialects of the earlier generations (DeepSeek-V4, V3.2) too.
  *
  * This header is the reference manual of libdsml.  Everything the library
  * exports is declared here.
@@ -259,24 +260,28 @@ typedef enum dsml_profile {
 } dsml_profile;
 
 typedef enum dsml_effort_kind {
-    DSML_EFFORT_ABSENT = 0,  /* the profile's default ("high") */
+    DSML_EFFORT_ABSENT = 0,  /* the profile's default ("high"; V3.2: none) */
     DSML_EFFORT_NAME = 1,    /* effort_name: "low", "high", "max" (+"xhigh"
-                                in the pre-release profile) */
-    DSML_EFFORT_LEVEL = 2    /* effort_level: 1..100 */
+                                in the pre-release profile; V4: "high" and
+                                "max" only; V3.2: none) */
+    DSML_EFFORT_LEVEL = 2    /* effort_level: 1..100 (V4.1, pre-release) */
 } dsml_effort_kind;
 
 /* Render flags; 0 gives the reference defaults. */
 #define DSML_RENDER_KEEP_THINKING 0x1u /* drop_thinking = False */
 #define DSML_RENDER_NO_BOS 0x2u        /* add_default_bos_token = False */
 #define DSML_RENDER_STRICT 0x4u        /* refuse the developer role exactly as
-                                          the reference encoder does.  Without
-                                          it a developer message is rendered
-                                          as the serving image does: a user
-                                          turn (content must not be empty)
-                                          followed by its tools block and
-                                          response format; it counts as a
+                                          the V4.1 reference encoder does.
+                                          Without it a developer message is
+                                          rendered as the serving image does:
+                                          a user turn (content must not be
+                                          empty) followed by its tools block
+                                          and response format; it counts as a
                                           user turn for the generation header
-                                          and the thinking drop */
+                                          and the thinking drop.  The V4 and
+                                          V3.2 profiles render the developer
+                                          role as their references do, with
+                                          the flag or without */
 #define DSML_RENDER_GUARD 0x8u         /* refuse special tokens in untrusted
                                           text, see below */
 #define DSML_RENDER_SEGMENTS 0x10u     /* also report out->segments */
@@ -529,13 +534,16 @@ typedef enum dsml_false_values {
 } dsml_false_values;
 
 /* 8. Marker variants: ASCII pipes ("<|DSML| invoke"), doubled pipes
- *    ("<｜｜DSML｜｜ invoke") and V4's unspaced tags ("<｜DSML｜invoke",
- *    "<｜DSML｜tool_calls>"). */
+ *    ("<｜｜DSML｜｜ invoke") and the tags of the neighbouring generations:
+ *    for V4.1 (and the pre-release profile) V4's unspaced tags
+ *    ("<｜DSML｜invoke", "<｜DSML｜tool_calls>"); for V4, V4.1's spaced tags
+ *    and V3.2's "<｜DSML｜function_calls>" block (V4 models write it); for
+ *    V3.2, V4's and V4.1's. */
 typedef enum dsml_markers {
-    DSML_MARKERS_EXACT = 0,    /* default, reference: only V4.1's markers;
-                                  variants are plain text */
-    DSML_MARKERS_VARIANTS = 1  /* variants are markers too, anywhere a V4.1
-                                  marker is expected */
+    DSML_MARKERS_EXACT = 0,    /* default, reference: only the profile's own
+                                  markers; variants are plain text */
+    DSML_MARKERS_VARIANTS = 1  /* variants are markers too, anywhere one of
+                                  the profile's markers is expected */
 } dsml_markers;
 
 /* Flags. */
@@ -547,9 +555,11 @@ typedef enum dsml_markers {
 typedef struct dsml_detector_options {
     size_t size;                      /* sizeof(dsml_detector_options) */
     dsml_thinking_mode thinking_mode; /* DSML_CHAT by default */
-    dsml_profile profile;             /* DSML_PROFILE_V41 by default; the
-                                         pre-release profile parses the same
-                                         tags but never splits "ns::name" */
+    dsml_profile profile;             /* DSML_PROFILE_V41 by default: the
+                                         tags the profile's reference parser
+                                         reads; only V4.1 splits "ns::name"
+                                         (the pre-release profile reads
+                                         V4.1's tags, V4 and V3.2 their own) */
     dsml_detect_mode mode;            /* DSML_DETECT_LENIENT by default */
     unsigned flags;                   /* DSML_DETECT_* */
     dsml_reasoning_calls reasoning_calls;
