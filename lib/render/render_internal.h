@@ -4,7 +4,8 @@
  *
  *   render_api.c   public entry points; case and request bodies; options
  *   messages.c     JSON messages -> normalized list (images, tool merging,
- *                  tool-result order, thinking drop)
+ *                  thinking drop)
+ *   tool_order.c   tool results in the order of their calls
  *   tools.c        tool names and namespaces, the tools block, DSML calls
  *   render.c       normalized list -> prompt text
  *   inline_results.c  tool results where they stand (dialects that do not
@@ -163,6 +164,13 @@ int dsml_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts *r
                        dsml_msgs *out, dsml_buf *images, size_t *image_count);
 /* Tool messages folded into users; consecutive users joined. */
 int dsml_merge_messages(dsml_rctx *c, const dsml_msgs *in, dsml_msgs *out);
+/* Moves an array of `n` items of `size` bytes to a new arena block of
+ * `want` items (the old block stays in the arena until the render ends). */
+int dsml_arena_grow(dsml_rctx *c, void **v, size_t n, size_t *cap, size_t want,
+                    size_t size);
+
+/* ---- tool_order.c ---------------------------------------------------------- */
+
 /* Reorders tool results after the context's and messages' tool calls. */
 int dsml_sort_tool_results(dsml_rctx *c, const dsml_msgs *context_raw,
                            dsml_msgs *messages);
