@@ -379,6 +379,28 @@ static void test_detector_tags(void **state)
     }
 }
 
+/* A value past the last profile is no profile: refused by the renderer
+ * and the detector alike. */
+static void test_unknown_profile(void **state)
+{
+    (void)state;
+    expect_refusal((dsml_profile)(DSML_PROFILE_V32 + 1), 0, "{\"messages\": [" HI "]}",
+                   DSML_ERR_ARGUMENT);
+    expect_refusal((dsml_profile)-1, 0, "{\"messages\": [" HI "]}", DSML_ERR_ARGUMENT);
+    dsml_detector_options o;
+    dsml_detector_options_init(&o);
+    o.profile = (dsml_profile)(DSML_PROFILE_V32 + 1);
+    dsml_detector *d = NULL;
+    assert_int_equal(dsml_detector_create(&o, &d, NULL), DSML_ERR_ARGUMENT);
+    assert_null(d);
+    for (int p = DSML_PROFILE_V41; p <= DSML_PROFILE_V32; p++) {
+        o.profile = (dsml_profile)p;
+        o.markers = DSML_MARKERS_VARIANTS;
+        assert_int_equal(dsml_detector_create(&o, &d, NULL), DSML_OK);
+        dsml_detector_destroy(d);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -392,6 +414,7 @@ int main(void)
         cmocka_unit_test(test_v32_developer),
         cmocka_unit_test(test_v32_arguments),
         cmocka_unit_test(test_detector_tags),
+        cmocka_unit_test(test_unknown_profile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

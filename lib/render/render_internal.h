@@ -216,8 +216,8 @@ int dsml_render_tools(dsml_rctx *c, const dsml_msg *m, const cJSON *tools,
                       dsml_buf *out);
 /* Validates the tools list without rendering (messages that ignore it). */
 int dsml_check_tools(dsml_rctx *c, const dsml_msg *m, const cJSON *tools);
-/* Validates tool calls; appends the "\n\n<｜DSML｜ calls>..." block to out
- * when out is not NULL. */
+/* Validates tool calls; appends the dialect's calls block ("\n\n<｜DSML｜
+ * calls>..." in V4.1) to out when out is not NULL. */
 int dsml_render_tool_calls(dsml_rctx *c, const dsml_msg *m,
                            const cJSON *tool_calls, dsml_buf *out);
 
