@@ -121,8 +121,9 @@ int cli_use_color(cli_color_mode mode);
 typedef enum cli_format { CLI_FMT_AUTO, CLI_FMT_CASE, CLI_FMT_MESSAGES, CLI_FMT_REQUEST } cli_format;
 
 const char *cli_format_name(cli_format f);
+#define CLI_PROFILES "v41, prerelease, v4 or v32"
 const char *cli_profile_name(dsml_profile p);
-/* "v41" or "prerelease"; returns 0, or -1 for anything else. */
+/* CLI_PROFILES names; returns 0, or -1 for anything else. */
 int cli_parse_profile(const char *s, dsml_profile *p);
 
 /* A rendered prompt with what --show and --json print beside it. */

@@ -20,7 +20,9 @@
 #define CLI_PROFILE_LIST(X)                                                    \
     X("v41", DSML_PROFILE_V41, DSML_RENDER_STRICT, "the checkpoint's encoder") \
     X("prerelease", DSML_PROFILE_PRERELEASE, 0u,                               \
-      "the serving image's encoder before the 1017 cut")
+      "the serving image's encoder before the 1017 cut")                       \
+    X("v4", DSML_PROFILE_V4, 0u, "DeepSeek-V4's encoder (encoding_dsv4.py)")   \
+    X("v32", DSML_PROFILE_V32, 0u, "DeepSeek-V3.2's encoder (encoding_dsv32.py)")
 
 /* X(name, mode).  The first line is the default of `dsml-render audit
  * --parse`. */

@@ -32,7 +32,8 @@ typedef struct dc_cases {
     size_t n;
 } dc_cases;
 
-/* The reference's exception messages, mapped to our codes. */
+/* The reference's exception messages (V4.1's, V4's and V3.2's), mapped to
+ * our codes. */
 static inline int dc_map_error(const char *msg)
 {
     static const struct {
@@ -41,10 +42,11 @@ static inline int dc_map_error(const char *msg)
     } map[] = {
         {"Invalid thinking format", DSML_ERR_MISSING_THINK_END},
         {"Invalid format: missing EOS", DSML_ERR_MISSING_EOS},
+        {"Invalid summary format", DSML_ERR_MISSING_EOS},
         {"Unexpected content", DSML_ERR_TRAILING_TEXT},
         {"Unexpected special token", DSML_ERR_SPECIAL_TOKEN},
         {"Tool call format error", DSML_ERR_CALL_FORMAT},
-        {"Missing special token in tool calls", DSML_ERR_CALL_FORMAT},
+        {"Missing special token", DSML_ERR_CALL_FORMAT},
         {"Tool name format error", DSML_ERR_INVOKE_FORMAT},
         {"Parameter format error", DSML_ERR_PARAMETER_FORMAT},
         {"Duplicate parameter name", DSML_ERR_DUPLICATE_PARAMETER},

@@ -153,6 +153,8 @@ static void test_render_cases(void **state)
     run_render_file("render.jsonl", DSML_RENDER_STRICT, DSML_PROFILE_V41);
     run_render_file("developer-render.jsonl", DSML_RENDER_GUARD, DSML_PROFILE_V41);
     run_render_file("prerelease-render.jsonl", 0, DSML_PROFILE_PRERELEASE);
+    run_render_file("v4-render.jsonl", 0, DSML_PROFILE_V4);
+    run_render_file("v32-render.jsonl", 0, DSML_PROFILE_V32);
 }
 
 /* A tool call's JSON-text arguments: when reading them fails for memory,
@@ -239,6 +241,8 @@ static void test_parse_cases(void **state)
     run_parse_file("parse.jsonl", DSML_PROFILE_V41, DSML_DETECT_LENIENT);
     run_parse_file("parse.jsonl", DSML_PROFILE_V41, DSML_DETECT_STRICT);
     run_parse_file("prerelease-parse.jsonl", DSML_PROFILE_PRERELEASE, DSML_DETECT_LENIENT);
+    run_parse_file("v4-parse.jsonl", DSML_PROFILE_V4, DSML_DETECT_STRICT);
+    run_parse_file("v32-parse.jsonl", DSML_PROFILE_V32, DSML_DETECT_LENIENT);
 }
 
 /* An object value under string="false": when checking it fails for

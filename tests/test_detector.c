@@ -1,8 +1,8 @@
 /*
  * test_detector.c - the streaming contract: chunk invariance over the golden
- * cases (every chunk size 1..64 and every 2-way split give the events and
- * message of the one-shot run, in lenient and strict mode), sticky errors,
- * reset, finish, the one-shot parse being the same engine.
+ * cases of every profile (every chunk size 1..64 and every 2-way split give
+ * the events and message of the one-shot run, in lenient and strict mode),
+ * sticky errors, reset, finish, the one-shot parse being the same engine.
  *
  * DSML_DETECT_TEST_STRIDE=N runs only every Nth case (for slow sanitizer
  * builds); the default is every case.
@@ -17,10 +17,12 @@ static int load(void **state)
     (void)state;
     dc_load(&g_cases, "parse.jsonl", DSML_PROFILE_V41);
     dc_load(&g_cases, "prerelease-parse.jsonl", DSML_PROFILE_PRERELEASE);
+    dc_load(&g_cases, "v4-parse.jsonl", DSML_PROFILE_V4);
+    dc_load(&g_cases, "v32-parse.jsonl", DSML_PROFILE_V32);
     const char *s = getenv("DSML_DETECT_TEST_STRIDE");
     if (s != NULL && atoi(s) > 0)
         g_stride = (size_t)atoi(s);
-    return g_cases.n == 1200 ? 0 : -1;
+    return g_cases.n == 2300 ? 0 : -1;
 }
 
 static int unload(void **state)

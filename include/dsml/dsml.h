@@ -1,6 +1,7 @@
 /*
  * dsml.h - the DeepSeek-V4.1 chat protocol ("DSML"): prompt rendering,
- * streaming detection and strict parsing of completions.
+ * streaming detection and strict parsing of completions; with a profile,
+ * the dialects of the earlier generations (DeepSeek-V4, V3.2) too.
  *
  * This header is the reference manual of libdsml.  Everything the library
  * exports is declared here.
@@ -252,38 +253,70 @@ typedef enum dsml_thinking_mode {
 } dsml_thinking_mode;
 
 /*
- * Profiles.  V4.1 is the checkpoint's encoder.  The pre-release profile is
- * the serving image's encoder before the 1017 cut, kept so that a deployed
- * image can be audited prompt by prompt: effort names low/high/xhigh/max
- * map to 25/50/75/100 (default high = 50), tool names are used as written
- * (no namespaces), and tool-call arguments must be JSON objects (or JSON
- * text of one).  Both profiles render the developer role unless
- * DSML_RENDER_STRICT is set.
+ * Profiles: the dialects of the DSML family, each byte for byte its
+ * generation's reference encoder (renderer) and parser (detector and
+ * strict parse).  Values are appended, never renumbered.
+ *
+ * V4.1 is the checkpoint's encoder.  The pre-release profile is the serving
+ * image's encoder before the 1017 cut, kept so that a deployed image can be
+ * audited prompt by prompt: effort names low/high/xhigh/max map to
+ * 25/50/75/100 (default high = 50), tool names are used as written (no
+ * namespaces), and tool-call arguments must be JSON objects (or JSON text
+ * of one).  Both render the developer role unless DSML_RENDER_STRICT is
+ * set.
+ *
+ * V4 is DeepSeek-V4's encoding_dsv4.py (V4-Flash, V4-Pro): unspaced tags
+ * ("<｜DSML｜tool_calls>", "<｜DSML｜invoke", "<｜DSML｜parameter"), no
+ * <｜System｜> token (system messages are their text, also mid
+ * conversation), reasoning effort only "high" (nothing) or "max" (an
+ * English paragraph at the start, thinking mode), no images, no
+ * namespaces, the developer role rendered natively; tool-call arguments
+ * that are not JSON text (an object included) are wrapped as one
+ * "arguments" parameter.
+ *
+ * V3.2 is DeepSeek-V3.2's encoding_dsv32.py: a "<｜DSML｜function_calls>"
+ * block (invoke and parameter tags as V4's), its own tools prompt, tool
+ * results rendered inline after the assistant's calls inside
+ * <function_results> (no user turn of their own), the generation header
+ * after every user message, history reasoning never shown, the developer
+ * role with its content after its tools; no System token, tasks,
+ * latest_reminder, wo_eos or reasoning effort (one given is refused), no
+ * images, no namespaces; tool-call arguments must be JSON text of an
+ * object.  In thinking mode with drop_thinking, a conversation from which
+ * the reference would drop a message (a developer or latest_reminder
+ * message before the last user message) is refused, as the reference
+ * fails on it.
  */
 typedef enum dsml_profile {
     DSML_PROFILE_V41 = 0,        /* the checkpoint's encoder (default) */
-    DSML_PROFILE_PRERELEASE = 1  /* the serving image before the 1017 cut */
+    DSML_PROFILE_PRERELEASE = 1, /* the serving image before the 1017 cut */
+    DSML_PROFILE_V4 = 2,         /* DeepSeek-V4 (Flash, Pro) */
+    DSML_PROFILE_V32 = 3         /* DeepSeek-V3.2 */
 } dsml_profile;
 
 typedef enum dsml_effort_kind {
-    DSML_EFFORT_ABSENT = 0,  /* the profile's default ("high") */
+    DSML_EFFORT_ABSENT = 0,  /* the profile's default ("high"; V3.2: none) */
     DSML_EFFORT_NAME = 1,    /* effort_name: "low", "high", "max" (+"xhigh"
-                                in the pre-release profile) */
-    DSML_EFFORT_LEVEL = 2    /* effort_level: 1..100 */
+                                in the pre-release profile; V4: "high" and
+                                "max" only; V3.2: none) */
+    DSML_EFFORT_LEVEL = 2    /* effort_level: 1..100 (V4.1, pre-release) */
 } dsml_effort_kind;
 
 /* Render flags; 0 gives the reference defaults. */
 #define DSML_RENDER_KEEP_THINKING 0x1u /* drop_thinking = False */
 #define DSML_RENDER_NO_BOS 0x2u        /* add_default_bos_token = False */
 #define DSML_RENDER_STRICT 0x4u        /* refuse the developer role exactly as
-                                          the reference encoder does.  Without
-                                          it a developer message is rendered
-                                          as the serving image does: a user
-                                          turn (content must not be empty)
-                                          followed by its tools block and
-                                          response format; it counts as a
+                                          the V4.1 reference encoder does.
+                                          Without it a developer message is
+                                          rendered as the serving image does:
+                                          a user turn (content must not be
+                                          empty) followed by its tools block
+                                          and response format; it counts as a
                                           user turn for the generation header
-                                          and the thinking drop */
+                                          and the thinking drop.  The V4 and
+                                          V3.2 profiles render the developer
+                                          role as their references do, with
+                                          the flag or without */
 #define DSML_RENDER_GUARD 0x8u         /* refuse special tokens in untrusted
                                           text, see below */
 #define DSML_RENDER_SEGMENTS 0x10u     /* also report out->segments */
@@ -538,13 +571,16 @@ typedef enum dsml_false_values {
 } dsml_false_values;
 
 /* 8. Marker variants: ASCII pipes ("<|DSML| invoke"), doubled pipes
- *    ("<｜｜DSML｜｜ invoke") and V4's unspaced tags ("<｜DSML｜invoke",
- *    "<｜DSML｜tool_calls>"). */
+ *    ("<｜｜DSML｜｜ invoke") and the tags of the neighbouring generations:
+ *    for V4.1 (and the pre-release profile) V4's unspaced tags
+ *    ("<｜DSML｜invoke", "<｜DSML｜tool_calls>"); for V4, V4.1's spaced tags
+ *    and V3.2's "<｜DSML｜function_calls>" block (V4 models write it); for
+ *    V3.2, V4's and V4.1's. */
 typedef enum dsml_markers {
-    DSML_MARKERS_EXACT = 0,    /* default, reference: only V4.1's markers;
-                                  variants are plain text */
-    DSML_MARKERS_VARIANTS = 1  /* variants are markers too, anywhere a V4.1
-                                  marker is expected */
+    DSML_MARKERS_EXACT = 0,    /* default, reference: only the profile's own
+                                  markers; variants are plain text */
+    DSML_MARKERS_VARIANTS = 1  /* variants are markers too, anywhere one of
+                                  the profile's markers is expected */
 } dsml_markers;
 
 /* Flags. */
@@ -583,9 +619,11 @@ typedef enum dsml_parallel_calls {
 typedef struct dsml_detector_options {
     size_t size;                      /* sizeof(dsml_detector_options) */
     dsml_thinking_mode thinking_mode; /* DSML_CHAT by default */
-    dsml_profile profile;             /* DSML_PROFILE_V41 by default; the
-                                         pre-release profile parses the same
-                                         tags but never splits "ns::name" */
+    dsml_profile profile;             /* DSML_PROFILE_V41 by default: the
+                                         tags the profile's reference parser
+                                         reads; only V4.1 splits "ns::name"
+                                         (the pre-release profile reads
+                                         V4.1's tags, V4 and V3.2 their own) */
     dsml_detect_mode mode;            /* DSML_DETECT_LENIENT by default */
     unsigned flags;                   /* DSML_DETECT_* */
     dsml_reasoning_calls reasoning_calls;

@@ -529,7 +529,7 @@ static int begin_call(dsml_detector *d, const char *name, size_t n, size_t end)
 {
     const char *ns = NULL, *bare = name;
     size_t ns_len = 0, bare_len = n;
-    if (d->opt.profile != DSML_PROFILE_PRERELEASE) {
+    if (d->dialect->rules & DSML_RULE_NAMESPACES) {
         const char *sep = find2(name, n, "::");
         if (sep != NULL) {
             ns = name;
@@ -1641,7 +1641,8 @@ int dsml_detector_create(const dsml_detector_options *opts,
         if (rc != DSML_OK)
             return rc;
     }
-    if (!check_enum((int)o.thinking_mode, 1) || !check_enum((int)o.profile, 1) ||
+    const dsml_dialect *dialect = dsml_dialect_of(o.profile);
+    if (!check_enum((int)o.thinking_mode, 1) || dialect == NULL ||
         !check_enum((int)o.mode, 1) || !check_enum((int)o.reasoning_calls, 1) ||
         !check_enum((int)o.missing_think_end, 1) ||
         !check_enum((int)o.stray_think_end, 1) ||
@@ -1666,6 +1667,7 @@ int dsml_detector_create(const dsml_detector_options *opts,
     o.limits = NULL;
     o.allocator = NULL;
     d->opt = o;
+    d->dialect = dialect;
     d->strict = o.mode == DSML_DETECT_STRICT;
     d->keep_message = !(o.flags & DSML_DETECT_NO_MESSAGE);
     dsml_buf *bufs[] = {&d->tools, &d->in, &d->held, &d->raw, &d->name,
@@ -1673,7 +1675,11 @@ int dsml_detector_create(const dsml_detector_options *opts,
                         &d->m_reasoning, &d->arena, &d->scratch, &d->choice};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         dsml_buf_init(bufs[i], &d->alloc);
-    det_build_sets(d);
+    if (det_build_sets(d) != DSML_OK) {
+        dsml_detector_destroy(d);
+        return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
+                         "the profile's markers do not fit the detector's tables");
+    }
     dsml_buf_append(&d->choice, o.tool_choice_name, o.tool_choice_name_len);
     d->opt.tool_choice_name = NULL;
     d->opt.tool_choice_name_len = 0;

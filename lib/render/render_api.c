@@ -30,22 +30,9 @@ void(dsml_render_options_init)(dsml_render_options *opts)
 
 void dsml_rctx_effort_name(dsml_rctx *c, const char *name, size_t len)
 {
-    static const struct {
-        const char *name;
-        int v41, pre;
-    } names[] = {{"low", 50, 25}, {"high", 75, 50}, {"xhigh", 0, 75}, {"max", 100, 100}};
     snprintf(c->effort_text, sizeof c->effort_text, "%.*s", (int)(len < 60 ? len : 60), name);
-    c->effort = DSML_EFF_INVALID;
-    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
-        if (strlen(names[k].name) != len || memcmp(names[k].name, name, len) != 0)
-            continue;
-        int v = c->profile == DSML_PROFILE_PRERELEASE ? names[k].pre : names[k].v41;
-        if (v != 0) {
-            c->effort = DSML_EFF_NAME;
-            c->effort_level = v;
-        }
-        return;
-    }
+    c->effort_name = dsml_dialect_effort(c->dialect, name, len);
+    c->effort = c->effort_name != NULL ? DSML_EFF_NAME : DSML_EFF_INVALID;
 }
 
 void dsml_rctx_effort_level(dsml_rctx *c, long long v, const char *text)
@@ -54,7 +41,7 @@ void dsml_rctx_effort_level(dsml_rctx *c, long long v, const char *text)
         snprintf(c->effort_text, sizeof c->effort_text, "%s", text);
     else
         snprintf(c->effort_text, sizeof c->effort_text, "%lld", v);
-    if (v >= 1 && v <= 100) {
+    if (v >= 1 && v <= 100 && dsml_rule(c, DSML_RULE_EFFORT_LEVELS)) {
         c->effort = DSML_EFF_LEVEL;
         c->effort_level = (int)v;
     } else {
@@ -135,10 +122,10 @@ int dsml_rctx_setup(dsml_rctx *c, const dsml_render_options *opts, dsml_error *e
                          "context_json is NULL but context_len is %zu", opts->context_len);
     c->context_json = opts->context_json;
     c->context_len = opts->context_len;
-    if (opts->profile != DSML_PROFILE_V41 && opts->profile != DSML_PROFILE_PRERELEASE)
+    c->dialect = dsml_dialect_of(opts->profile);
+    if (c->dialect == NULL)
         return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
                          "unknown profile %d", (int)opts->profile);
-    c->profile = opts->profile;
     c->strict = (opts->flags & DSML_RENDER_STRICT) != 0;
     c->guard = (opts->flags & DSML_RENDER_GUARD) != 0;
     c->want_segments = (opts->flags & DSML_RENDER_SEGMENTS) != 0;

@@ -159,6 +159,8 @@ CHAT = 0
 THINKING = 1
 PROFILE_V41 = 0
 PROFILE_PRERELEASE = 1
+PROFILE_V4 = 2
+PROFILE_V32 = 3
 EFFORT_ABSENT = 0
 EFFORT_NAME = 1
 EFFORT_LEVEL = 2
@@ -195,7 +197,8 @@ POLICIES = {
     "markers": ("exact", "variants"),
 }
 
-PROFILES = {"v41": PROFILE_V41, "prerelease": PROFILE_PRERELEASE}
+PROFILES = {"v41": PROFILE_V41, "prerelease": PROFILE_PRERELEASE,
+            "v4": PROFILE_V4, "v32": PROFILE_V32}
 
 # ---------------------------------------------------------------------------
 # Prototype table: (name, restype, argtypes).  Every C function the binding

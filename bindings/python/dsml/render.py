@@ -274,8 +274,9 @@ def encode_messages(messages, thinking_mode, context=None, drop_thinking=True,
 
     Same arguments and result as the reference encoder's encode_messages:
     the prompt text, or ``(prompt, {"images": [...]})`` when
-    return_multi_modal_data is true.  Keyword-only extras: profile ("v41" or
-    "prerelease"), strict (refuse the developer role, as the reference does)
+    return_multi_modal_data is true.  Keyword-only extras: profile ("v41",
+    "prerelease", or DeepSeek-V4's "v4" and V3.2's "v32", each its own
+    reference encoder), strict (refuse the developer role, as the reference does)
     and guard (refuse special tokens inside user, tool, system and developer
     text).  Every refusal raises DsmlError.
     """
