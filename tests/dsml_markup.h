@@ -15,6 +15,8 @@
 #define CLOSE "</" DSML " calls>"
 #define INVOKE(n) "<" DSML " invoke name=\"" n "\">\n"
 #define INVOKE_END "</" DSML " invoke>\n"
-#define PARAM(k, s, v) "<" DSML " parameter name=\"" k "\" string=\"" s "\">" v "</" DSML " parameter>\n"
+#define PARAM_TAG "<" DSML " parameter"
+#define PARAM_END "</" DSML " parameter>\n"
+#define PARAM(k, s, v) PARAM_TAG " name=\"" k "\" string=\"" s "\">" v PARAM_END
 
 #endif

@@ -419,7 +419,7 @@ static void test_held_calls_never_retracted(void **state)
         free(sum);
         has(s.diags, "tool call 'rm' is incomplete: not sent");
         /* its raw text stays as content (lenient, lossless) */
-        has(s.completion, "\"content\":\"ok>\\n<" DSML " invoke name=\\\"rm\\\">");
+        has(s.completion, "\"content\":\"ok<" DSML " invoke name=\\\"rm\\\">");
         streamed_free(&s);
         /* without holding, it was sent in part and is reported */
         o = fixed(0);

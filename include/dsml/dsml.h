@@ -462,10 +462,16 @@ DSML_API int dsml_render_case(const char *case_json, size_t len,
  * DSML_EVENT_DIAGNOSTIC event carrying the code strict mode would have
  * failed with and the byte offset of the problem.  Inside a tool-call block,
  * a malformed invoke ends the call begun for it with DSML_CALL_INCOMPLETE,
- * its raw text (from the start of the invoke, or of the block when no invoke
- * had begun) becomes content, and parsing resumes at the next
- * "<｜DSML｜ invoke" or "</｜DSML｜ calls>".  Lenient mode also recognises a
- * calls block written without the blank line before it (with a diagnostic).
+ * its raw text (from its invoke tag to where it went wrong) becomes content,
+ * and parsing resumes at the next "<｜DSML｜ invoke" or "</｜DSML｜ calls>";
+ * stray text between invokes is content.  An invoke's closer
+ * "</｜DSML｜ invoke>\n" belongs to its call.  When the block's first invoke
+ * is malformed, the block's own tags are content too: its opener (before
+ * that invoke's text) and its closer.  So reasoning and content, in order,
+ * hold every byte of the completion except the text of the calls that
+ * complete, the tags of a block whose first call completes, </think> and
+ * the end-of-sentence token.  Lenient mode also recognises a calls block
+ * written without the blank line before it (with a diagnostic).
  * Both modes fail on invalid UTF-8 (DSML_ERR_UTF8), on an exceeded limit
  * (DSML_ERR_LIMIT) and when out of memory.
  *

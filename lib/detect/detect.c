@@ -382,9 +382,24 @@ static void reset_block_unit(dsml_detector *d)
     d->vpart_len = 0;
 }
 
-/* Lenient handling of a malformed block: the call begun (if any) ends
- * incomplete, the raw text of the current invoke becomes content, and the
- * scan resumes at `resume` looking for the next invoke or the block's end. */
+/* Lenient: the call begun (if any) ends incomplete and the raw text kept
+ * for it becomes content -- the current invoke's, or the block's from its
+ * opener when no call of the block has completed (the block's tags are then
+ * content too). */
+static void abandon_unit(dsml_detector *d, size_t off)
+{
+    if (d->call_open)
+        call_end_event(d, DSML_CALL_INCOMPLETE, off);
+    if (d->frame == FRAME_PENDING)
+        d->frame = FRAME_TEXT;
+    out_text(d, DSML_EVENT_CONTENT, d->raw.data, d->raw.len, d->raw_off, 0);
+    d->raw.len = 0;
+    reset_block_unit(d);
+    set_phase(d, PH_RECOVER);
+}
+
+/* Lenient handling of a malformed block: the unit is abandoned and the scan
+ * resumes at `resume` looking for the next invoke or the block's end. */
 static void block_violation(dsml_detector *d, int code, size_t off,
                             size_t resume, const char *what)
 {
@@ -393,22 +408,31 @@ static void block_violation(dsml_detector *d, int code, size_t off,
         return;
     }
     diag(d, code, off, "%s", what);
-    if (d->call_open)
-        call_end_event(d, DSML_CALL_INCOMPLETE, off);
-    out_text(d, DSML_EVENT_CONTENT, d->raw.data, d->raw.len, d->raw_off, 0);
-    d->raw.len = 0;
-    reset_block_unit(d);
-    set_phase(d, PH_RECOVER);
+    abandon_unit(d, off);
     request_rewind(d, resume);
 }
 
-static void open_block(dsml_detector *d, const char *p, size_t len)
+static void open_block(dsml_detector *d, int tok, const char *p, size_t len)
 {
     d->saw_block = 1;
     d->raw.len = 0;
+    d->frame = FRAME_PENDING;
+    d->open_bare = tok == TK_OPEN_BARE;
     reset_block_unit(d);
+    d->sep_raw = 1;
     raw_add(d, p, len);
     set_phase(d, PH_SEP);
+}
+
+/* The block's closer: structure, or content with the malformed first
+ * invoke's text. */
+static void close_block(dsml_detector *d, const char *p, size_t len, size_t off)
+{
+    if (d->frame == FRAME_TEXT)
+        out_text(d, DSML_EVENT_CONTENT, p, len, off, 0);
+    d->saw_end = 1;
+    d->raw.len = 0;
+    set_phase(d, PH_AFTER_BLOCK);
 }
 
 /* ---- calls --------------------------------------------------------------- */
@@ -654,7 +678,10 @@ static void close_call_as(dsml_detector *d, size_t off, int status)
     if (d->keep_message && d->ncalls - 1 < d->calls_cap && !d->call_refused)
         d->calls[d->ncalls - 1].complete = 1; /* in the message, as the reference */
     d->raw.len = 0;
+    if (d->frame == FRAME_PENDING)
+        d->frame = FRAME_STRUCTURE;
     reset_block_unit(d);
+    d->sep_raw = 0; /* the ">\n" ahead ends this invoke's closer */
     set_phase(d, PH_SEP);
 }
 
@@ -774,11 +801,13 @@ static int key_seen(dsml_detector *d, const char *k, size_t n)
     return 0;
 }
 
-static void param_marker(dsml_detector *d, int str_true, size_t off)
+/* The string="..."> marker at `off`, `len` bytes, is in raw already: a
+ * violation resumes after it. */
+static void param_marker(dsml_detector *d, int str_true, size_t off, size_t len)
 {
     /* the text so far must be ' name="' + key */
     if (d->key.len < 7 || memcmp(d->key.data, " name=\"", 7) != 0) {
-        block_violation(d, DSML_ERR_PARAMETER_FORMAT, off, off,
+        block_violation(d, DSML_ERR_PARAMETER_FORMAT, off, off + len,
                         "Parameter format error: malformed parameter name");
         return;
     }
@@ -786,7 +815,7 @@ static void param_marker(dsml_detector *d, int str_true, size_t off)
     size_t kn = d->key.len - 7;
     if (key_seen(d, k, kn)) {
         if (!d->strict) {
-            block_violation(d, DSML_ERR_DUPLICATE_PARAMETER, off, off,
+            block_violation(d, DSML_ERR_DUPLICATE_PARAMETER, off, off + len,
                             "Duplicate parameter name");
             return;
         }
@@ -990,19 +1019,25 @@ static void value_end(dsml_detector *d, size_t off)
 
 /* ---- sinks: the bytes between markers ---------------------------------- */
 
-/* The ">\n" between tags; returns bytes accepted. */
+/* The ">\n" that ends a tag, then the next tag: `what` names the first,
+ * `next` the second in a diagnostic.  Returns bytes accepted. */
 static size_t sep_sink(dsml_detector *d, const char *p, size_t n, size_t off,
-                       int code, const char *what)
+                       int code, const char *what, const char *next)
 {
+    /* after an invoke's closer the bytes are its own, not the next unit's */
+    int keep = d->phase != PH_SEP || d->sep_raw;
     for (size_t i = 0; i < n; i++) {
         if (d->sep_len >= 2 || p[i] != ">\n"[d->sep_len]) {
-            raw_add(d, p, i);
-            block_violation(d, code, off + i, off + i, what);
+            if (keep)
+                raw_add(d, p, i);
+            block_violation(d, code, off + i, off + i,
+                            d->sep_len >= 2 ? next : what);
             return i;
         }
         d->sep_len++;
     }
-    raw_add(d, p, n);
+    if (keep)
+        raw_add(d, p, n);
     return n;
 }
 
@@ -1113,11 +1148,15 @@ static void sink(dsml_detector *d, const char *p, size_t n, size_t off)
         return;
     case PH_SEP:
         sep_sink(d, p, n, off, DSML_ERR_CALL_FORMAT,
-                 "Tool call format error: expected '>\\n'");
+                 "Tool call format error: expected '>\\n'",
+                 "Tool call format error: text where an invoke or the "
+                 "block's end should begin");
         return;
     case PH_PTAIL:
         sep_sink(d, p, n, off, DSML_ERR_PARAMETER_FORMAT,
-                 "Parameter format error: expected '>\\n'");
+                 "Parameter format error: expected '>\\n'",
+                 "Parameter format error: text where a parameter or the "
+                 "invoke's end should begin");
         return;
     case PH_NAME:
         name_sink(d, p, n, off);
@@ -1186,7 +1225,7 @@ static void marker(dsml_detector *d, int tok, int variant, size_t off,
                  "calls block before </think>: taken as the reasoning's end");
             if (d->hold)
                 release_hold(d, DSML_EVENT_CONTENT);
-            open_block(d, p, len);
+            open_block(d, tok, p, len);
             return;
         }
         if (refuse(d, DSML_ERR_MISSING_THINK_END, off,
@@ -1217,7 +1256,7 @@ static void marker(dsml_detector *d, int tok, int variant, size_t off,
         if (tok == TK_OPEN_BARE)
             diag(d, DSML_ERR_CALL_FORMAT, off,
                  "calls block without the blank line before it");
-        open_block(d, p, len);
+        open_block(d, tok, p, len);
         return;
     case PH_SEP:
         if (d->sep_len != 2) {
@@ -1226,9 +1265,7 @@ static void marker(dsml_detector *d, int tok, int variant, size_t off,
             return;
         }
         if (tok == TK_CALLS_END) {
-            d->saw_end = 1;
-            d->raw.len = 0;
-            set_phase(d, PH_AFTER_BLOCK);
+            close_block(d, p, len, off);
             return;
         }
         raw_add(d, p, len);
@@ -1266,7 +1303,7 @@ static void marker(dsml_detector *d, int tok, int variant, size_t off,
             return;
         }
         raw_add(d, p, len);
-        param_marker(d, tok == TK_MARK_TRUE, off);
+        param_marker(d, tok == TK_MARK_TRUE, off, len);
         return;
     case PH_PVALUE:
         if (d->vtail_len == 0) {
@@ -1306,13 +1343,12 @@ static void marker(dsml_detector *d, int tok, int variant, size_t off,
             d->call_off = off;
             set_phase(d, PH_NAME);
         } else if (tok == TK_CALLS_END) {
-            d->saw_end = 1;
-            set_phase(d, PH_AFTER_BLOCK);
+            close_block(d, p, len, off);
         } else if (tok == TK_EOS) {
             d->saw_end = 1;
             set_phase(d, PH_AFTER_EOS);
         } else {
-            open_block(d, p, len);
+            open_block(d, tok, p, len);
         }
         return;
     case PH_AFTER_EOS:
@@ -1443,12 +1479,7 @@ static void end_violation(dsml_detector *d, int code, const char *what)
     }
     diag(d, DSML_ERR_INCOMPLETE, off, "the stream ended inside the calls "
                                       "block (%s)", what);
-    if (d->call_open)
-        call_end_event(d, DSML_CALL_INCOMPLETE, off);
-    out_text(d, DSML_EVENT_CONTENT, d->raw.data, d->raw.len, d->raw_off, 0);
-    d->raw.len = 0;
-    reset_block_unit(d);
-    set_phase(d, PH_RECOVER);
+    abandon_unit(d, off);
 }
 
 static void end_of_text(dsml_detector *d)
@@ -1481,8 +1512,9 @@ static void end_of_text(dsml_detector *d)
         return;
     case PH_SEP:
         /* the reference stops reading the block when the text ends where
-         * an invoke could start */
-        if (d->sep_len != 0)
+         * an invoke could start; an opener without the blank line is no
+         * block to it */
+        if (d->sep_len != 0 || (d->open_bare && d->frame == FRAME_PENDING))
             end_violation(d, DSML_ERR_CALL_FORMAT,
                           "Missing special token in tool calls");
         return;
@@ -1598,6 +1630,9 @@ static void start_state(dsml_detector *d)
     d->hold = 0;
     d->saw_block = d->saw_end = d->trailing_reported = 0;
     d->raw.len = 0;
+    d->frame = FRAME_PENDING;
+    d->open_bare = 0;
+    d->sep_raw = 1;
     reset_block_unit(d);
     d->call_open = 0;
     d->call_refused = 0;

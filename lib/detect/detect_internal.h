@@ -65,6 +65,11 @@ typedef enum det_phase {
     PH_COUNT_
 } det_phase;
 
+/* A calls block's opener and closer are structure when its first invoke is
+ * a call that completes, and content (with that invoke's text) when the
+ * first invoke is malformed. */
+enum { FRAME_PENDING, FRAME_STRUCTURE, FRAME_TEXT };
+
 typedef struct det_call {
     dsml_buf name;
     dsml_buf ns;
@@ -144,8 +149,15 @@ struct dsml_detector {
 
     /* block parsing */
     int saw_block, saw_end, trailing_reported;
-    dsml_buf raw;          /* lenient: raw text of the current invoke */
+    dsml_buf raw;          /* lenient: raw text of the current invoke (of the
+                              block, from its opener, until a call of it
+                              completes) */
     size_t raw_off;
+    int frame;             /* lenient: what the block's own tags are, FRAME_* */
+    int open_bare;         /* the block's opener had no blank line */
+    int sep_raw;           /* the ">\n" awaited in PH_SEP goes to raw (after
+                              the opener), or belongs to the invoke closer
+                              just read */
     int sep_len;
     dsml_buf name;         /* invoke text after the tag */
     size_t name_chk;
