@@ -3,7 +3,10 @@
  * parser.  A completion is fed in one piece and again in chunks whose sizes
  * are drawn from the input (next() calls interleaved at random); the
  * merged events, the final status and the message must be the same, and
- * dsml_parse_completion must agree with the one-piece run.  A third run
+ * dsml_parse_completion must agree with the one-piece run.  In lenient
+ * mode every byte is accounted for (tests/lenient_accounting.h): reasoning
+ * and content, in order, are the completion minus the structure of the
+ * calls that complete.  A third run
  * fails allocations: it must stop with a sticky DSML_ERR_NOMEM (the events
  * before it a prefix of the reference's) or give the same result, leak
  * nothing, and after dsml_detector_reset run clean.
@@ -26,6 +29,7 @@
 
 #include "fuzz_common.h"
 #include "json/json.h"
+#include "../tests/lenient_accounting.h"
 
 /* ---- merged events -------------------------------------------------------- */
 
@@ -336,6 +340,36 @@ static void check_message_json(const run_result *r, const char *text, size_t n)
     cJSON_Delete(v);
 }
 
+/* Lenient mode loses and misplaces no byte (a run that failed -- a limit,
+ * invalid UTF-8 -- stopped short and is not checked). */
+static void check_accounting(const run_result *r, const char *text, size_t n,
+                             const dsml_detector_options *o)
+{
+    if (o->mode != DSML_DETECT_LENIENT || r->status != DSML_OK)
+        return;
+    la_acct a;
+    la_init(&a, text, n, o);
+    for (size_t i = 0; i < r->events.n; i++) {
+        const ev *v = &r->events.v[i];
+        dsml_event e;
+        memset(&e, 0, sizeof e);
+        e.size = sizeof e;
+        e.type = (dsml_event_type)v->type;
+        e.text = v->text;
+        e.len = v->len;
+        e.call_index = v->call_index;
+        e.status = v->status;
+        e.offset = v->offset;
+        la_event(&a, &e);
+    }
+    if (!la_check(&a)) {
+        fprintf(stderr, "accounting: %s\n", la_why(&a));
+        dump("events", &r->events);
+        FZ_CHECK(0 && "lenient mode keeps every byte");
+    }
+    la_free(&a);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fz_input in = {data, size};
@@ -433,6 +467,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     run_result ref, chunked;
     run(d, text, n, NULL, 0, o.flags, &ref);
     check_message_json(&ref, text, n);
+    check_accounting(&ref, text, n, &o);
 
     /* the same handle after reset, in chunks */
     dsml_detector_reset(d);
