@@ -795,6 +795,13 @@ static det_run feed_repeated(dsml_detector_options *o, const char *head, const c
     return res;
 }
 
+/* Prints one measured bound: input bytes -> peak bytes. */
+static void report(const char *what, size_t input, const det_run *r)
+{
+    printf("  %s: %zu input bytes -> peak %zu bytes (%.2f x)\n", what, input, r->peak_bytes,
+           (double)r->peak_bytes / (double)input);
+}
+
 static void test_detector_memory_is_bounded(void **state)
 {
     (void)state;
@@ -809,9 +816,13 @@ static void test_detector_memory_is_bounded(void **state)
         "<" FW "end\xe2\x96\x81of <" FW "DSML <think <" FW " \n\n<" FW "DSML" FW " call",
         "\n\n\n\n\n\n\n\n",
     };
+    static const char *const names[] = {"16 MB of text, 4 KiB feeds",
+                                        "16 MB of almost-markers, 4 KiB feeds",
+                                        "16 MB of newlines, 4 KiB feeds"};
     for (size_t u = 0; u < 3; u++) {
-        det_run r = feed_repeated(&o, "", units[u], mb16 / strlen(units[u]), EOS, 4096);
-        printf("  content unit %zu: %zu events, peak %zu bytes\n", u, r.events, r.peak_bytes);
+        size_t rounds = mb16 / strlen(units[u]);
+        det_run r = feed_repeated(&o, "", units[u], rounds, EOS, 4096);
+        report(names[u], rounds * strlen(units[u]), &r);
         assert_int_equal(r.rc, DSML_OK);
         assert_true(r.peak_bytes < (1u << 20));
     }
@@ -832,8 +843,9 @@ static void test_detector_memory_is_bounded(void **state)
                           "</" FW "DSML" FW " parameter>\n" INVOKE_END CLOSE EOS, 4096);
         assert_int_equal(r.rc, DSML_OK);
         assert_int_equal(r.calls, 1);
-        printf("  16 MB argument, %s: peak %zu bytes\n", mode ? "strict" : "lenient",
-               r.peak_bytes);
+        report(mode ? "a 16 MB string argument, strict, 4 KiB feeds"
+                    : "a 16 MB string argument, lenient, 4 KiB feeds",
+               mb16, &r);
         assert_true(r.peak_bytes < 3 * mb16);
         lim.max_argument_bytes = 1u << 20;
         r = feed_repeated(&o, OPEN INVOKE("f") "<" FW "DSML" FW " parameter name=\"k\" string=\"true\">",
@@ -843,6 +855,37 @@ static void test_detector_memory_is_bounded(void **state)
         assert_true(r.peak_bytes < 4 * lim.max_argument_bytes);
         o.limits = NULL;
     }
+}
+
+/* What the detector holds, measured through the caller's allocator (the
+ * figures of docs/RELIABILITY.md, "Detector memory, measured").  A buffer
+ * grows to its limit, never past it. */
+static void test_detector_memory_at_limits(void **state)
+{
+    (void)state;
+    dsml_detector_options o;
+    dsml_detector_options_init(&o);
+    o.flags = DSML_DETECT_NO_MESSAGE;
+    /* an invoke whose raw text is max_argument_bytes exactly */
+    dsml_limits lim = {0};
+    lim.max_argument_bytes = (size_t)1 << 20;
+    o.limits = &lim;
+    const char *ahead = OPEN INVOKE("f") "<" FW "DSML" FW " parameter name=\"k\" string=\"true\">";
+    const char *atail = "</" FW "DSML" FW " parameter>\n</" FW "DSML" FW " invoke";
+    size_t fill = lim.max_argument_bytes - strlen(ahead) - strlen(atail);
+    det_run r = feed_repeated(&o, ahead, "a", fill, atail, 4096);
+    assert_int_equal(r.rc, DSML_OK);
+    assert_int_equal(r.calls, 1);
+    report("an invoke of max_argument_bytes (1 MiB)", lim.max_argument_bytes, &r);
+    assert_true(r.peak_bytes < lim.max_argument_bytes + (128u << 10));
+    /* a policy window of max_held_bytes exactly: the window, then its text
+     * as events when it is released */
+    lim.max_argument_bytes = 0;
+    o.stray_think_end = DSML_STRAY_THINK_END_REASONING;
+    r = feed_repeated(&o, "", "0123456789abcdef", DSML_DEFAULT_MAX_HELD_BYTES / 16, EOS, 1024);
+    assert_int_equal(r.rc, DSML_OK);
+    report("a window of max_held_bytes (64 KiB)", DSML_DEFAULT_MAX_HELD_BYTES, &r);
+    assert_true(r.peak_bytes < 2 * DSML_DEFAULT_MAX_HELD_BYTES + (32u << 10));
 }
 
 static void test_detector_limits(void **state)
@@ -1017,6 +1060,7 @@ int main(void)
         cmocka_unit_test(test_error_messages_stay_utf8),
         cmocka_unit_test(test_error_messages_escape_controls),
         cmocka_unit_test(test_detector_memory_is_bounded),
+        cmocka_unit_test(test_detector_memory_at_limits),
         cmocka_unit_test(test_detector_limits),
         cmocka_unit_test(test_detector_limit_offsets),
         cmocka_unit_test(test_detector_bad_bytes),

@@ -27,13 +27,17 @@ void *dsml_realloc(const dsml_allocator *a, void *p, size_t old, size_t n);
 void dsml_free(const dsml_allocator *a, void *p);
 
 /* A growable byte buffer.  After a failed allocation `failed` stays set and
- * further appends do nothing; check it once at the end. */
+ * further appends do nothing; check it once at the end.  It grows to twice
+ * its size, or to what an append needs (and a sixteenth more) when that is
+ * more, but not past `max` (+1 for a terminating NUL) while the text fits:
+ * set `max` to the limit of a buffer that has one (0: none). */
 typedef struct dsml_buf {
     char *data;
     size_t len;
     size_t cap;
     int failed;
     const dsml_allocator *alloc;
+    size_t max;
 } dsml_buf;
 
 void dsml_buf_init(dsml_buf *b, const dsml_allocator *a);

@@ -616,6 +616,8 @@ static int begin_call(dsml_detector *d, const char *name, size_t n, size_t end)
                 dsml_buf_init(&c[i].name, &d->alloc);
                 dsml_buf_init(&c[i].ns, &d->alloc);
                 dsml_buf_init(&c[i].args, &d->alloc);
+                c[i].name.max = c[i].ns.max = d->lim.max_held_bytes;
+                c[i].args.max = d->lim.max_argument_bytes;
             }
             d->calls = c;
             d->calls_cap = cap;
@@ -1710,6 +1712,10 @@ int dsml_detector_create(const dsml_detector_options *opts,
                         &d->m_reasoning, &d->arena, &d->scratch, &d->choice};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         dsml_buf_init(bufs[i], &d->alloc);
+    /* what bounds each buffer: it grows to that, never past it */
+    d->held.max = d->name.max = d->key.max = d->vws.max = d->lim.max_held_bytes;
+    d->raw.max = d->vbuf.max = d->lim.max_argument_bytes;
+    d->m_content.max = d->m_reasoning.max = d->lim.max_input_bytes;
     if (det_build_sets(d) != DSML_OK) {
         dsml_detector_destroy(d);
         return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
