@@ -858,8 +858,33 @@ static void test_detector_memory_is_bounded(void **state)
 }
 
 /* What the detector holds, measured through the caller's allocator (the
- * figures of docs/RELIABILITY.md, "Detector memory, measured").  A buffer
- * grows to its limit, never past it. */
+ * figures of docs/RELIABILITY.md, "Detector memory, measured").  A
+ * string="false" value under validation: about twice its size (lenient:
+ * the invoke's raw text and the arguments event; strict: the held value and
+ * the event). */
+static void test_detector_memory_validated_value(void **state)
+{
+    (void)state;
+    dsml_detector_options o;
+    dsml_detector_options_init(&o);
+    o.flags = DSML_DETECT_NO_MESSAGE;
+    const char *vhead = OPEN INVOKE("f") "<" FW "DSML" FW " parameter name=\"k\" string=\"false\">\"";
+    const char *vtail = "\"</" FW "DSML" FW " parameter>\n" INVOKE_END CLOSE EOS;
+    /* just under a power of two, so that doubling adds nothing */
+    const size_t n = ((size_t)8 << 20) - ((size_t)64 << 10);
+    o.false_values = DSML_FALSE_VALUES_VALIDATE;
+    for (int mode = 0; mode < 2; mode++) {
+        o.mode = mode ? DSML_DETECT_STRICT : DSML_DETECT_LENIENT;
+        det_run r = feed_repeated(&o, vhead, "0123456789abcdef", n / 16, vtail, 4096);
+        assert_int_equal(r.rc, DSML_OK);
+        report(mode ? "string=\"false\" value, validated, strict"
+                    : "string=\"false\" value, validated, lenient",
+               n, &r);
+        assert_true(r.peak_bytes < n / 10 * 22);
+    }
+}
+
+/* A buffer grows to its limit, never past it. */
 static void test_detector_memory_at_limits(void **state)
 {
     (void)state;
@@ -1060,6 +1085,7 @@ int main(void)
         cmocka_unit_test(test_error_messages_stay_utf8),
         cmocka_unit_test(test_error_messages_escape_controls),
         cmocka_unit_test(test_detector_memory_is_bounded),
+        cmocka_unit_test(test_detector_memory_validated_value),
         cmocka_unit_test(test_detector_memory_at_limits),
         cmocka_unit_test(test_detector_limits),
         cmocka_unit_test(test_detector_limit_offsets),

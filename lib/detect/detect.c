@@ -723,6 +723,7 @@ static void start_value(dsml_detector *d, int str_true)
     d->vlead = 1;
     d->vws.len = 0;
     d->vbuf.len = 0;
+    d->vraw = d->raw.len;
 }
 
 static size_t key_hash(const char *k, size_t n)
@@ -852,6 +853,33 @@ static void param_marker(dsml_detector *d, int str_true, size_t off, size_t len)
 
 /* ---- values -------------------------------------------------------------- */
 
+/* p[0, n), the value text at stream offset `off`, JSON-escaped without
+ * quotes to the arguments: in pieces, so that the escaped copy of a long
+ * value is never held whole. */
+static void args_escaped(dsml_detector *d, const char *p, size_t n, size_t off)
+{
+    enum { PIECE = 16 << 10 };
+    while (n > 0 && !d->failed) {
+        size_t k = n;
+        if (k > PIECE) {
+            k = PIECE;
+            while (k > PIECE - 4 && ((unsigned char)p[k] & 0xc0) == 0x80)
+                k--; /* between characters */
+        }
+        dsml_buf *s = &d->scratch;
+        s->len = 0;
+        dsml_emit_string(s, p, k);
+        if (s->failed) {
+            nomem(d);
+            return;
+        }
+        args_out_x(d, s->data + 1, s->len - 2, ARGS_ESCAPED, p, k, off);
+        p += k;
+        n -= k;
+        off += k;
+    }
+}
+
 /* The value's text p[0, n), which began at stream offset `off` (every
  * function of the value layer takes the offset of its text, so that a
  * limit is reported at its byte however the value arrived). */
@@ -860,15 +888,10 @@ static void value_emit(dsml_detector *d, const char *p, size_t n, size_t off)
     if (n == 0)
         return;
     if (d->str_true) {
-        dsml_buf *s = &d->scratch;
-        s->len = 0;
-        dsml_emit_string(s, p, n);
-        if (s->failed) {
-            nomem(d);
-            return;
-        }
-        args_out_x(d, s->data + 1, s->len - 2, ARGS_ESCAPED, p, n, off);
+        args_escaped(d, p, n, off);
     } else if (d->opt.false_values == DSML_FALSE_VALUES_VALIDATE) {
+        if (!d->strict)
+            return; /* lenient: read back from the raw text at its end */
         if (d->vbuf.len == 0)
             d->vbuf_off = off;
         if (d->vbuf.len + n > d->lim.max_argument_bytes) {
@@ -981,8 +1004,11 @@ static void value_sink(dsml_detector *d, const char *p, size_t n, size_t off)
     }
 }
 
+/* The value's end, at the marker at `off`; the held '<' (or "<\n") is
+ * not the value's. */
 static void value_end(dsml_detector *d, size_t off)
 {
+    size_t vend = d->raw.len - (size_t)d->vtail_len;
     d->vtail_len = 0;
     d->vws.len = 0; /* trimmed */
     if (d->str_true) {
@@ -991,15 +1017,23 @@ static void value_end(dsml_detector *d, size_t off)
     }
     if (d->opt.false_values != DSML_FALSE_VALUES_VALIDATE)
         return;
+    /* strict keeps the value; lenient has it in the invoke's raw text */
+    const char *val = d->vbuf.data;
+    size_t vlen = d->vbuf.len;
+    size_t voff = vlen ? d->vbuf_off : off;
+    if (!d->strict) {
+        val = d->raw.data + d->vraw;
+        vlen = vend - d->vraw;
+        voff = d->raw_off + d->vraw;
+    }
+    if (val == NULL)
+        val = "";
     cJSON *v = NULL;
-    int rc = dsml_json_try_read(d->vbuf.len ? d->vbuf.data : "", d->vbuf.len,
-                                &d->lim, &d->alloc,
-                                &v);
+    int rc = dsml_json_try_read(val, vlen, &d->lim, &d->alloc, &v);
     if (v != NULL)
         cJSON_Delete(v);
     if (rc == DSML_OK) {
-        args_out_x(d, d->vbuf.data, d->vbuf.len, ARGS_RAW, d->vbuf.data, d->vbuf.len,
-                   d->vbuf_off);
+        args_out_x(d, val, vlen, ARGS_RAW, val, vlen, voff);
         return;
     }
     if (rc == DSML_ERR_NOMEM) {
@@ -1009,14 +1043,9 @@ static void value_end(dsml_detector *d, size_t off)
     if (refuse(d, DSML_ERR_INVALID_VALUE, off,
                "string=\"false\" value is not valid JSON; kept as a string"))
         return;
-    dsml_buf *s = &d->scratch;
-    s->len = 0;
-    dsml_emit_string(s, d->vbuf.len ? d->vbuf.data : "", d->vbuf.len);
-    if (s->failed) {
-        nomem(d);
-        return;
-    }
-    args_out(d, s->data, s->len, d->vbuf.len ? d->vbuf_off : off);
+    args_out(d, "\"", 1, voff);
+    args_escaped(d, val, vlen, voff);
+    args_out(d, "\"", 1, off);
 }
 
 /* ---- sinks: the bytes between markers ---------------------------------- */
@@ -1314,8 +1343,8 @@ static void marker(dsml_detector *d, int tok, int variant, size_t off,
                             "'</'");
             return;
         }
-        raw_add(d, p, len);
         value_end(d, off);
+        raw_add(d, p, len);
         if (d->failed)
             return;
         if (d->dup_pending) {

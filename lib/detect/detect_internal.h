@@ -196,8 +196,10 @@ struct dsml_detector {
     int vlead;             /* trim: still before the first non-space */
     dsml_buf vws;          /* trim: trailing whitespace held */
     size_t vws_off;
-    dsml_buf vbuf;         /* validation: the whole string="false" value */
+    dsml_buf vbuf;         /* validation, strict: the whole string="false"
+                              value */
     size_t vbuf_off;
+    size_t vraw;           /* where the value starts in raw (lenient) */
 
     /* message */
     int keep_message;
