@@ -724,6 +724,7 @@ typedef struct det_run {
     size_t events;
     size_t calls;
     size_t peak_bytes;
+    size_t live_at_end; /* bytes still held once everything was pulled */
 } det_run;
 
 /* Feeds `rounds` copies of `unit` in chunks of `chunk` bytes, pulling the
@@ -761,8 +762,10 @@ static det_run feed_repeated(dsml_detector_options *o, const char *head, const c
             if (rc != DSML_OK)
                 break;
         }
-        memmove(t.s, t.s + i, t.n - i);
-        t.n -= i;
+        if (i > 0) { /* (a chunk still being gathered is not moved onto itself) */
+            memmove(t.s, t.s + i, t.n - i);
+            t.n -= i;
+        }
     }
     if (rc == DSML_OK)
         rc = dsml_detector_finish(d);
@@ -776,6 +779,7 @@ static det_run feed_repeated(dsml_detector_options *o, const char *head, const c
     if (rc == DSML_OK && q < 0)
         rc = q;
     res.rc = rc;
+    res.live_at_end = st.live_bytes;
     if (rc != DSML_OK) {
         /* sticky until reset */
         assert_int_equal(dsml_detector_feed(d, "x", 1), rc);
@@ -911,6 +915,37 @@ static void test_detector_memory_at_limits(void **state)
     assert_int_equal(r.rc, DSML_OK);
     report("a window of max_held_bytes (64 KiB)", DSML_DEFAULT_MAX_HELD_BYTES, &r);
     assert_true(r.peak_bytes < 2 * DSML_DEFAULT_MAX_HELD_BYTES + (32u << 10));
+}
+
+/* One large feed holds about its size (its events, until pulled), and gives
+ * it back once they are pulled. */
+static void test_detector_memory_one_large_feed(void **state)
+{
+    (void)state;
+    dsml_detector_options o;
+    dsml_detector_options_init(&o);
+    o.flags = DSML_DETECT_NO_MESSAGE;
+    /* 40 MB: plain text, and text that starts a marker */
+    const size_t big = (size_t)40 << 20;
+    static const char *const heads[] = {"", "<"};
+    for (size_t h = 0; h < 2; h++) {
+        det_run r = feed_repeated(&o, heads[h], "0123456789abcdef", big / 16, EOS, big + h);
+        assert_int_equal(r.rc, DSML_OK);
+        report(h ? "one feed starting '<', no message" : "one feed, no message", big, &r);
+        assert_true(r.peak_bytes < big / 10 * 11 + ((size_t)1 << 20));
+        assert_true(r.live_at_end < ((size_t)1 << 20));
+    }
+    /* the worst case: a special token (a diagnostic each, in lenient mode)
+     * every seven bytes, in one feed and in 4 KiB feeds */
+    const size_t dense = (size_t)1 << 20;
+    det_run r = feed_repeated(&o, "", "<think>", dense / 7, EOS, dense / 7 * 7);
+    assert_int_equal(r.rc, DSML_OK);
+    report("a special token every 7 bytes, one feed", dense / 7 * 7, &r);
+    assert_true(r.peak_bytes < 64 * dense);
+    r = feed_repeated(&o, "", "<think>", dense / 7, EOS, 4096);
+    assert_int_equal(r.rc, DSML_OK);
+    report("a special token every 7 bytes, 4 KiB feeds", dense / 7 * 7, &r);
+    assert_true(r.peak_bytes < 512u << 10);
 }
 
 static void test_detector_limits(void **state)
@@ -1087,6 +1122,7 @@ int main(void)
         cmocka_unit_test(test_detector_memory_is_bounded),
         cmocka_unit_test(test_detector_memory_validated_value),
         cmocka_unit_test(test_detector_memory_at_limits),
+        cmocka_unit_test(test_detector_memory_one_large_feed),
         cmocka_unit_test(test_detector_limits),
         cmocka_unit_test(test_detector_limit_offsets),
         cmocka_unit_test(test_detector_bad_bytes),

@@ -1627,10 +1627,15 @@ static void resolve_limits(dsml_limits *out, const dsml_limits *in)
         out->max_calls = DSML_DEFAULT_MAX_CALLS;
 }
 
+/* A buffer emptied with more room than this gives it back. */
+#define DET_KEEP_BYTES ((size_t)1 << 20)
+
 /* Empties a buffer and clears its failure flag: after an allocation failed,
- * a reset must leave nothing that refuses to grow. */
+ * a reset must leave nothing that refuses to grow.  A large one is freed. */
 static void buf_clear(dsml_buf *b)
 {
+    if (b->cap > DET_KEEP_BYTES)
+        dsml_buf_release(b);
     b->len = 0;
     b->failed = 0;
 }
@@ -1807,7 +1812,14 @@ static void drain_if_done(dsml_detector *d)
 {
     if (d->ev_head == d->ev_n) {
         d->ev_head = d->ev_n = 0;
+        if (d->arena.cap > DET_KEEP_BYTES)
+            dsml_buf_release(&d->arena); /* after a large feed */
         d->arena.len = 0;
+        if (d->ev_cap * sizeof *d->ev > DET_KEEP_BYTES) {
+            dsml_free(&d->alloc, d->ev);
+            d->ev = NULL;
+            d->ev_cap = 0;
+        }
     }
 }
 
@@ -1869,6 +1881,42 @@ static size_t plain_prefix(const dsml_detector *d, const unsigned char *p, size_
     return i;
 }
 
+/* Feeds larger than this go through the engine a slice at a time: the
+ * input buffer then holds one slice at most, plus the bytes held back. */
+#define DET_SLICE ((size_t)64 << 10)
+
+/* One slice of a feed, valid UTF-8 within the limits. */
+static void feed_slice(dsml_detector *d, const char *bytes, size_t n)
+{
+    size_t plain = plain_prefix(d, (const unsigned char *)bytes, n);
+    if (plain > 0) {
+        text_sink(d, d->phase == PH_REASONING ? DSML_EVENT_REASONING
+                                              : DSML_EVENT_CONTENT,
+                  bytes, plain, d->base);
+        d->total += plain;
+        d->base += plain;
+        bytes += plain;
+        n -= plain;
+        if (d->failed || n == 0)
+            return;
+    }
+    d->total += n;
+    dsml_buf_append(&d->in, bytes, n);
+    if (d->in.failed) {
+        nomem(d);
+        return;
+    }
+    run(d, 0);
+    if (d->rel > 0) {
+        if (d->rel < d->in.len)
+            memmove(d->in.data, d->in.data + d->rel, d->in.len - d->rel);
+        d->in.len -= d->rel;
+        d->base += d->rel;
+        d->scan -= d->rel;
+        d->rel = 0;
+    }
+}
+
 int dsml_detector_feed(dsml_detector *d, const char *bytes, size_t len)
 {
     if (d == NULL || (bytes == NULL && len != 0))
@@ -1893,32 +1941,17 @@ int dsml_detector_feed(dsml_detector *d, const char *bytes, size_t len)
         code = DSML_ERR_UTF8;
     }
     size_t at = d->total + ok;
-    size_t plain = plain_prefix(d, (const unsigned char *)bytes, ok);
-    if (plain > 0) {
-        text_sink(d, d->phase == PH_REASONING ? DSML_EVENT_REASONING
-                                              : DSML_EVENT_CONTENT,
-                  bytes, plain, d->base);
-        d->total += plain;
-        d->base += plain;
-        bytes += plain;
-        ok -= plain;
-        if (d->failed || (ok == 0 && code == DSML_OK))
-            return d->failed;
-    }
-    d->total += ok;
-    dsml_buf_append(&d->in, bytes, ok);
-    if (d->in.failed) {
+    /* the events of a large feed wait in the arena until pulled: room for
+     * its text at once, rather than by doubling */
+    if (ok > DET_SLICE && !dsml_buf_reserve(&d->arena, ok)) {
         nomem(d);
         return d->failed;
     }
-    run(d, 0);
-    if (d->rel > 0) {
-        if (d->rel < d->in.len)
-            memmove(d->in.data, d->in.data + d->rel, d->in.len - d->rel);
-        d->in.len -= d->rel;
-        d->base += d->rel;
-        d->scan -= d->rel;
-        d->rel = 0;
+    while (ok > 0 && !d->failed) {
+        size_t k = ok < DET_SLICE ? ok : DET_SLICE;
+        feed_slice(d, bytes, k);
+        bytes += k;
+        ok -= k;
     }
     if (code == DSML_ERR_LIMIT)
         fail(d, DSML_ERR_LIMIT, at,
