@@ -572,8 +572,9 @@ typedef enum dsml_false_values {
                                         (DSML_ERR_INVALID_VALUE); lenient
                                         inserts the text as a JSON string.
                                         The value is held until its end (bounded
-                                        by limits.max_argument_bytes), so it
-                                        does not stream. */
+                                        by limits.max_argument_bytes; lenient
+                                        mode reads it back from the invoke's
+                                        raw text), so it does not stream. */
 } dsml_false_values;
 
 /* 8. Marker variants: ASCII pipes ("<|DSML| invoke"), doubled pipes
@@ -593,7 +594,8 @@ typedef enum dsml_markers {
 #define DSML_DETECT_NO_MESSAGE 0x1u /* do not accumulate the final message
                                        (dsml_detector_message() then fails
                                        with DSML_ERR_STATE); saves memory for
-                                       servers that only forward events */
+                                       servers that only forward events (see
+                                       "Memory" below) */
 
 /* 9. Which calls a request allows (its `tool_choice`).  A call that is not
  *    allowed is still parsed and reported -- a DIAGNOSTIC
@@ -794,7 +796,29 @@ DSML_API void dsml_detector_destroy(dsml_detector *d);
  * ARGUMENTS fragments of one call are merged) and the message do not depend
  * on how the input is split.  A byte is held back only while it could still
  * begin a marker, finish a UTF-8 character, or while a policy window above
- * holds it.  Memory is bounded by the limits.
+ * holds it.
+ *
+ * Memory: a detector holds, through its allocator,
+ *   - the events not yet pulled, with their text: about the bytes fed since
+ *     the last pull (arguments text is JSON-escaped, up to six bytes for a
+ *     control character; an event costs about 100 bytes of its own, a
+ *     diagnostic 150, so text dense with special tokens, each reported in
+ *     lenient mode, costs up to 50 times its size).  Room taken past 1 MiB
+ *     is given back once the events are pulled;
+ *   - the bytes held back: an invoke's name, a parameter's name, a policy
+ *     window, each at most limits.max_held_bytes, and up to one marker;
+ *   - in lenient mode the raw text of the current invoke (at most
+ *     limits.max_argument_bytes), from which a value under
+ *     DSML_FALSE_VALUES_VALIDATE is read back; strict mode holds such a
+ *     value instead (at most as much);
+ *   - without DSML_DETECT_NO_MESSAGE, the message: content, reasoning, each
+ *     call's name and arguments.
+ * Each buffer grows to its limit, never past it.  With DSML_DETECT_NO_MESSAGE
+ * and chunks of a few KiB pulled after each feed, that is a few tens of KiB
+ * plus, in lenient mode, one invoke's raw text; one feed of N bytes of text
+ * holds about N until pulled (docs/RELIABILITY.md has measured figures).
+ * cJSON's trees (tools_json, a value being validated) come from malloc and
+ * are not counted.
  *
  * Thread safety: one handle is used by one thread at a time; distinct
  * handles are independent.
