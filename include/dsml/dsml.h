@@ -468,9 +468,9 @@ DSML_API int dsml_render_case(const char *case_json, size_t len,
  * "</｜DSML｜ invoke>\n" belongs to its call.  When the block's first invoke
  * is malformed, the block's own tags are content too: its opener (before
  * that invoke's text) and its closer.  So reasoning and content, in order,
- * hold every byte of the completion except the text of the calls that
- * complete, the tags of a block whose first call completes, </think> and
- * the end-of-sentence token.  Lenient mode also recognises a calls block
+ * hold every byte of the completion except the text of the calls parsed
+ * (complete, unterminated or refused), the tags of a block whose first
+ * call is parsed, </think> and the end-of-sentence token.  Lenient mode also recognises a calls block
  * written without the blank line before it (with a diagnostic).
  * Both modes fail on invalid UTF-8 (DSML_ERR_UTF8), on an exceeded limit
  * (DSML_ERR_LIMIT) and when out of memory.
