@@ -139,10 +139,12 @@ static void diag(dsml_detector *d, int code, size_t off, const char *fmt, ...)
 {
     if (d->failed)
         return;
-    char msg[256];
+    /* written as an error's message is: what it quotes from the input (a
+     * name cut short, say) stays valid UTF-8, control characters escaped */
+    dsml_error m;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    dsml_vfail(&m, code, off, NULL, fmt, ap);
     va_end(ap);
     det_event *e = ev_push(d);
     if (e == NULL)
@@ -150,8 +152,8 @@ static void diag(dsml_detector *d, int code, size_t off, const char *fmt, ...)
     e->type = DSML_EVENT_DIAGNOSTIC;
     e->status = code;
     e->offset = off;
-    size_t n = strlen(msg);
-    dsml_buf_append(&d->arena, msg, n + 1);
+    size_t n = strlen(m.message);
+    dsml_buf_append(&d->arena, m.message, n + 1);
     e->len = n;
     if (d->arena.failed) {
         d->ev_n--;
