@@ -88,7 +88,7 @@ int cmd_session(const bench_opts *o);
 void add_words(sbuf *b, size_t n, uint32_t *seed, int json);
 void make_conversation(sbuf *b, size_t count, size_t text);
 void make_completion(sbuf *b, size_t count, size_t text);
-void make_session(sbuf *b, size_t turns, int text_heavy);
+void make_session(sbuf *b, size_t turns, size_t text);
 void make_agent_completion(sbuf *b, size_t units);
 
 typedef struct token {

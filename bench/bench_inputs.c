@@ -130,11 +130,11 @@ static const char *const tool_names[8] = {"search", "open_file", "run_tests", "e
  * An agent session as a case file: 8 tools with schemas, a system prompt,
  * then `turns` turns of: user message; assistant (reasoning, content, two
  * tool calls); two tool results; assistant (reasoning, a call); its result;
- * assistant answer.  About 5.6 KB a turn, so 200 turns are about 1.1 MB.
- * text_heavy: instead, `turns` pairs of a long user text (a pasted document,
- * 256 KiB) and a long assistant answer (256 KiB): 16 turns are 8 MiB.
+ * assistant answer.  Every text of a turn is `text` times its base length:
+ * at 1, about 6 KB a turn, so 200 turns are about 1.2 MB; at 8 (a
+ * text-heavy session), about 42 KB a turn.
  */
-void make_session(sbuf *b, size_t turns, int text_heavy)
+void make_session(sbuf *b, size_t turns, size_t text)
 {
     uint32_t seed = 1234;
     sb_puts(b, "{\"thinking_mode\": \"thinking\", \"tools\": [");
@@ -154,32 +154,24 @@ void make_session(sbuf *b, size_t turns, int text_heavy)
     sb_puts(b, "\"}");
     size_t call = 0;
     for (size_t i = 0; i < turns; i++) {
-        if (text_heavy) {
-            sb_puts(b, ", {\"role\": \"user\", \"content\": \"");
-            add_words(b, 256 << 10, &seed, 1);
-            sb_puts(b, "\"}, {\"role\": \"assistant\", \"content\": \"");
-            add_words(b, 256 << 10, &seed, 1);
-            sb_puts(b, "\"}");
-            continue;
-        }
         sb_puts(b, ", {\"role\": \"user\", \"content\": \"");
-        add_words(b, 300, &seed, 1);
+        add_words(b, 300 * text, &seed, 1);
         sb_puts(b, "\"}");
         for (int step = 0; step < 2; step++) {
             int ncalls = step == 0 ? 2 : 1;
             sb_puts(b, ", {\"role\": \"assistant\", \"reasoning_content\": \"");
-            add_words(b, step == 0 ? 600 : 300, &seed, 1);
+            add_words(b, (step == 0 ? 600 : 300) * text, &seed, 1);
             sb_puts(b, "\", \"content\": \"");
-            add_words(b, 120, &seed, 1);
+            add_words(b, 120 * text, &seed, 1);
             sb_puts(b, "\", \"tool_calls\": [");
             for (int k = 0; k < ncalls; k++) {
                 sb_printf(b,
                           "%s{\"id\": \"call_%zu\", \"type\": \"function\", \"function\": "
                           "{\"name\": \"%s\", \"arguments\": \"{\\\"path\\\": \\\"src/",
                           k ? ", " : "", call + (size_t)k, tool_names[(call + (size_t)k) % 8]);
-                add_words(b, 30, &seed, 2);
+                add_words(b, 30 * text, &seed, 2);
                 sb_puts(b, "\\\", \\\"query\\\": \\\"");
-                add_words(b, 120, &seed, 2);
+                add_words(b, 120 * text, &seed, 2);
                 sb_printf(b, "\\\", \\\"limit\\\": %zu, \\\"ratio\\\": 0.25}\"}}",
                           (call + (size_t)k) % 50 + 1);
             }
@@ -188,18 +180,18 @@ void make_session(sbuf *b, size_t turns, int text_heavy)
                 sb_printf(b, ", {\"role\": \"tool\", \"tool_call_id\": \"call_%zu\", "
                              "\"content\": \"",
                           call++);
-                add_words(b, 800, &seed, 1);
+                add_words(b, 800 * text, &seed, 1);
                 sb_puts(b, "\"}");
             }
         }
         sb_puts(b, ", {\"role\": \"assistant\", \"reasoning_content\": \"");
-        add_words(b, 300, &seed, 1);
+        add_words(b, 300 * text, &seed, 1);
         sb_puts(b, "\", \"content\": \"");
-        add_words(b, 500, &seed, 1);
+        add_words(b, 500 * text, &seed, 1);
         sb_puts(b, "\"}");
     }
     sb_puts(b, ", {\"role\": \"user\", \"content\": \"");
-    add_words(b, 300, &seed, 1);
+    add_words(b, 300 * text, &seed, 1);
     sb_puts(b, "\"}]}");
 }
 

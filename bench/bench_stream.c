@@ -11,8 +11,9 @@
  *   time per token, token-by-token / whole buffer, and the time per token
  *   of the longest stream / the shortest (flat: about 1).  Under
  *   --callgrind, bench/callgrind-ratios.sh prints instructions per token.
- * session: an agent session (tool calls and results, ~5.6 KB a turn) and a
- *   text-heavy one (256 KiB texts) at 1x, 8x and 64x the turns, rendered
+ * session: an agent session (tool calls and results, ~6 KB a turn) and a
+ *   text-heavy one (every text 8 times longer) at 1x, 8x and 64x the turns
+ *   (200 and 25 turns at 1x, about 1.2 and 1.1 MB), rendered
  *   with dsml_render_case.  Baselines: the 1x and 8x renders, and
  *   cJSON_Parse+cJSON_Delete of the same JSON.  Targets: 8x the turns take
  *   at most 9x the time (8x / 1x and 64x / 8x).
@@ -150,9 +151,9 @@ int cmd_session(const bench_opts *o)
 {
     static const struct {
         const char *what;
-        int text_heavy;
+        size_t text;  /* text length multiplier */
         size_t turns; /* at 1x */
-    } ss[] = {{"agent", 0, 200}, {"text", 1, 2}};
+    } ss[] = {{"agent", 1, 200}, {"text", 8, 25}};
     static const size_t mult[3] = {1, 8, 64};
     int all_ok = 1;
     for (size_t s = 0; s < sizeof ss / sizeof ss[0]; s++) {
@@ -162,7 +163,7 @@ int cmd_session(const bench_opts *o)
         memset(c, 0, sizeof c);
         memset(ks, 0, sizeof ks);
         for (int f = 0; f < 3; f++) {
-            make_session(&c[f].in, ss[s].turns * mult[f], ss[s].text_heavy);
+            make_session(&c[f].in, ss[s].turns * mult[f], ss[s].text);
             dsml_render_options_init(&c[f].opts);
             dsml_output out;
             dsml_error err;
