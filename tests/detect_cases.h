@@ -241,6 +241,24 @@ static inline void dc_run_free(dc_run *r)
     memset(r, 0, sizeof *r);
 }
 
+/* Ends a run: the log, the status and (when it succeeded) the message. */
+static inline void dc_run_end(dsml_detector *d, dc_log *l, int rc, dc_run *out)
+{
+    dc_log_close_text(l);
+    out->rc = rc;
+    out->log = dsml_buf_take(&l->b, &out->log_len);
+    out->msg = NULL;
+    out->msg_len = 0;
+    if (rc == DSML_OK) {
+        dsml_output o;
+        if (dsml_detector_message(d, &o, NULL) == DSML_OK) {
+            out->msg = dc_strdup(o.text, o.len);
+            out->msg_len = o.len;
+            dsml_output_free(&o);
+        }
+    }
+}
+
 /* Feeds `text` to a fresh detector in the chunks listed by `cuts` (ascending
  * offsets where a new chunk starts; NULL/0 = one chunk), or in slices of
  * `step` bytes when step > 0; ends the stream for reason `why`. */
@@ -270,19 +288,7 @@ static inline void dc_feed_run_end(dsml_detector *d, const char *text, size_t le
     int r2 = dc_drain(d, &l);
     if (rc == DSML_OK && r2 < 0)
         rc = r2;
-    dc_log_close_text(&l);
-    out->rc = rc;
-    out->log = dsml_buf_take(&l.b, &out->log_len);
-    out->msg = NULL;
-    out->msg_len = 0;
-    if (rc == DSML_OK) {
-        dsml_output o;
-        if (dsml_detector_message(d, &o, NULL) == DSML_OK) {
-            out->msg = dc_strdup(o.text, o.len);
-            out->msg_len = o.len;
-            dsml_output_free(&o);
-        }
-    }
+    dc_run_end(d, &l, rc, out);
 }
 
 static inline void dc_feed_run(dsml_detector *d, const char *text, size_t len,
