@@ -259,6 +259,31 @@ static inline void dc_run_end(dsml_detector *d, dc_log *l, int rc, dc_run *out)
     }
 }
 
+/* Whether a run gives the status, events and message of `want`; prints
+ * the first difference. */
+static inline int dc_same_run(const dc_case *c, const char *how, const dc_run *want,
+                    const dc_run *got)
+{
+    char what[96];
+    if (want->rc != got->rc) {
+        fprintf(stderr, "%s (%s): status %s, expected %s\n", c->id, how,
+                dsml_status_name(got->rc), dsml_status_name(want->rc));
+        return 0;
+    }
+    snprintf(what, sizeof what, "events (%s)", how);
+    if (!tu_same_text(c->id, what, want->log, want->log_len, got->log,
+                      got->log_len))
+        return 0;
+    snprintf(what, sizeof what, "message (%s)", how);
+    if ((want->msg == NULL) != (got->msg == NULL))
+        return 0;
+    if (want->msg != NULL &&
+        !tu_same_text(c->id, what, want->msg, want->msg_len, got->msg,
+                      got->msg_len))
+        return 0;
+    return 1;
+}
+
 /* Feeds `text` to a fresh detector in the chunks listed by `cuts` (ascending
  * offsets where a new chunk starts; NULL/0 = one chunk), or in slices of
  * `step` bytes when step > 0; ends the stream for reason `why`. */

@@ -155,18 +155,8 @@ static void run_all(dsml_detect_mode mode)
                 runs++;
                 char what[64];
                 snprintf(what, sizeof what, "packed events (chunks %zu, cap %zu)", step, caps[k]);
-                if (got.rc != want.rc) {
-                    fprintf(stderr, "%s (%s): status %s, next() loop %s\n", c->id, what,
-                            dsml_status_name(got.rc), dsml_status_name(want.rc));
+                if (!dc_same_run(c, what, &want, &got))
                     bad++;
-                } else if (!tu_same_text(c->id, what, want.log, want.log_len, got.log,
-                                         got.log_len) ||
-                           (want.msg == NULL) != (got.msg == NULL) ||
-                           (want.msg != NULL && !tu_same_text(c->id, "message", want.msg,
-                                                              want.msg_len, got.msg,
-                                                              got.msg_len))) {
-                    bad++;
-                }
                 dc_run_free(&got);
             }
         }
