@@ -303,6 +303,19 @@ static int render_case_doc(dsml_rctx *c, const cJSON *doc, const cJSON *context,
                &ro, out);
 }
 
+/* The options, and `out` cleared (or refused when NULL). */
+static int entry_setup(dsml_rctx *c, const dsml_render_options *opts, dsml_output *out,
+                       dsml_error *err)
+{
+    int r = dsml_rctx_setup(c, opts, err);
+    if (out == NULL)
+        r = dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
+                      "out must not be NULL");
+    else
+        memset(out, 0, sizeof *out);
+    return r;
+}
+
 /* What every entry point does: options, the JSON text, the context option,
  * then the document's own reading. */
 int dsml_render_entry(dsml_render_doc_fn fn, void *arg, const char *json, size_t len,
@@ -310,12 +323,7 @@ int dsml_render_entry(dsml_render_doc_fn fn, void *arg, const char *json, size_t
                       dsml_error *err)
 {
     dsml_rctx c;
-    int r = dsml_rctx_setup(&c, opts, err);
-    if (out == NULL)
-        r = dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
-                      "out must not be NULL");
-    else
-        memset(out, 0, sizeof *out);
+    int r = entry_setup(&c, opts, out, err);
     cJSON *doc = NULL, *context = NULL;
     c.input = json;
     c.input_len = len;
@@ -327,6 +335,28 @@ int dsml_render_entry(dsml_render_doc_fn fn, void *arg, const char *json, size_t
     if (r == DSML_OK)
         r = fn(&c, doc, context, out, arg);
     cJSON_Delete(doc);
+    cJSON_Delete(context);
+    dsml_rctx_teardown(&c);
+    return r;
+}
+
+int dsml_render_case_tree(const cJSON *doc, size_t values, size_t size_hint,
+                          const dsml_render_options *opts, dsml_output *out, dsml_error *err)
+{
+    dsml_rctx c;
+    int r = entry_setup(&c, opts, out, err);
+    cJSON *context = NULL;
+    c.input = NULL;
+    c.input_len = size_hint;
+    if (r == DSML_OK && values > c.values_left)
+        r = dsml_fail(err, DSML_ERR_LIMIT, DSML_NO_OFFSET, "$",
+                      "more JSON values than max_json_values allows");
+    if (r == DSML_OK) {
+        c.values_left -= values;
+        r = dsml_rctx_read_context(&c, &context);
+    }
+    if (r == DSML_OK)
+        r = render_case_doc(&c, doc, context, out, NULL);
     cJSON_Delete(context);
     dsml_rctx_teardown(&c);
     return r;

@@ -8,6 +8,7 @@ import json
 import struct
 from collections import namedtuple
 
+from . import _fast
 from . import _native as N
 from ._native import DsmlError
 from .render import _utf8, to_json_text
@@ -253,6 +254,12 @@ def _records(buf, events):
 
 _BUFFER = 1 << 16
 
+_speedups = _fast.speedups
+if _speedups is not None:
+    _fast._bind(_speedups, Event, (_KINDS.get(0, "unknown"),) + tuple(
+        _KINDS[t] for t in range(1, 7)))
+    _fast_feed = _speedups.feed
+
 
 class Detector:
     """The streaming detector.
@@ -336,6 +343,12 @@ class Detector:
 
     def feed(self, data):
         """Feed the next piece of the completion; returns the new events."""
+        if _speedups is not None and self._handle is not None:
+            r = _fast_feed(self._handle.value, data, False)
+            if type(r) is list:
+                return r
+            if r is not NotImplemented:
+                raise self._error(r[1], r[0])
         if type(data) is str:
             try:
                 data = data.encode("utf-8")
@@ -347,6 +360,11 @@ class Detector:
 
     def finish(self):
         """End of the stream; returns the last events."""
+        if _speedups is not None and self._handle is not None:
+            r = _fast_feed(self._handle.value, None, True)
+            if type(r) is list:
+                return r
+            raise self._error(r[1], r[0])
         return self._pump(None, N.PACK_FINISH)
 
     def message(self):
