@@ -37,6 +37,16 @@ int dsml_json_read_counted(const char *text, size_t len, const dsml_limits *limi
                            const dsml_allocator *a, const char *what, size_t base_offset,
                            size_t *values_left, cJSON **out, dsml_error *err);
 
+/* The render's reader (json_fast.c): as dsml_json_read_counted, but the
+ * tree of ordinary text is built in one pass into a few blocks of `a`
+ * (anything else is read by dsml_json_read_counted, so errors are its
+ * own).  Free the tree with dsml_json_free. */
+int dsml_json_read_doc(const char *text, size_t len, const dsml_limits *limits,
+                       const dsml_allocator *a, const char *what, size_t base_offset,
+                       size_t *values_left, cJSON **out, dsml_error *err);
+/* Frees a tree of dsml_json_read_doc (or any cJSON tree).  NULL is fine. */
+void dsml_json_free(cJSON *root);
+
 /* Checks JSON text without building a tree and without a depth limit (an
  * explicit stack, no recursion).  Returns DSML_OK or the error and its
  * offset. */

@@ -262,8 +262,9 @@ def main(argv=None):
     args = ap.parse_args(argv)
     only = set(args.only.split(","))
     ref = P.load_reference(args.reference)
-    print("libdsml %s at %s; Python %s" % (dsml.library_version, dsml.library_path,
-                                            sys.version.split()[0]))
+    from dsml import _fast
+    print("libdsml %s at %s; Python %s; compiled fast path: %s"
+          % (dsml.library_version, dsml.library_path, sys.version.split()[0], _fast.origin))
     ok = True
     if "render" in only:
         ok &= section_render(ref, args)
