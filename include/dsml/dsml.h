@@ -20,8 +20,11 @@
  * - Output that the caller owns is returned in a `dsml_output` and released
  *   with dsml_output_free().  Borrowed pointers say how long they live.
  * - Memory comes from the caller's dsml_allocator when one is given, else from
- *   malloc/realloc/free.  The JSON reader (cJSON) allocates its parse trees
- *   with the C library's malloc; libdsml never changes cJSON's global hooks.
+ *   malloc/realloc/free.  A render reads ordinary JSON text into blocks of
+ *   that allocator; text it hands to cJSON (text with a fault, repeated
+ *   keys or an object of more than 32 members), and the detector's
+ *   string="false" check and declared tools, get trees from the C
+ *   library's malloc: libdsml never changes cJSON's global hooks.
  *
  * Thread safety
  * -------------
