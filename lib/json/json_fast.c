@@ -169,6 +169,24 @@ static int hex4(const unsigned char *s, unsigned *out)
     return 1;
 }
 
+/* The first '\\' at or after i, or n. */
+static size_t backslash(const unsigned char *s, size_t i, size_t n)
+{
+#if defined(__SSE2__)
+    const __m128i bslash = _mm_set1_epi8('\\');
+    while (i + 16 <= n) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+        unsigned mask = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, bslash));
+        if (mask != 0)
+            return i + (size_t)__builtin_ctz(mask);
+        i += 16;
+    }
+#endif
+    while (i < n && s[i] != '\\')
+        i++;
+    return i;
+}
+
 /* The string at p->i ('"'): decoded into the arena, NUL-terminated. */
 static char *parse_string(fparse *p)
 {
@@ -203,8 +221,7 @@ static char *parse_string(fparse *p)
     }
     char *o = out;
     for (size_t j = start; j < i;) {
-        const unsigned char *bs = memchr(s + j, '\\', i - j);
-        size_t run = (bs != NULL ? (size_t)(bs - s) : i) - j;
+        size_t run = backslash(s, j, i) - j;
         memcpy(o, s + j, run);
         o += run;
         j += run;
