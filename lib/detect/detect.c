@@ -1961,6 +1961,36 @@ static int plain_word(const unsigned char *p, size_t n)
 #undef HAS_BYTE
 }
 
+/* A text event for a chunk (and its message text, m NULL: none), as
+ * ev_text makes it; when the queue is empty (a caller who takes every
+ * event) without looking for an event to merge with. */
+static void plain_event(dsml_detector *d, int type, size_t call, const char *p, size_t n,
+                        dsml_buf *m)
+{
+    if (d->ev_n != 0 || d->ev_cap == 0 || d->failed) {
+        ev_text(d, type, call, p, n);
+        return;
+    }
+    det_event *e = &d->ev[d->ev_n++];
+    e->type = type;
+    e->call = call;
+    e->text_off = d->arena.len;
+    e->len = n;
+    e->status = 0;
+    e->offset = DSML_NO_OFFSET;
+    dsml_buf_append(&d->arena, p, n);
+    if (d->arena.failed) {
+        d->ev_n--;
+        nomem(d);
+        return;
+    }
+    if (m != NULL) {
+        dsml_buf_append(m, p, n);
+        if (m->failed)
+            nomem(d);
+    }
+}
+
 /* The common case of a streamed token: text in reasoning or content, or a
  * parameter value's text, with nothing held back and no marker partly
  * matched, made of complete characters none of which can begin a marker
@@ -2030,37 +2060,21 @@ plain:;
             d->scan = 0;
             reset_scan_state(d);
         }
-        if (d->ev_n != 0 || d->ev_cap == 0) {
-            ev_text(d, kind, 0, bytes, len);
-            return 1;
-        }
-        /* the queue is empty (the caller took every event): a new event
-         * with the chunk as its text, as ev_text makes it */
-        det_event *e = &d->ev[d->ev_n++];
-        e->type = kind;
-        e->call = 0;
-        e->text_off = d->arena.len;
-        e->len = len;
-        e->status = 0;
-        e->offset = DSML_NO_OFFSET;
-        dsml_buf_append(&d->arena, bytes, len);
-        if (d->arena.failed) {
-            d->ev_n--;
-            nomem(d);
-            return 1;
-        }
-        if (d->keep_message) {
-            dsml_buf *m = kind == DSML_EVENT_CONTENT ? &d->m_content : &d->m_reasoning;
-            dsml_buf_append(m, bytes, len);
-            if (m->failed)
-                nomem(d);
-        }
+        dsml_buf *m = kind == DSML_EVENT_CONTENT ? &d->m_content : &d->m_reasoning;
+        plain_event(d, kind, 0, bytes, len, d->keep_message ? m : NULL);
     } else {
         raw_add(d, bytes, len);
-        if (d->str_true && !needs_escape(p, len))
-            args_out_x(d, bytes, len, ARGS_RAW, bytes, len, off); /* its own escape */
-        else
+        size_t call = d->ncalls - 1;
+        if ((d->str_true ? !needs_escape(p, len)
+                         : d->opt.false_values != DSML_FALSE_VALUES_VALIDATE) &&
+            !d->call_quiet && !d->failed && len <= d->lim.max_argument_bytes - d->args_len) {
+            /* the text is its own JSON escape (or is inserted verbatim) */
+            d->args_len += len;
+            plain_event(d, DSML_EVENT_ARGUMENTS, call, bytes, len,
+                        d->keep_message && call < d->calls_cap ? &d->calls[call].args : NULL);
+        } else {
             value_emit(d, bytes, len, off);
+        }
     }
     return 1;
 }
