@@ -2000,7 +2000,8 @@ static void plain_event(dsml_detector *d, int type, size_t call, const char *p, 
  * the chunk is not such a one (nothing done). */
 static int feed_plain(dsml_detector *d, const char *bytes, size_t len)
 {
-    if (d->u_need != 0 || len > d->lim.max_input_bytes - d->total || len == 0)
+    /* a longer chunk is likely to hold a marker: the scanner reads it once */
+    if (d->u_need != 0 || len > 256 || len > d->lim.max_input_bytes - d->total || len == 0)
         return 0;
     int text = d->phase == PH_REASONING || d->phase == PH_CONTENT;
     size_t held = 0;
