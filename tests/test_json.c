@@ -525,6 +525,55 @@ static void test_utf8_char_matches_utf8proc(void **state)
     assert_true(checked > 1000000);
 }
 
+/* The render's one-pass reader accepts a string exactly when the reader
+ * behind it does, for every sequence of up to three bytes and the four-byte
+ * ones above, at the start, in the middle and at the end of a string. */
+static void test_fast_reader_utf8_matches(void **state)
+{
+    (void)state;
+    static const unsigned char tail[] = {0x41, 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf,
+                                         0xc0, 0xf0, 0xff};
+    /* pads put the sequence across the 16-byte blocks of the vector check,
+     * and at the very end of a block-sized string */
+    static const char *const pads[][2] = {
+        {"", ""}, {"abcdefghij", "klmnopqrstuvwxyz"}, {"abcdefghijklmnopq", ""},
+        {"abcdefghijklm", "nopqrstuvwxyz"}, {"abcdefghijklmn", "opqrstuvwxyz"},
+        {"abcdefghijklmno", "pqrstuvwxyzABCDEFGH"}, {"abcdefghijkl", ""},
+        {"abcdefghijklmnopqrstuvwxyzABCD", ""}, {"abcdefghijklmnopqrstuvwxyzAB", "CDEF"}};
+    size_t checked = 0;
+    for (unsigned a = 0x80; a < 256; a++) {
+        for (unsigned b = 0; b < 256; b++) {
+            for (unsigned c = 0x80; c < 0xc0 || c == 0x80; c += a >= 0xe0 ? 1 : 0x40) {
+                for (size_t t = 0; t < (a >= 0xf0 ? sizeof tail : 1); t++) {
+                    for (size_t q = 0; q < sizeof pads / sizeof pads[0]; q++) {
+                        char text[96];
+                        int n = snprintf(text, sizeof text, "[\"%s%c%c%c%c%s\"]", pads[q][0], a, b,
+                                         c, tail[t], pads[q][1]);
+                        cJSON *x = NULL, *y = NULL;
+                        int rx = dsml_json_read_doc(text, (size_t)n, NULL, NULL, "$", 0, NULL,
+                                                    &x, NULL);
+                        int ry = dsml_json_read_counted(text, (size_t)n, NULL, NULL, "$", 0, NULL,
+                                                        &y, NULL);
+                        if (rx != ry)
+                            fail_msg("%02x %02x %02x %02x (pad %zu): %s, the reader %s", a, b, c,
+                                     tail[t], q, dsml_status_name(rx), dsml_status_name(ry));
+                        if (rx == DSML_OK)
+                            assert_string_equal(x->child->valuestring, y->child->valuestring);
+                        dsml_json_free(x);
+                        cJSON_Delete(y);
+                        checked++;
+                    }
+                }
+                if (a < 0xe0)
+                    break;
+            }
+            if (a < 0xc0 && b > 0)
+                break;
+        }
+    }
+    assert_true(checked > 100000);
+}
+
 int main(void)
 {
     dsml_alloc_resolve(&std_alloc, NULL);
@@ -539,6 +588,7 @@ int main(void)
         cmocka_unit_test(test_grammar_errors),
         cmocka_unit_test(test_utf8_errors),
         cmocka_unit_test(test_utf8_char_matches_utf8proc),
+        cmocka_unit_test(test_fast_reader_utf8_matches),
         cmocka_unit_test(test_escape_errors),
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_large_string),

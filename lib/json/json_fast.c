@@ -119,8 +119,31 @@ static size_t stop_end(const unsigned char *s, size_t i, size_t n, int *high)
     return i;
 }
 
-/* Whether s[0, n) is valid UTF-8 (as RFC 3629 reads it). */
-static int valid_utf8(const unsigned char *s, size_t n)
+/* Whether the multi-byte character at s[0, 4) (readable) is valid, and its
+ * length in *len: the lead byte gives the length, the bytes are matched
+ * against the length's bit pattern as one little-endian word, and the four
+ * lead bytes whose second byte has a narrower range (E0, ED, F0, F4) are
+ * checked beside it, without a branch on the length. */
+static int char_at(const unsigned char *s, size_t *len)
+{
+    static const unsigned char len_of[16] = {1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 2, 2, 3, 4};
+    static const uint32_t mask[5] = {0, 0, 0xc0e0u, 0xc0c0f0u, 0xc0c0c0f8u};
+    static const uint32_t want[5] = {1, 1, 0x80c0u, 0x8080e0u, 0x808080f0u};
+    unsigned c = s[0], b = s[1];
+    size_t l = len_of[c >> 4];
+    uint32_t w = (uint32_t)s[0] | (uint32_t)s[1] << 8 | (uint32_t)s[2] << 16 |
+                 (uint32_t)s[3] << 24;
+    int ok = (w & mask[l]) == want[l];
+    ok &= c >= 0xc2 && c <= 0xf4;
+    ok &= !((c == 0xe0 && b < 0xa0) | (c == 0xed && b > 0x9f) | (c == 0xf0 && b < 0x90) |
+            (c == 0xf4 && b > 0x8f));
+    *len = l;
+    return ok;
+}
+
+/* Whether s[0, n) is valid UTF-8 (as RFC 3629 reads it), a character at a
+ * time. */
+static int valid_utf8_chars(const unsigned char *s, size_t n)
 {
     size_t i = 0;
     while (i < n) {
@@ -142,13 +165,100 @@ static int valid_utf8(const unsigned char *s, size_t n)
             i++;
             continue;
         }
-        size_t k = dsml_utf8_char(s + i, n - i);
-        if (k == 0)
+        size_t k;
+        if (i + 4 <= n) {
+            if (!char_at(s + i, &k) || k > n - i)
+                return 0;
+        } else if ((k = dsml_utf8_char(s + i, n - i)) == 0) {
             return 0;
+        }
         i += k;
     }
     return 1;
 }
+
+#if defined(__SSE2__)
+/* The bytes of cur moved k places up, the top k of prev below them. */
+#define SHIFT_IN(cur, prev, k) \
+    _mm_or_si128(_mm_slli_si128((cur), (k)), _mm_srli_si128((prev), 16 - (k)))
+
+/* u(b) = b ^ 0x80 as a signed byte, so that unsigned ranges compare as
+ * signed ones: u(0x80) = 0, u(0xbf) = 63, u(0xc2) = 66, u(0xdf) = 95, ... */
+#define IN_RANGE(u, lo, hi) \
+    _mm_and_si128(_mm_cmpgt_epi8((u), _mm_set1_epi8((char)((lo) - 1))), \
+                  _mm_cmpgt_epi8(_mm_set1_epi8((char)((hi) + 1)), (u)))
+
+/* Whether s[0, n) is valid UTF-8, sixteen bytes at a time: every position
+ * a lead byte before it says must hold a continuation byte holds one and no
+ * other does, no byte is C0, C1 or F5..FF, and the second bytes after E0,
+ * ED, F0 and F4 lie in their narrower ranges. */
+static int valid_utf8(const unsigned char *s, size_t n)
+{
+    if (n < 16)
+        return valid_utf8_chars(s, n);
+    const __m128i flip = _mm_set1_epi8((char)0x80);
+    __m128i prev = _mm_setzero_si128(), p234 = prev, p34 = prev, p4 = prev, err = prev;
+    size_t i = 0;
+    for (;;) {
+        __m128i v;
+        if (i + 16 <= n) {
+            v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+        } else {
+            /* the tail, then zero bytes: a character cut off by the end
+             * leaves a continuation expected where a zero byte stands */
+            unsigned char tmp[16] = {0};
+            if (i < n)
+                memcpy(tmp, s + i, n - i);
+            v = _mm_loadu_si128((const __m128i *)(const void *)tmp);
+        }
+        int pending = _mm_movemask_epi8(_mm_or_si128(p234, _mm_or_si128(p34, p4))) & 0xe000;
+        if (_mm_movemask_epi8(v) == 0 && !pending) {
+            prev = p234 = p34 = p4 = _mm_setzero_si128();
+            if (i + 16 >= n)
+                break;
+            i += 16;
+            continue;
+        }
+        __m128i u = _mm_xor_si128(v, flip);
+        __m128i cont = IN_RANGE(u, 0, 63);
+        __m128i l2 = IN_RANGE(u, 66, 95), l3 = IN_RANGE(u, 96, 111), l4 = IN_RANGE(u, 112, 116);
+        __m128i bad = _mm_or_si128(IN_RANGE(u, 64, 65), _mm_cmpgt_epi8(u, _mm_set1_epi8(116)));
+        __m128i l234 = _mm_or_si128(l2, _mm_or_si128(l3, l4)), l34 = _mm_or_si128(l3, l4);
+        __m128i expect = _mm_or_si128(SHIFT_IN(l234, p234, 1),
+                                      _mm_or_si128(SHIFT_IN(l34, p34, 2), SHIFT_IN(l4, p4, 3)));
+        err = _mm_or_si128(err, _mm_or_si128(bad, _mm_xor_si128(cont, expect)));
+        __m128i pb = SHIFT_IN(v, prev, 1);
+        __m128i narrow = _mm_or_si128(
+            _mm_or_si128(_mm_and_si128(_mm_cmpeq_epi8(pb, _mm_set1_epi8((char)0xe0)),
+                                       _mm_cmpgt_epi8(_mm_set1_epi8(32), u)),
+                         _mm_and_si128(_mm_cmpeq_epi8(pb, _mm_set1_epi8((char)0xed)),
+                                       _mm_cmpgt_epi8(u, _mm_set1_epi8(31)))),
+            _mm_or_si128(_mm_and_si128(_mm_cmpeq_epi8(pb, _mm_set1_epi8((char)0xf0)),
+                                       _mm_cmpgt_epi8(_mm_set1_epi8(16), u)),
+                         _mm_and_si128(_mm_cmpeq_epi8(pb, _mm_set1_epi8((char)0xf4)),
+                                       _mm_cmpgt_epi8(u, _mm_set1_epi8(15)))));
+        err = _mm_or_si128(err, narrow);
+        prev = v;
+        p234 = l234;
+        p34 = l34;
+        p4 = l4;
+        if (i + 16 >= n) {
+            if (i + 16 == n && _mm_movemask_epi8(_mm_or_si128(p234, _mm_or_si128(p34, p4))) &
+                                   0xe000) {
+                i += 16; /* a character may run past this block: one zero block more */
+                continue;
+            }
+            break;
+        }
+        i += 16;
+    }
+    return _mm_movemask_epi8(err) == 0;
+}
+#undef IN_RANGE
+#undef SHIFT_IN
+#else
+#define valid_utf8 valid_utf8_chars
+#endif
 
 static int hex4(const unsigned char *s, unsigned *out)
 {
