@@ -1,9 +1,10 @@
 /*
  * json.h - JSON text in and out: the reader that keeps number lexemes and
- * checks what cJSON lets through (json_read.c), where a value of a tree sits
- * in its text (json_locate.c), and the emitter that writes Python's
- * json.dumps and str()/repr() spellings (json_emit.c).  Nothing here is
- * exported.
+ * checks what cJSON lets through (json_read.c), the render's one-pass
+ * reader into an arena that hands the rest to it (json_fast.c), where a
+ * value of a tree sits in its text (json_locate.c), and the emitter that
+ * writes Python's json.dumps and str()/repr() spellings (json_emit.c).
+ * Nothing here is exported.
  */
 #ifndef DSML_JSON_H
 #define DSML_JSON_H
