@@ -34,29 +34,6 @@ static int unload(void **state)
     return 0;
 }
 
-static int same_run(const dc_case *c, const char *how, const dc_run *want,
-                    const dc_run *got)
-{
-    char what[96];
-    if (want->rc != got->rc) {
-        fprintf(stderr, "%s (%s): status %s, one-shot %s\n", c->id, how,
-                dsml_status_name(got->rc), dsml_status_name(want->rc));
-        return 0;
-    }
-    snprintf(what, sizeof what, "events (%s)", how);
-    if (!tu_same_text(c->id, what, want->log, want->log_len, got->log,
-                      got->log_len))
-        return 0;
-    snprintf(what, sizeof what, "message (%s)", how);
-    if ((want->msg == NULL) != (got->msg == NULL))
-        return 0;
-    if (want->msg != NULL &&
-        !tu_same_text(c->id, what, want->msg, want->msg_len, got->msg,
-                      got->msg_len))
-        return 0;
-    return 1;
-}
-
 /* Returns the number of runs compared; counts failures in *bad. */
 static size_t invariance(const dc_case *c, dsml_detect_mode mode, size_t *bad)
 {
@@ -92,7 +69,7 @@ static size_t invariance(const dc_case *c, dsml_detect_mode mode, size_t *bad)
         dc_feed_run(d, c->text, c->len, step, NULL, 0, &r);
         char how[48];
         snprintf(how, sizeof how, "chunks of %zu", step);
-        if (!same_run(c, how, &whole, &r))
+        if (!dc_same_run(c, how, &whole, &r))
             (*bad)++;
         dc_run_free(&r);
         runs++;
@@ -104,7 +81,7 @@ static size_t invariance(const dc_case *c, dsml_detect_mode mode, size_t *bad)
         dc_feed_run(d, c->text, c->len, 0, &k, 1, &r);
         char how[48];
         snprintf(how, sizeof how, "split at %zu", k);
-        if (!same_run(c, how, &whole, &r))
+        if (!dc_same_run(c, how, &whole, &r))
             (*bad)++;
         dc_run_free(&r);
         runs++;

@@ -20,8 +20,11 @@
  * - Output that the caller owns is returned in a `dsml_output` and released
  *   with dsml_output_free().  Borrowed pointers say how long they live.
  * - Memory comes from the caller's dsml_allocator when one is given, else from
- *   malloc/realloc/free.  The JSON reader (cJSON) allocates its parse trees
- *   with the C library's malloc; libdsml never changes cJSON's global hooks.
+ *   malloc/realloc/free.  A render reads ordinary JSON text into blocks of
+ *   that allocator; text it hands to cJSON (text with a fault, repeated
+ *   keys or an object of more than 32 members), and the detector's
+ *   string="false" check and declared tools, get trees from the C
+ *   library's malloc: libdsml never changes cJSON's global hooks.
  *
  * Thread safety
  * -------------
@@ -49,6 +52,7 @@
 #define DSML_DSML_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -854,6 +858,60 @@ DSML_API void dsml_detector_reset(dsml_detector *d);
 DSML_API const dsml_error *dsml_detector_error(const dsml_detector *d);
 DSML_API int dsml_detector_message(dsml_detector *d, dsml_output *out,
                                    dsml_error *err);
+
+/*
+ * Packed events: one call that feeds (or finishes) and hands back every
+ * event it queued, for bindings that pay for each foreign call (ctypes,
+ * cffi, JNI, wasm).  The events are the ones dsml_detector_next() would
+ * return, in the same order, written into the caller's buffer as records:
+ *
+ *   dsml_packed_event header (48 bytes), then text_len bytes of text,
+ *   name_len bytes of name, ns_len bytes of namespace (0 when ns_len is
+ *   DSML_PACKED_NO_NS), then zero bytes up to a multiple of 8
+ *
+ * and after the last record a header whose type is DSML_EVENT_NONE.  Text
+ * is not NUL-terminated (a diagnostic's either).  Numbers are in the
+ * machine's byte order.
+ *
+ * dsml_detector_feed_packed(d, bytes, len, flags, buf, cap, used):
+ *   feeds the bytes (as dsml_detector_feed; none when len is 0), then with
+ *   DSML_PACK_FINISH ends the stream (as dsml_detector_finish), then packs
+ *   queued events into buf[0, cap) while they fit.  *used (used may be
+ *   NULL) gets the bytes written before the final DSML_EVENT_NONE header.
+ *   Returns
+ *     0  every queued event was packed;
+ *     1  the buffer is full: events are still queued.  Call again with
+ *        len 0 (and no flag) to pack them.  When not even the first one
+ *        fitted, the final header's text_len is the capacity it needs;
+ *    <0  the sticky error, once every event produced before it has been
+ *        packed (as dsml_detector_next returns it); DSML_ERR_ARGUMENT (a
+ *        NULL handle or buffer, cap below DSML_PACKED_HEADER_SIZE, bytes
+ *        NULL with a length) or DSML_ERR_STATE (bytes after finish) when
+ *        the call was refused and packed nothing.
+ * Nothing is borrowed: the records are copies.  Mixing this call with
+ * dsml_detector_next on one handle is allowed; each event is handed out
+ * once.
+ */
+#define DSML_PACK_FINISH 0x1u /* end the stream after the bytes */
+#define DSML_PACKED_HEADER_SIZE 48
+#define DSML_PACKED_NO_NS UINT64_MAX
+
+typedef struct dsml_packed_event {
+    uint32_t type;        /* dsml_event_type; DSML_EVENT_NONE ends the list */
+    int32_t status;       /* as dsml_event.status */
+    uint64_t text_len;    /* bytes of text after the header; in the final
+                             DSML_EVENT_NONE header: 0, or the capacity the
+                             next event needs when none fitted */
+    uint64_t name_len;    /* CALL_BEGIN: bytes of the bare name */
+    uint64_t ns_len;      /* CALL_BEGIN: bytes of the namespace, or
+                             DSML_PACKED_NO_NS */
+    uint64_t call_index;  /* as dsml_event.call_index */
+    uint64_t offset;      /* as dsml_event.offset (DSML_NO_OFFSET: all ones) */
+} dsml_packed_event;
+
+DSML_API int dsml_detector_feed_packed(dsml_detector *d, const char *bytes,
+                                       size_t len, unsigned flags, void *buf,
+                                       size_t cap, size_t *used);
 
 /*
  * Parses a whole completion (what the model produced after the prompt) with

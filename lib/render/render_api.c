@@ -160,7 +160,7 @@ void dsml_rctx_teardown(dsml_rctx *c)
     dsml_guard_close(c);
     dsml_buf_release(&c->scratch);
     for (size_t i = 0; i < c->ndocs; i++)
-        cJSON_Delete(c->docs[i]);
+        dsml_json_free(c->docs[i]);
     dsml_free(&c->alloc, c->docs);
     c->docs = NULL;
     c->ndocs = c->capdocs = 0;
@@ -240,7 +240,7 @@ int dsml_rctx_read_context(dsml_rctx *c, cJSON **context)
     *context = NULL;
     if (c->context_json == NULL)
         return DSML_OK;
-    return dsml_json_read_counted(c->context_json, c->context_len, c->limits,
+    return dsml_json_read_doc(c->context_json, c->context_len, c->limits,
                                   &c->alloc, "$.context", 0, &c->values_left, context,
                                   c->err);
 }
@@ -303,6 +303,19 @@ static int render_case_doc(dsml_rctx *c, const cJSON *doc, const cJSON *context,
                &ro, out);
 }
 
+/* The options, and `out` cleared (or refused when NULL). */
+static int entry_setup(dsml_rctx *c, const dsml_render_options *opts, dsml_output *out,
+                       dsml_error *err)
+{
+    int r = dsml_rctx_setup(c, opts, err);
+    if (out == NULL)
+        r = dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
+                      "out must not be NULL");
+    else
+        memset(out, 0, sizeof *out);
+    return r;
+}
+
 /* What every entry point does: options, the JSON text, the context option,
  * then the document's own reading. */
 int dsml_render_entry(dsml_render_doc_fn fn, void *arg, const char *json, size_t len,
@@ -310,24 +323,41 @@ int dsml_render_entry(dsml_render_doc_fn fn, void *arg, const char *json, size_t
                       dsml_error *err)
 {
     dsml_rctx c;
-    int r = dsml_rctx_setup(&c, opts, err);
-    if (out == NULL)
-        r = dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
-                      "out must not be NULL");
-    else
-        memset(out, 0, sizeof *out);
+    int r = entry_setup(&c, opts, out, err);
     cJSON *doc = NULL, *context = NULL;
     c.input = json;
     c.input_len = len;
     if (r == DSML_OK)
-        r = dsml_json_read_counted(json, len, c.limits, &c.alloc, "$", 0, &c.values_left,
+        r = dsml_json_read_doc(json, len, c.limits, &c.alloc, "$", 0, &c.values_left,
                                    &doc, err);
     if (r == DSML_OK)
         r = dsml_rctx_read_context(&c, &context);
     if (r == DSML_OK)
         r = fn(&c, doc, context, out, arg);
-    cJSON_Delete(doc);
-    cJSON_Delete(context);
+    dsml_json_free(doc);
+    dsml_json_free(context);
+    dsml_rctx_teardown(&c);
+    return r;
+}
+
+int dsml_render_case_tree(const cJSON *doc, size_t values, size_t size_hint,
+                          const dsml_render_options *opts, dsml_output *out, dsml_error *err)
+{
+    dsml_rctx c;
+    int r = entry_setup(&c, opts, out, err);
+    cJSON *context = NULL;
+    c.input = NULL;
+    c.input_len = size_hint;
+    if (r == DSML_OK && values > c.values_left)
+        r = dsml_fail(err, DSML_ERR_LIMIT, DSML_NO_OFFSET, "$",
+                      "more JSON values than max_json_values allows");
+    if (r == DSML_OK) {
+        c.values_left -= values;
+        r = dsml_rctx_read_context(&c, &context);
+    }
+    if (r == DSML_OK)
+        r = render_case_doc(&c, doc, context, out, NULL);
+    dsml_json_free(context);
     dsml_rctx_teardown(&c);
     return r;
 }

@@ -192,6 +192,14 @@ typedef int (*dsml_render_doc_fn)(dsml_rctx *c, const cJSON *doc, const cJSON *c
 int dsml_render_entry(dsml_render_doc_fn fn, void *arg, const char *json, size_t len,
                       const dsml_render_options *opts, dsml_output *out,
                       dsml_error *err);
+/* A case document a binding has built as a tree from its own language's
+ * values (dsml._speedups, from Python objects), rendered as
+ * dsml_render_case renders the JSON text of it: `values` counts its JSON
+ * values against max_json_values, `size_hint` is about the text's size.
+ * No JSON text stands behind the tree: a failure's offsets mean nothing
+ * (a binding renders the JSON text again to report one). */
+int dsml_render_case_tree(const cJSON *doc, size_t values, size_t size_hint,
+                          const dsml_render_options *opts, dsml_output *out, dsml_error *err);
 /* Reads `messages` (and `context`) and renders them into `out`. */
 int dsml_rctx_run(dsml_rctx *c, const cJSON *messages, const char *messages_root,
                   const cJSON *context, const dsml_read_opts *ro, dsml_output *out);

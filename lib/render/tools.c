@@ -161,7 +161,7 @@ static int keep_doc(dsml_rctx *c, cJSON *doc)
         cJSON **v = dsml_realloc(&c->alloc, c->docs, c->capdocs * sizeof *v,
                                  cap * sizeof *v);
         if (v == NULL) {
-            cJSON_Delete(doc);
+            dsml_json_free(doc);
             return dsml_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
         }
         c->docs = v;
@@ -200,7 +200,7 @@ static int arguments_object(dsml_rctx *c, const dsml_msg *m, const char *where,
         const char *s = cur->valuestring;
         dsml_error jerr;
         /* the arguments' values count against the render's budget */
-        int r = dsml_json_read_counted(s, strlen(s), c->limits, &c->alloc, NULL, 0,
+        int r = dsml_json_read_doc(s, strlen(s), c->limits, &c->alloc, NULL, 0,
                                        &c->values_left, &doc, &jerr);
         if (r == DSML_ERR_NOMEM)
             return dsml_fail(c->err, r, DSML_NO_OFFSET, NULL, NULL);

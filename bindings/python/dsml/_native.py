@@ -183,6 +183,9 @@ EVENT_CALL_END = 5
 EVENT_DIAGNOSTIC = 6
 CALL_COMPLETE = 0
 CALL_INCOMPLETE = 1
+PACK_FINISH = 0x1
+PACKED_HEADER_SIZE = 48
+PACKED_NO_NS = (1 << 64) - 1
 
 # The detector's policies: keyword -> (value names in enum order).  Value 0
 # is the reference's behaviour.
@@ -228,6 +231,10 @@ PROTOTYPES = [
     ("dsml_detector_destroy", None, [ctypes.c_void_p]),
     ("dsml_detector_feed", ctypes.c_int, [ctypes.c_void_p, _c, size_t]),
     ("dsml_detector_next", ctypes.c_int, [ctypes.c_void_p, _p(Event)]),
+    # called once per token: no argtypes, so that ctypes converts nothing
+    # (the binding passes c_void_p, bytes, c_size_t, int, the buffer array,
+    # c_size_t, None: exactly the C types)
+    ("dsml_detector_feed_packed", ctypes.c_int, None),
     ("dsml_detector_finish", ctypes.c_int, [ctypes.c_void_p]),
     ("dsml_detector_reset", None, [ctypes.c_void_p]),
     ("dsml_detector_error", _p(Error), [ctypes.c_void_p]),
