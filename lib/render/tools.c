@@ -116,9 +116,9 @@ static const char tools_tail[] =
     "\n\nYou MUST strictly follow the above defined tool name and parameter "
     "schemas to invoke tool calls.\n";
 
-/* One tool: validates it and, when out is not NULL, appends its schema. */
-static int one_tool(dsml_rctx *c, const dsml_msg *m, size_t index,
-                    const cJSON *tool, dsml_buf *out)
+/* A tool's function object, namespace value and qualified name, checked. */
+static int tool_name(dsml_rctx *c, const dsml_msg *m, size_t index, const cJSON *tool,
+                     const cJSON **fn_out, const cJSON **nsv_out, qname *q)
 {
     const size_t wi = index;
     const char *where = "tools[%zu]";
@@ -141,18 +141,44 @@ static int one_tool(dsml_rctx *c, const dsml_msg *m, size_t index,
         return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_MISSING_KEY, "missing key 'name'");
     if (!dsml_is_string(name))
         return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_TYPE, "a tool name must be a string");
-    qname q = {NULL, 0, NULL, 0};
-    const char *ns = NULL;
+    *fn_out = fn;
+    *nsv_out = nsv;
+    q->ns = NULL;
+    q->ns_len = 0;
     if (c->profile == DSML_PROFILE_PRERELEASE) {
-        q.name = name->valuestring;
-        q.name_len = strlen(q.name);
-    } else {
-        int r = namespace_text(c, m, where, wi, nsv, &ns);
-        if (r == DSML_OK)
-            r = split_name(c, m, where, wi, name->valuestring, ns, &q);
-        if (r != DSML_OK)
-            return r;
+        q->name = name->valuestring;
+        q->name_len = strlen(q->name);
+        return DSML_OK;
     }
+    const char *ns = NULL;
+    int r = namespace_text(c, m, where, wi, nsv, &ns);
+    if (r == DSML_OK)
+        r = split_name(c, m, where, wi, name->valuestring, ns, q);
+    return r;
+}
+
+int dsml_tool_declared_name(dsml_rctx *c, const dsml_msg *m, size_t index,
+                            const cJSON *tool, dsml_buf *out)
+{
+    const cJSON *fn, *nsv;
+    qname q;
+    int r = tool_name(c, m, index, tool, &fn, &nsv, &q);
+    if (r == DSML_OK)
+        put_qualified(out, &q);
+    return r;
+}
+
+/* One tool: validates it and, when out is not NULL, appends its schema. */
+static int one_tool(dsml_rctx *c, const dsml_msg *m, size_t index,
+                    const cJSON *tool, dsml_buf *out)
+{
+    const size_t wi = index;
+    const char *where = "tools[%zu].function.name";
+    const cJSON *fn, *nsv;
+    qname q;
+    int r = tool_name(c, m, index, tool, &fn, &nsv, &q);
+    if (r != DSML_OK)
+        return r;
 
     /* A namespace object's description goes before the function's. */
     const cJSON *ns_desc = NULL;
