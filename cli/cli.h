@@ -50,6 +50,14 @@ void cli_errorf(const char *fmt, ...)
 #endif
     ;
 
+/* Prints "dsml-render: <sub>: <fmt>" and the hint to run "dsml-render <sub>
+ * --help" to stderr; returns CLI_EXIT_USAGE. */
+int cli_usage_error(const char *sub, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
 /* Prints a library error: "dsml-render: <what>: <path: message> (NAME)",
  * plus the byte offset when one applies. */
 void cli_report(const char *what, int status, const dsml_error *err);
@@ -151,5 +159,7 @@ int cli_diff(const char *a, size_t alen, const char *aname, const char *b,
              size_t blen, const char *bname, int color);
 /* `dsml-render parse ...`; argv[0] is "parse". */
 int cli_parse_main(int argc, char **argv);
+/* `dsml-render grammar ...`; argv[0] is "grammar". */
+int cli_grammar_main(int argc, char **argv);
 
 #endif /* DSML_CLI_H */

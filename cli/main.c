@@ -14,9 +14,11 @@
 static const char usage_text[] =
     "Usage: dsml-render [OPTIONS] [FILE|-]\n"
     "       dsml-render parse [PARSE OPTIONS] [FILE|-]\n"
+    "       dsml-render grammar [GRAMMAR OPTIONS] [REQUEST|-]\n"
     "\n"
     "Renders a conversation into the exact prompt text DeepSeek-V4.1 expects\n"
-    "(the checkpoint's encoding.py, byte for byte), or parses a completion.\n"
+    "(the checkpoint's encoding.py, byte for byte), parses a completion, or\n"
+    "writes the grammar that constrains a request's tool calls.\n"
     "FILE is read whole; without FILE, or with '-', standard input is read.\n"
     "\n"
     "Input (detected, or forced with --input-format):\n"
@@ -78,6 +80,14 @@ static const char usage_text[] =
     "  --tools FILE           the declared tools (a JSON array)\n"
     "  --stream N             feed the detector N-byte chunks and print one\n"
     "                         event per line instead of the message\n"
+    "\n"
+    "Grammar options (dsml-render grammar; see dsml-render grammar --help):\n"
+    "  --format gbnf|lark|structural-tag\n"
+    "  --profile v41|prerelease\n"
+    "  --thinking, --chat     instead of the request's thinking mode\n"
+    "  --tool-choice auto|none|required|NAME\n"
+    "  --whole-turn           gbnf under \"auto\": not the lazy grammar\n"
+    "  --json                 the grammar and its trigger as JSON\n"
     "\n"
     "Exit status: 0 success (--diff: identical), 1 refused input, differing\n"
     "prompts or an I/O error, 2 a bad command line.\n";
@@ -307,6 +317,8 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "parse") == 0)
         return cli_parse_main(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "grammar") == 0)
+        return cli_grammar_main(argc - 1, argv + 1);
     cli_args a;
     int r = parse_args(argc, argv, &a);
     if (r != CLI_EXIT_OK)
