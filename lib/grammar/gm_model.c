@@ -117,22 +117,32 @@ gm_node *gm_seq(gm_grammar *g, size_t n, gm_node *const *kids)
 {
     if (n == 1)
         return kids[0];
-    /* adjacent literals become one */
-    size_t lits = 0;
+    /* sequences inside become their kids; adjacent literals become one */
+    size_t total = 0, lits = 0, nested = 0;
     for (size_t i = 0; i < n; i++) {
         if (kids[i] == NULL)
             return NULL;
+        nested += kids[i]->kind == GM_SEQ;
+        total += kids[i]->kind == GM_SEQ ? kids[i]->n : 1;
         lits += kids[i]->kind == GM_LIT && i > 0 && kids[i - 1]->kind == GM_LIT;
     }
-    if (lits == 0)
+    if (lits == 0 && nested == 0)
         return kids_node(g, GM_SEQ, n, kids);
-    gm_node **v = alloc(g, n * sizeof *v);
-    if (v == NULL)
+    gm_node **flat = alloc(g, (total ? total : 1) * sizeof *flat);
+    gm_node **v = alloc(g, (total ? total : 1) * sizeof *v);
+    if (flat == NULL || v == NULL)
         return NULL;
-    size_t m = 0;
+    size_t f = 0;
     for (size_t i = 0; i < n; i++) {
-        if (m > 0 && kids[i]->kind == GM_LIT && v[m - 1]->kind == GM_LIT) {
-            gm_node *a = v[m - 1], *b = kids[i];
+        if (kids[i]->kind != GM_SEQ)
+            flat[f++] = kids[i];
+        for (size_t k = 0; kids[i]->kind == GM_SEQ && k < kids[i]->n; k++)
+            flat[f++] = kids[i]->kids[k];
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < f; i++) {
+        if (m > 0 && flat[i]->kind == GM_LIT && v[m - 1]->kind == GM_LIT) {
+            gm_node *a = v[m - 1], *b = flat[i];
             char *t = alloc(g, a->n + b->n + 1);
             gm_node *joined = node(g, GM_LIT);
             if (t == NULL || joined == NULL)
@@ -145,8 +155,10 @@ gm_node *gm_seq(gm_grammar *g, size_t n, gm_node *const *kids)
             v[m - 1] = joined;
             continue;
         }
-        v[m++] = kids[i];
+        v[m++] = flat[i];
     }
+    if (m == 0)
+        return gm_empty(g);
     return m == 1 ? v[0] : kids_node(g, GM_SEQ, m, v);
 }
 

@@ -72,6 +72,30 @@ static int holds_stop(const gm_schema_ctx *sc, const char *s, size_t n)
 
 static int has(const cJSON *s, const char *key) { return dsml_json_get(s, key) != NULL; }
 
+/* A rule name for a property: "v<N>-<key>", the key in lower case with
+ * '-' for what is neither a letter nor a digit, cut at 24 characters (the
+ * number keeps names apart; the key is for the reader). */
+static void key_name(char *out, size_t cap, size_t n, const char *key)
+{
+    int len = snprintf(out, cap, "v%zu", n);
+    size_t at = len > 0 ? (size_t)len : 0, start = at;
+    for (const char *k = key; *k != '\0' && at + 2 < cap && at - start < 25; k++) {
+        char c = *k;
+        if (c >= 'A' && c <= 'Z')
+            c = (char)(c - 'A' + 'a');
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')))
+            c = '-';
+        if (c == '-' && out[at - 1] == '-')
+            continue;
+        if (at == start && c != '-')
+            out[at++] = '-';
+        out[at++] = c;
+    }
+    while (at > start && out[at - 1] == '-')
+        at--;
+    out[at] = '\0';
+}
+
 /* Every keyword of s is supported or an annotation. */
 static int check_keywords(gm_schema_ctx *sc, const cJSON *s)
 {
@@ -344,8 +368,10 @@ static int object_node(gm_schema_ctx *sc, const cJSON *s, gm_node **out)
             r = nomem(sc);
             break;
         }
+        char name[48];
+        key_name(name, sizeof name, ++g->nvalues, m[i].key);
         items[k] = gm_rule_add(g, 0, gm_seq2(g, gm_lit(g, key.data, key.len), gm_ref(g, value)),
-                               "v%zu", ++g->nvalues);
+                               "%s", name);
         req[k++] = m[i].required;
     }
     dsml_buf_release(&key);
@@ -550,7 +576,9 @@ static int param_line(gm_schema_ctx *sc, const member *m, size_t *line)
     if (open.failed || raw.failed || json.failed)
         forms.failed = 1;
     if (r == DSML_OK && (forms.n > 0 || forms.failed)) {
-        *line = gm_rule_add(g, 0, gm_list_alt(g, &forms), "v%zu", ++g->nvalues);
+        char name[48];
+        key_name(name, sizeof name, ++g->nvalues, m->key);
+        *line = gm_rule_add(g, 0, gm_list_alt(g, &forms), "%s", name);
         if (*line == GM_NONE)
             r = nomem(sc);
     }
