@@ -16,9 +16,12 @@
  *                                  (bench_stream.c)
  *   dsml-bench session             long agent sessions of 1, 8 and 64 MB
  *                                  rendered (bench_stream.c)
+ *   dsml-bench grammar             dsml_grammar() for 25 and 200 synthetic
+ *                                  tools in each format, against cJSON
+ *                                  reading the same tools
  *   dsml-bench all                 the three golden render files, both parse
- *                                  files at 4-byte chunks, scale, tokens and
- *                                  session
+ *                                  files at 4-byte chunks, scale, tokens,
+ *                                  session and grammar
  *
  * The machine is shared and noisy, so absolute times mean little: every
  * figure that matters is a ratio of two kernels timed in the same run,
@@ -652,6 +655,120 @@ static int cmd_scale(const bench_opts *o)
     return all_ok ? 0 : 1;
 }
 
+/* ---- grammar: dsml_grammar over many tools ------------------------------------ */
+
+/* `count` tools of seven parameters each: strings, an integer, an enum, a
+ * nullable number, an object with a required property, an array of
+ * objects, a union. */
+static void make_tools(sbuf *b, size_t count)
+{
+    sb_puts(b, "[");
+    for (size_t t = 0; t < count; t++) {
+        sb_printf(b, "%s{\"type\": \"function\", \"function\": {\"name\": \"tool_%zu\", "
+                     "\"description\": \"Does thing %zu.\", ",
+                  t ? ", " : "", t, t);
+        sb_puts(b, "\"parameters\": {\"type\": \"object\", "
+                  "\"properties\": {\"query\": {\"type\": \"string\"}, \"limit\": "
+                  "{\"type\": \"integer\"}, \"mode\": {\"enum\": [\"fast\", \"exact\"]}, "
+                  "\"ratio\": {\"type\": [\"number\", \"null\"]}, "
+                  "\"filter\": {\"type\": \"object\", \"properties\": {\"tag\": {\"type\": "
+                  "\"string\"}, \"strict\": {\"type\": \"boolean\"}}, \"required\": [\"tag\"]}, "
+                  "\"items\": {\"type\": \"array\", \"items\": {\"type\": \"object\", "
+                  "\"properties\": {\"id\": {\"type\": \"integer\"}}}}, \"any\": {\"anyOf\": "
+                  "[{\"type\": \"string\"}, {\"type\": \"array\"}]}}, \"required\": "
+                  "[\"query\"]}}}");
+    }
+    sb_puts(b, "]");
+}
+
+typedef struct grammar_ctx {
+    sbuf tools;
+    dsml_grammar_options opts;
+    int cjson; /* cJSON_Parse+cJSON_Delete of the tools instead */
+    size_t out_len;
+} grammar_ctx;
+
+static void k_grammar(void *p)
+{
+    grammar_ctx *c = p;
+    if (c->cjson) {
+        cJSON *doc = cJSON_ParseWithLength(c->tools.p, c->tools.len);
+        if (doc == NULL)
+            die("cJSON refused the synthetic tools");
+        cJSON_Delete(doc);
+        return;
+    }
+    dsml_output out;
+    if (dsml_grammar(c->tools.p, c->tools.len, &c->opts, &out, NULL, NULL) != DSML_OK)
+        die("the synthetic tools stopped making a grammar");
+    c->out_len = out.len;
+    dsml_output_free(&out);
+}
+
+/* Each format at 25 and 200 tools ("required", thinking mode), against
+ * cJSON reading the same tools: time per tool, and 200 / 25. */
+static int cmd_grammar(const bench_opts *o)
+{
+    static const char *const formats[] = {"gbnf", "lark", "structural-tag"};
+    static const size_t counts[2] = {25, 200};
+    int all_ok = 1;
+    for (int f = 0; f < 3; f++) {
+        grammar_ctx c[4];
+        kernel ks[4];
+        char names[4][48];
+        memset(c, 0, sizeof c);
+        memset(ks, 0, sizeof ks);
+        for (int k = 0; k < 4; k++) {
+            make_tools(&c[k].tools, counts[k % 2]);
+            dsml_grammar_options_init(&c[k].opts);
+            c[k].opts.format = (dsml_grammar_format)f;
+            c[k].opts.tool_choice = DSML_TOOL_CHOICE_REQUIRED;
+            c[k].opts.thinking_mode = DSML_THINKING;
+            c[k].cjson = k >= 2;
+            snprintf(names[k], sizeof names[k], "%s%zu tools", k >= 2 ? "cJSON, " : "",
+                     counts[k % 2]);
+            ks[k].name = names[k];
+            ks[k].fn = k_grammar;
+            ks[k].ctx = &c[k];
+        }
+        k_grammar(&c[0]);
+        k_grammar(&c[1]);
+        char label[64];
+        snprintf(label, sizeof label, "grammar %s", formats[f]);
+        measure(ks, 4, o, label);
+        if (!o->callgrind) {
+            double per_tool = ks[1].median / (double)counts[1];
+            double growth = ks[1].median / ks[0].median;
+            int ok = per_tool < 1e-3;
+            all_ok &= ok;
+            if (o->json) {
+                json_begin();
+                printf("{\"bench\": \"grammar\", \"format\": \"%s\", \"tools\": [%zu, %zu], "
+                       "\"bytes_out\": [%zu, %zu], \"runs\": %d, ",
+                       formats[f], counts[0], counts[1], c[0].out_len, c[1].out_len, o->runs);
+                json_kernels(ks, 4, o->runs);
+                printf(", \"us_per_tool_200\": %.3f, \"ratio_200_25\": %.3f, "
+                       "\"cjson_ratio_200\": %.3f, \"target_us_per_tool\": 1000, \"ok\": %s}",
+                       per_tool * 1e6, growth, ks[1].median / ks[3].median, ok ? "true" : "false");
+            } else {
+                printf("grammar %s, \"required\", thinking mode: %zu / %zu tools, grammar %zu / %zu "
+                       "bytes; median of %d runs\n",
+                       formats[f], counts[0], counts[1], c[0].out_len, c[1].out_len, o->runs);
+                for (int k = 0; k < 4; k++)
+                    print_kernel(&ks[k], o->runs, counts[k % 2], c[k].tools.len, "tools");
+                printf("  per tool at 200 tools  %8.2f us   (target well under 1000: %s)\n",
+                       per_tool * 1e6, ok ? "met" : "NOT MET");
+                printf("  time 200 / 25 tools    %8.2f    (tools 8x)\n", growth);
+                printf("  200 tools / cJSON_Parse+Delete of them  %6.2f\n\n",
+                       ks[1].median / ks[3].median);
+            }
+        }
+        for (int k = 0; k < 4; k++)
+            free(c[k].tools.p);
+    }
+    return all_ok ? 0 : 1;
+}
+
 /* ---- main --------------------------------------------------------------------- */
 
 static void usage(FILE *f)
@@ -661,6 +778,7 @@ static void usage(FILE *f)
           "       dsml-bench scale [--chunk N]\n"
           "       dsml-bench tokens      (the detector fed one token at a time)\n"
           "       dsml-bench session     (long agent sessions rendered)\n"
+          "       dsml-bench grammar\n"
           "       dsml-bench all [--testdata DIR]\n"
           "options: --runs N (median of N interleaved runs, default 7)\n"
           "         --min-ms T (each run of a kernel lasts at least T ms, default 100)\n"
@@ -673,6 +791,7 @@ static void usage(FILE *f)
           "detect: lenient detector (--strict: strict), thinking mode per line, the\n"
           "        pre-release profile for prerelease-*.jsonl; --chunk default 4.\n"
           "scale:  detector input fed in --chunk bytes (default 4; 0: whole buffer).\n"
+          "grammar: dsml_grammar for 25 and 200 synthetic tools, each format.\n"
           "Exit status 0 when every target is met, 1 when one is not, 2 on errors.\n",
           f);
 }
@@ -739,6 +858,8 @@ int main(int argc, char **argv)
         rc = cmd_tokens(&o);
     } else if (strcmp(cmd, "session") == 0 && file == NULL) {
         rc = cmd_session(&o);
+    } else if (strcmp(cmd, "grammar") == 0 && file == NULL) {
+        rc = cmd_grammar(&o);
     } else if (strcmp(cmd, "all") == 0 && file == NULL) {
         static const char *const render_files[] = {"render.jsonl", "developer-render.jsonl",
                                                    "prerelease-render.jsonl"};
@@ -757,6 +878,7 @@ int main(int argc, char **argv)
         rc |= cmd_scale(&o);
         rc |= cmd_tokens(&o);
         rc |= cmd_session(&o);
+        rc |= cmd_grammar(&o);
     } else {
         usage(stderr);
         return 2;

@@ -67,6 +67,14 @@ void cli_verrorf(const char *fmt, va_list ap)
 #endif
     ;
 
+/* Prints "dsml-render: <sub>: <fmt>" and the hint to run "dsml-render <sub>
+ * --help" to stderr; returns CLI_EXIT_USAGE. */
+int cli_usage_error(const char *sub, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
 /* Prints a library error: "dsml-render: <what>: <path: message> (NAME)",
  * plus the byte offset when one applies. */
 void cli_report(const char *what, int status, const dsml_error *err);
@@ -184,5 +192,7 @@ void cli_put_event(cli_buf *b, const dsml_event *e);
 int cli_parse_effort(const char *s, cli_opts *o);
 /* `dsml-render audit ...`; argv[0] is "audit" (audit_main.c). */
 int cli_audit_main(int argc, char **argv);
+/* `dsml-render grammar ...`; argv[0] is "grammar". */
+int cli_grammar_main(int argc, char **argv);
 
 #endif /* DSML_CLI_H */

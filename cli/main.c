@@ -17,10 +17,12 @@ static const char usage_text[] =
     "       dsml-render parse [PARSE OPTIONS] [FILE|-]\n"
     "       dsml-render respond [RESPOND OPTIONS] REQUEST COMPLETION\n"
     "       dsml-render audit [AUDIT OPTIONS] CORPUS...  (see audit --help)\n"
+    "       dsml-render grammar [GRAMMAR OPTIONS] [REQUEST|-]\n"
     "\n"
     "Renders a conversation into the exact prompt text DeepSeek-V4.1 expects\n"
     "(the checkpoint's encoding.py, byte for byte), or V4's or V3.2's with\n"
-    "--profile, or parses a completion.\n"
+    "--profile, parses a completion, or writes the grammar that constrains a\n"
+    "request's tool calls.\n"
     "FILE is read whole (at most 256 MiB, the library's input limit); without\n"
     "FILE, or with '-', standard input is read.\n"
     "\n"
@@ -96,6 +98,13 @@ static const char usage_text[] =
     "response a server sends, see 'dsml-render respond --help'\n"
     "  --stream N             the completion fed N bytes at a time: SSE lines\n"
     "  --end stop|length|abort  why the engine stopped (default stop)\n"
+    "Grammar options (dsml-render grammar; see dsml-render grammar --help):\n"
+    "  --format gbnf|lark|structural-tag\n"
+    "  --profile v41|prerelease\n"
+    "  --thinking, --chat     instead of the request's thinking mode\n"
+    "  --tool-choice auto|none|required|NAME\n"
+    "  --whole-turn           gbnf under \"auto\": not the lazy grammar\n"
+    "  --json                 the grammar and its trigger as JSON\n"
     "\n"
     "Exit status: 0 success (--diff: identical), 1 refused input, differing\n"
     "prompts or an I/O error, 2 a bad command line.\n";
@@ -330,6 +339,8 @@ int main(int argc, char **argv)
         return cli_respond_main(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "audit") == 0)
         return cli_audit_main(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "grammar") == 0)
+        return cli_grammar_main(argc - 1, argv + 1);
     cli_args a;
     int r = parse_args(argc, argv, &a);
     if (r != CLI_EXIT_OK)

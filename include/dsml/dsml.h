@@ -121,13 +121,14 @@ DSML_API int dsml_version_number(void);
     X(ERR_INCOMPLETE, -28, "the stream ended inside a message part")          \
     X(ERR_STATE, -29, "call not allowed in the handle's current state")     \
     X(ERR_TOOL_CHOICE, -30, "tool call not allowed by tool_choice")           \
-    X(ERR_PARALLEL_CALLS, -31, "a further tool call with parallel calls off")
+    X(ERR_PARALLEL_CALLS, -31, "a further tool call with parallel calls off") \
+    X(ERR_SCHEMA, -32, "JSON schema outside the subset a grammar supports")
 
 typedef enum dsml_status {
 #define DSML_STATUS_ENUM_(name, value, msg) DSML_##name = value,
     DSML_STATUS_LIST(DSML_STATUS_ENUM_)
 #undef DSML_STATUS_ENUM_
-    DSML_STATUS_LAST_ = -31
+    DSML_STATUS_LAST_ = -32
 } dsml_status;
 
 /* "DSML_ERR_NOMEM" etc.; "DSML_UNKNOWN" for codes not in the table. Static. */
@@ -1249,6 +1250,147 @@ DSML_API int dsml_respond(const dsml_turn *turn, const char *completion,
                           size_t len, dsml_end_reason why,
                           const dsml_responder_options *opts,
                           dsml_output *out, dsml_error *err);
+/* Grammars for constrained decoding                                        */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * When a request says tool_choice "required" or names a function (or a
+ * server wants strict tools kept to their schemas), decoding is constrained
+ * so that the model can only write a valid calls block.  dsml_grammar()
+ * writes that grammar from the request's tools, its tool_choice and the
+ * profile, for the three engines servers use:
+ *
+ *   DSML_GRAMMAR_GBNF            llama.cpp's GBNF (also the EBNF XGrammar and
+ *                                SGLang's build_ebnf read)
+ *   DSML_GRAMMAR_LARK            Lark, as llguidance reads it (vLLM's
+ *                                guided grammars)
+ *   DSML_GRAMMAR_STRUCTURAL_TAG  an XGrammar structural tag, JSON (SGLang,
+ *                                vLLM): one tag per tool, begin / content /
+ *                                end
+ *
+ * One model of the turn feeds the three.  What the grammar allows, in order:
+ * in thinking mode the reasoning (no special token in it) and </think>;
+ * then content (no special token, no calls block); then, under "required" or
+ * a named function, a calls block laid out as the reference renders it --
+ *
+ *   \n\n<｜DSML｜ calls>\n
+ *   <｜DSML｜ invoke name="NAME">\n
+ *   <｜DSML｜ parameter name="KEY" string="true|false">VALUE</｜DSML｜ parameter>\n
+ *   ...
+ *   </｜DSML｜ invoke>\n
+ *   </｜DSML｜ calls>
+ *
+ * -- with invokes of the declared tools only (of the named one under a
+ * named tool_choice; one invoke when parallel calls are off), each with the
+ * parameters of its schema in the schema's order, the required ones
+ * present: string="true" values for string-typed parameters (text that
+ * cannot hold the parameter closer, as the reference reads values),
+ * string="false" values written as json.dumps writes JSON that matches the
+ * parameter's schema.  The grammar ends there: the engine then allows EOS
+ * (which is not part of the grammar's text).  Under "auto" the block is
+ * optional; GBNF writes it as a lazy grammar that starts at the block
+ * opener (llama.cpp's grammar triggers: dsml_grammar_info says which), Lark
+ * and the structural tag the whole turn with content free up to the
+ * opener.  Under "none" the grammar is the turn without calls.
+ *
+ * JSON schemas: the subset supported is written out in docs/GRAMMAR.md.  A
+ * schema outside it is refused (DSML_ERR_SCHEMA, err->path naming the
+ * keyword), never loosened.
+ *
+ * Every text the grammar accepts is one the strict parser
+ * (dsml_parse_completion) accepts, with the calls the grammar allowed.
+ */
+
+/* tool_choice and parallel calls: dsml_tool_choice and dsml_parallel_calls,
+ * as the detector options declare them. */
+
+typedef enum dsml_grammar_format {
+    DSML_GRAMMAR_GBNF = 0,
+    DSML_GRAMMAR_LARK = 1,
+    DSML_GRAMMAR_STRUCTURAL_TAG = 2
+} dsml_grammar_format;
+
+/* Grammar flags. */
+#define DSML_GRAMMAR_WHOLE_TURN 0x1u /* GBNF under "auto": the whole turn, not
+                                        the lazy grammar of the calls block */
+
+typedef struct dsml_grammar_options {
+    size_t size;                      /* sizeof(dsml_grammar_options) */
+    dsml_grammar_format format;       /* DSML_GRAMMAR_GBNF by default */
+    dsml_profile profile;             /* DSML_PROFILE_V41 by default: the tag
+                                         spellings, and whether names are
+                                         qualified "ns::name" */
+    dsml_thinking_mode thinking_mode; /* DSML_THINKING when the prompt ended
+                                         with <think> (the turn's thinking
+                                         mode): the grammar starts inside the
+                                         reasoning */
+    dsml_tool_choice tool_choice;     /* used when tool_choice_json is NULL */
+    const char *tool_choice_name;     /* DSML_TOOL_CHOICE_FUNCTION: the tool,
+                                         as declared (function.name) or as a
+                                         call names it ("ns::name");
+                                         borrowed for the call */
+    size_t tool_choice_name_len;
+    const char *tool_choice_json;     /* the request's tool_choice value as
+                                         JSON text: "auto", "none",
+                                         "required" or {"type": "function",
+                                         "function": {"name": "..."}}; when
+                                         not NULL it overrides the two fields
+                                         above.  Borrowed for the call */
+    size_t tool_choice_len;
+    dsml_parallel_calls parallel_calls;
+    unsigned flags;                   /* DSML_GRAMMAR_* */
+    const dsml_limits *limits;        /* NULL: defaults (max_input_bytes,
+                                         max_depth: the tools JSON) */
+    const dsml_allocator *allocator;  /* NULL: malloc/realloc/free */
+} dsml_grammar_options;
+
+/* Sets size and the defaults (GBNF, V4.1, chat, "auto"), writing `size`
+ * bytes: see dsml_render_options_init_size. */
+DSML_API void dsml_grammar_options_init_size(dsml_grammar_options *opts, size_t size);
+DSML_API void(dsml_grammar_options_init)(dsml_grammar_options *opts);
+#define dsml_grammar_options_init(opts) \
+    dsml_grammar_options_init_size((opts), sizeof *(opts))
+
+/* What a grammar needs besides its text.  Filled by dsml_grammar() up to
+ * the caller's `size`.  The strings are static: they live as long as the
+ * library. */
+typedef struct dsml_grammar_info {
+    size_t size;                 /* set by the caller: sizeof(dsml_grammar_info)
+                                    (0 is taken as this header's size) */
+    int lazy;                    /* 1: apply the grammar from the trigger on
+                                    (GBNF under "auto"); 0: from the first
+                                    token */
+    const char *trigger;         /* lazy: the text the grammar starts with,
+                                    "\n\n<｜DSML｜ calls>" (a llama.cpp
+                                    trigger word); else NULL */
+    size_t trigger_len;
+    const char *trigger_pattern; /* lazy: the same as a regular expression
+                                    over the whole output so far, the grammar
+                                    starting at group 1 (llama.cpp's
+                                    full-match trigger patterns); in thinking
+                                    mode it requires the </think> before the
+                                    opener.  Else NULL */
+    size_t trigger_pattern_len;
+    size_t rules;                /* GBNF, Lark: rules written; structural
+                                    tag: tools in it */
+} dsml_grammar_info;
+
+/*
+ * Writes the grammar for a turn whose request declares `tools_json` (an
+ * OpenAI "tools" array, JSON text; NULL or "[]" for none).  opts may be NULL
+ * (GBNF, V4.1, chat, "auto").  On success out->text is the grammar (GBNF or
+ * Lark text, or the structural tag's JSON) and *info, when not NULL, what
+ * goes with it.  Errors: the tools as the renderer checks them
+ * (DSML_ERR_TOOL_NAME, ...), a schema outside the supported subset
+ * (DSML_ERR_SCHEMA), a tool_choice that is not one of its forms
+ * (DSML_ERR_TYPE) or that names no declared tool, or "required" without
+ * tools (DSML_ERR_UNKNOWN_TOOL); err->path names the place as a request
+ * body has it ("$.tools[2].function.parameters.properties.city",
+ * "$.tool_choice").  Time and memory are linear in the size of the tools.
+ */
+DSML_API int dsml_grammar(const char *tools_json, size_t tools_len,
+                          const dsml_grammar_options *opts, dsml_output *out,
+                          dsml_grammar_info *info, dsml_error *err);
 
 #ifdef __cplusplus
 }

@@ -261,6 +261,11 @@ int dsml_guard_tree(dsml_rctx *c, const cJSON *v);
 /* Appends "## Tools ..." for a tools list (validates names). */
 int dsml_render_tools(dsml_rctx *c, const dsml_msg *m, const cJSON *tools,
                       dsml_buf *out);
+/* The name tools[index] is declared with, qualified as the tools block
+ * writes it ("ns::name"; as written where the dialect has no namespaces),
+ * appended to out; the tool is checked as dsml_check_tools checks it. */
+int dsml_render_tool_name(dsml_rctx *c, const dsml_msg *m, size_t index, const cJSON *tool,
+                          dsml_buf *out);
 /* Validates the tools list without rendering (messages that ignore it). */
 int dsml_check_tools(dsml_rctx *c, const dsml_msg *m, const cJSON *tools);
 /* Validates tool calls; appends the dialect's calls block ("\n\n<｜DSML｜

@@ -141,6 +141,27 @@ static int tools_walk(dsml_rctx *c, const dsml_msg *m, const cJSON *tools,
     return DSML_OK;
 }
 
+int dsml_render_tool_name(dsml_rctx *c, const dsml_msg *m, size_t index, const cJSON *tool,
+                          dsml_buf *out)
+{
+    int r = one_tool(c, m, index, tool, NULL);
+    if (r != DSML_OK)
+        return r;
+    const cJSON *fn = dsml_json_get(tool, "function");
+    const cJSON *name = dsml_json_get(fn, "name"), *nsv = NULL;
+    if (!dsml_is_string(name))
+        return dsml_msg_fail_at(c, m, "tools[%zu].function.name", index, DSML_ERR_TYPE,
+                                "a tool name must be a string");
+    dsml_tool_name q;
+    char why[sizeof c->err->message];
+    r = dsml_tool_declared_name(tool, fn, name->valuestring,
+                                dsml_rule(c, DSML_RULE_NAMESPACES), &q, &nsv, why, sizeof why);
+    if (r != DSML_OK)
+        return dsml_msg_fail_at(c, m, "tools[%zu].function.name", index, r, "%s", why);
+    dsml_tool_name_put(out, &q);
+    return DSML_OK;
+}
+
 int dsml_render_tools(dsml_rctx *c, const dsml_msg *m, const cJSON *tools,
                       dsml_buf *out)
 {
