@@ -18,7 +18,7 @@
  *           bit 7 call next() only after the last chunk
  *   byte 1  the eight policies, one bit each (non-default value when set)
  *   byte 2  bits 0-1 allocation failures (none, the k-th only, from the
- *           k-th on); bits 2-4 largest chunk (1, 2, 3, 5, 8, 16, 64, 4096);
+ *           k-th on, cJSON's own k-th); bits 2-4 largest chunk (1, 2, 3, 5, 8, 16, 64, 4096);
  *           bit 5 the profile's high bit: 0 V4.1, 1 pre-release, 2 V4,
  *           3 V3.2
  *   byte 3  k
@@ -27,6 +27,7 @@
  */
 #include <utf8proc.h>
 
+#include "fuzz_cjson.h"
 #include "fuzz_common.h"
 #include "json/json.h"
 #include "../tests/lenient_accounting.h"
@@ -544,6 +545,32 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             dsml_output_free(&out);
         else
             FZ_CHECK(r != DSML_ERR_NOMEM || fa.failed > 0);
+        FZ_CHECK(fa.live == 0);
+    }
+    /* cJSON's own k-th allocation failing (the declared tools, string="false"
+     * values checked as JSON): DSML_ERR_NOMEM, or the reference's result;
+     * never a malformed-JSON verdict */
+    if ((b2 & 3) == 3) {
+        fz_alloc_init(&fa, &a, FZ_FAIL_NONE, 0);
+        fz_cjson_fail_at(fail_at);
+        fz_cjson_arm(1);
+        r = dsml_detector_create(&o, &d, &err);
+        if (r == DSML_OK) {
+            run_result f;
+            run(d, text, n, NULL, 0, o.flags, &f);
+            fz_cjson_arm(0);
+            if (f.status == DSML_ERR_NOMEM || f.message_status == DSML_ERR_NOMEM)
+                FZ_CHECK(fz_cjson.refused > 0);
+            else
+                check_same_result(&ref, &f);
+            run_result_free(&f);
+            dsml_detector_destroy(d);
+            d = NULL;
+        } else {
+            fz_cjson_arm(0);
+            FZ_CHECK(r == DSML_ERR_NOMEM && fz_cjson.refused > 0 && d == NULL);
+        }
+        fz_cjson_fail_at(0);
         FZ_CHECK(fa.live == 0);
     }
     run_result_free(&ref);
