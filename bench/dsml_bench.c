@@ -11,8 +11,17 @@
  *                                  feeding and memcpy of the texts
  *   dsml-bench scale               synthetic conversations and completions
  *                                  at 1x, 8x and 64x size: time ratios
+ *   dsml-bench tokens              the detector fed one token at a time on
+ *                                  streams of 4k, 32k and 131k tokens
+ *                                  (bench_stream.c)
+ *   dsml-bench session             long agent sessions of 1, 8 and 64 MB
+ *                                  rendered (bench_stream.c)
+ *   dsml-bench grammar             dsml_grammar() for 25 and 200 synthetic
+ *                                  tools in each format, against cJSON
+ *                                  reading the same tools
  *   dsml-bench all                 the three golden render files, both parse
- *                                  files at 4-byte chunks, and scale
+ *                                  files at 4-byte chunks, scale, tokens,
+ *                                  session and grammar
  *
  * The machine is shared and noisy, so absolute times mean little: every
  * figure that matters is a ratio of two kernels timed in the same run,
@@ -26,230 +35,16 @@
  * repeatable where times are not.
  */
 #define _POSIX_C_SOURCE 200809L
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cjson/cJSON.h>
 
 #include "dsml/dsml.h"
 
-#if defined(DSML_BENCH_CALLGRIND)
-#include <valgrind/callgrind.h>
-#endif
-
-#define MAX_RUNS 101
-
-/* ---- options and output ------------------------------------------------- */
-
-typedef struct bench_opts {
-    int runs;
-    double min_ms;
-    size_t chunk;
-    int json;
-    int callgrind;
-    int strict_detect;
-    const char *mode; /* render: "strict", "default", "prerelease" or NULL */
-    const char *testdata;
-} bench_opts;
-
-static int json_first = 1; /* first object of the --json array */
-
-static void die(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("dsml-bench: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    exit(2);
-}
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (p == NULL)
-        die("out of memory");
-    return p;
-}
-
-static void *xrealloc(void *p, size_t n)
-{
-    p = realloc(p, n ? n : 1);
-    if (p == NULL)
-        die("out of memory");
-    return p;
-}
-
-/* A growable string for building synthetic inputs. */
-typedef struct sbuf {
-    char *p;
-    size_t len, cap;
-} sbuf;
-
-static void sb_add(sbuf *b, const char *s, size_t n)
-{
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        b->p = xrealloc(b->p, cap);
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
-
-static void sb_puts(sbuf *b, const char *s) { sb_add(b, s, strlen(s)); }
-
-static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(sbuf *b, const char *fmt, ...)
-{
-    char tmp[512];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    if (n < 0 || (size_t)n >= sizeof tmp)
-        die("internal: formatted text too long");
-    sb_add(b, tmp, (size_t)n);
-}
-
-/* ---- timing --------------------------------------------------------------- */
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-typedef struct kernel {
-    const char *name;
-    void (*fn)(void *ctx);
-    void *ctx;
-    size_t reps;
-    double t[MAX_RUNS]; /* seconds per repetition, one per run */
-    double median;
-} kernel;
-
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return a < b ? -1 : a > b;
-}
-
-static double median(const double *v, int n)
-{
-    double tmp[MAX_RUNS];
-    memcpy(tmp, v, (size_t)n * sizeof *v);
-    qsort(tmp, (size_t)n, sizeof *tmp, cmp_double);
-    return n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
-}
-
-/* Runs every kernel `runs` times, interleaved, each repeated `reps` times
- * per run (calibrated from a warm-up to take at least min_ms).  Under
- * --callgrind each kernel runs once between client requests instead. */
-static void measure(kernel *ks, int nk, const bench_opts *o, const char *label)
-{
-    if (o->callgrind) {
-#if defined(DSML_BENCH_CALLGRIND)
-        for (int k = 0; k < nk; k++) {
-            char name[256];
-            ks[k].fn(ks[k].ctx); /* warm-up: caches, the allocator's state */
-            snprintf(name, sizeof name, "%s|%s", label, ks[k].name);
-            CALLGRIND_ZERO_STATS;
-            ks[k].fn(ks[k].ctx);
-            CALLGRIND_DUMP_STATS_AT(name);
-            ks[k].reps = 1;
-            ks[k].median = 0;
-        }
-        return;
-#else
-        (void)label;
-        die("built without valgrind/callgrind.h: --callgrind is not available");
-#endif
-    }
-    for (int k = 0; k < nk; k++) {
-        ks[k].fn(ks[k].ctx); /* warm-up */
-        double t0 = now_s();
-        ks[k].fn(ks[k].ctx);
-        double dt = now_s() - t0;
-        double want = o->min_ms / 1000.0;
-        double reps = dt > 0 ? want / dt : 1e6;
-        if (reps < 1)
-            reps = 1;
-        if (reps > 1e7)
-            reps = 1e7;
-        ks[k].reps = (size_t)reps;
-    }
-    for (int r = 0; r < o->runs; r++) {
-        for (int j = 0; j < nk; j++) {
-            kernel *k = &ks[(j + r) % nk];
-            double t0 = now_s();
-            for (size_t i = 0; i < k->reps; i++)
-                k->fn(k->ctx);
-            k->t[r] = (now_s() - t0) / (double)k->reps;
-        }
-    }
-    for (int k = 0; k < nk; k++)
-        ks[k].median = median(ks[k].t, o->runs);
-}
-
-static double spread(const kernel *k, int runs, int hi)
-{
-    double m = k->t[0];
-    for (int r = 1; r < runs; r++)
-        if (hi ? k->t[r] > m : k->t[r] < m)
-            m = k->t[r];
-    return m;
-}
-
-static void print_kernel(const kernel *k, int runs, size_t items, size_t bytes,
-                         const char *bytes_what)
-{
-    printf("  %-28s %10.3f ms/pass  %8.2f us/item  %8.1f MB/s %s   (min %.3f, max %.3f)\n",
-           k->name, k->median * 1e3, k->median * 1e6 / (double)(items ? items : 1),
-           (double)bytes / k->median / 1e6, bytes_what, spread(k, runs, 0) * 1e3,
-           spread(k, runs, 1) * 1e3);
-}
-
-static void json_begin(void)
-{
-    printf(json_first ? "[\n" : ",\n");
-    json_first = 0;
-}
-
-static void json_str(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            printf("\\%c", *s);
-        else if ((unsigned char)*s < 0x20)
-            printf("\\u%04x", (unsigned char)*s);
-        else
-            putchar(*s);
-    }
-    putchar('"');
-}
-
-static void json_kernels(const kernel *ks, int nk, int runs)
-{
-    printf("\"kernels\": {");
-    for (int k = 0; k < nk; k++) {
-        printf("%s", k ? ", " : "");
-        json_str(ks[k].name);
-        printf(": {\"median_s\": %.9g, \"min_s\": %.9g, \"max_s\": %.9g, \"reps\": %zu}",
-               ks[k].median, spread(&ks[k], runs, 0), spread(&ks[k], runs, 1), ks[k].reps);
-    }
-    printf("}");
-}
+#include "bench.h"
 
 /* ---- golden files --------------------------------------------------------- */
 
@@ -512,7 +307,7 @@ typedef struct detect_ctx {
     dsml_turn *turn[2];          /* responder: a request body per mode */
 } detect_ctx;
 
-static void drain(dsml_detector *d, size_t *events)
+void drain(dsml_detector *d, size_t *events)
 {
     dsml_event ev;
     ev.size = sizeof ev;
@@ -520,7 +315,7 @@ static void drain(dsml_detector *d, size_t *events)
         (*events)++;
 }
 
-static void detect_one(dsml_detector *d, const char *t, size_t n, size_t chunk,
+void detect_one(dsml_detector *d, const char *t, size_t n, size_t chunk,
                        size_t *events)
 {
     dsml_detector_reset(d);
@@ -700,130 +495,8 @@ static int cmd_detect(const char *file, const bench_opts *o)
     return ok ? 0 : 1;
 }
 
-/* ---- scale: synthetic inputs ------------------------------------------------- */
 
-/* Deterministic words: ASCII, accents, CJK, emoji, JSON escapes, newlines and
- * the first bytes of markers that do not complete. */
-static const char *const words[] = {
-    "alpha",  "report", "forecast", "東京",   "résumé", "👍🏽",     "delta",
-    "summary", "<b>",   "north",    "\\\"q\\\"", "\\n",    "city",   "서울",
-    "a < b",  "price",  "｜",       "step",   "\\t",     "order",  "<｜x",
-};
-
-static uint32_t rng_next(uint32_t *s)
-{
-    *s = *s * 1103515245u + 12345u;
-    return *s >> 8;
-}
-
-/* About `n` bytes of words.  json 1: JSON string text (escapes kept);
- * json 0: raw text (escapes written as the characters they stand for);
- * json 2: text without escapes, for JSON inside a JSON string. */
-static void add_words(sbuf *b, size_t n, uint32_t *seed, int json)
-{
-    size_t start = b->len;
-    while (b->len - start < n) {
-        const char *w = words[rng_next(seed) % (sizeof words / sizeof words[0])];
-        if (json == 2 && w[0] == '\\')
-            continue;
-        if (!json && w[0] == '\\') {
-            sb_puts(b, w[1] == 'n' ? "\n" : w[1] == 't' ? "\t" : "\"q\"");
-        } else {
-            sb_puts(b, w);
-        }
-        sb_puts(b, " ");
-    }
-}
-
-/*
- * A case file at `count` x `text` size: 3*count tools, a system message,
- * then 4*count rounds of user, assistant (reasoning, content, one tool
- * call), tool result, assistant; then a last user message.  Every text is
- * `text` times its base length, so the input grows with count * text.
- */
-static void make_conversation(sbuf *b, size_t count, size_t text)
-{
-    uint32_t seed = 42;
-    sb_puts(b, "{\"thinking_mode\": \"thinking\", \"reasoning_effort\": \"high\", "
-               "\"tools\": [");
-    for (size_t t = 0; t < 3 * count; t++) {
-        sb_printf(b,
-                  "%s{\"type\": \"function\", \"function\": {\"name\": \"tool_%zu\", "
-                  "\"description\": \"",
-                  t ? ", " : "", t);
-        add_words(b, 30 * text, &seed, 1);
-        sb_puts(b, "\", \"parameters\": {\"type\": \"object\", \"properties\": "
-                   "{\"query\": {\"type\": \"string\", \"description\": \"what to look "
-                   "for\"}, \"limit\": {\"type\": \"integer\"}}, \"required\": "
-                   "[\"query\"]}}}");
-    }
-    sb_puts(b, "], \"messages\": [{\"role\": \"system\", \"content\": \"");
-    add_words(b, 200 * text * count, &seed, 1);
-    sb_puts(b, "\"}");
-    for (size_t i = 0; i < 4 * count; i++) {
-        sb_puts(b, ", {\"role\": \"user\", \"content\": \"");
-        add_words(b, 120 * text, &seed, 1);
-        sb_puts(b, "\"}, {\"role\": \"assistant\", \"reasoning_content\": \"");
-        add_words(b, 300 * text, &seed, 1);
-        sb_puts(b, "\", \"content\": \"");
-        add_words(b, 60 * text, &seed, 1);
-        sb_printf(b, "\", \"tool_calls\": [{\"id\": \"call_%zu\", \"type\": \"function\", "
-                     "\"function\": {\"name\": \"tool_%zu\", \"arguments\": "
-                     "\"{\\\"query\\\": \\\"",
-                  i, i % 3);
-        add_words(b, 40 * text, &seed, 2);
-        sb_printf(b, "\\\", \\\"limit\\\": %zu}\"}}]}, {\"role\": \"tool\", "
-                     "\"tool_call_id\": \"call_%zu\", \"content\": \"",
-                  i + 1, i);
-        add_words(b, 200 * text, &seed, 1);
-        sb_puts(b, "\"}, {\"role\": \"assistant\", \"content\": \"");
-        add_words(b, 150 * text, &seed, 1);
-        sb_puts(b, "\"}");
-    }
-    sb_puts(b, ", {\"role\": \"user\", \"content\": \"");
-    add_words(b, 120 * text, &seed, 1);
-    sb_puts(b, "\"}]}");
-}
-
-/* A thinking-mode completion at `count` x `text` size: reasoning, </think>,
- * content, a calls block with 4*count invokes of two parameters each, EOS.
- * Every text is `text` times its base length. */
-static void make_completion(sbuf *b, size_t count, size_t text)
-{
-    uint32_t seed = 7;
-    add_words(b, 600 * text * count, &seed, 0);
-    sb_puts(b, "</think>");
-    add_words(b, 300 * text * count, &seed, 0);
-    sb_puts(b, "\n\n<\xef\xbd\x9c" "DSML\xef\xbd\x9c calls>\n");
-    for (size_t i = 0; i < 4 * count; i++) {
-        sb_printf(b, "<\xef\xbd\x9c" "DSML\xef\xbd\x9c invoke name=\"tool_%zu\">\n"
-                     "<\xef\xbd\x9c" "DSML\xef\xbd\x9c parameter name=\"query\" string=\"true\">",
-                  i % 3);
-        add_words(b, 80 * text, &seed, 0);
-        sb_printf(b, "</\xef\xbd\x9c" "DSML\xef\xbd\x9c parameter>\n"
-                     "<\xef\xbd\x9c" "DSML\xef\xbd\x9c parameter name=\"filter\" string=\"false\">"
-                     "{\"limit\": %zu, \"tags\": [",
-                  i);
-        for (size_t k = 0; k < text; k++)
-            sb_printf(b, "%s\"tag %zu\", \"b\", true, 2.5", k ? ", " : "", k);
-        sb_puts(b, "], \"exact\": true}</\xef\xbd\x9c" "DSML\xef\xbd\x9c parameter>\n"
-                   "</\xef\xbd\x9c" "DSML\xef\xbd\x9c invoke>\n");
-    }
-    sb_puts(b, "</\xef\xbd\x9c" "DSML\xef\xbd\x9c calls><\xef\xbd\x9c" "end\xe2\x96\x81of"
-               "\xe2\x96\x81sentence\xef\xbd\x9c>");
-}
-
-typedef struct scale_ctx {
-    sbuf in;
-    int detect;
-    size_t chunk;
-    dsml_detector *det;
-    dsml_render_options opts;
-    size_t out_len;
-    int cjson; /* the cJSON_Parse+cJSON_Delete baseline of the same input */
-} scale_ctx;
-
-static void k_scale(void *p)
+void k_scale(void *p)
 {
     scale_ctx *c = p;
     if (c->detect) {
@@ -982,6 +655,120 @@ static int cmd_scale(const bench_opts *o)
     return all_ok ? 0 : 1;
 }
 
+/* ---- grammar: dsml_grammar over many tools ------------------------------------ */
+
+/* `count` tools of seven parameters each: strings, an integer, an enum, a
+ * nullable number, an object with a required property, an array of
+ * objects, a union. */
+static void make_tools(sbuf *b, size_t count)
+{
+    sb_puts(b, "[");
+    for (size_t t = 0; t < count; t++) {
+        sb_printf(b, "%s{\"type\": \"function\", \"function\": {\"name\": \"tool_%zu\", "
+                     "\"description\": \"Does thing %zu.\", ",
+                  t ? ", " : "", t, t);
+        sb_puts(b, "\"parameters\": {\"type\": \"object\", "
+                  "\"properties\": {\"query\": {\"type\": \"string\"}, \"limit\": "
+                  "{\"type\": \"integer\"}, \"mode\": {\"enum\": [\"fast\", \"exact\"]}, "
+                  "\"ratio\": {\"type\": [\"number\", \"null\"]}, "
+                  "\"filter\": {\"type\": \"object\", \"properties\": {\"tag\": {\"type\": "
+                  "\"string\"}, \"strict\": {\"type\": \"boolean\"}}, \"required\": [\"tag\"]}, "
+                  "\"items\": {\"type\": \"array\", \"items\": {\"type\": \"object\", "
+                  "\"properties\": {\"id\": {\"type\": \"integer\"}}}}, \"any\": {\"anyOf\": "
+                  "[{\"type\": \"string\"}, {\"type\": \"array\"}]}}, \"required\": "
+                  "[\"query\"]}}}");
+    }
+    sb_puts(b, "]");
+}
+
+typedef struct grammar_ctx {
+    sbuf tools;
+    dsml_grammar_options opts;
+    int cjson; /* cJSON_Parse+cJSON_Delete of the tools instead */
+    size_t out_len;
+} grammar_ctx;
+
+static void k_grammar(void *p)
+{
+    grammar_ctx *c = p;
+    if (c->cjson) {
+        cJSON *doc = cJSON_ParseWithLength(c->tools.p, c->tools.len);
+        if (doc == NULL)
+            die("cJSON refused the synthetic tools");
+        cJSON_Delete(doc);
+        return;
+    }
+    dsml_output out;
+    if (dsml_grammar(c->tools.p, c->tools.len, &c->opts, &out, NULL, NULL) != DSML_OK)
+        die("the synthetic tools stopped making a grammar");
+    c->out_len = out.len;
+    dsml_output_free(&out);
+}
+
+/* Each format at 25 and 200 tools ("required", thinking mode), against
+ * cJSON reading the same tools: time per tool, and 200 / 25. */
+static int cmd_grammar(const bench_opts *o)
+{
+    static const char *const formats[] = {"gbnf", "lark", "structural-tag"};
+    static const size_t counts[2] = {25, 200};
+    int all_ok = 1;
+    for (int f = 0; f < 3; f++) {
+        grammar_ctx c[4];
+        kernel ks[4];
+        char names[4][48];
+        memset(c, 0, sizeof c);
+        memset(ks, 0, sizeof ks);
+        for (int k = 0; k < 4; k++) {
+            make_tools(&c[k].tools, counts[k % 2]);
+            dsml_grammar_options_init(&c[k].opts);
+            c[k].opts.format = (dsml_grammar_format)f;
+            c[k].opts.tool_choice = DSML_TOOL_CHOICE_REQUIRED;
+            c[k].opts.thinking_mode = DSML_THINKING;
+            c[k].cjson = k >= 2;
+            snprintf(names[k], sizeof names[k], "%s%zu tools", k >= 2 ? "cJSON, " : "",
+                     counts[k % 2]);
+            ks[k].name = names[k];
+            ks[k].fn = k_grammar;
+            ks[k].ctx = &c[k];
+        }
+        k_grammar(&c[0]);
+        k_grammar(&c[1]);
+        char label[64];
+        snprintf(label, sizeof label, "grammar %s", formats[f]);
+        measure(ks, 4, o, label);
+        if (!o->callgrind) {
+            double per_tool = ks[1].median / (double)counts[1];
+            double growth = ks[1].median / ks[0].median;
+            int ok = per_tool < 1e-3;
+            all_ok &= ok;
+            if (o->json) {
+                json_begin();
+                printf("{\"bench\": \"grammar\", \"format\": \"%s\", \"tools\": [%zu, %zu], "
+                       "\"bytes_out\": [%zu, %zu], \"runs\": %d, ",
+                       formats[f], counts[0], counts[1], c[0].out_len, c[1].out_len, o->runs);
+                json_kernels(ks, 4, o->runs);
+                printf(", \"us_per_tool_200\": %.3f, \"ratio_200_25\": %.3f, "
+                       "\"cjson_ratio_200\": %.3f, \"target_us_per_tool\": 1000, \"ok\": %s}",
+                       per_tool * 1e6, growth, ks[1].median / ks[3].median, ok ? "true" : "false");
+            } else {
+                printf("grammar %s, \"required\", thinking mode: %zu / %zu tools, grammar %zu / %zu "
+                       "bytes; median of %d runs\n",
+                       formats[f], counts[0], counts[1], c[0].out_len, c[1].out_len, o->runs);
+                for (int k = 0; k < 4; k++)
+                    print_kernel(&ks[k], o->runs, counts[k % 2], c[k].tools.len, "tools");
+                printf("  per tool at 200 tools  %8.2f us   (target well under 1000: %s)\n",
+                       per_tool * 1e6, ok ? "met" : "NOT MET");
+                printf("  time 200 / 25 tools    %8.2f    (tools 8x)\n", growth);
+                printf("  200 tools / cJSON_Parse+Delete of them  %6.2f\n\n",
+                       ks[1].median / ks[3].median);
+            }
+        }
+        for (int k = 0; k < 4; k++)
+            free(c[k].tools.p);
+    }
+    return all_ok ? 0 : 1;
+}
+
 /* ---- main --------------------------------------------------------------------- */
 
 static void usage(FILE *f)
@@ -989,6 +776,9 @@ static void usage(FILE *f)
     fputs("usage: dsml-bench render FILE.jsonl [--mode strict|default|prerelease]\n"
           "       dsml-bench detect FILE.jsonl [--chunk N] [--strict]\n"
           "       dsml-bench scale [--chunk N]\n"
+          "       dsml-bench tokens      (the detector fed one token at a time)\n"
+          "       dsml-bench session     (long agent sessions rendered)\n"
+          "       dsml-bench grammar\n"
           "       dsml-bench all [--testdata DIR]\n"
           "options: --runs N (median of N interleaved runs, default 7)\n"
           "         --min-ms T (each run of a kernel lasts at least T ms, default 100)\n"
@@ -1001,6 +791,7 @@ static void usage(FILE *f)
           "detect: lenient detector (--strict: strict), thinking mode per line, the\n"
           "        pre-release profile for prerelease-*.jsonl; --chunk default 4.\n"
           "scale:  detector input fed in --chunk bytes (default 4; 0: whole buffer).\n"
+          "grammar: dsml_grammar for 25 and 200 synthetic tools, each format.\n"
           "Exit status 0 when every target is met, 1 when one is not, 2 on errors.\n",
           f);
 }
@@ -1063,6 +854,12 @@ int main(int argc, char **argv)
         rc = cmd_detect(file, &o);
     } else if (strcmp(cmd, "scale") == 0 && file == NULL) {
         rc = cmd_scale(&o);
+    } else if (strcmp(cmd, "tokens") == 0 && file == NULL) {
+        rc = cmd_tokens(&o);
+    } else if (strcmp(cmd, "session") == 0 && file == NULL) {
+        rc = cmd_session(&o);
+    } else if (strcmp(cmd, "grammar") == 0 && file == NULL) {
+        rc = cmd_grammar(&o);
     } else if (strcmp(cmd, "all") == 0 && file == NULL) {
         static const char *const render_files[] = {"render.jsonl", "developer-render.jsonl",
                                                    "prerelease-render.jsonl"};
@@ -1079,12 +876,15 @@ int main(int argc, char **argv)
             rc |= cmd_detect(path, &o);
         }
         rc |= cmd_scale(&o);
+        rc |= cmd_tokens(&o);
+        rc |= cmd_session(&o);
+        rc |= cmd_grammar(&o);
     } else {
         usage(stderr);
         return 2;
     }
-    if (o.json && !json_first)
-        printf("\n]\n");
+    if (o.json)
+        json_end();
     free(sink);
     return rc;
 }

@@ -12,6 +12,8 @@
 
 #include <dsml/dsml.h>
 
+#include "profiles.h"
+
 /* Exit statuses. */
 #define CLI_EXIT_OK 0
 #define CLI_EXIT_FAIL 1   /* refused input, prompts differ, I/O error */
@@ -62,6 +64,14 @@ void cli_errorf(const char *fmt, ...)
 void cli_verrorf(const char *fmt, va_list ap)
 #if defined(__GNUC__)
     __attribute__((format(printf, 1, 0)))
+#endif
+    ;
+
+/* Prints "dsml-render: <sub>: <fmt>" and the hint to run "dsml-render <sub>
+ * --help" to stderr; returns CLI_EXIT_USAGE. */
+int cli_usage_error(const char *sub, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
 #endif
     ;
 
@@ -119,8 +129,9 @@ int cli_use_color(cli_color_mode mode);
 typedef enum cli_format { CLI_FMT_AUTO, CLI_FMT_CASE, CLI_FMT_MESSAGES, CLI_FMT_REQUEST } cli_format;
 
 const char *cli_format_name(cli_format f);
+#define CLI_PROFILES "v41, prerelease, v4 or v32"
 const char *cli_profile_name(dsml_profile p);
-/* "v41" or "prerelease"; returns 0, or -1 for anything else. */
+/* CLI_PROFILES names; returns 0, or -1 for anything else. */
 int cli_parse_profile(const char *s, dsml_profile *p);
 
 /* A rendered prompt with what --show and --json print beside it. */
@@ -160,6 +171,12 @@ void cli_rendered_free(cli_rendered *r);
 
 /* --show: the prompt for a person, one segment per line. */
 int cli_show(const cli_rendered *r, int color, int oneline);
+/* The length of the special token (or DSML tag) starting at p, or 0. */
+size_t cli_token_len(const char *p, const char *end);
+/* Appends n bytes of prompt text in the --show notation, on one line:
+ * special tokens highlighted (colour, or between ⟦ ⟧), invisible
+ * characters made visible. */
+void cli_show_text(cli_buf *b, const char *p, size_t n, int color);
 /* --json */
 int cli_print_json(const cli_rendered *r);
 /* --diff: unified diff of two prompts; 0 identical, 1 different. */
@@ -169,5 +186,13 @@ int cli_diff(const char *a, size_t alen, const char *aname, const char *b,
 int cli_parse_main(int argc, char **argv);
 /* `dsml-render respond ...`; argv[0] is "respond". */
 int cli_respond_main(int argc, char **argv);
+/* One detector event as `parse --stream` prints it, with its newline. */
+void cli_put_event(cli_buf *b, const dsml_event *e);
+/* --effort's value into o->effort*; 0, or -1 when it is not acceptable. */
+int cli_parse_effort(const char *s, cli_opts *o);
+/* `dsml-render audit ...`; argv[0] is "audit" (audit_main.c). */
+int cli_audit_main(int argc, char **argv);
+/* `dsml-render grammar ...`; argv[0] is "grammar". */
+int cli_grammar_main(int argc, char **argv);
 
 #endif /* DSML_CLI_H */

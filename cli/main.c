@@ -1,7 +1,8 @@
 /*
  * main.c - dsml-render's command line: options, help, and the choice of
  * output (prompt bytes, --show, --json, --diff).  `dsml-render parse` is
- * handed to parse_cmd.c, `dsml-render respond` to respond_cmd.c.
+ * handed to parse_cmd.c, `dsml-render respond` to respond_cmd.c,
+ * `dsml-render audit` to audit_main.c.
  */
 #include <errno.h>
 #include <limits.h>
@@ -15,9 +16,13 @@ static const char usage_text[] =
     "Usage: dsml-render [OPTIONS] [FILE|-]\n"
     "       dsml-render parse [PARSE OPTIONS] [FILE|-]\n"
     "       dsml-render respond [RESPOND OPTIONS] REQUEST COMPLETION\n"
+    "       dsml-render audit [AUDIT OPTIONS] CORPUS...  (see audit --help)\n"
+    "       dsml-render grammar [GRAMMAR OPTIONS] [REQUEST|-]\n"
     "\n"
     "Renders a conversation into the exact prompt text DeepSeek-V4.1 expects\n"
-    "(the checkpoint's encoding.py, byte for byte), or parses a completion.\n"
+    "(the checkpoint's encoding.py, byte for byte), or V4's or V3.2's with\n"
+    "--profile, parses a completion, or writes the grammar that constrains a\n"
+    "request's tool calls.\n"
     "FILE is read whole (at most 256 MiB, the library's input limit); without\n"
     "FILE, or with '-', standard input is read.\n"
     "\n"
@@ -44,8 +49,10 @@ static const char usage_text[] =
     "  --json                 {\"prompt\", \"images\", \"segments\", \"profile\",\n"
     "                         \"options\"} as one line of JSON\n"
     "  --diff PROFILE         unified diff of the prompt rendered with --profile\n"
-    "                         against the one rendered with PROFILE; exit 0 when\n"
-    "                         identical, 1 when they differ\n"
+    "                         against the one rendered with PROFILE (any two\n"
+    "                         profiles: v4 against v41 audits a lane moving\n"
+    "                         from V4 to V4.1); exit 0 when identical, 1 when\n"
+    "                         they differ or one of them refuses the input\n"
     "  --diff-file FILE       unified diff of the prompt against the text in FILE\n"
     "                         (a prompt captured from another encoder or a\n"
     "                         serving stack); exit 0 when identical, 1 when not\n"
@@ -54,14 +61,18 @@ static const char usage_text[] =
     "  --thinking             thinking mode\n"
     "  --chat                 chat mode (the default)\n"
     "  --effort NAME|N        reasoning effort: low, high, max (prerelease also\n"
-    "                         xhigh) or a level 1..100\n"
+    "                         xhigh) or a level 1..100; v4: high or max only;\n"
+    "                         v32: none\n"
     "  --keep-thinking        keep earlier reasoning (drop_thinking = False)\n"
     "  --no-bos               no begin-of-sentence token\n"
     "  --context FILE         messages rendered earlier (a JSON array)\n"
-    "  --profile v41|prerelease\n"
-    "                         the checkpoint's encoder (default) or the\n"
-    "                         pre-release serving image's\n"
-    "  --strict               refuse the developer role, as the reference does\n"
+    "  --profile NAME         the encoder:" CLI_PROFILE_NAMES "\n"
+    "                         (v41, the checkpoint's, is the default;\n"
+    "                         prerelease is the pre-release serving image's;\n"
+    "                         v4 and v32 are DeepSeek-V4's encoding_dsv4.py\n"
+    "                         and DeepSeek-V3.2's encoding_dsv32.py)\n"
+    "  --strict               refuse the developer role, as the V4.1 reference\n"
+    "                         does (v4 and v32 render it, as theirs do)\n"
     "  --guard                refuse special tokens inside user, tool, system\n"
     "                         and developer text\n"
     "  --input-format case|messages|request\n"
@@ -78,7 +89,7 @@ static const char usage_text[] =
     "Parse options (dsml-render parse):\n"
     "  --thinking             the prompt ended in thinking mode\n"
     "  --strict               the reference parser's rules exactly\n"
-    "  --profile v41|prerelease\n"
+    "  --profile NAME\n"
     "  --tools FILE           the declared tools (a JSON array)\n"
     "  --stream N             feed the detector N-byte chunks and print one\n"
     "                         event per line instead of the message\n"
@@ -87,6 +98,13 @@ static const char usage_text[] =
     "response a server sends, see 'dsml-render respond --help'\n"
     "  --stream N             the completion fed N bytes at a time: SSE lines\n"
     "  --end stop|length|abort  why the engine stopped (default stop)\n"
+    "Grammar options (dsml-render grammar; see dsml-render grammar --help):\n"
+    "  --format gbnf|lark|structural-tag\n"
+    "  --profile v41|prerelease\n"
+    "  --thinking, --chat     instead of the request's thinking mode\n"
+    "  --tool-choice auto|none|required|NAME\n"
+    "  --whole-turn           gbnf under \"auto\": not the lazy grammar\n"
+    "  --json                 the grammar and its trigger as JSON\n"
     "\n"
     "Exit status: 0 success (--diff: identical), 1 refused input, differing\n"
     "prompts or an I/O error, 2 a bad command line.\n";
@@ -116,12 +134,10 @@ typedef struct cli_args {
 
 int cli_parse_profile(const char *s, dsml_profile *p)
 {
-    if (strcmp(s, "v41") == 0)
-        *p = DSML_PROFILE_V41;
-    else if (strcmp(s, "prerelease") == 0)
-        *p = DSML_PROFILE_PRERELEASE;
-    else
+    const cli_profile_info *info = cli_profile_find(s);
+    if (info == NULL)
         return -1;
+    *p = info->profile;
     return 0;
 }
 
@@ -189,9 +205,9 @@ static int parse_args(int argc, char **argv, cli_args *a)
             a->out = OUT_JSON, outputs++;
         } else if (is_option(s, "--diff")) {
             if ((v = option_value(argc, argv, &i, "--diff")) == NULL)
-                return usage_error("%s needs a profile (v41 or prerelease)", s);
+                return usage_error("%s needs a profile (one of:" CLI_PROFILE_NAMES ")", s);
             if (cli_parse_profile(v, &a->diff_profile) != 0)
-                return usage_error("unknown profile '%s' (v41 or prerelease)", v);
+                return usage_error("unknown profile '%s' (one of:" CLI_PROFILE_NAMES ")", v);
             a->out = OUT_DIFF, outputs++;
         } else if (is_option(s, "--diff-file")) {
             if ((a->diff_file = option_value(argc, argv, &i, "--diff-file")) == NULL)
@@ -220,9 +236,9 @@ static int parse_args(int argc, char **argv, cli_args *a)
             a->opts.context_file = v;
         } else if (is_option(s, "--profile")) {
             if ((v = option_value(argc, argv, &i, "--profile")) == NULL)
-                return usage_error("%s needs v41 or prerelease", s);
+                return usage_error("%s needs a profile (one of:" CLI_PROFILE_NAMES ")", s);
             if (cli_parse_profile(v, &a->opts.profile) != 0)
-                return usage_error("unknown profile '%s' (v41 or prerelease)", v);
+                return usage_error("unknown profile '%s' (one of:" CLI_PROFILE_NAMES ")", v);
         } else if (is_option(s, "--input-format")) {
             if ((v = option_value(argc, argv, &i, "--input-format")) == NULL)
                 return usage_error("%s needs case, messages or request", s);
@@ -321,6 +337,10 @@ int main(int argc, char **argv)
         return cli_parse_main(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "respond") == 0)
         return cli_respond_main(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "audit") == 0)
+        return cli_audit_main(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "grammar") == 0)
+        return cli_grammar_main(argc - 1, argv + 1);
     cli_args a;
     int r = parse_args(argc, argv, &a);
     if (r != CLI_EXIT_OK)
@@ -361,3 +381,5 @@ int main(int argc, char **argv)
     cli_buf_free(&context);
     return r;
 }
+
+int cli_parse_effort(const char *s, cli_opts *o) { return parse_effort(s, o); }

@@ -26,8 +26,8 @@
 
 static const char parse_usage[] =
     "Usage: dsml-render parse [--thinking] [--strict|--recover]\n"
-    "                         [--profile v41|prerelease] [--tools FILE]\n"
-    "                         [--stream N] [FILE|-]\n"
+    "                         [--profile NAME] [--tools FILE] [--stream N]\n"
+    "                         [FILE|-]\n"
     "\n"
     "Parses a completion (the text the model produced after the prompt) and\n"
     "prints the assistant message as JSON.\n"
@@ -39,7 +39,7 @@ static const char parse_usage[] =
     "  --recover         recovery mode: also take as calls what models write\n"
     "                    beside the format (other spellings, missing line\n"
     "                    breaks and closers, JSON bodies, ...)\n"
-    "  --profile P       v41 (default) or prerelease\n"
+    "  --profile NAME    the profile, one of" CLI_PROFILE_NAMES "\n"
     "  --tools FILE      the declared tools (a JSON array); other names refused\n"
     "  --stream N        feed N-byte chunks to the streaming detector and print\n"
     "                    one event per line, then the message\n"
@@ -71,7 +71,7 @@ static int parse_usage_error(const char *fmt, ...)
 
 #ifdef CLI_HAVE_DETECTOR
 
-static void put_event(cli_buf *b, const dsml_event *e)
+void cli_put_event(cli_buf *b, const dsml_event *e)
 {
     switch (e->type) {
     case DSML_EVENT_REASONING:
@@ -128,7 +128,7 @@ static int drain(dsml_detector *d, int stream, cli_buf *out)
         if (r <= 0)
             return r;
         if (stream) {
-            put_event(out, &e);
+            cli_put_event(out, &e);
         } else if (e.type == DSML_EVENT_DIAGNOSTIC) {
             char where[64] = "";
             if (e.offset != DSML_NO_OFFSET)
@@ -227,7 +227,7 @@ int cli_parse_main(int argc, char **argv)
             recover = 1;
         } else if (NAMED("--profile")) {
             if ((v = VALUE()) == NULL || cli_parse_profile(v, &profile) != 0)
-                return parse_usage_error("--profile needs v41 or prerelease");
+                return parse_usage_error("--profile needs one of" CLI_PROFILE_NAMES);
         } else if (NAMED("--tools")) {
             if ((tools_file = VALUE()) == NULL)
                 return parse_usage_error("--tools needs a file");

@@ -330,3 +330,11 @@ int cli_show(const cli_rendered *r, int color, int oneline)
     cli_buf_free(&b);
     return st;
 }
+
+size_t cli_token_len(const char *p, const char *end) { return token_len(p, end); }
+
+void cli_show_text(cli_buf *b, const char *p, size_t n, int color)
+{
+    view v = {b, color, 1, 0, NULL, 0};
+    put_text(&v, p, p + n);
+}

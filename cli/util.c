@@ -237,6 +237,17 @@ void cli_errorf(const char *fmt, ...)
     va_end(ap);
 }
 
+int cli_usage_error(const char *sub, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "dsml-render: %s: ", sub);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\nTry 'dsml-render %s --help'.\n", sub);
+    va_end(ap);
+    return CLI_EXIT_USAGE;
+}
+
 void cli_report(const char *what, int status, const dsml_error *err)
 {
     const char *msg = err != NULL && err->message[0] ? err->message
@@ -269,9 +280,4 @@ const char *cli_format_name(cli_format f)
     case CLI_FMT_REQUEST: return "request";
     default: return "auto";
     }
-}
-
-const char *cli_profile_name(dsml_profile p)
-{
-    return p == DSML_PROFILE_PRERELEASE ? "prerelease" : "v41";
 }

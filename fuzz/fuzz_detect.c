@@ -12,13 +12,15 @@
  * nothing, and after dsml_detector_reset run clean.
  *
  * Input layout:
- *   byte 0  bit 0 thinking mode; bit 1 pre-release profile; bit 2 strict;
+ *   byte 0  bit 0 thinking mode; bit 1 profile (low bit); bit 2 strict;
  *           bit 3 tools declared (text after the first 0xFF byte);
  *           bit 4 DSML_DETECT_NO_MESSAGE; bits 5-6 limits preset;
  *           bit 7 call next() only after the last chunk
  *   byte 1  the eight policies, one bit each (non-default value when set)
  *   byte 2  bits 0-1 allocation failures (none, the k-th only, from the
- *           k-th on); bits 2-4 largest chunk (1, 2, 3, 5, 8, 16, 64, 4096)
+ *           k-th on, cJSON's own k-th); bits 2-4 largest chunk (1, 2, 3, 5, 8, 16, 64, 4096);
+ *           bit 5 the profile's high bit: 0 V4.1, 1 pre-release, 2 V4,
+ *           3 V3.2
  *   byte 3  k
  *   byte 4  chunking seed
  *   rest    the completion [0xFE recoveries] [0xFF tools JSON]
@@ -29,6 +31,7 @@
  */
 #include <utf8proc.h>
 
+#include "fuzz_cjson.h"
 #include "fuzz_common.h"
 #include "json/json.h"
 #include "../tests/lenient_accounting.h"
@@ -381,7 +384,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     dsml_detector_options o;
     dsml_detector_options_init(&o);
     o.thinking_mode = (b0 & 1) ? DSML_THINKING : DSML_CHAT;
-    o.profile = (b0 & 2) ? DSML_PROFILE_PRERELEASE : DSML_PROFILE_V41;
+    static const dsml_profile profiles[4] = {DSML_PROFILE_V41, DSML_PROFILE_PRERELEASE,
+                                             DSML_PROFILE_V4, DSML_PROFILE_V32};
+    o.profile = profiles[((b0 >> 1) & 1) | ((b2 >> 5) & 1) << 1];
     o.mode = (b0 & 4) ? DSML_DETECT_STRICT : DSML_DETECT_LENIENT;
     o.flags = (b0 & 16) ? DSML_DETECT_NO_MESSAGE : 0;
     int late_next = (b0 & 128) != 0;
@@ -557,6 +562,32 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             dsml_output_free(&out);
         else
             FZ_CHECK(r != DSML_ERR_NOMEM || fa.failed > 0);
+        FZ_CHECK(fa.live == 0);
+    }
+    /* cJSON's own k-th allocation failing (the declared tools, string="false"
+     * values checked as JSON): DSML_ERR_NOMEM, or the reference's result;
+     * never a malformed-JSON verdict */
+    if ((b2 & 3) == 3) {
+        fz_alloc_init(&fa, &a, FZ_FAIL_NONE, 0);
+        fz_cjson_fail_at(fail_at);
+        fz_cjson_arm(1);
+        r = dsml_detector_create(&o, &d, &err);
+        if (r == DSML_OK) {
+            run_result f;
+            run(d, text, n, NULL, 0, o.flags, &f);
+            fz_cjson_arm(0);
+            if (f.status == DSML_ERR_NOMEM || f.message_status == DSML_ERR_NOMEM)
+                FZ_CHECK(fz_cjson.refused > 0);
+            else
+                check_same_result(&ref, &f);
+            run_result_free(&f);
+            dsml_detector_destroy(d);
+            d = NULL;
+        } else {
+            fz_cjson_arm(0);
+            FZ_CHECK(r == DSML_ERR_NOMEM && fz_cjson.refused > 0 && d == NULL);
+        }
+        fz_cjson_fail_at(0);
         FZ_CHECK(fa.live == 0);
     }
     run_result_free(&ref);

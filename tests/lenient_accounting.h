@@ -5,10 +5,9 @@
  * The property: reasoning and content, in the order of their events, are
  * the completion with only these parts taken out:
  *
- *   - each call parsed whole (CALL_BEGIN .. CALL_END DSML_CALL_COMPLETE, or
- *     _REFUSED, or _UNTERMINATED, which the message holds as the reference
- *     returns it): from its invoke tag through its closer
- *     "</｜DSML｜ invoke>\n" (or the end of the stream);
+ *   - each executable call (CALL_BEGIN .. CALL_END DSML_CALL_COMPLETE): from
+ *     its invoke tag through its closer "</｜DSML｜ invoke>\n" (or the end of
+ *     the stream);
  *   - the opener of a calls block ("\n\n<｜DSML｜ calls>\n", or without the
  *     blank line) that an executable call or the block's closer follows
  *     directly, or "\n\n<｜DSML｜ calls" at the very end (the reference reads
@@ -20,10 +19,14 @@
  *
  * Everything else -- the raw text of every call that is not executable, a
  * malformed block's own tags, stray lines between invokes -- must be there,
- * byte for byte and in place.  (Marker variants count as markers only with
- * DSML_MARKERS_VARIANTS.)  The check needs no parser of its own: it aligns
- * the output with the input, trying each way a removable part could have
- * been removed.
+ * byte for byte and in place.  A call the detector parsed but does not let
+ * run counts with the executable ones: one the text ended in after its name
+ * line or a parameter (DSML_CALL_UNTERMINATED, in the message as the
+ * reference returns it) and one the request's tool_choice refuses
+ * (DSML_CALL_REFUSED, reported by its events).  The tags are the profile's
+ * (its dialect table), and its variants with DSML_MARKERS_VARIANTS.  The
+ * check needs no parser of its own: it aligns the output with the input,
+ * trying each way a removable part could have been removed.
  *
  * With the recoveries (recover mode, or option 11 in lenient mode), what
  * may be taken out grows by what they read as structure, and by what they
@@ -47,24 +50,13 @@
 #include <string.h>
 
 #include "dsml/dsml.h"
+#include "dialect/dialect.h"
 
-#define LA_FW "\xef\xbd\x9c"
-#define LA_EOS "<" LA_FW "end\xe2\x96\x81of\xe2\x96\x81sentence" LA_FW ">"
+#define LA_FW "\xef\xbd\x9c" /* U+FF5C */
+#define LA_EOS DSML_TOKEN_EOS
 #define LA_SPAN 0xFF /* stands for an executable call in the reduced input
                         (never a byte of valid UTF-8) */
-
-/* The DSML marker spellings: V4.1's first, then the variants of
- * DSML_MARKERS_VARIANTS (V4.1's marker with V4's unspaced tags, ASCII
- * pipes, doubled pipes). */
-static const struct la_spelling {
-    const char *mk;
-    int spaced;
-} la_spellings[] = {
-    {LA_FW "DSML" LA_FW, 1},       {LA_FW "DSML" LA_FW, 0},
-    {"|DSML|", 1},                 {"|DSML|", 0},
-    {LA_FW LA_FW "DSML" LA_FW LA_FW, 1}, {LA_FW LA_FW "DSML" LA_FW LA_FW, 0},
-};
-#define LA_NSPELLINGS (sizeof la_spellings / sizeof la_spellings[0])
+#define LA_SPELLINGS 24 /* markers x tag sets, at most */
 
 typedef struct la_span {
     size_t begin, end;
@@ -82,8 +74,8 @@ typedef struct la_acct {
     int bare;            /* ... and tags without the marker count (tools
                             declared) */
     size_t nspell;       /* spellings in effect */
-    char tag[LA_TAGS][LA_NSPELLINGS][40];
-    size_t tag_len[LA_TAGS][LA_NSPELLINGS];
+    char tag[LA_TAGS][LA_SPELLINGS][48];
+    size_t tag_len[LA_TAGS][LA_SPELLINGS];
     char *t;             /* reasoning and content, in order */
     unsigned char *kind; /* 'R' or 'C' per byte of t */
     size_t tn, tcap;
@@ -101,23 +93,38 @@ static inline void la_init(la_acct *a, const char *s, size_t n,
     a->n = n;
     a->thinking_end_ok = o->thinking_mode == DSML_THINKING ||
                          o->stray_think_end == DSML_STRAY_THINK_END_REASONING;
-    a->nspell = o->markers == DSML_MARKERS_VARIANTS ? LA_NSPELLINGS : 1;
     a->recover = o->mode == DSML_DETECT_RECOVER || o->recoveries != 0;
     a->bare = a->recover &&
               (o->mode == DSML_DETECT_RECOVER || (o->recoveries & DSML_RECOVER_BARE_TAGS)) &&
               o->tools_json != NULL;
-    for (size_t k = 0; k < a->nspell; k++) {
-        const char *mk = la_spellings[k].mk;
-        int sp = la_spellings[k].spaced;
-        snprintf(a->tag[LA_OPENER][k], sizeof a->tag[0][0], "<%s%s", mk,
-                 sp ? " calls" : "tool_calls");
-        snprintf(a->tag[LA_CLOSER][k], sizeof a->tag[0][0], "</%s%s", mk,
-                 sp ? " calls>" : "tool_calls>");
-        snprintf(a->tag[LA_INVOKE_END][k], sizeof a->tag[0][0], "</%s%s", mk,
-                 sp ? " invoke" : "invoke");
-        for (int t = 0; t < LA_TAGS; t++)
-            a->tag_len[t][k] = strlen(a->tag[t][k]);
+    /* the profile's tags with its marker; with the variants, every marker
+     * (exact, ASCII, doubled) with its tags and its neighbours' */
+    static const char *const marks[] = {DSML_TOKEN_DSML, "|DSML|",
+                                        LA_FW DSML_TOKEN_DSML LA_FW};
+    const dsml_dialect *dl = dsml_dialect_of(o->profile);
+    const dsml_tags *sets[8] = {NULL};
+    size_t nsets = 0;
+    if (dl != NULL) {
+        sets[nsets++] = dl->tags;
+        for (const dsml_tags *const *t = dl->variant_tags;
+             t != NULL && *t != NULL && nsets < 8; t++)
+            sets[nsets++] = *t;
     }
+    int variants = o->markers == DSML_MARKERS_VARIANTS;
+    for (size_t t = 0; t < nsets; t++)
+        for (size_t m = 0; m < 3 && a->nspell < LA_SPELLINGS; m++) {
+            if (!variants && (t > 0 || m > 0))
+                break;
+            size_t k = a->nspell++;
+            snprintf(a->tag[LA_OPENER][k], sizeof a->tag[0][0], "<%s%s", marks[m],
+                     sets[t]->block);
+            snprintf(a->tag[LA_CLOSER][k], sizeof a->tag[0][0], "</%s%s>", marks[m],
+                     sets[t]->block);
+            snprintf(a->tag[LA_INVOKE_END][k], sizeof a->tag[0][0], "</%s%s", marks[m],
+                     sets[t]->invoke);
+            for (int g = 0; g < LA_TAGS; g++)
+                a->tag_len[g][k] = strlen(a->tag[g][k]);
+        }
 }
 
 static inline void la_free(la_acct *a)
@@ -168,10 +175,11 @@ static inline void la_event(la_acct *a, const dsml_event *e)
             return;
         }
         la_span *c = &a->calls[e->call_index];
-        /* a refused call was parsed whole and reported by its events; an
-           unterminated one is in the message, as the reference returns it */
-        c->complete = e->status == DSML_CALL_COMPLETE || e->status == DSML_CALL_REFUSED ||
-                      e->status == DSML_CALL_UNTERMINATED;
+        /* parsed as a call: whether it may run or not, its text is not
+         * content */
+        c->complete = e->status == DSML_CALL_COMPLETE ||
+                      e->status == DSML_CALL_UNTERMINATED ||
+                      e->status == DSML_CALL_REFUSED;
         c->end = e->offset;
     }
 }

@@ -230,6 +230,8 @@ static void test_oracle_golden(void **state)
     oracle_file("render.jsonl", DSML_RENDER_STRICT, DSML_PROFILE_V41);
     oracle_file("developer-render.jsonl", 0, DSML_PROFILE_V41);
     oracle_file("prerelease-render.jsonl", 0, DSML_PROFILE_PRERELEASE);
+    oracle_file("v4-render.jsonl", 0, DSML_PROFILE_V4);
+    oracle_file("v32-render.jsonl", 0, DSML_PROFILE_V32);
 }
 
 int main(void)

@@ -78,7 +78,9 @@ static void test_golden_completions_keep_every_byte(void **state)
     dc_cases cs = {0};
     dc_load(&cs, "parse.jsonl", DSML_PROFILE_V41);
     dc_load(&cs, "prerelease-parse.jsonl", DSML_PROFILE_PRERELEASE);
-    assert_int_equal(cs.n, 1200);
+    dc_load(&cs, "v4-parse.jsonl", DSML_PROFILE_V4);
+    dc_load(&cs, "v32-parse.jsonl", DSML_PROFILE_V32);
+    assert_int_equal(cs.n, 2300);
     size_t stride = 1;
     const char *s = getenv("DSML_DETECT_TEST_STRIDE");
     if (s != NULL && atoi(s) > 0)

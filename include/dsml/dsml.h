@@ -1,6 +1,7 @@
 /*
  * dsml.h - the DeepSeek-V4.1 chat protocol ("DSML"): prompt rendering,
- * streaming detection and strict parsing of completions.
+ * streaming detection and strict parsing of completions; with a profile,
+ * the dialects of the earlier generations (DeepSeek-V4, V3.2) too.
  *
  * This header is the reference manual of libdsml.  Everything the library
  * exports is declared here.
@@ -19,8 +20,11 @@
  * - Output that the caller owns is returned in a `dsml_output` and released
  *   with dsml_output_free().  Borrowed pointers say how long they live.
  * - Memory comes from the caller's dsml_allocator when one is given, else from
- *   malloc/realloc/free.  The JSON reader (cJSON) allocates its parse trees
- *   with the C library's malloc; libdsml never changes cJSON's global hooks.
+ *   malloc/realloc/free.  A render reads ordinary JSON text into blocks of
+ *   that allocator; text it hands to cJSON (text with a fault, repeated
+ *   keys or an object of more than 32 members), and the detector's
+ *   string="false" check and declared tools, get trees from the C
+ *   library's malloc: libdsml never changes cJSON's global hooks.
  *
  * Thread safety
  * -------------
@@ -48,6 +52,7 @@
 #define DSML_DSML_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -116,13 +121,14 @@ DSML_API int dsml_version_number(void);
     X(ERR_INCOMPLETE, -28, "the stream ended inside a message part")          \
     X(ERR_STATE, -29, "call not allowed in the handle's current state")     \
     X(ERR_TOOL_CHOICE, -30, "tool call not allowed by tool_choice")           \
-    X(ERR_PARALLEL_CALLS, -31, "a further tool call with parallel calls off")
+    X(ERR_PARALLEL_CALLS, -31, "a further tool call with parallel calls off") \
+    X(ERR_SCHEMA, -32, "JSON schema outside the subset a grammar supports")
 
 typedef enum dsml_status {
 #define DSML_STATUS_ENUM_(name, value, msg) DSML_##name = value,
     DSML_STATUS_LIST(DSML_STATUS_ENUM_)
 #undef DSML_STATUS_ENUM_
-    DSML_STATUS_LAST_ = -31
+    DSML_STATUS_LAST_ = -32
 } dsml_status;
 
 /* "DSML_ERR_NOMEM" etc.; "DSML_UNKNOWN" for codes not in the table. Static. */
@@ -252,38 +258,70 @@ typedef enum dsml_thinking_mode {
 } dsml_thinking_mode;
 
 /*
- * Profiles.  V4.1 is the checkpoint's encoder.  The pre-release profile is
- * the serving image's encoder before the 1017 cut, kept so that a deployed
- * image can be audited prompt by prompt: effort names low/high/xhigh/max
- * map to 25/50/75/100 (default high = 50), tool names are used as written
- * (no namespaces), and tool-call arguments must be JSON objects (or JSON
- * text of one).  Both profiles render the developer role unless
- * DSML_RENDER_STRICT is set.
+ * Profiles: the dialects of the DSML family, each byte for byte its
+ * generation's reference encoder (renderer) and parser (detector and
+ * strict parse).  Values are appended, never renumbered.
+ *
+ * V4.1 is the checkpoint's encoder.  The pre-release profile is the serving
+ * image's encoder before the 1017 cut, kept so that a deployed image can be
+ * audited prompt by prompt: effort names low/high/xhigh/max map to
+ * 25/50/75/100 (default high = 50), tool names are used as written (no
+ * namespaces), and tool-call arguments must be JSON objects (or JSON text
+ * of one).  Both render the developer role unless DSML_RENDER_STRICT is
+ * set.
+ *
+ * V4 is DeepSeek-V4's encoding_dsv4.py (V4-Flash, V4-Pro): unspaced tags
+ * ("<｜DSML｜tool_calls>", "<｜DSML｜invoke", "<｜DSML｜parameter"), no
+ * <｜System｜> token (system messages are their text, also mid
+ * conversation), reasoning effort only "high" (nothing) or "max" (an
+ * English paragraph at the start, thinking mode), no images, no
+ * namespaces, the developer role rendered natively; tool-call arguments
+ * that are not JSON text (an object included) are wrapped as one
+ * "arguments" parameter.
+ *
+ * V3.2 is DeepSeek-V3.2's encoding_dsv32.py: a "<｜DSML｜function_calls>"
+ * block (invoke and parameter tags as V4's), its own tools prompt, tool
+ * results rendered inline after the assistant's calls inside
+ * <function_results> (no user turn of their own), the generation header
+ * after every user message, history reasoning never shown, the developer
+ * role with its content after its tools; no System token, tasks,
+ * latest_reminder, wo_eos or reasoning effort (one given is refused), no
+ * images, no namespaces; tool-call arguments must be JSON text of an
+ * object.  In thinking mode with drop_thinking, a conversation from which
+ * the reference would drop a message (a developer or latest_reminder
+ * message before the last user message) is refused, as the reference
+ * fails on it.
  */
 typedef enum dsml_profile {
     DSML_PROFILE_V41 = 0,        /* the checkpoint's encoder (default) */
-    DSML_PROFILE_PRERELEASE = 1  /* the serving image before the 1017 cut */
+    DSML_PROFILE_PRERELEASE = 1, /* the serving image before the 1017 cut */
+    DSML_PROFILE_V4 = 2,         /* DeepSeek-V4 (Flash, Pro) */
+    DSML_PROFILE_V32 = 3         /* DeepSeek-V3.2 */
 } dsml_profile;
 
 typedef enum dsml_effort_kind {
-    DSML_EFFORT_ABSENT = 0,  /* the profile's default ("high") */
+    DSML_EFFORT_ABSENT = 0,  /* the profile's default ("high"; V3.2: none) */
     DSML_EFFORT_NAME = 1,    /* effort_name: "low", "high", "max" (+"xhigh"
-                                in the pre-release profile) */
-    DSML_EFFORT_LEVEL = 2    /* effort_level: 1..100 */
+                                in the pre-release profile; V4: "high" and
+                                "max" only; V3.2: none) */
+    DSML_EFFORT_LEVEL = 2    /* effort_level: 1..100 (V4.1, pre-release) */
 } dsml_effort_kind;
 
 /* Render flags; 0 gives the reference defaults. */
 #define DSML_RENDER_KEEP_THINKING 0x1u /* drop_thinking = False */
 #define DSML_RENDER_NO_BOS 0x2u        /* add_default_bos_token = False */
 #define DSML_RENDER_STRICT 0x4u        /* refuse the developer role exactly as
-                                          the reference encoder does.  Without
-                                          it a developer message is rendered
-                                          as the serving image does: a user
-                                          turn (content must not be empty)
-                                          followed by its tools block and
-                                          response format; it counts as a
+                                          the V4.1 reference encoder does.
+                                          Without it a developer message is
+                                          rendered as the serving image does:
+                                          a user turn (content must not be
+                                          empty) followed by its tools block
+                                          and response format; it counts as a
                                           user turn for the generation header
-                                          and the thinking drop */
+                                          and the thinking drop.  The V4 and
+                                          V3.2 profiles render the developer
+                                          role as their references do, with
+                                          the flag or without */
 #define DSML_RENDER_GUARD 0x8u         /* refuse special tokens in untrusted
                                           text, see below */
 #define DSML_RENDER_SEGMENTS 0x10u     /* also report out->segments */
@@ -437,9 +475,9 @@ DSML_API int dsml_render_case(const char *case_json, size_t len,
  * "</｜DSML｜ invoke>\n" belongs to its call.  When the block's first invoke
  * is malformed, the block's own tags are content too: its opener (before
  * that invoke's text) and its closer.  So reasoning and content, in order,
- * hold every byte of the completion except the text of the calls that
- * complete, the tags of a block whose first call completes, </think> and
- * the end-of-sentence token.  Lenient mode also recognises a calls block
+ * hold every byte of the completion except the text of the calls parsed
+ * (complete, unterminated or refused), the tags of a block whose first
+ * call is parsed, </think> and the end-of-sentence token.  Lenient mode also recognises a calls block
  * written without the blank line before it (with a diagnostic).
  * Both modes fail on invalid UTF-8 (DSML_ERR_UTF8), on an exceeded limit
  * (DSML_ERR_LIMIT) and when out of memory.
@@ -563,13 +601,16 @@ typedef enum dsml_false_values {
 } dsml_false_values;
 
 /* 8. Marker variants: ASCII pipes ("<|DSML| invoke"), doubled pipes
- *    ("<｜｜DSML｜｜ invoke") and V4's unspaced tags ("<｜DSML｜invoke",
- *    "<｜DSML｜tool_calls>"). */
+ *    ("<｜｜DSML｜｜ invoke") and the tags of the neighbouring generations:
+ *    for V4.1 (and the pre-release profile) V4's unspaced tags
+ *    ("<｜DSML｜invoke", "<｜DSML｜tool_calls>"); for V4, V4.1's spaced tags
+ *    and V3.2's "<｜DSML｜function_calls>" block (V4 models write it); for
+ *    V3.2, V4's and V4.1's. */
 typedef enum dsml_markers {
-    DSML_MARKERS_EXACT = 0,    /* default, reference: only V4.1's markers;
-                                  variants are plain text */
-    DSML_MARKERS_VARIANTS = 1  /* variants are markers too, anywhere a V4.1
-                                  marker is expected */
+    DSML_MARKERS_EXACT = 0,    /* default, reference: only the profile's own
+                                  markers; variants are plain text */
+    DSML_MARKERS_VARIANTS = 1  /* variants are markers too, anywhere one of
+                                  the profile's markers is expected */
 } dsml_markers;
 
 /* Flags. */
@@ -672,9 +713,11 @@ typedef enum dsml_parallel_calls {
 typedef struct dsml_detector_options {
     size_t size;                      /* sizeof(dsml_detector_options) */
     dsml_thinking_mode thinking_mode; /* DSML_CHAT by default */
-    dsml_profile profile;             /* DSML_PROFILE_V41 by default; the
-                                         pre-release profile parses the same
-                                         tags but never splits "ns::name" */
+    dsml_profile profile;             /* DSML_PROFILE_V41 by default: the
+                                         tags the profile's reference parser
+                                         reads; only V4.1 splits "ns::name"
+                                         (the pre-release profile reads
+                                         V4.1's tags, V4 and V3.2 their own) */
     dsml_detect_mode mode;            /* DSML_DETECT_LENIENT by default */
     unsigned flags;                   /* DSML_DETECT_* */
     dsml_reasoning_calls reasoning_calls;
@@ -899,6 +942,60 @@ DSML_API void dsml_detector_reset(dsml_detector *d);
 DSML_API const dsml_error *dsml_detector_error(const dsml_detector *d);
 DSML_API int dsml_detector_message(dsml_detector *d, dsml_output *out,
                                    dsml_error *err);
+
+/*
+ * Packed events: one call that feeds (or finishes) and hands back every
+ * event it queued, for bindings that pay for each foreign call (ctypes,
+ * cffi, JNI, wasm).  The events are the ones dsml_detector_next() would
+ * return, in the same order, written into the caller's buffer as records:
+ *
+ *   dsml_packed_event header (48 bytes), then text_len bytes of text,
+ *   name_len bytes of name, ns_len bytes of namespace (0 when ns_len is
+ *   DSML_PACKED_NO_NS), then zero bytes up to a multiple of 8
+ *
+ * and after the last record a header whose type is DSML_EVENT_NONE.  Text
+ * is not NUL-terminated (a diagnostic's either).  Numbers are in the
+ * machine's byte order.
+ *
+ * dsml_detector_feed_packed(d, bytes, len, flags, buf, cap, used):
+ *   feeds the bytes (as dsml_detector_feed; none when len is 0), then with
+ *   DSML_PACK_FINISH ends the stream (as dsml_detector_finish), then packs
+ *   queued events into buf[0, cap) while they fit.  *used (used may be
+ *   NULL) gets the bytes written before the final DSML_EVENT_NONE header.
+ *   Returns
+ *     0  every queued event was packed;
+ *     1  the buffer is full: events are still queued.  Call again with
+ *        len 0 (and no flag) to pack them.  When not even the first one
+ *        fitted, the final header's text_len is the capacity it needs;
+ *    <0  the sticky error, once every event produced before it has been
+ *        packed (as dsml_detector_next returns it); DSML_ERR_ARGUMENT (a
+ *        NULL handle or buffer, cap below DSML_PACKED_HEADER_SIZE, bytes
+ *        NULL with a length) or DSML_ERR_STATE (bytes after finish) when
+ *        the call was refused and packed nothing.
+ * Nothing is borrowed: the records are copies.  Mixing this call with
+ * dsml_detector_next on one handle is allowed; each event is handed out
+ * once.
+ */
+#define DSML_PACK_FINISH 0x1u /* end the stream after the bytes */
+#define DSML_PACKED_HEADER_SIZE 48
+#define DSML_PACKED_NO_NS UINT64_MAX
+
+typedef struct dsml_packed_event {
+    uint32_t type;        /* dsml_event_type; DSML_EVENT_NONE ends the list */
+    int32_t status;       /* as dsml_event.status */
+    uint64_t text_len;    /* bytes of text after the header; in the final
+                             DSML_EVENT_NONE header: 0, or the capacity the
+                             next event needs when none fitted */
+    uint64_t name_len;    /* CALL_BEGIN: bytes of the bare name */
+    uint64_t ns_len;      /* CALL_BEGIN: bytes of the namespace, or
+                             DSML_PACKED_NO_NS */
+    uint64_t call_index;  /* as dsml_event.call_index */
+    uint64_t offset;      /* as dsml_event.offset (DSML_NO_OFFSET: all ones) */
+} dsml_packed_event;
+
+DSML_API int dsml_detector_feed_packed(dsml_detector *d, const char *bytes,
+                                       size_t len, unsigned flags, void *buf,
+                                       size_t cap, size_t *used);
 
 /*
  * Parses a whole completion (what the model produced after the prompt) with
@@ -1236,6 +1333,147 @@ DSML_API int dsml_respond(const dsml_turn *turn, const char *completion,
                           size_t len, dsml_end_reason why,
                           const dsml_responder_options *opts,
                           dsml_output *out, dsml_error *err);
+/* Grammars for constrained decoding                                        */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * When a request says tool_choice "required" or names a function (or a
+ * server wants strict tools kept to their schemas), decoding is constrained
+ * so that the model can only write a valid calls block.  dsml_grammar()
+ * writes that grammar from the request's tools, its tool_choice and the
+ * profile, for the three engines servers use:
+ *
+ *   DSML_GRAMMAR_GBNF            llama.cpp's GBNF (also the EBNF XGrammar and
+ *                                SGLang's build_ebnf read)
+ *   DSML_GRAMMAR_LARK            Lark, as llguidance reads it (vLLM's
+ *                                guided grammars)
+ *   DSML_GRAMMAR_STRUCTURAL_TAG  an XGrammar structural tag, JSON (SGLang,
+ *                                vLLM): one tag per tool, begin / content /
+ *                                end
+ *
+ * One model of the turn feeds the three.  What the grammar allows, in order:
+ * in thinking mode the reasoning (no special token in it) and </think>;
+ * then content (no special token, no calls block); then, under "required" or
+ * a named function, a calls block laid out as the reference renders it --
+ *
+ *   \n\n<｜DSML｜ calls>\n
+ *   <｜DSML｜ invoke name="NAME">\n
+ *   <｜DSML｜ parameter name="KEY" string="true|false">VALUE</｜DSML｜ parameter>\n
+ *   ...
+ *   </｜DSML｜ invoke>\n
+ *   </｜DSML｜ calls>
+ *
+ * -- with invokes of the declared tools only (of the named one under a
+ * named tool_choice; one invoke when parallel calls are off), each with the
+ * parameters of its schema in the schema's order, the required ones
+ * present: string="true" values for string-typed parameters (text that
+ * cannot hold the parameter closer, as the reference reads values),
+ * string="false" values written as json.dumps writes JSON that matches the
+ * parameter's schema.  The grammar ends there: the engine then allows EOS
+ * (which is not part of the grammar's text).  Under "auto" the block is
+ * optional; GBNF writes it as a lazy grammar that starts at the block
+ * opener (llama.cpp's grammar triggers: dsml_grammar_info says which), Lark
+ * and the structural tag the whole turn with content free up to the
+ * opener.  Under "none" the grammar is the turn without calls.
+ *
+ * JSON schemas: the subset supported is written out in docs/GRAMMAR.md.  A
+ * schema outside it is refused (DSML_ERR_SCHEMA, err->path naming the
+ * keyword), never loosened.
+ *
+ * Every text the grammar accepts is one the strict parser
+ * (dsml_parse_completion) accepts, with the calls the grammar allowed.
+ */
+
+/* tool_choice and parallel calls: dsml_tool_choice and dsml_parallel_calls,
+ * as the detector options declare them. */
+
+typedef enum dsml_grammar_format {
+    DSML_GRAMMAR_GBNF = 0,
+    DSML_GRAMMAR_LARK = 1,
+    DSML_GRAMMAR_STRUCTURAL_TAG = 2
+} dsml_grammar_format;
+
+/* Grammar flags. */
+#define DSML_GRAMMAR_WHOLE_TURN 0x1u /* GBNF under "auto": the whole turn, not
+                                        the lazy grammar of the calls block */
+
+typedef struct dsml_grammar_options {
+    size_t size;                      /* sizeof(dsml_grammar_options) */
+    dsml_grammar_format format;       /* DSML_GRAMMAR_GBNF by default */
+    dsml_profile profile;             /* DSML_PROFILE_V41 by default: the tag
+                                         spellings, and whether names are
+                                         qualified "ns::name" */
+    dsml_thinking_mode thinking_mode; /* DSML_THINKING when the prompt ended
+                                         with <think> (the turn's thinking
+                                         mode): the grammar starts inside the
+                                         reasoning */
+    dsml_tool_choice tool_choice;     /* used when tool_choice_json is NULL */
+    const char *tool_choice_name;     /* DSML_TOOL_CHOICE_FUNCTION: the tool,
+                                         as declared (function.name) or as a
+                                         call names it ("ns::name");
+                                         borrowed for the call */
+    size_t tool_choice_name_len;
+    const char *tool_choice_json;     /* the request's tool_choice value as
+                                         JSON text: "auto", "none",
+                                         "required" or {"type": "function",
+                                         "function": {"name": "..."}}; when
+                                         not NULL it overrides the two fields
+                                         above.  Borrowed for the call */
+    size_t tool_choice_len;
+    dsml_parallel_calls parallel_calls;
+    unsigned flags;                   /* DSML_GRAMMAR_* */
+    const dsml_limits *limits;        /* NULL: defaults (max_input_bytes,
+                                         max_depth: the tools JSON) */
+    const dsml_allocator *allocator;  /* NULL: malloc/realloc/free */
+} dsml_grammar_options;
+
+/* Sets size and the defaults (GBNF, V4.1, chat, "auto"), writing `size`
+ * bytes: see dsml_render_options_init_size. */
+DSML_API void dsml_grammar_options_init_size(dsml_grammar_options *opts, size_t size);
+DSML_API void(dsml_grammar_options_init)(dsml_grammar_options *opts);
+#define dsml_grammar_options_init(opts) \
+    dsml_grammar_options_init_size((opts), sizeof *(opts))
+
+/* What a grammar needs besides its text.  Filled by dsml_grammar() up to
+ * the caller's `size`.  The strings are static: they live as long as the
+ * library. */
+typedef struct dsml_grammar_info {
+    size_t size;                 /* set by the caller: sizeof(dsml_grammar_info)
+                                    (0 is taken as this header's size) */
+    int lazy;                    /* 1: apply the grammar from the trigger on
+                                    (GBNF under "auto"); 0: from the first
+                                    token */
+    const char *trigger;         /* lazy: the text the grammar starts with,
+                                    "\n\n<｜DSML｜ calls>" (a llama.cpp
+                                    trigger word); else NULL */
+    size_t trigger_len;
+    const char *trigger_pattern; /* lazy: the same as a regular expression
+                                    over the whole output so far, the grammar
+                                    starting at group 1 (llama.cpp's
+                                    full-match trigger patterns); in thinking
+                                    mode it requires the </think> before the
+                                    opener.  Else NULL */
+    size_t trigger_pattern_len;
+    size_t rules;                /* GBNF, Lark: rules written; structural
+                                    tag: tools in it */
+} dsml_grammar_info;
+
+/*
+ * Writes the grammar for a turn whose request declares `tools_json` (an
+ * OpenAI "tools" array, JSON text; NULL or "[]" for none).  opts may be NULL
+ * (GBNF, V4.1, chat, "auto").  On success out->text is the grammar (GBNF or
+ * Lark text, or the structural tag's JSON) and *info, when not NULL, what
+ * goes with it.  Errors: the tools as the renderer checks them
+ * (DSML_ERR_TOOL_NAME, ...), a schema outside the supported subset
+ * (DSML_ERR_SCHEMA), a tool_choice that is not one of its forms
+ * (DSML_ERR_TYPE) or that names no declared tool, or "required" without
+ * tools (DSML_ERR_UNKNOWN_TOOL); err->path names the place as a request
+ * body has it ("$.tools[2].function.parameters.properties.city",
+ * "$.tool_choice").  Time and memory are linear in the size of the tools.
+ */
+DSML_API int dsml_grammar(const char *tools_json, size_t tools_len,
+                          const dsml_grammar_options *opts, dsml_output *out,
+                          dsml_grammar_info *info, dsml_error *err);
 
 #ifdef __cplusplus
 }

@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "core/utf8.h"
 #include "detect/detect_internal.h"
 
 static const char *const sp_names[SP_COUNT_] = {
@@ -112,9 +113,16 @@ static void ev_text(dsml_detector *d, int type, size_t call, const char *p,
             goto message;
         }
     }
-    det_event *e = ev_push(d);
-    if (e == NULL)
+    det_event *e;
+    if (d->ev_n < d->ev_cap) {
+        /* what a text event needs (ev_push sets every field) */
+        e = &d->ev[d->ev_n++];
+        e->text_off = d->arena.len;
+        e->status = 0;
+        e->offset = DSML_NO_OFFSET;
+    } else if ((e = ev_push(d)) == NULL) {
         return;
+    }
     e->type = type;
     e->call = call;
     dsml_buf_append(&d->arena, p, n);
@@ -139,10 +147,12 @@ static void diag(dsml_detector *d, int code, size_t off, const char *fmt, ...)
 {
     if (d->failed)
         return;
-    char msg[256];
+    /* written as an error's message is: what it quotes from the input (a
+     * name cut short, say) stays valid UTF-8, control characters escaped */
+    dsml_error m;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    dsml_vfail(&m, code, off, NULL, fmt, ap);
     va_end(ap);
     det_event *e = ev_push(d);
     if (e == NULL)
@@ -150,8 +160,8 @@ static void diag(dsml_detector *d, int code, size_t off, const char *fmt, ...)
     e->type = DSML_EVENT_DIAGNOSTIC;
     e->status = code;
     e->offset = off;
-    size_t n = strlen(msg);
-    dsml_buf_append(&d->arena, msg, n + 1);
+    size_t n = strlen(m.message);
+    dsml_buf_append(&d->arena, m.message, n + 1);
     e->len = n;
     if (d->arena.failed) {
         d->ev_n--;
@@ -551,7 +561,7 @@ static int begin_call(dsml_detector *d, const char *name, size_t n, size_t end)
 {
     const char *ns = NULL, *bare = name;
     size_t ns_len = 0, bare_len = n;
-    if (d->opt.profile != DSML_PROFILE_PRERELEASE) {
+    if (d->dialect->rules & DSML_RULE_NAMESPACES) {
         const char *sep = find2(name, n, "::");
         if (sep != NULL) {
             ns = name;
@@ -1758,7 +1768,8 @@ int dsml_detector_create(const dsml_detector_options *opts,
         if (rc != DSML_OK)
             return rc;
     }
-    if (!check_enum((int)o.thinking_mode, 1) || !check_enum((int)o.profile, 1) ||
+    const dsml_dialect *dialect = dsml_dialect_of(o.profile);
+    if (!check_enum((int)o.thinking_mode, 1) || dialect == NULL ||
         !check_enum((int)o.mode, 2) || !check_enum((int)o.reasoning_calls, 1) ||
         !check_enum((int)o.missing_think_end, 1) ||
         !check_enum((int)o.stray_think_end, 1) ||
@@ -1785,6 +1796,7 @@ int dsml_detector_create(const dsml_detector_options *opts,
     o.limits = NULL;
     o.allocator = NULL;
     d->opt = o;
+    d->dialect = dialect;
     d->strict = o.mode == DSML_DETECT_STRICT;
     d->keep_message = !(o.flags & DSML_DETECT_NO_MESSAGE);
     dsml_buf *bufs[] = {&d->tools, &d->in, &d->held, &d->raw, &d->name,
@@ -1797,7 +1809,11 @@ int dsml_detector_create(const dsml_detector_options *opts,
     d->held.max = d->name.max = d->key.max = d->vws.max = d->lim.max_held_bytes;
     d->raw.max = d->vbuf.max = d->lim.max_argument_bytes;
     d->m_content.max = d->m_reasoning.max = d->lim.max_input_bytes;
-    det_build_sets(d);
+    if (det_build_sets(d) != DSML_OK) {
+        dsml_detector_destroy(d);
+        return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
+                         "the profile's markers do not fit the detector's tables");
+    }
     det_rc_setup(d);
     dsml_buf_append(&d->choice, o.tool_choice_name, o.tool_choice_name_len);
     d->opt.tool_choice_name = NULL;
@@ -1964,6 +1980,165 @@ static void feed_slice(dsml_detector *d, const char *bytes, size_t n)
     }
 }
 
+/* The ASCII bytes that may begin a marker of reasoning, content or a value
+ * (theirs begin with '<', "\n\n" or '/') or a special token ('<'); every
+ * other ASCII byte is plain there.  test_detect_fast checks this against
+ * each phase's stop set. */
+static const unsigned char marker_ascii[128] = {['\n'] = 1, ['/'] = 1, ['<'] = 1};
+
+/* Whether JSON text of p[0, n) needs an escape ('"', '\\', controls). */
+static int needs_escape(const unsigned char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] < 0x20 || p[i] == '"' || p[i] == '\\')
+            return 1;
+    return 0;
+}
+
+/* Whether p[0, n), 1 <= n <= 8 (a token), is ASCII without '<', '\n' or
+ * '/', looked at as one word. */
+static int plain_word(const unsigned char *p, size_t n)
+{
+    uint64_t x;
+    if (n >= 4) {
+        uint32_t a, b;
+        memcpy(&a, p, 4);
+        memcpy(&b, p + n - 4, 4);
+        x = (uint64_t)a << 32 | b;
+    } else {
+        x = 0x6161616161000000u | p[0] | (uint64_t)p[n >> 1] << 8 | (uint64_t)p[n - 1] << 16;
+    }
+    const uint64_t ones = 0x0101010101010101u, high = 0x8080808080808080u;
+#define HAS_BYTE(v, c) ((((v) ^ (ones * (c))) - ones) & ~((v) ^ (ones * (c))) & high)
+    return !(x & high) && !(HAS_BYTE(x, '<') | HAS_BYTE(x, '\n') | HAS_BYTE(x, '/'));
+#undef HAS_BYTE
+}
+
+/* A text event for a chunk (and its message text, m NULL: none), as
+ * ev_text makes it; when the queue is empty (a caller who takes every
+ * event) without looking for an event to merge with. */
+static void plain_event(dsml_detector *d, int type, size_t call, const char *p, size_t n,
+                        dsml_buf *m)
+{
+    if (d->ev_n != 0 || d->ev_cap == 0 || d->failed) {
+        ev_text(d, type, call, p, n);
+        return;
+    }
+    det_event *e = &d->ev[d->ev_n++];
+    e->type = type;
+    e->call = call;
+    e->text_off = d->arena.len;
+    e->len = n;
+    e->status = 0;
+    e->offset = DSML_NO_OFFSET;
+    dsml_buf_append(&d->arena, p, n);
+    if (d->arena.failed) {
+        d->ev_n--;
+        nomem(d);
+        return;
+    }
+    if (m != NULL) {
+        dsml_buf_append(m, p, n);
+        if (m->failed)
+            nomem(d);
+    }
+}
+
+/* The common case of a streamed token: text in reasoning or content, or a
+ * parameter value's text, with nothing held back and no marker partly
+ * matched, made of complete characters none of which can begin a marker
+ * of the phase, a special token (text) or a value's end ('<'): the
+ * string="true" value's whitespace is not being trimmed.  Such a
+ * chunk goes to its sink at once, as run() would send it.  Returns 0 when
+ * the chunk is not such a one (nothing done). */
+static int feed_plain(dsml_detector *d, const char *bytes, size_t len)
+{
+    /* a longer chunk is likely to hold a marker: the scanner reads it once */
+    if (d->rec != 0 || d->u_need != 0 || len > 256 || len > d->lim.max_input_bytes - d->total ||
+        len == 0)
+        return 0;
+    int text = d->phase == PH_REASONING || d->phase == PH_CONTENT;
+    size_t held = 0;
+    if (d->in.len != 0 || d->st_any) {
+        /* text may hold back one or two '\n' (the start of "\n\n<..."):
+         * a next byte that is neither '\n' nor '<' releases them */
+        held = d->in.len - d->rel;
+        if (!text || d->rel != 0 || held == 0 || held > 2 || d->scan != d->in.len ||
+            d->in.data[0] != '\n' || d->in.data[held - 1] != '\n' || bytes[0] == '\n' ||
+            bytes[0] == '<')
+            return 0;
+    }
+    if (text) {
+        if (d->hold || d->part_len ||
+            (d->obs[0] | d->obs[1] | d->obs[2] | d->obs[3] | d->obs[4]) != 0)
+            return 0;
+    } else if (d->phase != PH_PVALUE || (d->str_true && d->opt.trim == DSML_TRIM_WHITESPACE) ||
+               d->vtail_len != 0 || d->vpart_len != 0 ||
+               (!d->strict && (d->raw.len == 0 || len > d->lim.max_argument_bytes - d->raw.len))) {
+        return 0;
+    }
+    const unsigned char *p = (const unsigned char *)bytes;
+    const unsigned char *first = d->sets[d->phase].first;
+    if (len <= 8 && plain_word(p, len))
+        goto plain;
+    for (size_t i = 0; i < len;) {
+        unsigned c = p[i];
+        if (c < 0x80 && !marker_ascii[c]) {
+            i++;
+            continue;
+        }
+        if (c == '<' || (first[c >> 3] & (1u << (c & 7)))) {
+            /* every marker that begins with '\n' begins with "\n\n" */
+            if (c != '\n' || i + 1 >= len || p[i + 1] == '\n')
+                return 0;
+        }
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        size_t k = text && c == 0xef ? 0 : dsml_utf8_char(p + i, len - i);
+        if (k == 0)
+            return 0;
+        i += k;
+    }
+plain:;
+    size_t off = d->base;
+    d->total += len;
+    d->base += len;
+    if (text) {
+        int kind = d->phase == PH_REASONING ? DSML_EVENT_REASONING : DSML_EVENT_CONTENT;
+        if (held > 0) {
+            /* the held '\n's go first, as run() would release them */
+            ev_text(d, kind, 0, d->in.data, held);
+            d->base += held;
+            d->in.len = 0;
+            d->scan = 0;
+            reset_scan_state(d);
+        }
+        dsml_buf *m = kind == DSML_EVENT_CONTENT ? &d->m_content : &d->m_reasoning;
+        plain_event(d, kind, 0, bytes, len, d->keep_message ? m : NULL);
+    } else {
+        raw_add(d, bytes, len);
+        size_t call = d->ncalls - 1;
+        if ((d->str_true ? !needs_escape(p, len)
+                         : d->opt.false_values != DSML_FALSE_VALUES_VALIDATE) &&
+            !d->call_quiet && !d->failed && len <= d->lim.max_argument_bytes - d->args_len) {
+            /* the text is its own JSON escape (or is inserted verbatim) */
+            d->args_len += len;
+            plain_event(d, DSML_EVENT_ARGUMENTS, call, bytes, len,
+                        d->keep_message && call < d->calls_cap ? &d->calls[call].args : NULL);
+        } else {
+            value_emit(d, bytes, len, off);
+        }
+    }
+    return 1;
+}
+
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static int feed_scan(dsml_detector *d, const char *bytes, size_t len);
+
 int dsml_detector_feed(dsml_detector *d, const char *bytes, size_t len)
 {
     if (d == NULL || (bytes == NULL && len != 0))
@@ -1973,6 +2148,14 @@ int dsml_detector_feed(dsml_detector *d, const char *bytes, size_t len)
     if (d->finished)
         return DSML_ERR_STATE;
     drain_if_done(d);
+    if (feed_plain(d, bytes, len))
+        return d->failed;
+    return feed_scan(d, bytes, len);
+}
+
+/* Every other chunk: through the scanner. */
+static int feed_scan(dsml_detector *d, const char *bytes, size_t len)
+{
     /* A failure is reported at its exact byte: the bytes before it are
      * processed first, so that the events before a failure do not depend
      * on how the input was split. */

@@ -1,14 +1,18 @@
 /*
  * detect_internal.h - the detector's state, shared by the engine
  * (detect.c), the marker tables (detect_markers.c) and the message and
- * one-shot parse (detect_message.c).  Nothing here is exported.
+ * one-shot parse (detect_message.c).  Nothing here is exported.  The tag
+ * spellings and whether names are split into namespaces come from the
+ * dialect table (lib/dialect/dialect.h).
  */
 #ifndef DSML_DETECT_INTERNAL_H
 #define DSML_DETECT_INTERNAL_H
 
+#include "dialect/dialect.h"
 #include "json/json.h"
 
-/* Logical tokens the scanner recognises. */
+/* Logical tokens the scanner recognises (the tags spelled as the dialect
+ * spells them; V4.1's shown). */
 enum {
     TK_THINK_END,  /* </think> */
     TK_EOS,        /* <｜end▁of▁sentence｜> */
@@ -30,14 +34,18 @@ enum {
 /* Special tokens refused inside content and reasoning. */
 enum { SP_BOS, SP_EOS, SP_THINK, SP_THINK_END, SP_DSML, SP_COUNT_ };
 
-#define DET_SET_MAX 32   /* patterns in one phase's stop set */
+#define DET_SET_MAX 64   /* patterns in one phase's stop set */
+#define DET_PAT_MAX 128  /* patterns of one detector */
+#define DET_PAT_BYTES 4096 /* their bytes */
+/* det_set keeps pattern indexes in bytes */
+_Static_assert(DET_PAT_MAX <= 256, "pattern index");
 #define DET_FX_MAX 64    /* bytes of one tag the recoveries' matcher holds */
 
 typedef struct det_pat {
     const unsigned char *s;
     unsigned char len;
     unsigned char tok;
-    unsigned char variant; /* not the V4.1 spelling */
+    unsigned char variant; /* not the dialect's own spelling */
 } det_pat;
 
 typedef struct det_set {
@@ -109,8 +117,13 @@ struct dsml_detector {
     dsml_buf tools;
     size_t ntools;
 
-    /* markers: the static table and each phase's stop set in it */
-    const det_pat *pats;
+    /* markers: the dialect's spellings (and the variants option 8 adds),
+     * built at creation, and each phase's stop set in them */
+    const dsml_dialect *dialect;
+    det_pat pats[DET_PAT_MAX];
+    size_t npats;
+    unsigned char pat_bytes[DET_PAT_BYTES];
+    size_t pat_used;
     det_set sets[PH_COUNT_];
 
     /* scanning: in[] holds the bytes not yet released */
@@ -253,7 +266,9 @@ struct dsml_detector {
 
 /* detect_markers.c */
 extern const det_pat det_special[SP_COUNT_];
-void det_build_sets(dsml_detector *d);
+/* Builds the markers of d->dialect and the phases' stop sets; DSML_OK, or
+ * DSML_ERR_ARGUMENT when a dialect's spellings do not fit the tables. */
+int det_build_sets(dsml_detector *d);
 /* The state after state `st` of a match of p and byte c, when
  * p->s[st] != c and st > 0. */
 unsigned det_fall_back(const det_pat *p, unsigned st, unsigned char c);
@@ -345,8 +360,8 @@ int det_message_json(dsml_detector *d, dsml_buf *b);
 int det_read_tools(dsml_detector *d, const char *json, size_t len,
                    dsml_error *err);
 /* Appends the name a call gives `tool` (an OpenAI tools entry): "ns::name"
- * when the profile qualifies names and the tool has a namespace.  Returns 0
- * when the tool has no string name. */
-int det_tool_qualified_name(const cJSON *tool, dsml_profile profile, dsml_buf *out);
+ * when `namespaces` (the dialect qualifies names) and the tool has a
+ * namespace.  Returns 0 when the tool has no valid name. */
+int det_tool_qualified_name(const cJSON *tool, int namespaces, dsml_buf *out);
 
 #endif

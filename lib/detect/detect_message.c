@@ -44,7 +44,7 @@ int det_message_json(dsml_detector *d, dsml_buf *b)
 
 /* The declared tools: each entry's qualified name, by the renderer's rule
  * (an entry may also be the function object itself, {"name": ...}). */
-int det_tool_qualified_name(const cJSON *tool, dsml_profile profile, dsml_buf *out)
+int det_tool_qualified_name(const cJSON *tool, int namespaces, dsml_buf *out)
 {
     const cJSON *fn = dsml_json_get(tool, "function");
     if (!cJSON_IsObject(fn))
@@ -53,7 +53,7 @@ int det_tool_qualified_name(const cJSON *tool, dsml_profile profile, dsml_buf *o
     dsml_tool_name q;
     char why[8];
     if (!cJSON_IsObject(tool) || !cJSON_IsString(name) ||
-        dsml_tool_declared_name(tool, fn, name->valuestring, profile != DSML_PROFILE_PRERELEASE,
+        dsml_tool_declared_name(tool, fn, name->valuestring, namespaces,
                                 &q, &nsv, why, sizeof why) != DSML_OK)
         return 0;
     dsml_tool_name_put(out, &q);
@@ -90,7 +90,7 @@ int det_read_tools(dsml_detector *d, const char *json, size_t len,
             rc = DSML_ERR_TYPE, snprintf(why, sizeof why, "a tool name must be a string");
         else
             rc = dsml_tool_declared_name(t, fn, name->valuestring,
-                                         d->opt.profile != DSML_PROFILE_PRERELEASE, &q, &nsv,
+                                         (d->dialect->rules & DSML_RULE_NAMESPACES) != 0, &q, &nsv,
                                          why, sizeof why);
         if (rc != DSML_OK) {
             dsml_path path;

@@ -1,9 +1,10 @@
 /*
  * json.h - JSON text in and out: the reader that keeps number lexemes and
- * checks what cJSON lets through (json_read.c), where a value of a tree sits
- * in its text (json_locate.c), and the emitter that writes Python's
- * json.dumps and str()/repr() spellings (json_emit.c).  Nothing here is
- * exported.
+ * checks what cJSON lets through (json_read.c), the render's one-pass
+ * reader into an arena that hands the rest to it (json_fast.c), where a
+ * value of a tree sits in its text (json_locate.c), and the emitter that
+ * writes Python's json.dumps and str()/repr() spellings (json_emit.c).
+ * Nothing here is exported.
  */
 #ifndef DSML_JSON_H
 #define DSML_JSON_H
@@ -36,6 +37,16 @@ int dsml_json_read(const char *text, size_t len, const dsml_limits *limits,
 int dsml_json_read_counted(const char *text, size_t len, const dsml_limits *limits,
                            const dsml_allocator *a, const char *what, size_t base_offset,
                            size_t *values_left, cJSON **out, dsml_error *err);
+
+/* The render's reader (json_fast.c): as dsml_json_read_counted, but the
+ * tree of ordinary text is built in one pass into a few blocks of `a`
+ * (anything else is read by dsml_json_read_counted, so errors are its
+ * own).  Free the tree with dsml_json_free. */
+int dsml_json_read_doc(const char *text, size_t len, const dsml_limits *limits,
+                       const dsml_allocator *a, const char *what, size_t base_offset,
+                       size_t *values_left, cJSON **out, dsml_error *err);
+/* Frees a tree of dsml_json_read_doc (or any cJSON tree).  NULL is fine. */
+void dsml_json_free(cJSON *root);
 
 /* Checks JSON text without building a tree and without a depth limit (an
  * explicit stack, no recursion).  Returns DSML_OK or the error and its

@@ -30,22 +30,9 @@ void(dsml_render_options_init)(dsml_render_options *opts)
 
 void dsml_rctx_effort_name(dsml_rctx *c, const char *name, size_t len)
 {
-    static const struct {
-        const char *name;
-        int v41, pre;
-    } names[] = {{"low", 50, 25}, {"high", 75, 50}, {"xhigh", 0, 75}, {"max", 100, 100}};
     snprintf(c->effort_text, sizeof c->effort_text, "%.*s", (int)(len < 60 ? len : 60), name);
-    c->effort = DSML_EFF_INVALID;
-    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
-        if (strlen(names[k].name) != len || memcmp(names[k].name, name, len) != 0)
-            continue;
-        int v = c->profile == DSML_PROFILE_PRERELEASE ? names[k].pre : names[k].v41;
-        if (v != 0) {
-            c->effort = DSML_EFF_NAME;
-            c->effort_level = v;
-        }
-        return;
-    }
+    c->effort_name = dsml_dialect_effort(c->dialect, name, len);
+    c->effort = c->effort_name != NULL ? DSML_EFF_NAME : DSML_EFF_INVALID;
 }
 
 void dsml_rctx_effort_level(dsml_rctx *c, long long v, const char *text)
@@ -54,7 +41,7 @@ void dsml_rctx_effort_level(dsml_rctx *c, long long v, const char *text)
         snprintf(c->effort_text, sizeof c->effort_text, "%s", text);
     else
         snprintf(c->effort_text, sizeof c->effort_text, "%lld", v);
-    if (v >= 1 && v <= 100) {
+    if (v >= 1 && v <= 100 && dsml_rule(c, DSML_RULE_EFFORT_LEVELS)) {
         c->effort = DSML_EFF_LEVEL;
         c->effort_level = (int)v;
     } else {
@@ -135,10 +122,10 @@ int dsml_rctx_setup(dsml_rctx *c, const dsml_render_options *opts, dsml_error *e
                          "context_json is NULL but context_len is %zu", opts->context_len);
     c->context_json = opts->context_json;
     c->context_len = opts->context_len;
-    if (opts->profile != DSML_PROFILE_V41 && opts->profile != DSML_PROFILE_PRERELEASE)
+    c->dialect = dsml_dialect_of(opts->profile);
+    if (c->dialect == NULL)
         return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
                          "unknown profile %d", (int)opts->profile);
-    c->profile = opts->profile;
     c->strict = (opts->flags & DSML_RENDER_STRICT) != 0;
     c->guard = (opts->flags & DSML_RENDER_GUARD) != 0;
     c->want_segments = (opts->flags & DSML_RENDER_SEGMENTS) != 0;
@@ -173,7 +160,7 @@ void dsml_rctx_teardown(dsml_rctx *c)
     dsml_guard_close(c);
     dsml_buf_release(&c->scratch);
     for (size_t i = 0; i < c->ndocs; i++)
-        cJSON_Delete(c->docs[i]);
+        dsml_json_free(c->docs[i]);
     dsml_free(&c->alloc, c->docs);
     c->docs = NULL;
     c->ndocs = c->capdocs = 0;
@@ -253,7 +240,7 @@ int dsml_rctx_read_context(dsml_rctx *c, cJSON **context)
     *context = NULL;
     if (c->context_json == NULL)
         return DSML_OK;
-    return dsml_json_read_counted(c->context_json, c->context_len, c->limits,
+    return dsml_json_read_doc(c->context_json, c->context_len, c->limits,
                                   &c->alloc, "$.context", 0, &c->values_left, context,
                                   c->err);
 }
@@ -316,6 +303,19 @@ static int render_case_doc(dsml_rctx *c, const cJSON *doc, const cJSON *context,
                &ro, out);
 }
 
+/* The options, and `out` cleared (or refused when NULL). */
+static int entry_setup(dsml_rctx *c, const dsml_render_options *opts, dsml_output *out,
+                       dsml_error *err)
+{
+    int r = dsml_rctx_setup(c, opts, err);
+    if (out == NULL)
+        r = dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
+                      "out must not be NULL");
+    else
+        memset(out, 0, sizeof *out);
+    return r;
+}
+
 /* What every entry point does: options, the JSON text, the context option,
  * then the document's own reading. */
 int dsml_render_entry(dsml_render_doc_fn fn, void *arg, const char *json, size_t len,
@@ -323,24 +323,41 @@ int dsml_render_entry(dsml_render_doc_fn fn, void *arg, const char *json, size_t
                       dsml_error *err)
 {
     dsml_rctx c;
-    int r = dsml_rctx_setup(&c, opts, err);
-    if (out == NULL)
-        r = dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
-                      "out must not be NULL");
-    else
-        memset(out, 0, sizeof *out);
+    int r = entry_setup(&c, opts, out, err);
     cJSON *doc = NULL, *context = NULL;
     c.input = json;
     c.input_len = len;
     if (r == DSML_OK)
-        r = dsml_json_read_counted(json, len, c.limits, &c.alloc, "$", 0, &c.values_left,
+        r = dsml_json_read_doc(json, len, c.limits, &c.alloc, "$", 0, &c.values_left,
                                    &doc, err);
     if (r == DSML_OK)
         r = dsml_rctx_read_context(&c, &context);
     if (r == DSML_OK)
         r = fn(&c, doc, context, out, arg);
-    cJSON_Delete(doc);
-    cJSON_Delete(context);
+    dsml_json_free(doc);
+    dsml_json_free(context);
+    dsml_rctx_teardown(&c);
+    return r;
+}
+
+int dsml_render_case_tree(const cJSON *doc, size_t values, size_t size_hint,
+                          const dsml_render_options *opts, dsml_output *out, dsml_error *err)
+{
+    dsml_rctx c;
+    int r = entry_setup(&c, opts, out, err);
+    cJSON *context = NULL;
+    c.input = NULL;
+    c.input_len = size_hint;
+    if (r == DSML_OK && values > c.values_left)
+        r = dsml_fail(err, DSML_ERR_LIMIT, DSML_NO_OFFSET, "$",
+                      "more JSON values than max_json_values allows");
+    if (r == DSML_OK) {
+        c.values_left -= values;
+        r = dsml_rctx_read_context(&c, &context);
+    }
+    if (r == DSML_OK)
+        r = render_case_doc(&c, doc, context, out, NULL);
+    dsml_json_free(context);
     dsml_rctx_teardown(&c);
     return r;
 }

@@ -167,13 +167,22 @@ static int read_effort(req *q, const cJSON *body)
             dsml_buf_putc(&names, '\'');
         }
         dsml_buf_putc(&names, '\0');
+        dsml_buf known;
+        dsml_buf_init(&known, &c->alloc);
+        for (size_t i = 0; i < c->dialect->nefforts; i++) {
+            if (i > 0)
+                DSML_BUF_LIT(&known, ", ");
+            dsml_buf_putc(&known, '\'');
+            dsml_buf_puts(&known, c->dialect->efforts[i].name);
+            dsml_buf_putc(&known, '\'');
+        }
+        dsml_buf_putc(&known, '\0');
         r = dsml_fail(c->err, DSML_ERR_EFFORT, DSML_NO_OFFSET, "$.reasoning_effort",
-                      "Invalid reasoning effort: %s, should be int within [1,100] "
-                      "or one of [%s%s]",
+                      "Invalid reasoning effort: %s, should be %sone of [%s%s]",
                       c->effort_text,
-                      c->profile == DSML_PROFILE_PRERELEASE ? "'low', 'high', 'xhigh', 'max'"
-                                                            : "'low', 'high', 'max'",
-                      names.failed ? "" : names.data);
+                      dsml_rule(c, DSML_RULE_EFFORT_LEVELS) ? "int within [1,100] or " : "",
+                      known.failed ? "" : known.data, names.failed ? "" : names.data);
+        dsml_buf_release(&known);
         dsml_buf_release(&names);
     }
     q->t->info.effort_level = level;
@@ -191,7 +200,7 @@ static int find_named_tool(req *q, const cJSON *tools, const char *name)
         const cJSON *fn = dsml_json_get(t, "function");
         const cJSON *fname = dsml_json_get(fn, "name");
         q->choice_name.len = 0;
-        if (!det_tool_qualified_name(t, q->c->profile, &q->choice_name))
+        if (!det_tool_qualified_name(t, dsml_rule(q->c, DSML_RULE_NAMESPACES), &q->choice_name))
             continue;
         if (q->choice_name.failed)
             return nomem(q);

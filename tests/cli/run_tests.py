@@ -3,14 +3,17 @@
 
   run_tests.py --binary PATH --testdata DIR --snapshot FILE [--update-snapshot]
 
-- a sample of the golden render cases (every 10th line): render.jsonl with
+- the golden render cases: a sample (every 10th line) of render.jsonl with
   --strict, developer-render.jsonl in the default mode, prerelease-render.jsonl
-  with --profile prerelease; the prompt bytes must match, or the command must
-  fail with status 1 and a message where the reference refused;
+  with --profile prerelease, and every line of v4-render.jsonl and
+  v32-render.jsonl with --profile v4 and v32; the prompt bytes must match, or
+  the command must fail with status 1 and a message where the reference
+  refused;
 - input formats and their detection, every option, every exit status;
 - --json, --show (compared with tests/cli/show.snapshot, without colour),
   --diff (the hunks applied to the first prompt give the second);
-- `dsml-render parse`, when the library has the parser;
+- `dsml-render parse`, when the library has the parser (every line of the V4
+  and V3.2 parse files);
 - `dsml-render respond`: the chat.completion object, and SSE lines that add
   up to it at every chunk size.
 """
@@ -58,9 +61,9 @@ class TempFiles:
 
 
 class Golden(TempFiles, unittest.TestCase):
-    def check_file(self, name, options):
+    def check_file(self, name, options, step=10):
         cases = failures = 0
-        for g in golden(name):
+        for g in golden(name, step):
             cases += 1
             path = self.write("case.json", g["case"])
             status, out, err = run(*options, path)
@@ -79,6 +82,8 @@ class Golden(TempFiles, unittest.TestCase):
             if not ok:
                 failures += 1
                 print(f"{name} {g['id']}: {why}", file=sys.stderr)
+        print(f"{name} through dsml-render {' '.join(options)}: {cases - failures}/{cases}",
+              file=sys.stderr)
         self.assertGreater(cases, 10)
         self.assertEqual(failures, 0, f"{failures} of {cases} cases of {name}")
 
@@ -90,6 +95,12 @@ class Golden(TempFiles, unittest.TestCase):
 
     def test_prerelease(self):
         self.check_file("prerelease-render.jsonl", ["--profile", "prerelease"])
+
+    def test_v4(self):
+        self.check_file("v4-render.jsonl", ["--profile", "v4"], step=1)
+
+    def test_v32(self):
+        self.check_file("v32-render.jsonl", ["--profile", "v32"], step=1)
 
     def test_refusal_names_the_json_path(self):
         path = self.write("bad.json", {"messages": [{"role": "user", "content": "hi"},
@@ -241,8 +252,9 @@ class Options(TempFiles, unittest.TestCase):
     def test_profile(self):
         doc = {"messages": [USER], "thinking_mode": "thinking"}
         self.assertIn("Reasoning Effort", self.render(doc, "--profile", "v41") + "Reasoning Effort")
-        out = run("--json", "--profile", "prerelease", self.write("p.json", doc))[1]
-        self.assertEqual(json.loads(out)["profile"], "prerelease")
+        for name in ("prerelease", "v4", "v32"):
+            out = run("--json", "--profile", name, self.write("p.json", doc))[1]
+            self.assertEqual(json.loads(out)["profile"], name)
 
     def test_json(self):
         with open(os.path.join(HERE, "show_case.json"), encoding="utf-8") as f:
@@ -366,6 +378,38 @@ class Diff(TempFiles, unittest.TestCase):
         text = run("--profile", "prerelease", "--diff", "v41", path)[1].decode()
         self.assertTrue(text.startswith("--- prerelease\n+++ v41\n"))
 
+    def test_across_dialects(self):
+        # a lane moving from V4 to V4.1: the tags, the System token and the
+        # effort line change; V3.2 puts the tool results after the calls
+        doc = {"thinking_mode": "thinking", "messages": [
+            {"role": "system", "content": "Be brief."}, USER,
+            {"role": "assistant", "content": "", "reasoning_content": "Add.", "tool_calls": [
+                {"type": "function", "function": {"name": "calc", "arguments": "{\"a\": 2}"}}]},
+            {"role": "tool", "content": "4"}]}
+        path = self.write("c.json", doc)
+        status, out, err = run("--profile", "v4", "--diff", "v41", path)
+        self.assertEqual(status, 1, err)
+        text = out.decode()
+        self.assertTrue(text.startswith("--- v4\n+++ v41\n"), text)
+        self.assertIn("-" + BOS + "Be brief.", text)
+        self.assertIn("+" + BOS + "<｜System｜>Reasoning Effort: 75 ", text)
+        self.assertIn("-<｜DSML｜tool_calls>\n", text)
+        self.assertIn("+<｜DSML｜ calls>\n", text)
+        a, b = run("--profile", "v4", path)[1], run(path)[1]
+        self.assertEqual(apply_unified(a.decode(), text), b.decode())
+        text = run("--profile", "v32", "--diff", "v4", path)[1].decode()
+        self.assertTrue(text.startswith("--- v32\n+++ v4\n"), text)
+        self.assertIn("-</｜DSML｜function_calls><｜end▁of▁sentence｜>\n", text)
+        self.assertIn("<function_results>", text)
+        # a refusal on one side names the profile that refused
+        path = self.write("e.json", dict(doc, reasoning_effort=50))
+        status, out, err = run("--profile", "v41", "--diff", "v4", path)
+        self.assertEqual((status, out), (1, b""))
+        self.assertIn("(profile v4)", err)
+        self.assertIn("DSML_ERR_EFFORT", err)
+        self.assertEqual(run("--profile", "v32", "--diff=v32", self.write("u.json", {"messages": [USER]})),
+                         (0, b"", ""))
+
     def test_hunks_rebuild_the_second_prompt(self):
         checked = 0
         for g in golden("developer-render.jsonl", step=7):
@@ -438,9 +482,9 @@ class Parse(TempFiles, unittest.TestCase):
                 events.append((kind, rest))
         return events, message
 
-    def check_file(self, name, options):
+    def check_file(self, name, options, step=10):
         cases = failures = 0
-        for g in golden(name):
+        for g in golden(name, step):
             cases += 1
             path = self.write("completion.txt", g["text"].encode("utf-8"))
             mode = ["--thinking"] if g["thinking_mode"] == "thinking" else []
@@ -472,6 +516,8 @@ class Parse(TempFiles, unittest.TestCase):
             if not ok:
                 failures += 1
                 print(f"{name} {g['id']}: status {status}, stderr {err!r}", file=sys.stderr)
+        print(f"{name} through dsml-render parse {' '.join(options)}: {cases - failures}/{cases}",
+              file=sys.stderr)
         self.assertGreater(cases, 10)
         self.assertEqual(failures, 0, f"{failures} of {cases} cases of {name}")
 
@@ -480,6 +526,12 @@ class Parse(TempFiles, unittest.TestCase):
 
     def test_golden_prerelease(self):
         self.check_file("prerelease-parse.jsonl", ["--strict", "--profile", "prerelease"])
+
+    def test_golden_v4(self):
+        self.check_file("v4-parse.jsonl", ["--strict", "--profile", "v4"], step=1)
+
+    def test_golden_v32(self):
+        self.check_file("v32-parse.jsonl", ["--strict", "--profile", "v32"], step=1)
 
     def test_stream_events(self):
         text = ("Let me check.</think>Checking.\n\n<｜DSML｜ calls>\n"

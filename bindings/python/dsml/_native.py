@@ -160,6 +160,8 @@ CHAT = 0
 THINKING = 1
 PROFILE_V41 = 0
 PROFILE_PRERELEASE = 1
+PROFILE_V4 = 2
+PROFILE_V32 = 3
 EFFORT_ABSENT = 0
 EFFORT_NAME = 1
 EFFORT_LEVEL = 2
@@ -183,6 +185,9 @@ EVENT_CALL_END = 5
 EVENT_DIAGNOSTIC = 6
 CALL_COMPLETE = 0
 CALL_INCOMPLETE = 1
+PACK_FINISH = 0x1
+PACKED_HEADER_SIZE = 48
+PACKED_NO_NS = (1 << 64) - 1
 
 # The detector's policies: keyword -> (value names in enum order).  Value 0
 # is the reference's behaviour.
@@ -197,7 +202,8 @@ POLICIES = {
     "markers": ("exact", "variants"),
 }
 
-PROFILES = {"v41": PROFILE_V41, "prerelease": PROFILE_PRERELEASE}
+PROFILES = {"v41": PROFILE_V41, "prerelease": PROFILE_PRERELEASE,
+            "v4": PROFILE_V4, "v32": PROFILE_V32}
 
 DETECT_MODES = {"lenient": DETECT_LENIENT, "strict": DETECT_STRICT, "recover": DETECT_RECOVER}
 
@@ -233,6 +239,10 @@ PROTOTYPES = [
     ("dsml_detector_destroy", None, [ctypes.c_void_p]),
     ("dsml_detector_feed", ctypes.c_int, [ctypes.c_void_p, _c, size_t]),
     ("dsml_detector_next", ctypes.c_int, [ctypes.c_void_p, _p(Event)]),
+    # called once per token: no argtypes, so that ctypes converts nothing
+    # (the binding passes c_void_p, bytes, c_size_t, int, the buffer array,
+    # c_size_t, None: exactly the C types)
+    ("dsml_detector_feed_packed", ctypes.c_int, None),
     ("dsml_detector_finish", ctypes.c_int, [ctypes.c_void_p]),
     ("dsml_detector_reset", None, [ctypes.c_void_p]),
     ("dsml_detector_error", _p(Error), [ctypes.c_void_p]),

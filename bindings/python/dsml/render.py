@@ -11,6 +11,7 @@ import json
 import math
 import re
 
+from . import _fast
 from . import _native as N
 from ._native import DsmlError
 
@@ -51,6 +52,10 @@ _Output = N.Output
 _error_struct = N.error_struct
 
 _MODES = {"chat": N.CHAT, "thinking": N.THINKING}
+
+# The compiled fast path (dsml._speedups): Python objects read straight into
+# the renderer's tree; None from it means "take the JSON text path".
+_fast_render = _fast.speedups.render_case if _fast.speedups is not None else None
 
 # Options are read-only for the library, so one struct per combination is
 # shared by every call (and thread).
@@ -274,14 +279,20 @@ def encode_messages(messages, thinking_mode, context=None, drop_thinking=True,
 
     Same arguments and result as the reference encoder's encode_messages:
     the prompt text, or ``(prompt, {"images": [...]})`` when
-    return_multi_modal_data is true.  Keyword-only extras: profile ("v41" or
-    "prerelease"), strict (refuse the developer role, as the reference does)
+    return_multi_modal_data is true.  Keyword-only extras: profile ("v41",
+    "prerelease", or DeepSeek-V4's "v4" and V3.2's "v32", each its own
+    reference encoder), strict (refuse the developer role, as the reference does)
     and guard (refuse special tokens inside user, tool, system and developer
     text).  Every refusal raises DsmlError.
     """
     mode = _MODES.get(thinking_mode) if type(thinking_mode) is str else None
     opts = _options(N.CHAT if mode is None else mode, profile,
                     _flags(strict, guard, drop_thinking, add_default_bos_token))
+    if _fast_render is not None:
+        result = _fast_encode(messages, mode, thinking_mode, context, reasoning_effort,
+                              profile, opts, return_multi_modal_data)
+        if result is not None:
+            return result
     parts = ['{"messages": ', to_json_text(_argument_keys(messages, "$.messages"), "messages")]
     if context:
         parts.append(', "context": ')
@@ -308,6 +319,25 @@ def encode_messages(messages, thinking_mode, context=None, drop_thinking=True,
         if return_multi_modal_data:
             return _effort_line(result[0], add_default_bos_token, line_text), result[1]
         return _effort_line(result, add_default_bos_token, line_text)
+    return result
+
+
+def _fast_encode(messages, mode, thinking_mode, context, effort, profile, opts,
+                 want_images):
+    """encode_messages through dsml._speedups, or None when the JSON text
+    path must take it (anything unusual, and every refusal, so that errors
+    carry their offsets in that text)."""
+    if effort is None:
+        effort_json = None
+    elif isinstance(effort, str) and type(effort) is not str and profile == "v41":
+        return None  # a str subclass: its own line text
+    else:
+        effort_json = _effort_json(effort)
+    mode_json = None if mode is not None else _dumps(_mode_text(thinking_mode))
+    result = _fast_render(messages, context or None, mode_json, effort_json,
+                          ctypes.addressof(opts), want_images)
+    if result is not None and want_images:
+        return result[0], {"images": _loads(result[1])}
     return result
 
 

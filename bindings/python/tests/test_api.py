@@ -138,7 +138,7 @@ class Render(unittest.TestCase):
         with self.assertRaises(dsml.DsmlError):
             dsml.encode_messages(dev, "chat", strict=True)
         with self.assertRaises(dsml.DsmlError) as cm:
-            dsml.encode_messages(USER, "chat", profile="v4")
+            dsml.encode_messages(USER, "chat", profile="v40")
         self.assertEqual(cm.exception.name, "DSML_ERR_ARGUMENT")
 
     def test_guard(self):

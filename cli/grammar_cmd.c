@@ -1,0 +1,209 @@
+/*
+ * grammar_cmd.c - `dsml-render grammar`: the grammar that constrains the
+ * model's answer to a request (GBNF, Lark or an XGrammar structural tag),
+ * from the request body's tools, tool_choice and parallel_tool_calls.  The
+ * grammar starts inside the reasoning when the request's prompt ends with
+ * <think> (its thinking mode), unless --thinking or --chat says otherwise.
+ */
+#include <string.h>
+
+#include "cli.h"
+
+static const char grammar_usage[] =
+    "Usage: dsml-render grammar [--format gbnf|lark|structural-tag]\n"
+    "                           [--profile v41|prerelease] [--thinking|--chat]\n"
+    "                           [--tool-choice auto|none|required|NAME]\n"
+    "                           [--whole-turn] [--json] [REQUEST|-]\n"
+    "\n"
+    "Writes the grammar that keeps the model's answer to REQUEST (an OpenAI\n"
+    "chat-completion request body) to valid tool calls: its tools, its\n"
+    "tool_choice (\"auto\" when absent) and parallel_tool_calls.  In thinking\n"
+    "mode (the request's prompt ends with <think>) the grammar starts inside\n"
+    "the reasoning.\n"
+    "\n"
+    "  --format F         gbnf (llama.cpp; the default), lark (llguidance) or\n"
+    "                     structural-tag (XGrammar: SGLang, vLLM)\n"
+    "  --profile P        v41 (default) or prerelease\n"
+    "  --thinking, --chat the thinking mode, instead of the request's\n"
+    "  --tool-choice C    instead of the request's: auto, none, required, or\n"
+    "                     the name of the one tool to call\n"
+    "  --whole-turn       gbnf under \"auto\": the whole turn, not the lazy\n"
+    "                     grammar that starts at the calls block\n"
+    "  --json             {\"grammar\", \"format\", \"lazy\", \"trigger\",\n"
+    "                     \"trigger_pattern\", \"rules\"} as one line of JSON\n"
+    "  -h, --help         this text\n"
+    "\n"
+    "Exit status: 0 written, 1 refused or unreadable, 2 a bad command line.\n";
+
+typedef struct grammar_args {
+    const char *file;
+    dsml_grammar_format format;
+    dsml_profile profile;
+    int mode_set;
+    dsml_thinking_mode mode;
+    const char *choice; /* --tool-choice */
+    int whole_turn, json;
+} grammar_args;
+
+static const char *const format_names[] = {"gbnf", "lark", "structural-tag"};
+
+#define ARGS_HELP (-1) /* --help was printed */
+
+static int parse_grammar_args(int argc, char **argv, grammar_args *a)
+{
+    memset(a, 0, sizeof *a);
+    int files_only = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i];
+        const char *eq = strchr(s, '=');
+        size_t nlen = eq != NULL && s[0] == '-' ? (size_t)(eq - s) : strlen(s);
+        const char *v = NULL;
+#define NAMED(name) (strlen(name) == nlen && strncmp(s, name, nlen) == 0)
+#define VALUE() (eq != NULL ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL))
+        if (files_only || s[0] != '-' || strcmp(s, "-") == 0) {
+            if (a->file != NULL)
+                return cli_usage_error("grammar", "more than one input file ('%s')", s);
+            a->file = s;
+        } else if (strcmp(s, "--") == 0) {
+            files_only = 1;
+        } else if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0) {
+            fputs(grammar_usage, stdout);
+            return ARGS_HELP;
+        } else if (NAMED("--format")) {
+            v = VALUE();
+            size_t k = 0;
+            while (v != NULL && k < 3 && strcmp(v, format_names[k]) != 0)
+                k++;
+            if (v == NULL || k == 3)
+                return cli_usage_error("grammar", "--format needs gbnf, lark or structural-tag");
+            a->format = (dsml_grammar_format)k;
+        } else if (NAMED("--profile")) {
+            if ((v = VALUE()) == NULL || cli_parse_profile(v, &a->profile) != 0)
+                return cli_usage_error("grammar", "--profile needs v41 or prerelease");
+        } else if (strcmp(s, "--thinking") == 0 || strcmp(s, "--chat") == 0) {
+            a->mode_set = 1;
+            a->mode = s[2] == 't' ? DSML_THINKING : DSML_CHAT;
+        } else if (NAMED("--tool-choice")) {
+            if ((a->choice = VALUE()) == NULL || a->choice[0] == '\0')
+                return cli_usage_error("grammar", "--tool-choice needs auto, none, required or a name");
+        } else if (strcmp(s, "--whole-turn") == 0) {
+            a->whole_turn = 1;
+        } else if (strcmp(s, "--json") == 0) {
+            a->json = 1;
+        } else {
+            return cli_usage_error("grammar", "unknown option '%s'", s);
+        }
+#undef NAMED
+#undef VALUE
+    }
+    if (a->file == NULL)
+        a->file = "-";
+    return CLI_EXIT_OK;
+}
+
+/* Whether the request's prompt ends with <think>; -1 when it cannot be
+ * rendered (reported). */
+static int request_thinks(const grammar_args *a, const cli_buf *input, const char *name)
+{
+    dsml_render_options ro;
+    dsml_render_options_init(&ro);
+    ro.profile = a->profile;
+    dsml_output prompt;
+    dsml_error err;
+    int st = dsml_render_request(input->data, input->len, &ro, &prompt, &err);
+    if (st != DSML_OK) {
+        cli_report(name, st, &err);
+        return -1;
+    }
+    static const char think[] = "<think>";
+    int r = prompt.len >= sizeof think - 1 &&
+            memcmp(prompt.text + prompt.len - (sizeof think - 1), think, sizeof think - 1) == 0;
+    dsml_output_free(&prompt);
+    return r;
+}
+
+static void put_json_text(cli_buf *b, const char *s, size_t n)
+{
+    if (s == NULL)
+        cli_buf_puts(b, "null");
+    else
+        cli_json_string(b, s, n);
+}
+
+int cli_grammar_main(int argc, char **argv)
+{
+    grammar_args a;
+    int r = parse_grammar_args(argc, argv, &a);
+    if (r == ARGS_HELP)
+        return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+    if (r != CLI_EXIT_OK)
+        return r;
+    const char *name = strcmp(a.file, "-") == 0 ? "standard input" : a.file;
+    cli_buf input = {0};
+    if (cli_read_file(a.file, &input) != 0)
+        return CLI_EXIT_FAIL;
+    cli_object obj = {0};
+    if (cli_scan(input.data, input.len, &obj) != 0 || obj.kind != '{') {
+        cli_errorf("%s: a request body is a JSON object", name);
+        cli_object_free(&obj);
+        cli_buf_free(&input);
+        return CLI_EXIT_FAIL;
+    }
+    dsml_grammar_options o;
+    dsml_grammar_options_init(&o);
+    o.format = a.format;
+    o.profile = a.profile;
+    o.flags = a.whole_turn ? DSML_GRAMMAR_WHOLE_TURN : 0;
+    const cli_member *tools = cli_member_get(&obj, "tools");
+    const cli_member *choice = cli_member_get(&obj, "tool_choice");
+    const cli_member *parallel = cli_member_get(&obj, "parallel_tool_calls");
+    if (parallel != NULL && parallel->value_len == 5 && memcmp(parallel->value, "false", 5) == 0)
+        o.parallel_calls = DSML_PARALLEL_CALLS_FIRST;
+    if (a.choice != NULL) {
+        static const char *const forms[] = {"auto", "none", "required"};
+        static const dsml_tool_choice kinds[] = {DSML_TOOL_CHOICE_AUTO, DSML_TOOL_CHOICE_NONE,
+                                                 DSML_TOOL_CHOICE_REQUIRED};
+        o.tool_choice = DSML_TOOL_CHOICE_FUNCTION;
+        o.tool_choice_name = a.choice;
+        o.tool_choice_name_len = strlen(a.choice);
+        for (size_t k = 0; k < 3; k++)
+            if (strcmp(a.choice, forms[k]) == 0)
+                o.tool_choice = kinds[k];
+    } else if (choice != NULL) {
+        o.tool_choice_json = choice->value;
+        o.tool_choice_len = choice->value_len;
+    }
+    int thinking = a.mode == DSML_THINKING;
+    if (!a.mode_set && cli_member_get(&obj, "messages") != NULL)
+        thinking = request_thinks(&a, &input, name);
+    r = CLI_EXIT_FAIL;
+    if (thinking >= 0) {
+        o.thinking_mode = thinking ? DSML_THINKING : DSML_CHAT;
+        dsml_output out;
+        dsml_grammar_info info = {.size = sizeof info};
+        dsml_error err;
+        int st = dsml_grammar(tools != NULL ? tools->value : NULL, tools != NULL ? tools->value_len : 0,
+                              &o, &out, &info, &err);
+        if (st != DSML_OK) {
+            cli_report(name, st, &err);
+        } else if (a.json) {
+            cli_buf b = {0};
+            cli_buf_puts(&b, "{\"grammar\": ");
+            cli_json_string(&b, out.text, out.len);
+            cli_buf_printf(&b, ", \"format\": \"%s\", \"lazy\": %s, \"trigger\": ",
+                           format_names[a.format], info.lazy ? "true" : "false");
+            put_json_text(&b, info.trigger, info.trigger_len);
+            cli_buf_puts(&b, ", \"trigger_pattern\": ");
+            put_json_text(&b, info.trigger_pattern, info.trigger_pattern_len);
+            cli_buf_printf(&b, ", \"rules\": %zu}\n", info.rules);
+            r = cli_write_stdout(b.data, b.len) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+            cli_buf_free(&b);
+        } else {
+            r = cli_write_stdout(out.text, out.len) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+        }
+        dsml_output_free(&out);
+    }
+    cli_object_free(&obj);
+    cli_buf_free(&input);
+    return r;
+}

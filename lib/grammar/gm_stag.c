@@ -1,0 +1,128 @@
+/*
+ * gm_stag.c - the turn as an XGrammar structural tag (the JSON SGLang and
+ * vLLM take as response_format / structural_tag):
+ *
+ *   {"type": "structural_tag", "format": F}
+ *
+ * F is a sequence: the reasoning (thinking mode), then
+ *   "auto":     triggered_tags, the trigger the block opener, one tag for
+ *               the block (stop_after_first: nothing may follow it);
+ *   "required", named: the content up to the opener, then the invokes;
+ *   "none":     the content.
+ * The block's content is tags_with_separator, one tag a tool that a call may
+ * name: begin its invoke line, end its closing tag, content its parameter
+ * lines.  Those are DSML, not JSON, so the content is the model's own
+ * grammar (format "grammar", GBNF), as are the reasoning and the content.
+ */
+#include <string.h>
+
+#include "grammar/grammar.h"
+
+static void key(dsml_buf *b, const char *k)
+{
+    dsml_emit_string(b, k, strlen(k));
+    DSML_BUF_LIT(b, ": ");
+}
+
+static void str(dsml_buf *b, const char *s) { dsml_emit_string(b, s, strlen(s)); }
+
+/* {"type": "grammar", "grammar": GBNF from rule} */
+static void grammar_format(const gm_grammar *g, size_t rule, dsml_buf *b)
+{
+    dsml_buf text;
+    dsml_buf_init(&text, &g->alloc);
+    gm_write_gbnf(g, rule, &text);
+    DSML_BUF_LIT(b, "{\"type\": \"grammar\", \"grammar\": ");
+    dsml_emit_string(b, text.data != NULL ? text.data : "", text.len);
+    dsml_buf_putc(b, '}');
+    if (text.failed)
+        b->failed = 1;
+    dsml_buf_release(&text);
+}
+
+/* The invokes: one tag a tool, separated as the block separates them. */
+static void invokes(const gm_grammar *g, dsml_buf *b)
+{
+    const gm_dialect *d = g->d;
+    DSML_BUF_LIT(b, "{\"type\": \"tags_with_separator\", ");
+    key(b, "separator");
+    str(b, d->invoke_sep);
+    DSML_BUF_LIT(b, ", \"tags\": [");
+    dsml_buf begin;
+    dsml_buf_init(&begin, &g->alloc);
+    for (size_t i = 0; i < g->ntools; i++) {
+        const gm_tool *t = &g->tools[i];
+        if (i > 0)
+            DSML_BUF_LIT(b, ", ");
+        begin.len = 0;
+        dsml_buf_puts(&begin, d->invoke_open);
+        dsml_buf_append(&begin, t->name, t->name_len);
+        dsml_buf_puts(&begin, d->invoke_name_end);
+        DSML_BUF_LIT(b, "{\"type\": \"tag\", ");
+        key(b, "begin");
+        dsml_emit_string(b, begin.data != NULL ? begin.data : "", begin.len);
+        DSML_BUF_LIT(b, ", ");
+        key(b, "content");
+        grammar_format(g, t->params, b);
+        DSML_BUF_LIT(b, ", ");
+        key(b, "end");
+        str(b, d->invoke_close);
+        dsml_buf_putc(b, '}');
+    }
+    if (begin.failed)
+        b->failed = 1;
+    dsml_buf_release(&begin);
+    DSML_BUF_LIT(b, "], \"at_least_one\": true, \"stop_after_first\": ");
+    dsml_buf_puts(b, g->one_call ? "true" : "false");
+    dsml_buf_putc(b, '}');
+}
+
+void gm_write_stag(const gm_grammar *g, dsml_buf *b)
+{
+    const gm_dialect *d = g->d;
+    int required = g->block != GM_NONE && g->choice != DSML_TOOL_CHOICE_AUTO;
+    int parts = (g->reasoning != GM_NONE ? 1 : 0) + (required ? 3 : 1);
+    DSML_BUF_LIT(b, "{\"type\": \"structural_tag\", \"format\": ");
+    if (parts > 1)
+        DSML_BUF_LIT(b, "{\"type\": \"sequence\", \"elements\": [");
+    if (g->reasoning != GM_NONE) {
+        grammar_format(g, g->reasoning, b);
+        DSML_BUF_LIT(b, ", ");
+    }
+    if (g->block == GM_NONE) {
+        /* no call: the content, which may be empty */
+        DSML_BUF_LIT(b, "{\"type\": \"any_text\", \"excludes\": [");
+        for (size_t i = 0; i < d->nspecials; i++) {
+            if (i > 0)
+                DSML_BUF_LIT(b, ", ");
+            str(b, d->specials[i]);
+        }
+        DSML_BUF_LIT(b, "]}");
+    } else if (!required) {
+        DSML_BUF_LIT(b, "{\"type\": \"triggered_tags\", ");
+        key(b, "triggers");
+        dsml_buf_putc(b, '[');
+        str(b, d->trigger);
+        DSML_BUF_LIT(b, "], \"tags\": [{\"type\": \"tag\", ");
+        key(b, "begin");
+        str(b, d->block_open);
+        DSML_BUF_LIT(b, ", ");
+        key(b, "content");
+        invokes(g, b);
+        DSML_BUF_LIT(b, ", ");
+        key(b, "end");
+        str(b, d->block_close);
+        DSML_BUF_LIT(b, "}], \"at_least_one\": false, \"stop_after_first\": true}");
+    } else {
+        grammar_format(g, g->content_open, b);
+        DSML_BUF_LIT(b, ", ");
+        invokes(g, b);
+        DSML_BUF_LIT(b, ", {\"type\": \"const_string\", ");
+        key(b, "value");
+        str(b, d->block_close);
+        dsml_buf_putc(b, '}');
+    }
+    if (parts > 1)
+        DSML_BUF_LIT(b, "]}");
+    dsml_buf_putc(b, '}');
+}

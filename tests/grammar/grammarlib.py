@@ -1,0 +1,341 @@
+"""Helpers of the grammar tests: the tools a golden completion needs, read
+back from its expected calls; the GBNF reader (rule structure, and GBNF
+turned into Lark so that python3-lark can run it); mutations of a
+completion."""
+import json
+import random
+import re
+
+D = "｜DSML｜"
+EOS = "<｜end▁of▁sentence｜>"
+
+
+def load_lark():
+    """The lark module, or None.  Debian's python3-lark lives in
+    /usr/lib/python3/dist-packages, which another interpreter may not
+    search."""
+    try:
+        import lark  # noqa: F401
+        return lark
+    except ImportError:
+        pass
+    import sys
+    sys.path.append("/usr/lib/python3/dist-packages")
+    try:
+        import lark  # noqa: F401
+        return lark
+    except ImportError:
+        return None
+
+
+# ---- tools from calls ---------------------------------------------------
+
+def _kind(v):
+    if isinstance(v, bool):
+        return "boolean"
+    if v is None:
+        return "null"
+    if isinstance(v, int):
+        return "integer"
+    if isinstance(v, float):
+        return "number"
+    if isinstance(v, str):
+        return "string"
+    if isinstance(v, list):
+        return "array"
+    return "object"
+
+
+def schema_of(values):
+    """A schema every one of the values matches, as close as the values
+    say: their types; objects with the keys all of them have required, in
+    the order they appear; arrays with items of their elements' schema."""
+    kinds = []
+    for v in values:
+        k = _kind(v)
+        if k not in kinds:
+            kinds.append(k)
+    if "integer" in kinds and "number" in kinds:
+        kinds.remove("integer")
+    branches = []
+    scalars = [k for k in kinds if k not in ("array", "object")]
+    if scalars:
+        branches.append({"type": scalars[0] if len(scalars) == 1 else scalars})
+    if "array" in kinds:
+        items = [e for v in values if isinstance(v, list) for e in v]
+        s = {"type": "array"}
+        if items:
+            s["items"] = schema_of(items)
+        branches.append(s)
+    if "object" in kinds:
+        branches.append(object_schema([v for v in values if isinstance(v, dict)]))
+    return branches[0] if len(branches) == 1 else {"anyOf": branches}
+
+
+def object_schema(dicts):
+    keys = []
+    for d in dicts:
+        for k in d:
+            if k not in keys:
+                keys.append(k)
+    props = {k: schema_of([d[k] for d in dicts if k in d]) for k in keys}
+    required = [k for k in keys if all(k in d for d in dicts)]
+    s = {"type": "object", "properties": props}
+    if required:
+        s["required"] = required
+    return s
+
+
+def call_name(call):
+    """The name an invoke tag writes: "ns::name" when the call has a
+    namespace."""
+    name = call["function"]["name"]
+    return call["namespace"] + "::" + name if "namespace" in call else name
+
+
+def tools_for(calls):
+    """OpenAI tools for the expected calls of a completion: one a name,
+    parameters inferred from the arguments of its calls (the golden
+    completions carry no tool declarations).  None when an arguments text is
+    not JSON (the reference inserts string="false" text verbatim; no schema
+    describes it)."""
+    by_name = {}
+    for c in calls:
+        try:
+            args = json.loads(c["function"]["arguments"])
+        except ValueError:
+            return None
+        by_name.setdefault(call_name(c), []).append(args)
+    tools = []
+    for name, args in by_name.items():
+        params = object_schema(args)
+        tools.append({"type": "function", "function": {"name": name, "parameters": params}})
+    return tools
+
+
+# ---- GBNF ------------------------------------------------------------------
+
+TOKEN = re.compile(r'\s+|"(?:\\.|[^"\\])*"|\[(?:\\.|[^\]\\])*\]|[a-z][a-z0-9-]*|[()|*+?]')
+
+
+def gbnf_rules(text):
+    """{name: [tokens]} of a GBNF text, in order; raises ValueError when a
+    line is not `name ::= body` or a body does not tokenize."""
+    rules = {}
+    for line in text.splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        m = re.match(r"([a-z][a-z0-9-]*) ::= (.*)$", line)
+        if m is None:
+            raise ValueError(f"not a rule: {line[:80]!r}")
+        name, body = m.groups()
+        if name in rules:
+            raise ValueError(f"rule {name} defined twice")
+        toks, at = [], 0
+        while at < len(body):
+            t = TOKEN.match(body, at)
+            if t is None:
+                raise ValueError(f"rule {name}: cannot read {body[at:at + 40]!r}")
+            at = t.end()
+            if not t.group().isspace():
+                toks.append(t.group())
+        depth = 0
+        for t in toks:
+            depth += t == "("
+            depth -= t == ")"
+            if depth < 0:
+                raise ValueError(f"rule {name}: unbalanced parentheses")
+        if depth != 0 or not toks:
+            raise ValueError(f"rule {name}: unbalanced parentheses or empty body")
+        rules[name] = toks
+    return rules
+
+
+def gbnf_check(text):
+    """The structure of a GBNF grammar: a root; every rule referred to is
+    defined; every rule defined is reached from the root.  Returns the rule
+    names."""
+    rules = gbnf_rules(text)
+    if "root" not in rules:
+        raise ValueError("no root rule")
+    seen, todo = {"root"}, ["root"]
+    while todo:
+        for t in rules[todo.pop()]:
+            if re.fullmatch(r"[a-z][a-z0-9-]*", t):
+                if t not in rules:
+                    raise ValueError(f"rule {t} is referred to but not defined")
+                if t not in seen:
+                    seen.add(t)
+                    todo.append(t)
+    unused = set(rules) - seen
+    if unused:
+        raise ValueError(f"rules defined but never used: {sorted(unused)[:5]}")
+    return list(rules)
+
+
+def lark_class(t):
+    r"""A GBNF class ([^\x3C｜]) as Lark reads a regular expression: Lark turns
+    \xHH into the character itself before Python's re sees it, so
+    punctuation gets a backslash instead.  A raw '-' is a range, a raw '^'
+    first a negation."""
+    out = "["
+    for i, m in enumerate(re.finditer(r"\\x[0-9A-Fa-f]{2}|.", t[1:-1], re.S)):
+        tok = m.group()
+        if tok == "^" and i == 0 or tok == "-":
+            out += tok
+            continue
+        c = chr(int(tok[2:], 16)) if tok.startswith("\\x") else tok
+        if ord(c) < 0x20:
+            out += "\\x%02X" % ord(c)
+        elif ord(c) < 0x80 and not c.isalnum():
+            out += "\\" + c
+        else:
+            out += c
+    return out + "]"
+
+
+def gbnf_to_lark(text):
+    """The same grammar in Lark, rule for rule: classes become one-character
+    regular expressions, and every parenthesized group a rule of its own (Lark
+    would multiply nested choices out)."""
+    out = []
+    groups = []
+
+    def name_of(t):
+        return "start" if t == "root" else "r_" + t.replace("-", "_")
+
+    def convert(toks):
+        body, stack = [], []
+        for t in toks:
+            if t == "(":
+                stack.append(body)
+                body = []
+            elif t == ")":
+                groups.append(" ".join(body))
+                body = stack.pop()
+                body.append(f"g_{len(groups)}")
+            elif t.startswith("["):
+                body.append("/" + lark_class(t) + "/")
+            elif re.fullmatch(r"[a-z][a-z0-9-]*", t):
+                body.append(name_of(t))
+            else:
+                body.append(t)
+        return " ".join(body)
+
+    for name, toks in gbnf_rules(text).items():
+        out.append(name_of(name) + ": " + convert(toks))
+    for i, g in enumerate(groups, 1):
+        out.append(f"g_{i}: {g}")
+    return "\n".join(out) + "\n"
+
+
+# ---- mutations -------------------------------------------------------------
+
+class Param:
+    """One parameter as the reference reads it: the span of its line (the
+    "\n" after its closing tag included), its name."""
+
+    def __init__(self, start, end, name):
+        self.span = (start, end)
+        self.key = name
+
+    def start(self):
+        return self.span[0]
+
+    def end(self):
+        return self.span[1]
+
+    def group(self, i):
+        return self.key
+
+
+def invokes(text):
+    """(start, end, name, [Param]) of each invoke of the calls block, read as
+    the reference's parser reads them: a name runs to the first parameter
+    tag or closing tag, a value to the first "/｜DSML｜ parameter"."""
+    block = text.find("\n\n<" + D + " calls>\n")
+    inv_open, inv_close = "<" + D + " invoke", "</" + D + " invoke"
+    par_open, par_stop = "<" + D + " parameter", "/" + D + " parameter"
+    out, at = [], block
+    while True:
+        start = text.find(inv_open, at)
+        if start < 0:
+            return out
+        head = start + len(inv_open)
+        stops = [i for i in (text.find(par_open, head), text.find(inv_close, head)) if i >= 0]
+        body = min(stops)
+        name = re.match(r'\s*name="(.*?)">\n\n?$', text[head:body], re.S).group(1)
+        params = []
+        while text.startswith(par_open, body):
+            stop = text.index(par_stop, body)
+            m = re.match(r' name="(.*?)" string="(true|false)">', text[body + len(par_open):], re.S)
+            end = stop + len(par_stop) + 2  # ">\n"
+            params.append(Param(body, end, m.group(1)))
+            body = end
+        close = text.index(inv_close, body)
+        out.append((start, close, name, params))
+        at = close
+
+
+def undeclared_name(text):
+    inv = invokes(text)[0]
+    at = text.index('"', inv[0]) + 1 + len(inv[2])
+    return text[:at] + "_undeclared" + text[at:]
+
+
+def missing_required(text, tools):
+    """The text without the first parameter some tool requires, or None."""
+    required = {t["function"]["name"]: t["function"]["parameters"].get("required", [])
+                for t in tools}
+    for _, _, name, params in invokes(text):
+        for p in params:
+            if p.group(1) in required.get(name, []):
+                return text[:p.start()] + text[p.end():]
+    return None
+
+
+def _types(schema):
+    if "anyOf" in schema:
+        return {t for b in schema["anyOf"] for t in _types(b)}
+    t = schema.get("type")
+    return set(t) if isinstance(t, list) else {t}
+
+
+def wrong_type(text, tools):
+    """The first parameter with a value of a type its schema does not allow,
+    or None."""
+    props = {t["function"]["name"]: t["function"]["parameters"]["properties"] for t in tools}
+    for _, _, name, params in invokes(text):
+        for p in params:
+            kinds = _types(props[name][p.group(1)])
+            for value, kind in (("true", "boolean"), ("null", "null"), ("12345", "integer"),
+                                ("[]", "array"), ("{}", "object")):
+                if kind not in kinds and not (kind == "integer" and "number" in kinds):
+                    line = ('<' + D + ' parameter name="' + p.group(1) + '" string="false">' +
+                            value + '</' + D + ' parameter>\n')
+                    return text[:p.start()] + line + text[p.end():]
+    return None
+
+
+def stray_bytes(text, seed):
+    """Texts with one byte put inside one tag (not inside a name, which could
+    become another declared one): the block's opener and closer, each
+    invoke's tags, each parameter's opening tag.  Not a raw value's closing
+    tag: the reference reads such a value on, to the next closer, and so may
+    the grammar."""
+    rnd = random.Random(seed)
+    spans = []
+    opener = text.find("\n\n<" + D + " calls>\n")
+    spans.append((opener + 2, opener + 2 + len("<" + D + " calls>")))
+    closer = text.rfind("</" + D + " calls>")
+    spans.append((closer, closer + len("</" + D + " calls>")))
+    for start, end, _, params in invokes(text):
+        spans.append((start, start + len("<" + D + ' invoke name="')))
+        spans.append((end, end + len("</" + D + " invoke>")))
+        for p in params:
+            spans.append((p.start(), p.start() + len("<" + D + ' parameter name="')))
+    out = []
+    for a, b in spans:
+        at = rnd.randrange(a + 1, b)
+        out.append(text[:at] + rnd.choice("x \n\"<") + text[at:])
+    return out
