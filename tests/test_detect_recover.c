@@ -305,6 +305,11 @@ static void test_declared_tools_anchor(void **state)
     dc_run r = recover_tools(exact, WEATHER_TOOLS);
     dc_has(r.log, "not among the declared tools");
     want_content(&r, "Ok." OPEN INVOKE("rm") PARAM("p", "true", "/") INVOKE_END CLOSE);
+    /* such a block is content, and so is the white space after it (found
+     * by fuzzing: it was dropped as if the block were structure) */
+    const char *trail = "Ok." OPEN INVOKE("rm") PARAM("p", "true", "/") INVOKE_END CLOSE "\n";
+    r = recover_tools(trail, WEATHER_TOOLS);
+    want_content(&r, trail);
     /* a recovery alone: a deviating invoke needs a declared name, the
      * reference's spelling follows tool_names */
     r = lenient_with(DSML_RECOVER_SPELLINGS, WEATHER_TOOLS, V4_BLOCK(V4_INVOKE("rm", "")));

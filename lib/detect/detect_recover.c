@@ -768,7 +768,10 @@ int det_rc_sink(dsml_detector *d, const char *p, size_t n, size_t off)
         return 1;
     }
     case PH_AFTER_BLOCK:
-        return DET_REC(d, THINKING) ? after_block_sink(d, p, n, off) : 0;
+        /* only after a block that was structure: a block that is content
+         * keeps what follows it */
+        return DET_REC(d, THINKING) && d->frame != FRAME_TEXT ? after_block_sink(d, p, n, off)
+                                                              : 0;
     case PH_ORPHAN:
         return orphan_sink(d, p, n, off);
     case PH_PIHEAD:
