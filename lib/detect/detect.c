@@ -8,8 +8,9 @@
  * parameters -- but as a state machine fed a few bytes at a time:
  *
  *   - a scanner matches every marker of the current phase at once (one
- *     failure table per marker, so no byte is looked at twice); the bytes
- *     that could still begin a marker are the only ones held back;
+ *     bit-parallel matcher per phase, detect_stopset.c, so no byte is
+ *     looked at twice); the bytes that could still begin a marker are the
+ *     only ones held back;
  *   - what lies between markers goes to the phase's sink: text (checked for
  *     special tokens on the way), an invoke's or parameter's name, a value
  *     (escaped as it streams), or the fixed ">\n" separators;
@@ -329,7 +330,8 @@ static void text_sink(dsml_detector *d, int kind, const char *p, size_t n,
 
 static void reset_scan_state(dsml_detector *d)
 {
-    memset(d->st, 0, sizeof d->st);
+    for (unsigned w = 0; w < d->sets[d->phase].words; w++)
+        d->st[w] = 0;
     d->st_any = 0;
     d->fx_len = 0;
 }
@@ -337,6 +339,8 @@ static void reset_scan_state(dsml_detector *d)
 static void set_phase(dsml_detector *d, det_phase ph)
 {
     d->phase = ph;
+    if (!d->sets[ph].built)
+        det_build_stops(d, &d->sets[ph]);
     reset_scan_state(d);
     reset_observer(d);
 }
@@ -1432,11 +1436,7 @@ static size_t held_len(const dsml_detector *d)
 {
     if (!d->st_any)
         return 0;
-    const det_set *s = &d->sets[d->phase];
-    size_t m = 0;
-    for (size_t k = 0; k < s->n; k++)
-        if (d->st[k] > m)
-            m = d->st[k];
+    size_t m = det_stop_depth(&d->sets[d->phase], d->st);
     return d->fx_len > m ? d->fx_len : m;
 }
 
@@ -1485,20 +1485,12 @@ static void run(dsml_detector *d, int at_end)
                     break;
             }
             unsigned char c = in[d->scan++];
-            any = 0;
-            for (size_t k = 0; k < s->n; k++) {
-                const det_pat *p = &d->pats[s->idx[k]];
-                unsigned st = det_step(p, d->st[k], c);
-                if (st == p->len) {
-                    if (matched < 0 || p->len > d->pats[s->idx[matched]].len)
-                        matched = (int)k;
-                    st = 0; /* the scan state is reset after a match */
-                }
-                d->st[k] = (unsigned char)st;
-                any |= (int)st;
-            }
-            if (matched >= 0)
+            any = det_stop_step(d, s, d->st, c);
+            if (any == 2) {
+                /* (the scan state is reset after a match) */
+                matched = (int)det_stop_ended(d, s, d->st);
                 break;
+            }
             if (d->rec) {
                 /* the recoveries' tags, in every spelling */
                 flexed = det_fx_step(d, c, &fm);
@@ -1814,6 +1806,10 @@ int dsml_detector_create(const dsml_detector_options *opts,
         return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
                          "the profile's markers do not fit the detector's tables");
     }
+    if (det_alloc_stops(d) != DSML_OK) {
+        dsml_detector_destroy(d);
+        return dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
+    }
     det_rc_setup(d);
     dsml_buf_append(&d->choice, o.tool_choice_name, o.tool_choice_name_len);
     d->opt.tool_choice_name = NULL;
@@ -1856,6 +1852,7 @@ void dsml_detector_destroy(dsml_detector *d)
     dsml_free(&d->alloc, d->calls);
     dsml_free(&d->alloc, d->ev);
     dsml_free(&d->alloc, d->slots);
+    dsml_free(&d->alloc, d->stop_mem);
     dsml_allocator a = d->alloc;
     dsml_free(&a, d);
 }

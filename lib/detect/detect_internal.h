@@ -48,10 +48,22 @@ typedef struct det_pat {
     unsigned char variant; /* not the dialect's own spelling */
 } det_pat;
 
+/* A phase's stop set, and its matcher (detect_stopset.c): byte i of
+ * marker k of the set is bit i * n + k of a row of bits (n the set's
+ * markers), and that bit of the scan state is set when the bytes last
+ * scanned spell marker k up to and including its byte i. */
 typedef struct det_set {
     unsigned char idx[DET_SET_MAX];
     unsigned char n;
     unsigned char first[32]; /* bitset of first bytes */
+    unsigned char built;     /* mask and last filled */
+    unsigned char one;       /* the state is one word, n < 64 */
+    unsigned words;          /* of the state */
+    uint64_t begin;          /* bits 0 to n - 1: every marker's first byte */
+    uint64_t last1;          /* one word: last[0] */
+    uint64_t *mask;          /* per byte class, `words` words: the bits whose
+                                byte is of that class */
+    uint64_t *last;          /* the bit of each marker's last byte */
 } det_set;
 
 /* Phases of the parse, in the order the reference reads them. */
@@ -132,9 +144,13 @@ struct dsml_detector {
     size_t scan;           /* first byte not yet scanned */
     size_t base;           /* stream offset of in.data[0] */
     size_t total;          /* bytes fed */
-    unsigned char st[DET_SET_MAX];
-    int st_any;                 /* some st[k] is not 0 */
-    const det_set *set;
+    unsigned char cls[256]; /* byte -> class of the matchers' masks (0: in
+                               no marker) */
+    unsigned nclass;
+    uint64_t *stop_mem;    /* the matchers' masks and the scan state */
+    uint64_t *st;          /* the scan state of the current phase's matcher */
+    int st_any;            /* a marker is partly matched (st is not 0, or
+                              the recoveries hold a tag) */
     det_phase phase;
     int rewound;           /* a handler asked to rescan from `rewind` */
     size_t rewind;         /* stream offset */
@@ -272,6 +288,46 @@ int det_build_sets(dsml_detector *d);
 /* The state after state `st` of a match of p and byte c, when
  * p->s[st] != c and st > 0. */
 unsigned det_fall_back(const det_pat *p, unsigned st, unsigned char c);
+
+/* detect_stopset.c: the byte classes and the matchers' memory, at
+ * creation (DSML_OK or DSML_ERR_NOMEM); a set's masks, the first time the
+ * detector enters its phase. */
+int det_alloc_stops(dsml_detector *d);
+void det_build_stops(dsml_detector *d, det_set *s);
+/* The set index of the marker that ended at the byte just scanned (the
+ * longest, the first of equal lengths); the length of the longest partial
+ * match of state st. */
+size_t det_stop_ended(const dsml_detector *d, const det_set *s, const uint64_t *st);
+size_t det_stop_depth(const det_set *s, const uint64_t *st);
+
+/* Byte c through the matcher of s: every partial match one byte on (n bits
+ * up), one begun at every marker's first byte, the bits of byte c kept.
+ * Returns 2 when a marker ends at c, else 1 when a marker is partly
+ * matched, 0 when none is. */
+static inline int det_stop_step(const dsml_detector *d, const det_set *s, uint64_t *st,
+                                unsigned char c)
+{
+    if (s->one) {
+        uint64_t y = ((st[0] << s->n) | s->begin) & s->mask[d->cls[c]];
+        st[0] = y;
+        return (y & s->last1) != 0 ? 2 : y != 0;
+    }
+    const uint64_t *m = s->mask + (size_t)d->cls[c] * s->words;
+    unsigned n = s->n;
+    uint64_t hit = 0, any = 0;
+    for (unsigned w = s->words; w-- > 0;) {
+        uint64_t x = n < 64 ? st[w] << n : 0;
+        if (w > 0)
+            x |= n < 64 ? st[w - 1] >> (64 - n) : st[w - 1];
+        else
+            x |= s->begin;
+        x &= m[w];
+        st[w] = x;
+        hit |= x & s->last[w];
+        any |= x;
+    }
+    return hit != 0 ? 2 : any != 0;
+}
 
 /* The state of a match of p after state `st` and byte c. */
 static inline unsigned det_step(const det_pat *p, unsigned st, unsigned char c)

@@ -3,9 +3,8 @@
  * built at creation from the dialect's tag names (and, with option 8, the
  * variants: the ASCII and doubled markers, and the tags of the dialect's
  * neighbours), the stop set of each phase picked from them, where a partial
- * match falls back to when the next byte does not continue it (so that
- * every marker of a phase is matched in one pass without looking back),
- * two character helpers (Unicode whitespace as Python's str.isspace() sees
+ * match of one marker falls back to when the next byte does not continue
+ * it (the special tokens' observer matches them so), two character helpers (Unicode whitespace as Python's str.isspace() sees
  * it, incomplete UTF-8 tails), and the spellings the recoveries read (bars,
  * tag names, quotes).
  */

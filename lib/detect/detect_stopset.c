@@ -1,0 +1,116 @@
+/*
+ * detect_stopset.c - the matcher of each phase's stop set.  Every marker
+ * of the set is matched at once, bit-parallel ("shift-and"): a partial
+ * match is a bit, and a byte moves every partial match one byte on, begins
+ * one at each marker's first byte and keeps those whose next byte it is,
+ * in a few word operations whether the set has one marker or twenty.  The
+ * bits are laid out byte-major (byte i of marker k is bit i * n + k, n the
+ * set's markers), so that the highest bit set tells how many bytes the
+ * longest partial match holds, and the highest bit of a match is the
+ * longest marker.  What a byte keeps is a mask per byte class (the bytes
+ * of the markers, numbered at creation); a set's masks are filled the
+ * first time the detector enters its phase, in memory taken at creation.
+ */
+#include <string.h>
+
+#include "detect/detect_internal.h"
+
+/* Bits of the row of set s: its markers times the longest. */
+static size_t set_bits(const dsml_detector *d, const det_set *s)
+{
+    size_t longest = 0;
+    for (size_t k = 0; k < s->n; k++)
+        if (d->pats[s->idx[k]].len > longest)
+            longest = d->pats[s->idx[k]].len;
+    return longest * s->n;
+}
+
+int det_alloc_stops(dsml_detector *d)
+{
+    /* the markers are text: no NUL, so at most 255 classes besides 0 */
+    memset(d->cls, 0, sizeof d->cls);
+    d->nclass = 1;
+    for (size_t i = 0; i < d->npats; i++)
+        for (size_t j = 0; j < d->pats[i].len; j++) {
+            unsigned char c = d->pats[i].s[j];
+            if (d->cls[c] == 0 && c != 0)
+                d->cls[c] = (unsigned char)d->nclass++;
+        }
+    size_t total = 0, widest = 1;
+    for (int ph = 0; ph < PH_COUNT_; ph++) {
+        det_set *s = &d->sets[ph];
+        s->words = (unsigned)((set_bits(d, s) + 63) / 64);
+        s->built = 0;
+        total += (d->nclass + 1) * s->words;
+        if (s->words > widest)
+            widest = s->words;
+    }
+    d->stop_mem = dsml_malloc(&d->alloc, (total + widest) * sizeof *d->stop_mem);
+    if (d->stop_mem == NULL)
+        return DSML_ERR_NOMEM;
+    d->st = d->stop_mem;
+    uint64_t *at = d->stop_mem + widest;
+    for (int ph = 0; ph < PH_COUNT_; ph++) {
+        det_set *s = &d->sets[ph];
+        s->mask = at;
+        s->last = at + d->nclass * s->words;
+        at += (d->nclass + 1) * s->words;
+    }
+    return DSML_OK;
+}
+
+static void set_bit(uint64_t *w, size_t i)
+{
+    w[i >> 6] |= (uint64_t)1 << (i & 63);
+}
+
+void det_build_stops(dsml_detector *d, det_set *s)
+{
+    size_t w = s->words, n = s->n;
+    if (w > 0)
+        memset(s->mask, 0, (d->nclass + 1) * w * sizeof *s->mask);
+    for (size_t k = 0; k < n; k++) {
+        const det_pat *p = &d->pats[s->idx[k]];
+        for (size_t i = 0; i < p->len; i++)
+            set_bit(s->mask + (size_t)d->cls[p->s[i]] * w, i * n + k);
+        set_bit(s->last, (p->len - 1u) * n + k);
+    }
+    s->begin = n < 64 ? ((uint64_t)1 << n) - 1 : ~(uint64_t)0;
+    s->one = w == 1 && n < 64;
+    s->last1 = w == 1 ? s->last[0] : 0;
+    s->built = 1;
+}
+
+size_t det_stop_ended(const dsml_detector *d, const det_set *s, const uint64_t *st)
+{
+    size_t best = 0, best_len = 0;
+    for (size_t k = 0; k < s->n; k++) {
+        size_t len = d->pats[s->idx[k]].len, b = (len - 1) * s->n + k;
+        if (((st[b >> 6] >> (b & 63)) & 1) != 0 && len > best_len) {
+            best = k;
+            best_len = len;
+        }
+    }
+    return best;
+}
+
+/* The highest bit of x, x not 0. */
+static unsigned top_bit(uint64_t x)
+{
+#if defined(__GNUC__)
+    return 63u - (unsigned)__builtin_clzll(x);
+#else
+    unsigned n = 0;
+    while (x >>= 1)
+        n++;
+    return n;
+#endif
+}
+
+size_t det_stop_depth(const det_set *s, const uint64_t *st)
+{
+    for (size_t w = s->words; w-- > 0;)
+        if (st[w] != 0)
+            return (w * 64 + top_bit(st[w])) / s->n + 1;
+    return 0;
+}
