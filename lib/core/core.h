@@ -46,6 +46,29 @@ void dsml_buf_release(dsml_buf *b);
 int dsml_buf_reserve(dsml_buf *b, size_t extra);
 int dsml_buf_grow(dsml_buf *b, size_t extra);
 
+/* s[0, n), 1 <= n <= 16 (a streamed token), to d without a call: two
+ * overlapping copies of a fixed size. */
+static inline void dsml_copy_short(char *d, const char *s, size_t n)
+{
+    if (n >= 8) {
+        uint64_t x, y;
+        memcpy(&x, s, 8);
+        memcpy(&y, s + n - 8, 8);
+        memcpy(d, &x, 8);
+        memcpy(d + n - 8, &y, 8);
+    } else if (n >= 4) {
+        uint32_t x, y;
+        memcpy(&x, s, 4);
+        memcpy(&y, s + n - 4, 4);
+        memcpy(d, &x, 4);
+        memcpy(d + n - 4, &y, 4);
+    } else {
+        d[0] = s[0];
+        d[n >> 1] = s[n >> 1];
+        d[n - 1] = s[n - 1];
+    }
+}
+
 static inline void dsml_buf_append(dsml_buf *b, const char *s, size_t n)
 {
     if (n == 0)
@@ -54,30 +77,10 @@ static inline void dsml_buf_append(dsml_buf *b, const char *s, size_t n)
         if (!dsml_buf_grow(b, n))
             return;
     }
-    char *d = b->data + b->len;
-    if (n <= 16) {
-        /* short pieces (a streamed token) without a call: two overlapping
-         * copies of a fixed size */
-        if (n >= 8) {
-            uint64_t x, y;
-            memcpy(&x, s, 8);
-            memcpy(&y, s + n - 8, 8);
-            memcpy(d, &x, 8);
-            memcpy(d + n - 8, &y, 8);
-        } else if (n >= 4) {
-            uint32_t x, y;
-            memcpy(&x, s, 4);
-            memcpy(&y, s + n - 4, 4);
-            memcpy(d, &x, 4);
-            memcpy(d + n - 4, &y, 4);
-        } else {
-            d[0] = s[0];
-            d[n >> 1] = s[n >> 1];
-            d[n - 1] = s[n - 1];
-        }
-    } else {
-        memcpy(d, s, n);
-    }
+    if (n <= 16)
+        dsml_copy_short(b->data + b->len, s, n);
+    else
+        memcpy(b->data + b->len, s, n);
     b->len += n;
 }
 

@@ -44,101 +44,12 @@ static void fail(dsml_detector *d, int code, size_t off, const char *fmt, ...)
     dsml_vfail(&d->err, code, off, NULL, fmt, ap);
     va_end(ap);
     d->failed = code;
+    d->fast = FAST_OFF;
 }
 
 static void nomem(dsml_detector *d)
 {
     fail(d, DSML_ERR_NOMEM, DSML_NO_OFFSET, "out of memory");
-}
-
-/* ---- events -------------------------------------------------------------- */
-
-static det_event *ev_push(dsml_detector *d)
-{
-    if (d->failed)
-        return NULL; /* nothing is queued after the failure point */
-    if (d->ev_n == d->ev_cap) {
-        size_t cap = d->ev_cap ? d->ev_cap * 2 : 16;
-        det_event *p = dsml_realloc(&d->alloc, d->ev, d->ev_cap * sizeof *p,
-                                    cap * sizeof *p);
-        if (p == NULL) {
-            nomem(d);
-            return NULL;
-        }
-        d->ev = p;
-        d->ev_cap = cap;
-    }
-    det_event *e = &d->ev[d->ev_n++];
-    e->type = 0;
-    e->text_off = d->arena.len;
-    e->len = 0;
-    e->call = 0;
-    e->name_off = e->name_len = 0;
-    e->ns_off = e->ns_len = 0;
-    e->has_ns = 0;
-    e->status = 0;
-    e->offset = DSML_NO_OFFSET;
-    return e;
-}
-
-static dsml_buf *message_text(dsml_detector *d, int type, size_t call)
-{
-    if (!d->keep_message)
-        return NULL;
-    if (type == DSML_EVENT_CONTENT)
-        return &d->m_content;
-    if (type == DSML_EVENT_REASONING)
-        return &d->m_reasoning;
-    if (type == DSML_EVENT_ARGUMENTS && call < d->calls_cap)
-        return &d->calls[call].args;
-    return NULL;
-}
-
-/* Text events of one kind (arguments: of one call) that follow each other
- * in the queue are merged. */
-static void ev_text(dsml_detector *d, int type, size_t call, const char *p,
-                    size_t n)
-{
-    if (n == 0 || d->failed)
-        return;
-    if (d->ev_n > d->ev_head) {
-        det_event *l = &d->ev[d->ev_n - 1];
-        if (l->type == type && l->call == call &&
-            l->text_off + l->len == d->arena.len) {
-            dsml_buf_append(&d->arena, p, n);
-            if (d->arena.failed) {
-                nomem(d);
-                return;
-            }
-            l->len += n;
-            goto message;
-        }
-    }
-    det_event *e;
-    if (d->ev_n < d->ev_cap) {
-        /* what a text event needs (ev_push sets every field) */
-        e = &d->ev[d->ev_n++];
-        e->text_off = d->arena.len;
-        e->status = 0;
-        e->offset = DSML_NO_OFFSET;
-    } else if ((e = ev_push(d)) == NULL) {
-        return;
-    }
-    e->type = type;
-    e->call = call;
-    dsml_buf_append(&d->arena, p, n);
-    if (d->arena.failed) {
-        d->ev_n--; /* no event points at text that was not stored */
-        nomem(d);
-        return;
-    }
-    e->len = n;
-message:;
-    dsml_buf *m = message_text(d, type, call);
-    if (m != NULL)
-        dsml_buf_append(m, p, n);
-    if (d->arena.failed || (m != NULL && m->failed))
-        nomem(d);
 }
 
 static void diag(dsml_detector *d, int code, size_t off, const char *fmt, ...)
@@ -155,7 +66,7 @@ static void diag(dsml_detector *d, int code, size_t off, const char *fmt, ...)
     va_start(ap, fmt);
     dsml_vfail(&m, code, off, NULL, fmt, ap);
     va_end(ap);
-    det_event *e = ev_push(d);
+    det_event *e = det_ev_push(d);
     if (e == NULL)
         return;
     e->type = DSML_EVENT_DIAGNOSTIC;
@@ -220,7 +131,7 @@ static void emit_chars(dsml_detector *d, int kind, const char *p, size_t n,
                        size_t off, int observe)
 {
     if (!observe) {
-        ev_text(d, kind, 0, p, n);
+        det_ev_text(d, kind, 0, p, n);
         return;
     }
     size_t start = 0;
@@ -244,14 +155,14 @@ static void emit_chars(dsml_detector *d, int kind, const char *p, size_t n,
             any |= (int)st;
         }
         if (hit >= 0) {
-            ev_text(d, kind, 0, p + start, i + 1 - start);
+            det_ev_text(d, kind, 0, p + start, i + 1 - start);
             start = i + 1;
             special(d, hit, kind, off + i + 1 - det_special[hit].len);
             reset_observer(d);
             any = 0;
         }
     }
-    ev_text(d, kind, 0, p + start, n - start);
+    det_ev_text(d, kind, 0, p + start, n - start);
 }
 
 static size_t utf8_len(unsigned char c)
@@ -371,7 +282,7 @@ static void raw_add(dsml_detector *d, const char *p, size_t n)
 
 static void call_end_event(dsml_detector *d, int status, size_t off)
 {
-    det_event *e = ev_push(d);
+    det_event *e = det_ev_push(d);
     if (e == NULL)
         return;
     if ((status == DSML_CALL_COMPLETE || status == DSML_CALL_UNTERMINATED) &&
@@ -494,7 +405,7 @@ static void args_out_x(dsml_detector *d, const char *p, size_t n, args_kind kind
          * depend on how the value arrived */
         size_t k = safe_cut(p, n, room, kind == ARGS_ESCAPED);
         d->args_len += k;
-        ev_text(d, DSML_EVENT_ARGUMENTS, d->ncalls - 1, p, k);
+        det_ev_text(d, DSML_EVENT_ARGUMENTS, d->ncalls - 1, p, k);
         if (kind == ARGS_RAW)
             off += k;
         else if (kind == ARGS_ESCAPED)
@@ -505,7 +416,7 @@ static void args_out_x(dsml_detector *d, const char *p, size_t n, args_kind kind
         return;
     }
     d->args_len += n;
-    ev_text(d, DSML_EVENT_ARGUMENTS, d->ncalls - 1, p, n);
+    det_ev_text(d, DSML_EVENT_ARGUMENTS, d->ncalls - 1, p, n);
 }
 
 /* Fixed arguments text made at the marker at `off`. */
@@ -650,7 +561,7 @@ static int begin_call(dsml_detector *d, const char *name, size_t n, size_t end)
     }
     if (d->call_quiet)
         return 1;
-    det_event *e = ev_push(d);
+    det_event *e = det_ev_push(d);
     if (e == NULL)
         return 0;
     e->type = DSML_EVENT_CALL_BEGIN;
@@ -1675,7 +1586,6 @@ static void resolve_limits(dsml_limits *out, const dsml_limits *in)
 }
 
 /* A buffer emptied with more room than this gives it back. */
-#define DET_KEEP_BYTES ((size_t)1 << 20)
 
 /* Empties a buffer and clears its failure flag: after an allocation failed,
  * a reset must leave nothing that refuses to grow.  A large one is freed. */
@@ -1742,6 +1652,8 @@ static void start_state(dsml_detector *d)
         if (d->opt.stray_think_end == DSML_STRAY_THINK_END_REASONING)
             d->hold = DSML_EVENT_CONTENT;
     }
+    d->tidy = 0;
+    det_fast_update(d);
 }
 
 static int check_enum(int v, int max) { return v >= 0 && v <= max; }
@@ -1811,6 +1723,7 @@ int dsml_detector_create(const dsml_detector_options *opts,
         return dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
     }
     det_rc_setup(d);
+    det_fast_setup(d);
     dsml_buf_append(&d->choice, o.tool_choice_name, o.tool_choice_name_len);
     d->opt.tool_choice_name = NULL;
     d->opt.tool_choice_name_len = 0;
@@ -1866,29 +1779,6 @@ void dsml_detector_reset(dsml_detector *d)
 const dsml_error *dsml_detector_error(const dsml_detector *d)
 {
     return d == NULL ? NULL : &d->err;
-}
-
-/* After a large feed: the arena and the queue back to a small size. */
-static void shrink_queue(dsml_detector *d)
-{
-    if (d->arena.cap > DET_KEEP_BYTES)
-        dsml_buf_release(&d->arena);
-    if (d->ev_cap * sizeof *d->ev > DET_KEEP_BYTES) {
-        dsml_free(&d->alloc, d->ev);
-        d->ev = NULL;
-        d->ev_cap = 0;
-    }
-}
-
-/* Called on every feed and pull: in line, the rare shrinking apart. */
-static inline void drain_if_done(dsml_detector *d)
-{
-    if (d->ev_head == d->ev_n) {
-        d->ev_head = d->ev_n = 0;
-        if (d->arena.cap > DET_KEEP_BYTES || d->ev_cap > DET_KEEP_BYTES / sizeof *d->ev)
-            shrink_queue(d);
-        d->arena.len = 0;
-    }
 }
 
 /* Incremental UTF-8 check of the input: the length of the valid prefix
@@ -1985,180 +1875,7 @@ static void feed_slice(dsml_detector *d, const char *bytes, size_t n)
     }
 }
 
-/* The ASCII bytes that may begin a marker of reasoning, content or a value
- * (theirs begin with '<', "\n\n" or '/') or a special token ('<'); every
- * other ASCII byte is plain there.  test_detect_fast checks this against
- * each phase's stop set. */
-static const unsigned char marker_ascii[128] = {['\n'] = 1, ['/'] = 1, ['<'] = 1};
-
-/* Whether JSON text of p[0, n) needs an escape ('"', '\\', controls). */
-static int needs_escape(const unsigned char *p, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (p[i] < 0x20 || p[i] == '"' || p[i] == '\\')
-            return 1;
-    return 0;
-}
-
-/* Whether p[0, n), 1 <= n <= 8 (a token), is ASCII without '<', '\n' or
- * '/', looked at as one word. */
-static int plain_word(const unsigned char *p, size_t n)
-{
-    uint64_t x;
-    if (n >= 4) {
-        uint32_t a, b;
-        memcpy(&a, p, 4);
-        memcpy(&b, p + n - 4, 4);
-        x = (uint64_t)a << 32 | b;
-    } else {
-        x = 0x6161616161000000u | p[0] | (uint64_t)p[n >> 1] << 8 | (uint64_t)p[n - 1] << 16;
-    }
-    const uint64_t ones = 0x0101010101010101u, high = 0x8080808080808080u;
-#define HAS_BYTE(v, c) ((((v) ^ (ones * (c))) - ones) & ~((v) ^ (ones * (c))) & high)
-    return !(x & high) && !(HAS_BYTE(x, '<') | HAS_BYTE(x, '\n') | HAS_BYTE(x, '/'));
-#undef HAS_BYTE
-}
-
-/* A text event for a chunk (and its message text, m NULL: none), as
- * ev_text makes it; when the queue is empty (a caller who takes every
- * event) without looking for an event to merge with. */
-static void plain_event(dsml_detector *d, int type, size_t call, const char *p, size_t n,
-                        dsml_buf *m)
-{
-    if (d->ev_n != 0 || d->ev_cap == 0 || d->failed) {
-        ev_text(d, type, call, p, n);
-        return;
-    }
-    det_event *e = &d->ev[d->ev_n++];
-    e->type = type;
-    e->call = call;
-    e->text_off = d->arena.len;
-    e->len = n;
-    e->status = 0;
-    e->offset = DSML_NO_OFFSET;
-    dsml_buf_append(&d->arena, p, n);
-    if (d->arena.failed) {
-        d->ev_n--;
-        nomem(d);
-        return;
-    }
-    if (m != NULL) {
-        dsml_buf_append(m, p, n);
-        if (m->failed)
-            nomem(d);
-    }
-}
-
-/* The common case of a streamed token: text in reasoning or content, or a
- * parameter value's text, with nothing held back and no marker partly
- * matched, made of complete characters none of which can begin a marker
- * of the phase, a special token (text) or a value's end ('<'): the
- * string="true" value's whitespace is not being trimmed.  Such a
- * chunk goes to its sink at once, as run() would send it.  Returns 0 when
- * the chunk is not such a one (nothing done). */
-static int feed_plain(dsml_detector *d, const char *bytes, size_t len)
-{
-    /* a longer chunk is likely to hold a marker: the scanner reads it once */
-    if (d->rec != 0 || d->u_need != 0 || len > 256 || len > d->lim.max_input_bytes - d->total ||
-        len == 0)
-        return 0;
-    int text = d->phase == PH_REASONING || d->phase == PH_CONTENT;
-    size_t held = 0;
-    if (d->in.len != 0 || d->st_any) {
-        /* text may hold back one or two '\n' (the start of "\n\n<..."):
-         * a next byte that is neither '\n' nor '<' releases them */
-        held = d->in.len - d->rel;
-        if (!text || d->rel != 0 || held == 0 || held > 2 || d->scan != d->in.len ||
-            d->in.data[0] != '\n' || d->in.data[held - 1] != '\n' || bytes[0] == '\n' ||
-            bytes[0] == '<')
-            return 0;
-    }
-    if (text) {
-        if (d->hold || d->part_len ||
-            (d->obs[0] | d->obs[1] | d->obs[2] | d->obs[3] | d->obs[4]) != 0)
-            return 0;
-    } else if (d->phase != PH_PVALUE || (d->str_true && d->opt.trim == DSML_TRIM_WHITESPACE) ||
-               d->vtail_len != 0 || d->vpart_len != 0 ||
-               (!d->strict && (d->raw.len == 0 || len > d->lim.max_argument_bytes - d->raw.len))) {
-        return 0;
-    }
-    const unsigned char *p = (const unsigned char *)bytes;
-    const unsigned char *first = d->sets[d->phase].first;
-    if (len <= 8 && plain_word(p, len))
-        goto plain;
-    for (size_t i = 0; i < len;) {
-        unsigned c = p[i];
-        if (c < 0x80 && !marker_ascii[c]) {
-            i++;
-            continue;
-        }
-        if (c == '<' || (first[c >> 3] & (1u << (c & 7)))) {
-            /* every marker that begins with '\n' begins with "\n\n" */
-            if (c != '\n' || i + 1 >= len || p[i + 1] == '\n')
-                return 0;
-        }
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        size_t k = text && c == 0xef ? 0 : dsml_utf8_char(p + i, len - i);
-        if (k == 0)
-            return 0;
-        i += k;
-    }
-plain:;
-    size_t off = d->base;
-    d->total += len;
-    d->base += len;
-    if (text) {
-        int kind = d->phase == PH_REASONING ? DSML_EVENT_REASONING : DSML_EVENT_CONTENT;
-        if (held > 0) {
-            /* the held '\n's go first, as run() would release them */
-            ev_text(d, kind, 0, d->in.data, held);
-            d->base += held;
-            d->in.len = 0;
-            d->scan = 0;
-            reset_scan_state(d);
-        }
-        dsml_buf *m = kind == DSML_EVENT_CONTENT ? &d->m_content : &d->m_reasoning;
-        plain_event(d, kind, 0, bytes, len, d->keep_message ? m : NULL);
-    } else {
-        raw_add(d, bytes, len);
-        size_t call = d->ncalls - 1;
-        if ((d->str_true ? !needs_escape(p, len)
-                         : d->opt.false_values != DSML_FALSE_VALUES_VALIDATE) &&
-            !d->call_quiet && !d->failed && len <= d->lim.max_argument_bytes - d->args_len) {
-            /* the text is its own JSON escape (or is inserted verbatim) */
-            d->args_len += len;
-            plain_event(d, DSML_EVENT_ARGUMENTS, call, bytes, len,
-                        d->keep_message && call < d->calls_cap ? &d->calls[call].args : NULL);
-        } else {
-            value_emit(d, bytes, len, off);
-        }
-    }
-    return 1;
-}
-
-#if defined(__GNUC__)
-__attribute__((noinline))
-#endif
-static int feed_scan(dsml_detector *d, const char *bytes, size_t len);
-
-int dsml_detector_feed(dsml_detector *d, const char *bytes, size_t len)
-{
-    if (d == NULL || (bytes == NULL && len != 0))
-        return DSML_ERR_ARGUMENT;
-    if (d->failed)
-        return d->failed;
-    if (d->finished)
-        return DSML_ERR_STATE;
-    drain_if_done(d);
-    if (feed_plain(d, bytes, len))
-        return d->failed;
-    return feed_scan(d, bytes, len);
-}
-
-/* Every other chunk: through the scanner. */
+/* A chunk through the scanner. */
 static int feed_scan(dsml_detector *d, const char *bytes, size_t len)
 {
     /* A failure is reported at its exact byte: the bytes before it are
@@ -2197,6 +1914,18 @@ static int feed_scan(dsml_detector *d, const char *bytes, size_t len)
     return d->failed;
 }
 
+int det_feed_scan(dsml_detector *d, const char *bytes, size_t len)
+{
+    if (d->failed)
+        return d->failed;
+    if (d->finished)
+        return DSML_ERR_STATE;
+    det_queue_tidy(d);
+    feed_scan(d, bytes, len);
+    det_fast_update(d);
+    return d->failed;
+}
+
 int dsml_detector_finish(dsml_detector *d)
 {
     return dsml_detector_end(d, DSML_END_TEXT);
@@ -2209,8 +1938,9 @@ int dsml_detector_end(dsml_detector *d, dsml_end_reason why)
     if (d->failed || d->finished)
         return d->failed;
     d->finished = 1;
+    d->fast = FAST_OFF;
     d->end_reason = why;
-    drain_if_done(d);
+    det_queue_tidy(d);
     if (d->u_need > 0) {
         fail(d, DSML_ERR_UTF8, d->total,
              "the completion ends inside a UTF-8 character");
@@ -2231,45 +1961,6 @@ int dsml_detector_end(dsml_detector *d, dsml_end_reason why)
     if (!d->failed && d->strict && d->pend_code != 0)
         fail(d, d->pend_code, d->pend_off, "%s", d->pend_msg);
     return d->failed;
-}
-
-int dsml_detector_next(dsml_detector *d, dsml_event *event)
-{
-    if (d == NULL || event == NULL)
-        return DSML_ERR_ARGUMENT;
-    if (event->size != 0 && event->size < sizeof *event)
-        return DSML_ERR_ARGUMENT;
-    if (d->ev_head < d->ev_n) {
-        const det_event *e = &d->ev[d->ev_head++];
-        event->size = sizeof *event;
-        event->type = (dsml_event_type)e->type;
-        event->text = d->arena.data != NULL ? d->arena.data + e->text_off : "";
-        event->len = e->len;
-        event->call_index = e->call;
-        event->name = NULL;
-        event->name_len = 0;
-        event->ns = NULL;
-        event->ns_len = 0;
-        event->status = e->status;
-        event->offset = e->offset;
-        if (e->type == DSML_EVENT_CALL_BEGIN) {
-            event->text = NULL;
-            event->name = d->arena.data != NULL ? d->arena.data + e->name_off
-                                                : "";
-            event->name_len = e->name_len;
-            if (e->has_ns) {
-                event->ns = d->arena.data != NULL
-                                ? d->arena.data + e->ns_off
-                                : "";
-                event->ns_len = e->ns_len;
-            }
-        } else if (e->type == DSML_EVENT_CALL_END) {
-            event->text = NULL;
-        }
-        return 1;
-    }
-    drain_if_done(d);
-    return d->failed ? d->failed : 0;
 }
 
 /* ---- the engine's steps, for the recoveries (detect_recover.c) ---------- */
@@ -2357,6 +2048,11 @@ void det_args_escaped(dsml_detector *d, const char *p, size_t n, size_t off)
 }
 
 void det_start_value(dsml_detector *d, int str_true) { start_value(d, str_true); }
+
+void det_value_emit(dsml_detector *d, const char *p, size_t n, size_t off)
+{
+    value_emit(d, p, n, off);
+}
 
 int det_args_key(dsml_detector *d, const char *k, size_t n, int str_true, size_t off)
 {

@@ -273,11 +273,42 @@ struct dsml_detector {
     size_t rn_chk, rk_chk;
     int rn_lit, rk_lit;
 
-    /* event queue */
+    /* event queue (detect_queue.c) */
     det_event *ev;
     size_t ev_n, ev_head, ev_cap;
     dsml_buf arena;
     dsml_buf scratch;
+    int tidy;              /* the queue, emptied, is to be shrunk */
+
+    /* the per-token path (detect_fast.c) */
+    int fast;              /* what the next chunk may be, FAST_* */
+    int fast_kind;         /* FAST_TEXT: its event type; FAST_VALUE: ARGUMENTS */
+    size_t fast_call;      /* FAST_VALUE: the call */
+    dsml_buf *fast_msg;    /* where its text goes in the message, or NULL */
+    unsigned char fast_cls[256]; /* FC_* of each byte */
+};
+
+/* Buffers larger than this are given back between completions and after
+ * a large feed. */
+#define DET_KEEP_BYTES ((size_t)1 << 20)
+
+/* What the next chunk may be without the scanner (detect_fast.c). */
+enum {
+    FAST_OFF,     /* nothing: the scanner reads it */
+    FAST_TEXT,    /* reasoning or content, nothing held */
+    FAST_VALUE,   /* a parameter's value, nothing held */
+    FAST_HELD,    /* the bytes held are a marker's first bytes */
+    FAST_HELD_NL  /* ... "\n"s in reasoning or content (FAST_TEXT else) */
+};
+
+/* The classes of d->fast_cls, OR-ed over a chunk. */
+enum {
+    FC_TSTOP = 1, /* may begin a marker of reasoning or content, or a
+                     special token */
+    FC_NL = 2,    /* '\n', which begins a marker there */
+    FC_HI = 4,    /* part of a multi-byte character */
+    FC_VSTOP = 8, /* may begin a marker of a value or its end ('<') */
+    FC_ESC = 16   /* needs a JSON escape */
 };
 
 /* detect_markers.c */
@@ -410,6 +441,27 @@ int det_args_key(dsml_detector *d, const char *k, size_t n, int str_true, size_t
 int det_name_match(dsml_detector *d, const char **name, size_t *n);
 int det_cut_short(const dsml_detector *d);
 int det_tool_index(const dsml_detector *d, const char *name, size_t n);
+
+/* detect_queue.c: an event pushed (every field set; NULL when failed or
+ * out of memory), text queued (merged with the event before it when that
+ * is the same kind's and not taken), the queue after its last event was
+ * taken (reused from its start, to be shrunk when large), the queue when
+ * the engine is called (shrunk if large and empty), whether it is large. */
+det_event *det_ev_push(dsml_detector *d);
+void det_ev_text(dsml_detector *d, int type, size_t call, const char *p, size_t n);
+void det_queue_taken(dsml_detector *d);
+void det_queue_tidy(dsml_detector *d);
+int det_queue_large(const dsml_detector *d);
+
+/* detect_fast.c: the byte classes (at creation), and d->fast after the
+ * engine ran */
+void det_fast_setup(dsml_detector *d);
+void det_fast_update(dsml_detector *d);
+
+/* detect.c: a chunk through the scanner (dsml_detector_feed's other
+ * way), and a value's text to the arguments */
+int det_feed_scan(dsml_detector *d, const char *bytes, size_t len);
+void det_value_emit(dsml_detector *d, const char *p, size_t n, size_t off);
 
 /* detect_message.c */
 int det_message_json(dsml_detector *d, dsml_buf *b);

@@ -94,11 +94,8 @@ int dsml_detector_feed_packed(dsml_detector *d, const char *bytes, size_t len,
     }
     if (rc == 0) {
         need = 0;
-        if (d->ev_head == d->ev_n) {
-            /* as dsml_detector_next does once the queue is empty */
-            d->ev_head = d->ev_n = 0;
-            d->arena.len = 0;
-        }
+        if (d->ev_head == d->ev_n && d->ev_n != 0)
+            det_queue_taken(d); /* as dsml_detector_next does */
         rc = d->failed;
     } else if (at > 0) {
         need = 0;

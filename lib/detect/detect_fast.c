@@ -1,0 +1,354 @@
+/*
+ * detect_fast.c - a chunk's way into the detector (dsml_detector_feed), and
+ * the path of most streamed tokens, which need no scanner: text in
+ * reasoning or content, or a parameter's value, that holds no byte able to
+ * begin a marker of the phase (a "\n" that may begin "\n\n<" is held, as
+ * the scanner holds it), and the bytes of a marker being read, which only
+ * go on matching it.  After every call the engine runs, d->fast says which
+ * of these the next chunk may be; such a chunk is classed with a table
+ * built at creation and goes to its sink, or is held, exactly as the
+ * scanner (detect.c) would do it.  Every other chunk goes to the scanner.
+ */
+#include <string.h>
+
+#include "core/utf8.h"
+#include "detect/detect_internal.h"
+
+/* A chunk longer than this is likely to hold a marker: the scanner reads
+ * it once. */
+#define FAST_MAX 256
+/* A partial match is stepped here when the phase's matcher state has at
+ * most this many words. */
+#define FAST_WORDS 4
+
+/* The classes that do not depend on the options: controls, '"' and '\\'
+ * need an escape; '<' may begin a special token or a value's end, and so
+ * may U+FF5C's first byte in text; bytes from 0x80 are characters' parts. */
+static const unsigned char base_cls[256] = {
+    16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, /* 00 */
+    16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, /* 10 */
+    0, 0, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* 20 */
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0, /* 30 */
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* 40 */
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 16, 0, 0, 0, /* 50 */
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* 60 */
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* 70 */
+    4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, /* 80 */
+    4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, /* 90 */
+    4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, /* a0 */
+    4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, /* b0 */
+    4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, /* c0 */
+    4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, /* d0 */
+    4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 5, /* e0 */
+    4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, /* f0 */
+};
+
+/* ... and those of the bytes that begin a marker of the phase.  (The
+ * recoveries' first bytes are not marked: under the recoveries every chunk
+ * goes to the scanner.) */
+static void mark_first(dsml_detector *d, det_phase ph)
+{
+    const det_set *s = &d->sets[ph];
+    for (size_t k = 0; k < s->n; k++) {
+        unsigned char b = d->pats[s->idx[k]].s[0];
+        d->fast_cls[b] |= ph == PH_PVALUE ? FC_VSTOP : b == '\n' ? FC_NL : FC_TSTOP;
+    }
+}
+
+void det_fast_setup(dsml_detector *d)
+{
+    _Static_assert(FC_TSTOP == 1 && FC_HI == 4 && FC_VSTOP == 8 && FC_ESC == 16,
+                   "base_cls");
+    memcpy(d->fast_cls, base_cls, sizeof d->fast_cls);
+    mark_first(d, PH_REASONING);
+    mark_first(d, PH_CONTENT);
+    mark_first(d, PH_PVALUE);
+}
+
+static int all_newlines(const char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != '\n')
+            return 0;
+    return 1;
+}
+
+void det_fast_update(dsml_detector *d)
+{
+    d->fast = FAST_OFF;
+    if (d->failed || d->finished || d->rec || d->u_need || d->tidy || det_queue_large(d))
+        return;
+    const det_set *s = &d->sets[d->phase];
+    int text = (d->phase == PH_REASONING || d->phase == PH_CONTENT) && !d->hold &&
+               !d->part_len && !d->rc_wslead &&
+               (d->obs[0] | d->obs[1] | d->obs[2] | d->obs[3] | d->obs[4]) == 0;
+    if (text) {
+        d->fast_kind = d->phase == PH_REASONING ? DSML_EVENT_REASONING : DSML_EVENT_CONTENT;
+        d->fast_call = 0;
+        d->fast_msg = !d->keep_message                      ? NULL
+                      : d->fast_kind == DSML_EVENT_CONTENT ? &d->m_content
+                                                           : &d->m_reasoning;
+    }
+    if (d->st_any) {
+        /* every byte held is the partial match */
+        if (d->fx_len == 0 && d->rel == 0 && d->scan == d->in.len && s->words <= FAST_WORDS &&
+            det_stop_depth(s, d->st) == d->in.len)
+            d->fast = text && all_newlines(d->in.data, d->in.len) ? FAST_HELD_NL : FAST_HELD;
+        return;
+    }
+    if (d->in.len != 0)
+        return;
+    if (text) {
+        d->fast = FAST_TEXT;
+        return;
+    }
+    if (d->phase == PH_PVALUE && !(d->str_true && d->opt.trim == DSML_TRIM_WHITESPACE) &&
+        d->vtail_len == 0 && d->vpart_len == 0 && !d->v_hold && (d->strict || d->raw.len != 0)) {
+        d->fast = FAST_VALUE;
+        d->fast_kind = DSML_EVENT_ARGUMENTS;
+        d->fast_call = d->ncalls - 1;
+        d->fast_msg = d->keep_message && d->fast_call < d->calls_cap
+                          ? &d->calls[d->fast_call].args
+                          : NULL;
+    }
+}
+
+/* The classes of the bytes of p[0, n), OR-ed. */
+static inline unsigned classify(const unsigned char *cls, const unsigned char *p, size_t n)
+{
+    if (n <= 4)
+        return (unsigned)(cls[p[0]] | cls[p[(n - 1) >> 1]] | cls[p[n >> 1]] | cls[p[n - 1]]);
+    unsigned x = 0;
+    for (size_t i = 0; i < n; i++)
+        x |= cls[p[i]];
+    return x;
+}
+
+/* Whether p[0, n) is whole, valid UTF-8 characters. */
+static int whole_chars(const unsigned char *p, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        size_t k = p[i] < 0x80 ? 1 : dsml_utf8_char(p + i, n - i);
+        if (k == 0)
+            return 0;
+        i += k;
+    }
+    return 1;
+}
+
+/* A text event of the chunk, as det_ev_text makes it. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static void fast_event_any(dsml_detector *d, const char *p, size_t n)
+{
+    if (d->ev_n != 0 || d->ev_cap == 0) {
+        det_ev_text(d, d->fast_kind, d->fast_call, p, n);
+        return;
+    }
+    det_event *e = &d->ev[0];
+    e->type = d->fast_kind;
+    e->text_off = d->arena.len;
+    e->len = n;
+    e->call = d->fast_call;
+    e->status = 0;
+    e->offset = DSML_NO_OFFSET;
+    dsml_buf_append(&d->arena, p, n);
+    if (d->arena.failed) {
+        det_nomem(d);
+        return;
+    }
+    d->ev_n = 1;
+    dsml_buf *m = d->fast_msg;
+    if (m != NULL) {
+        dsml_buf_append(m, p, n);
+        if (m->failed)
+            det_nomem(d);
+    }
+}
+
+/* ... when the queue is empty (a caller who takes every event) and the
+ * text short, without looking for an event to merge with or growing a
+ * buffer. */
+static inline void fast_event(dsml_detector *d, const char *p, size_t n)
+{
+    dsml_buf *a = &d->arena, *m = d->fast_msg;
+    if (d->ev_n != 0 || d->ev_cap == 0 || n > 16 || n >= a->cap - a->len ||
+        (m != NULL && n >= m->cap - m->len)) {
+        fast_event_any(d, p, n);
+        return;
+    }
+    det_event *e = &d->ev[0];
+    e->type = d->fast_kind;
+    e->text_off = a->len;
+    e->len = n;
+    e->call = d->fast_call;
+    e->status = 0;
+    e->offset = DSML_NO_OFFSET;
+    dsml_copy_short(a->data + a->len, p, n);
+    a->len += n;
+    d->ev_n = 1;
+    if (m != NULL) {
+        dsml_copy_short(m->data + m->len, p, n);
+        m->len += n;
+    }
+}
+
+/* The chunk through the matcher of the phase from the state it is in,
+ * the bytes the scanner would skip skipped.  Returns 1 and in *held the
+ * bytes of the partial match at its end, or 0 (the state undone) when a
+ * marker ends in it or the partial match reaches back before it. */
+static int step_chunk(dsml_detector *d, const unsigned char *p, size_t n, size_t *held)
+{
+    const det_set *s = &d->sets[d->phase];
+    uint64_t save[FAST_WORDS];
+    if (s->words > FAST_WORDS)
+        return 0;
+    memcpy(save, d->st, s->words * sizeof *save);
+    int any = d->st_any;
+    for (size_t i = 0; i < n; i++) {
+        if (!any && !(s->first[p[i] >> 3] & (1u << (p[i] & 7))))
+            continue;
+        any = det_stop_step(d, s, d->st, p[i]);
+        if (any == 2)
+            goto undo;
+    }
+    *held = any ? det_stop_depth(s, d->st) : 0;
+    if (*held <= n)
+        return 1;
+undo:
+    memcpy(d->st, save, s->words * sizeof *save);
+    return 0;
+}
+
+/* Text in reasoning or content, after the '\n's held (FAST_HELD_NL) if
+ * any: no byte of it can begin a marker or a special token but '\n'; a
+ * final '\n' (or two) is held as the scanner holds it. */
+static int fast_text(dsml_detector *d, unsigned x, const unsigned char *p, size_t len)
+{
+    if ((x & FC_TSTOP) || ((x & FC_HI) && !whole_chars(p, len)))
+        return 0;
+    size_t keep = 0, held = d->in.len;
+    if (((x & FC_NL) || held > 0) && !step_chunk(d, p, len, &keep))
+        return 0;
+    if (held > 0) /* the held '\n's go first */
+        det_ev_text(d, d->fast_kind, d->fast_call, d->in.data, held);
+    if (len > keep)
+        fast_event(d, (const char *)p, len - keep);
+    d->total += len;
+    d->base = d->total - keep;
+    d->in.len = 0;
+    d->scan = keep;
+    d->st_any = keep > 0;
+    if (keep > 0) {
+        dsml_buf_append(&d->in, (const char *)p + len - keep, keep);
+        if (d->in.failed)
+            det_nomem(d);
+    }
+    if (!d->failed)
+        d->fast = keep == 0                           ? FAST_TEXT
+                  : all_newlines(d->in.data, keep) ? FAST_HELD_NL
+                                                   : FAST_HELD;
+    return 1;
+}
+
+/* A value's text: no byte of it can begin the value's end; it goes to the
+ * invoke's raw text and, as its own JSON escape or inserted as it is, to
+ * the arguments (else through the escaper). */
+static int fast_value(dsml_detector *d, unsigned x, const char *bytes, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)bytes;
+    if ((x & FC_VSTOP) || ((x & FC_HI) && !whole_chars(p, len)) ||
+        (!d->strict && len > d->lim.max_argument_bytes - d->raw.len))
+        return 0;
+    size_t off = d->total;
+    d->total += len;
+    d->base += len;
+    if (!d->strict) {
+        /* (the raw text is not empty: its offset is set) */
+        dsml_buf_append(&d->raw, bytes, len);
+        if (d->raw.failed) {
+            det_nomem(d);
+            return 1;
+        }
+    }
+    if ((d->str_true ? !(x & FC_ESC) : d->opt.false_values != DSML_FALSE_VALUES_VALIDATE) &&
+        !d->call_quiet && len <= d->lim.max_argument_bytes - d->args_len) {
+        d->args_len += len;
+        fast_event(d, bytes, len);
+    } else {
+        det_value_emit(d, bytes, len, off);
+    }
+    return 1;
+}
+
+/* More of the marker being read: held, as the scanner holds it. */
+static int fast_held(dsml_detector *d, const unsigned char *p, size_t len)
+{
+    const det_set *s = &d->sets[d->phase];
+    size_t held = d->in.len, depth = 0;
+    uint64_t save[FAST_WORDS];
+    memcpy(save, d->st, s->words * sizeof *save);
+    for (size_t i = 0; i < len; i++)
+        if (det_stop_step(d, s, d->st, p[i]) != 1)
+            goto undo;
+    depth = det_stop_depth(s, d->st);
+    /* the held bytes and the chunk are a marker's first bytes, so whole
+     * characters unless the chunk ends inside one */
+    if (depth != held + len ||
+        (p[len - 1] >= 0x80 && det_utf8_incomplete_tail((const char *)p, len) != 0))
+        goto undo;
+    dsml_buf_append(&d->in, (const char *)p, len);
+    if (d->in.failed) {
+        det_nomem(d);
+        return 1;
+    }
+    d->total += len;
+    d->scan = d->in.len;
+    if (d->fast == FAST_HELD_NL && !all_newlines((const char *)p, len))
+        d->fast = FAST_HELD;
+    return 1;
+undo:
+    memcpy(d->st, save, s->words * sizeof *save);
+    return 0;
+}
+
+/* The chunks of FAST_* mode `mode` other than plain ASCII text; x: the
+ * classes of its bytes.  Returns 0 when the scanner is to read it. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static int feed_fast(dsml_detector *d, int mode, unsigned x, const char *bytes, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)bytes;
+    switch (mode) {
+    case FAST_TEXT:
+        return fast_text(d, x, p, len);
+    case FAST_VALUE:
+        return fast_value(d, x, bytes, len);
+    case FAST_HELD_NL:
+        return fast_held(d, p, len) || fast_text(d, x, p, len);
+    default:
+        return fast_held(d, p, len);
+    }
+}
+
+int dsml_detector_feed(dsml_detector *d, const char *bytes, size_t len)
+{
+    if (d == NULL || (bytes == NULL && len != 0))
+        return DSML_ERR_ARGUMENT;
+    int mode = d->fast;
+    if (mode != FAST_OFF && len - 1 < FAST_MAX && len <= d->lim.max_input_bytes - d->total) {
+        unsigned x = classify(d->fast_cls, (const unsigned char *)bytes, len);
+        if (mode == FAST_TEXT && (x & (FC_TSTOP | FC_NL | FC_HI)) == 0) {
+            /* ASCII text, the common token: nothing held, so base == total */
+            d->total += len;
+            d->base += len;
+            fast_event(d, bytes, len);
+            return d->failed;
+        }
+        if (feed_fast(d, mode, x, bytes, len))
+            return d->failed;
+    }
+    return det_feed_scan(d, bytes, len);
+}

@@ -1,0 +1,176 @@
+/*
+ * detect_queue.c - the detector's events between the engine and the caller:
+ * the engine queues them (text of one kind that follows text of that kind
+ * is merged into one event, and copied into the message as it goes); the
+ * caller takes them one at a time (dsml_detector_next) or all at once
+ * (detect_pack.c).  Their text lives in one arena, reused from the start
+ * once every event has been taken, and given back to a small size after a
+ * large feed.
+ */
+#include <string.h>
+
+#include "detect/detect_internal.h"
+
+det_event *det_ev_push(dsml_detector *d)
+{
+    if (d->failed)
+        return NULL; /* nothing is queued after the failure point */
+    if (d->ev_n == d->ev_cap) {
+        size_t cap = d->ev_cap ? d->ev_cap * 2 : 16;
+        det_event *p = dsml_realloc(&d->alloc, d->ev, d->ev_cap * sizeof *p,
+                                    cap * sizeof *p);
+        if (p == NULL) {
+            det_nomem(d);
+            return NULL;
+        }
+        d->ev = p;
+        d->ev_cap = cap;
+    }
+    det_event *e = &d->ev[d->ev_n++];
+    e->type = 0;
+    e->text_off = d->arena.len;
+    e->len = 0;
+    e->call = 0;
+    e->name_off = e->name_len = 0;
+    e->ns_off = e->ns_len = 0;
+    e->has_ns = 0;
+    e->status = 0;
+    e->offset = DSML_NO_OFFSET;
+    return e;
+}
+
+static dsml_buf *message_text(dsml_detector *d, int type, size_t call)
+{
+    if (!d->keep_message)
+        return NULL;
+    if (type == DSML_EVENT_CONTENT)
+        return &d->m_content;
+    if (type == DSML_EVENT_REASONING)
+        return &d->m_reasoning;
+    if (type == DSML_EVENT_ARGUMENTS && call < d->calls_cap)
+        return &d->calls[call].args;
+    return NULL;
+}
+
+void det_ev_text(dsml_detector *d, int type, size_t call, const char *p, size_t n)
+{
+    if (n == 0 || d->failed)
+        return;
+    if (d->ev_n > d->ev_head) {
+        det_event *l = &d->ev[d->ev_n - 1];
+        if (l->type == type && l->call == call &&
+            l->text_off + l->len == d->arena.len) {
+            dsml_buf_append(&d->arena, p, n);
+            if (d->arena.failed) {
+                det_nomem(d);
+                return;
+            }
+            l->len += n;
+            goto message;
+        }
+    }
+    det_event *e;
+    if (d->ev_n < d->ev_cap) {
+        /* what a text event needs (det_ev_push sets every field) */
+        e = &d->ev[d->ev_n++];
+        e->text_off = d->arena.len;
+        e->status = 0;
+        e->offset = DSML_NO_OFFSET;
+    } else if ((e = det_ev_push(d)) == NULL) {
+        return;
+    }
+    e->type = type;
+    e->call = call;
+    dsml_buf_append(&d->arena, p, n);
+    if (d->arena.failed) {
+        d->ev_n--; /* no event points at text that was not stored */
+        det_nomem(d);
+        return;
+    }
+    e->len = n;
+message:;
+    dsml_buf *m = message_text(d, type, call);
+    if (m != NULL)
+        dsml_buf_append(m, p, n);
+    if (d->arena.failed || (m != NULL && m->failed))
+        det_nomem(d);
+}
+
+/* The arena and the queue back to a small size. */
+static void shrink_queue(dsml_detector *d)
+{
+    if (d->arena.cap > DET_KEEP_BYTES)
+        dsml_buf_release(&d->arena);
+    if (d->ev_cap * sizeof *d->ev > DET_KEEP_BYTES) {
+        dsml_free(&d->alloc, d->ev);
+        d->ev = NULL;
+        d->ev_cap = 0;
+    }
+    d->tidy = 0;
+}
+
+void det_queue_taken(dsml_detector *d)
+{
+    d->ev_head = d->ev_n = 0;
+    d->arena.len = 0;
+    /* the text just taken stays valid until the next call: the shrinking
+     * waits for it, and the per-token path for the shrinking */
+    if (det_queue_large(d)) {
+        d->tidy = 1;
+        d->fast = FAST_OFF;
+    }
+}
+
+int det_queue_large(const dsml_detector *d)
+{
+    return d->arena.cap > DET_KEEP_BYTES || d->ev_cap > DET_KEEP_BYTES / sizeof *d->ev;
+}
+
+void det_queue_tidy(dsml_detector *d)
+{
+    if (d->ev_head == d->ev_n) {
+        d->ev_head = d->ev_n = 0;
+        d->arena.len = 0;
+        if (det_queue_large(d))
+            shrink_queue(d);
+    }
+}
+
+int dsml_detector_next(dsml_detector *d, dsml_event *event)
+{
+    if (d == NULL || event == NULL)
+        return DSML_ERR_ARGUMENT;
+    if (event->size != 0 && event->size < sizeof *event)
+        return DSML_ERR_ARGUMENT;
+    if (d->ev_head < d->ev_n) {
+        const det_event *e = &d->ev[d->ev_head++];
+        const char *a = d->arena.data != NULL ? d->arena.data : "";
+        event->size = sizeof *event;
+        event->type = (dsml_event_type)e->type;
+        event->len = e->len;
+        event->call_index = e->call;
+        event->status = e->status;
+        event->offset = e->offset;
+        if (e->type == DSML_EVENT_CALL_BEGIN) {
+            event->text = NULL;
+            event->name = a + e->name_off;
+            event->name_len = e->name_len;
+            event->ns = e->has_ns ? a + e->ns_off : NULL;
+            event->ns_len = e->has_ns ? e->ns_len : 0;
+        } else {
+            event->text = e->type == DSML_EVENT_CALL_END ? NULL : a + e->text_off;
+            event->name = NULL;
+            event->name_len = 0;
+            event->ns = NULL;
+            event->ns_len = 0;
+        }
+        if (d->ev_head == d->ev_n)
+            det_queue_taken(d);
+        return 1;
+    }
+    if (d->tidy) {
+        shrink_queue(d);
+        det_fast_update(d);
+    }
+    return d->failed;
+}
