@@ -28,14 +28,16 @@ static size_t set_bits(const dsml_detector *d, const det_set *s)
 int det_alloc_stops(dsml_detector *d)
 {
     /* the markers are text: no NUL, so at most 255 classes besides 0 */
-    memset(d->cls, 0, sizeof d->cls);
-    d->nclass = 1;
-    for (size_t i = 0; i < d->npats; i++)
-        for (size_t j = 0; j < d->pats[i].len; j++) {
-            unsigned char c = d->pats[i].s[j];
-            if (d->cls[c] == 0 && c != 0)
-                d->cls[c] = (unsigned char)d->nclass++;
-        }
+    unsigned char *cls = d->cls;
+    unsigned nclass = 1;
+    memset(cls, 0, sizeof d->cls);
+    for (size_t i = 0; i < d->npats; i++) {
+        const unsigned char *p = d->pats[i].s;
+        for (size_t j = 0, n = d->pats[i].len; j < n; j++)
+            if (cls[p[j]] == 0 && p[j] != 0)
+                cls[p[j]] = (unsigned char)nclass++;
+    }
+    d->nclass = nclass;
     size_t total = 0, widest = 1;
     for (int ph = 0; ph < PH_COUNT_; ph++) {
         det_set *s = &d->sets[ph];
