@@ -73,10 +73,22 @@ static int all_newlines(const char *p, size_t n)
     return 1;
 }
 
+/* A chunk of at most this many bytes is copied in line. */
+#define FAST_SHORT 16
+
+/* Room for a short chunk's event and its text while the queue is empty,
+ * which the per-token path takes for granted: there once the queue has
+ * held an event (until the arena is given back). */
+static int room_for_a_chunk(const dsml_detector *d)
+{
+    return d->ev_cap != 0 && d->arena.cap > FAST_SHORT;
+}
+
 void det_fast_update(dsml_detector *d)
 {
     d->fast = FAST_OFF;
-    if (d->failed || d->finished || d->rec || d->u_need || d->tidy || det_queue_large(d))
+    if (d->failed || d->finished || d->rec || d->u_need || d->tidy || det_queue_large(d) ||
+        !room_for_a_chunk(d))
         return;
     const det_set *s = &d->sets[d->phase];
     int text = (d->phase == PH_REASONING || d->phase == PH_CONTENT) && !d->hold &&
@@ -167,31 +179,39 @@ static void fast_event_any(dsml_detector *d, const char *p, size_t n)
     }
 }
 
-/* ... when the queue is empty (a caller who takes every event) and the
- * text short, without looking for an event to merge with or growing a
- * buffer. */
+/* ... when the queue is empty (a caller who takes every event: the arena
+ * is empty too, and has room for the chunk) and the text short, without
+ * looking for an event to merge with or growing a buffer. */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
 static inline void fast_event(dsml_detector *d, const char *p, size_t n)
 {
-    dsml_buf *a = &d->arena, *m = d->fast_msg;
-    if (d->ev_n != 0 || d->ev_cap == 0 || n > 16 || n >= a->cap - a->len ||
-        (m != NULL && n >= m->cap - m->len)) {
+    dsml_buf *m = d->fast_msg;
+    if (d->ev_n != 0 || n > FAST_SHORT || (m != NULL && n >= m->cap - m->len)) {
         fast_event_any(d, p, n);
         return;
     }
     det_event *e = &d->ev[0];
     e->type = d->fast_kind;
-    e->text_off = a->len;
+    e->text_off = 0;
     e->len = n;
     e->call = d->fast_call;
     e->status = 0;
     e->offset = DSML_NO_OFFSET;
-    dsml_copy_short(a->data + a->len, p, n);
-    a->len += n;
+    dsml_copy_short(d->arena.data, p, n);
+    d->arena.len = n;
     d->ev_n = 1;
     if (m != NULL) {
         dsml_copy_short(m->data + m->len, p, n);
         m->len += n;
     }
+}
+
+static void copy_state(uint64_t *to, const uint64_t *from, unsigned words)
+{
+    for (unsigned w = 0; w < words; w++)
+        to[w] = from[w];
 }
 
 /* The chunk through the matcher of the phase from the state it is in,
@@ -204,7 +224,7 @@ static int step_chunk(dsml_detector *d, const unsigned char *p, size_t n, size_t
     uint64_t save[FAST_WORDS];
     if (s->words > FAST_WORDS)
         return 0;
-    memcpy(save, d->st, s->words * sizeof *save);
+    copy_state(save, d->st, s->words);
     int any = d->st_any;
     for (size_t i = 0; i < n; i++) {
         if (!any && !(s->first[p[i] >> 3] & (1u << (p[i] & 7))))
@@ -217,7 +237,7 @@ static int step_chunk(dsml_detector *d, const unsigned char *p, size_t n, size_t
     if (*held <= n)
         return 1;
 undo:
-    memcpy(d->st, save, s->words * sizeof *save);
+    copy_state(d->st, save, s->words);
     return 0;
 }
 
@@ -288,7 +308,7 @@ static int fast_held(dsml_detector *d, const unsigned char *p, size_t len)
     const det_set *s = &d->sets[d->phase];
     size_t held = d->in.len, depth = 0;
     uint64_t save[FAST_WORDS];
-    memcpy(save, d->st, s->words * sizeof *save);
+    copy_state(save, d->st, s->words);
     for (size_t i = 0; i < len; i++)
         if (det_stop_step(d, s, d->st, p[i]) != 1)
             goto undo;
@@ -309,7 +329,7 @@ static int fast_held(dsml_detector *d, const unsigned char *p, size_t len)
         d->fast = FAST_HELD;
     return 1;
 undo:
-    memcpy(d->st, save, s->words * sizeof *save);
+    copy_state(d->st, save, s->words);
     return 0;
 }
 

@@ -96,6 +96,11 @@ message:;
         det_nomem(d);
 }
 
+int det_queue_large(const dsml_detector *d)
+{
+    return d->arena.cap > DET_KEEP_BYTES || d->ev_cap > DET_KEEP_BYTES / sizeof *d->ev;
+}
+
 /* The arena and the queue back to a small size. */
 static void shrink_queue(dsml_detector *d)
 {
@@ -109,7 +114,7 @@ static void shrink_queue(dsml_detector *d)
     d->tidy = 0;
 }
 
-void det_queue_taken(dsml_detector *d)
+static inline void queue_taken(dsml_detector *d)
 {
     d->ev_head = d->ev_n = 0;
     d->arena.len = 0;
@@ -121,10 +126,11 @@ void det_queue_taken(dsml_detector *d)
     }
 }
 
-int det_queue_large(const dsml_detector *d)
+void det_queue_taken(dsml_detector *d)
 {
-    return d->arena.cap > DET_KEEP_BYTES || d->ev_cap > DET_KEEP_BYTES / sizeof *d->ev;
+    queue_taken(d);
 }
+
 
 void det_queue_tidy(dsml_detector *d)
 {
@@ -142,30 +148,34 @@ int dsml_detector_next(dsml_detector *d, dsml_event *event)
         return DSML_ERR_ARGUMENT;
     if (event->size != 0 && event->size < sizeof *event)
         return DSML_ERR_ARGUMENT;
-    if (d->ev_head < d->ev_n) {
-        const det_event *e = &d->ev[d->ev_head++];
+    size_t head = d->ev_head;
+    if (head < d->ev_n) {
+        const det_event *e = &d->ev[head];
         const char *a = d->arena.data != NULL ? d->arena.data : "";
+        int type = e->type;
         event->size = sizeof *event;
-        event->type = (dsml_event_type)e->type;
+        event->type = (dsml_event_type)type;
         event->len = e->len;
         event->call_index = e->call;
         event->status = e->status;
         event->offset = e->offset;
-        if (e->type == DSML_EVENT_CALL_BEGIN) {
+        if (type == DSML_EVENT_CALL_BEGIN) {
             event->text = NULL;
             event->name = a + e->name_off;
             event->name_len = e->name_len;
             event->ns = e->has_ns ? a + e->ns_off : NULL;
             event->ns_len = e->has_ns ? e->ns_len : 0;
         } else {
-            event->text = e->type == DSML_EVENT_CALL_END ? NULL : a + e->text_off;
+            event->text = type == DSML_EVENT_CALL_END ? NULL : a + e->text_off;
             event->name = NULL;
             event->name_len = 0;
             event->ns = NULL;
             event->ns_len = 0;
         }
-        if (d->ev_head == d->ev_n)
-            det_queue_taken(d);
+        if (head + 1 == d->ev_n)
+            queue_taken(d);
+        else
+            d->ev_head = head + 1;
         return 1;
     }
     if (d->tidy) {
