@@ -28,9 +28,10 @@ static int unload(void **state)
 }
 
 /* The byte classes the per-token path reads: every byte that begins a
- * marker of reasoning, content or a value, or a special token, stops it
- * there (a '\n' is stepped through the matcher), and the escapes and
- * characters' parts are what they are. */
+ * marker of reasoning, content or a value is marked so (a chunk holding
+ * one goes through the matcher, or to the scanner), and so is every byte
+ * that begins a special token (the observer); the escapes and characters'
+ * parts are what they are. */
 static void test_byte_classes(void **state)
 {
     (void)state;
@@ -53,7 +54,7 @@ static void test_byte_classes(void **state)
                     assert_true(d->fast_cls[c] & stop);
         }
         for (size_t t = 0; t < SP_COUNT_; t++)
-            assert_true(d->fast_cls[det_special[t].s[0]] & FC_TSTOP);
+            assert_true(d->fast_cls[det_special[t].s[0]] & FC_OBS);
         assert_true(d->fast_cls['<'] & FC_VSTOP);
         int nl = ((d->sets[PH_REASONING].first['\n' >> 3] | d->sets[PH_CONTENT].first['\n' >> 3]) >>
                   ('\n' & 7)) & 1;

@@ -1,13 +1,14 @@
 /*
  * detect_fast.c - a chunk's way into the detector (dsml_detector_feed), and
  * the path of most streamed tokens, which need no scanner: text in
- * reasoning or content, or a parameter's value, that holds no byte able to
- * begin a marker of the phase (a "\n" that may begin "\n\n<" is held, as
- * the scanner holds it), and the bytes of a marker being read, which only
- * go on matching it.  After every call the engine runs, d->fast says which
- * of these the next chunk may be; such a chunk is classed with a table
- * built at creation and goes to its sink, or is held, exactly as the
- * scanner (detect.c) would do it.  Every other chunk goes to the scanner.
+ * reasoning or content in which no marker ends (a partial match at its end
+ * is held, as the scanner holds it) and no special token, a parameter's
+ * value that holds no byte able to begin its end, and the bytes of a
+ * marker being read, which only go on matching it.  After every call the
+ * engine runs, d->fast says which of these the next chunk may be; such a
+ * chunk is classed with a table built at creation and goes to its sink, or
+ * is held, exactly as the scanner (detect.c) would do it.  Every other
+ * chunk goes to the scanner.
  */
 #include <string.h>
 
@@ -22,13 +23,14 @@
 #define FAST_WORDS 4
 
 /* The classes that do not depend on the options: controls, '"' and '\\'
- * need an escape; '<' may begin a special token or a value's end, and so
- * may U+FF5C's first byte in text; bytes from 0x80 are characters' parts. */
+ * need an escape; '<' may begin a special token or a value's end, and
+ * U+FF5C's first byte a special token; bytes from 0x80 are characters'
+ * parts. */
 static const unsigned char base_cls[256] = {
     16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, /* 00 */
     16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, /* 10 */
     0, 0, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* 20 */
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0, /* 30 */
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 40, 0, 0, 0, /* 30 */
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* 40 */
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 16, 0, 0, 0, /* 50 */
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* 60 */
@@ -39,7 +41,7 @@ static const unsigned char base_cls[256] = {
     4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, /* b0 */
     4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, /* c0 */
     4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, /* d0 */
-    4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 5, /* e0 */
+    4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 36, /* e0 */
     4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, /* f0 */
 };
 
@@ -57,8 +59,7 @@ static void mark_first(dsml_detector *d, det_phase ph)
 
 void det_fast_setup(dsml_detector *d)
 {
-    _Static_assert(FC_TSTOP == 1 && FC_HI == 4 && FC_VSTOP == 8 && FC_ESC == 16,
-                   "base_cls");
+    _Static_assert(FC_HI == 4 && FC_VSTOP == 8 && FC_ESC == 16 && FC_OBS == 32, "base_cls");
     memcpy(d->fast_cls, base_cls, sizeof d->fast_cls);
     mark_first(d, PH_REASONING);
     mark_first(d, PH_CONTENT);
@@ -114,7 +115,13 @@ void det_fast_update(dsml_detector *d)
         d->fast = FAST_TEXT;
         return;
     }
-    if (d->phase == PH_PVALUE && !(d->str_true && d->opt.trim == DSML_TRIM_WHITESPACE) &&
+    if (d->phase != PH_PVALUE) {
+        /* the first bytes of a marker are held; anything else is scanned */
+        if (s->n > 0 && s->words <= FAST_WORDS)
+            d->fast = FAST_HELD;
+        return;
+    }
+    if (!(d->str_true && d->opt.trim == DSML_TRIM_WHITESPACE) &&
         d->vtail_len == 0 && d->vpart_len == 0 && !d->v_hold && (d->strict || d->raw.len != 0)) {
         d->fast = FAST_VALUE;
         d->fast_kind = DSML_EVENT_ARGUMENTS;
@@ -137,7 +144,7 @@ static inline unsigned classify(const unsigned char *cls, const unsigned char *p
 }
 
 /* Whether p[0, n) is whole, valid UTF-8 characters. */
-static int whole_chars(const unsigned char *p, size_t n)
+static inline int whole_chars(const unsigned char *p, size_t n)
 {
     for (size_t i = 0; i < n;) {
         size_t k = p[i] < 0x80 ? 1 : dsml_utf8_char(p + i, n - i);
@@ -214,43 +221,70 @@ static void copy_state(uint64_t *to, const uint64_t *from, unsigned words)
         to[w] = from[w];
 }
 
-/* The chunk through the matcher of the phase from the state it is in,
- * the bytes the scanner would skip skipped.  Returns 1 and in *held the
- * bytes of the partial match at its end, or 0 (the state undone) when a
- * marker ends in it or the partial match reaches back before it. */
-static int step_chunk(dsml_detector *d, const unsigned char *p, size_t n, size_t *held)
+/* The chunk through the matcher s from state st (a marker partly matched
+ * or not: any), the bytes the scanner would skip skipped.  Returns 0 when
+ * a marker ends in it, else 1 and in *held the bytes of the partial match
+ * at its end. */
+static int step_chunk(const dsml_detector *d, const det_set *s, uint64_t *st, int any,
+                      const unsigned char *p, size_t n, size_t *held)
 {
-    const det_set *s = &d->sets[d->phase];
-    uint64_t save[FAST_WORDS];
-    if (s->words > FAST_WORDS)
-        return 0;
-    copy_state(save, d->st, s->words);
-    int any = d->st_any;
     for (size_t i = 0; i < n; i++) {
         if (!any && !(s->first[p[i] >> 3] & (1u << (p[i] & 7))))
             continue;
-        any = det_stop_step(d, s, d->st, p[i]);
+        any = det_stop_step(d, s, st, p[i]);
         if (any == 2)
-            goto undo;
+            return 0;
     }
-    *held = any ? det_stop_depth(s, d->st) : 0;
-    if (*held <= n)
-        return 1;
-undo:
-    copy_state(d->st, save, s->words);
-    return 0;
+    *held = any ? det_stop_depth(s, st) : 0;
+    return 1;
+}
+
+/* Whether text p[0, n), after text that left the special tokens' observer
+ * with nothing partly matched, leaves it so, no special token in it. */
+static int no_special(const unsigned char *p, size_t n)
+{
+    unsigned char obs[SP_COUNT_] = {0};
+    int any = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!any && p[i] != '<' && p[i] != 0xef)
+            continue;
+        any = 0;
+        for (int t = 0; t < SP_COUNT_; t++) {
+            unsigned st = det_step(&det_special[t], obs[t], p[i]);
+            if (st == det_special[t].len)
+                return 0;
+            obs[t] = (unsigned char)st;
+            any |= (int)st;
+        }
+    }
+    return !any;
 }
 
 /* Text in reasoning or content, after the '\n's held (FAST_HELD_NL) if
- * any: no byte of it can begin a marker or a special token but '\n'; a
- * final '\n' (or two) is held as the scanner holds it. */
+ * any: it through the matcher when a byte of it may begin a marker (no
+ * marker may end in it, and the partial match at its end, if any, is held
+ * as the scanner holds it), and what is not held through the special
+ * tokens' observer when a byte of it may begin one (none may be in it,
+ * and nothing left partly matched). */
 static int fast_text(dsml_detector *d, unsigned x, const unsigned char *p, size_t len)
 {
-    if ((x & FC_TSTOP) || ((x & FC_HI) && !whole_chars(p, len)))
+    if ((x & FC_HI) && !whole_chars(p, len))
         return 0;
+    const det_set *s = &d->sets[d->phase];
+    uint64_t st[FAST_WORDS];
     size_t keep = 0, held = d->in.len;
-    if (((x & FC_NL) || held > 0) && !step_chunk(d, p, len, &keep))
+    int step = (x & (FC_TSTOP | FC_NL)) || held > 0;
+    if (step) {
+        if (s->words > FAST_WORDS)
+            return 0;
+        copy_state(st, d->st, s->words);
+        if (!step_chunk(d, s, st, d->st_any, p, len, &keep) || keep > len)
+            return 0; /* (keep > len: the partial match reaches into the held bytes) */
+    }
+    if ((x & FC_OBS) && !no_special(p, len - keep))
         return 0;
+    if (step)
+        copy_state(d->st, st, s->words);
     if (held > 0) /* the held '\n's go first */
         det_ev_text(d, d->fast_kind, d->fast_call, d->in.data, held);
     if (len > keep)
@@ -302,35 +336,34 @@ static int fast_value(dsml_detector *d, unsigned x, const char *bytes, size_t le
     return 1;
 }
 
-/* More of the marker being read: held, as the scanner holds it. */
+/* More of the marker being read (or the first bytes of one, nothing
+ * held): held, as the scanner holds it. */
 static int fast_held(dsml_detector *d, const unsigned char *p, size_t len)
 {
     const det_set *s = &d->sets[d->phase];
-    size_t held = d->in.len, depth = 0;
-    uint64_t save[FAST_WORDS];
-    copy_state(save, d->st, s->words);
+    size_t held = d->in.len;
+    uint64_t st[FAST_WORDS];
+    copy_state(st, d->st, s->words);
     for (size_t i = 0; i < len; i++)
-        if (det_stop_step(d, s, d->st, p[i]) != 1)
-            goto undo;
-    depth = det_stop_depth(s, d->st);
+        if (det_stop_step(d, s, st, p[i]) != 1)
+            return 0;
     /* the held bytes and the chunk are a marker's first bytes, so whole
      * characters unless the chunk ends inside one */
-    if (depth != held + len ||
+    if (det_stop_depth(s, st) != held + len ||
         (p[len - 1] >= 0x80 && det_utf8_incomplete_tail((const char *)p, len) != 0))
-        goto undo;
+        return 0;
     dsml_buf_append(&d->in, (const char *)p, len);
     if (d->in.failed) {
         det_nomem(d);
         return 1;
     }
+    copy_state(d->st, st, s->words);
+    d->st_any = 1;
     d->total += len;
     d->scan = d->in.len;
     if (d->fast == FAST_HELD_NL && !all_newlines((const char *)p, len))
         d->fast = FAST_HELD;
     return 1;
-undo:
-    copy_state(d->st, save, s->words);
-    return 0;
 }
 
 /* The chunks of FAST_* mode `mode` other than plain ASCII text; x: the
@@ -360,7 +393,7 @@ int dsml_detector_feed(dsml_detector *d, const char *bytes, size_t len)
     int mode = d->fast;
     if (mode != FAST_OFF && len - 1 < FAST_MAX && len <= d->lim.max_input_bytes - d->total) {
         unsigned x = classify(d->fast_cls, (const unsigned char *)bytes, len);
-        if (mode == FAST_TEXT && (x & (FC_TSTOP | FC_NL | FC_HI)) == 0) {
+        if (mode == FAST_TEXT && (x & (FC_TSTOP | FC_NL | FC_HI | FC_OBS)) == 0) {
             /* ASCII text, the common token: nothing held, so base == total */
             d->total += len;
             d->base += len;

@@ -303,12 +303,12 @@ enum {
 
 /* The classes of d->fast_cls, OR-ed over a chunk. */
 enum {
-    FC_TSTOP = 1, /* may begin a marker of reasoning or content, or a
-                     special token */
+    FC_TSTOP = 1, /* may begin a marker of reasoning or content, '\n' apart */
     FC_NL = 2,    /* '\n', which begins a marker there */
     FC_HI = 4,    /* part of a multi-byte character */
     FC_VSTOP = 8, /* may begin a marker of a value or its end ('<') */
-    FC_ESC = 16   /* needs a JSON escape */
+    FC_ESC = 16,  /* needs a JSON escape */
+    FC_OBS = 32   /* may begin a special token ('<', U+FF5C's first byte) */
 };
 
 /* detect_markers.c */
@@ -329,7 +329,27 @@ void det_build_stops(dsml_detector *d, det_set *s);
  * longest, the first of equal lengths); the length of the longest partial
  * match of state st. */
 size_t det_stop_ended(const dsml_detector *d, const det_set *s, const uint64_t *st);
-size_t det_stop_depth(const det_set *s, const uint64_t *st);
+size_t det_stop_depth_wide(const det_set *s, const uint64_t *st);
+
+/* The highest bit of x, x not 0. */
+static inline unsigned det_top_bit(uint64_t x)
+{
+#if defined(__GNUC__)
+    return 63u - (unsigned)__builtin_clzll(x);
+#else
+    unsigned n = 0;
+    while (x >>= 1)
+        n++;
+    return n;
+#endif
+}
+
+static inline size_t det_stop_depth(const det_set *s, const uint64_t *st)
+{
+    if (!s->one)
+        return det_stop_depth_wide(s, st);
+    return st[0] != 0 ? det_top_bit(st[0]) / s->n + 1 : 0;
+}
 
 /* Byte c through the matcher of s: every partial match one byte on (n bits
  * up), one begun at every marker's first byte, the bits of byte c kept.

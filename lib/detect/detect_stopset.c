@@ -96,23 +96,11 @@ size_t det_stop_ended(const dsml_detector *d, const det_set *s, const uint64_t *
     return best;
 }
 
-/* The highest bit of x, x not 0. */
-static unsigned top_bit(uint64_t x)
-{
-#if defined(__GNUC__)
-    return 63u - (unsigned)__builtin_clzll(x);
-#else
-    unsigned n = 0;
-    while (x >>= 1)
-        n++;
-    return n;
-#endif
-}
-
-size_t det_stop_depth(const det_set *s, const uint64_t *st)
+/* (several words; one: det_stop_depth in line) */
+size_t det_stop_depth_wide(const det_set *s, const uint64_t *st)
 {
     for (size_t w = s->words; w-- > 0;)
         if (st[w] != 0)
-            return (w * 64 + top_bit(st[w])) / s->n + 1;
+            return (w * 64 + det_top_bit(st[w])) / s->n + 1;
     return 0;
 }
