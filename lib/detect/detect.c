@@ -1785,7 +1785,11 @@ const dsml_error *dsml_detector_error(const dsml_detector *d)
  * (a character may stay open at the end). */
 static size_t check_utf8(dsml_detector *d, const unsigned char *p, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
+    size_t i = 0;
+    if (d->u_need == 0)
+        while (i < n && p[i] < 0x80)
+            i++; /* ASCII: nothing to check */
+    for (; i < n; i++) {
         unsigned char c = p[i];
         if (d->u_need > 0) {
             if (c < d->u_lo || c > d->u_hi)

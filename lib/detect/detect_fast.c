@@ -343,10 +343,21 @@ static int fast_held(dsml_detector *d, const unsigned char *p, size_t len)
     const det_set *s = &d->sets[d->phase];
     size_t held = d->in.len;
     uint64_t st[FAST_WORDS];
-    copy_state(st, d->st, s->words);
-    for (size_t i = 0; i < len; i++)
-        if (det_stop_step(d, s, st, p[i]) != 1)
-            return 0;
+    if (s->one) {
+        /* (one word, in a register) */
+        uint64_t x = d->st[0];
+        for (size_t i = 0; i < len; i++) {
+            x = det_stop_next1(d, s, x, p[i]);
+            if (x == 0 || (x & s->last1) != 0)
+                return 0;
+        }
+        st[0] = x;
+    } else {
+        copy_state(st, d->st, s->words);
+        for (size_t i = 0; i < len; i++)
+            if (det_stop_step(d, s, st, p[i]) != 1)
+                return 0;
+    }
     /* the held bytes and the chunk are a marker's first bytes, so whole
      * characters unless the chunk ends inside one */
     if (det_stop_depth(s, st) != held + len ||

@@ -355,11 +355,18 @@ static inline size_t det_stop_depth(const det_set *s, const uint64_t *st)
  * up), one begun at every marker's first byte, the bits of byte c kept.
  * Returns 2 when a marker ends at c, else 1 when a marker is partly
  * matched, 0 when none is. */
+static inline uint64_t det_stop_next1(const dsml_detector *d, const det_set *s, uint64_t x,
+                                      unsigned char c)
+{
+    /* (a state of one word: s->one) */
+    return ((x << s->n) | s->begin) & s->mask[d->cls[c]];
+}
+
 static inline int det_stop_step(const dsml_detector *d, const det_set *s, uint64_t *st,
                                 unsigned char c)
 {
     if (s->one) {
-        uint64_t y = ((st[0] << s->n) | s->begin) & s->mask[d->cls[c]];
+        uint64_t y = det_stop_next1(d, s, st[0], c);
         st[0] = y;
         return (y & s->last1) != 0 ? 2 : y != 0;
     }
