@@ -155,15 +155,16 @@ static inline int whole_chars(const unsigned char *p, size_t n)
     return 1;
 }
 
-/* A text event of the chunk, as det_ev_text makes it. */
+/* A text event of the chunk, as det_ev_text makes it.  Returns the
+ * detector's status. */
 #if defined(__GNUC__)
 __attribute__((noinline))
 #endif
-static void fast_event_any(dsml_detector *d, const char *p, size_t n)
+static int fast_event_any(dsml_detector *d, const char *p, size_t n)
 {
     if (d->ev_n != 0 || d->ev_cap == 0) {
         det_ev_text(d, d->fast_kind, d->fast_call, p, n);
-        return;
+        return d->failed;
     }
     det_event *e = &d->ev[0];
     e->type = d->fast_kind;
@@ -175,7 +176,7 @@ static void fast_event_any(dsml_detector *d, const char *p, size_t n)
     dsml_buf_append(&d->arena, p, n);
     if (d->arena.failed) {
         det_nomem(d);
-        return;
+        return d->failed;
     }
     d->ev_n = 1;
     dsml_buf *m = d->fast_msg;
@@ -184,21 +185,21 @@ static void fast_event_any(dsml_detector *d, const char *p, size_t n)
         if (m->failed)
             det_nomem(d);
     }
+    return d->failed;
 }
 
 /* ... when the queue is empty (a caller who takes every event: the arena
  * is empty too, and has room for the chunk) and the text short, without
- * looking for an event to merge with or growing a buffer. */
+ * looking for an event to merge with or growing a buffer.  Returns 0 when
+ * it is not so (nothing done). */
 #if defined(__GNUC__)
 __attribute__((always_inline))
 #endif
-static inline void fast_event(dsml_detector *d, const char *p, size_t n)
+static inline int fast_event_short(dsml_detector *d, const char *p, size_t n)
 {
     dsml_buf *m = d->fast_msg;
-    if (d->ev_n != 0 || n > FAST_SHORT || (m != NULL && n >= m->cap - m->len)) {
-        fast_event_any(d, p, n);
-        return;
-    }
+    if (d->ev_n != 0 || n > FAST_SHORT || (m != NULL && n >= m->cap - m->len))
+        return 0;
     det_event *e = &d->ev[0];
     e->type = d->fast_kind;
     e->text_off = 0;
@@ -213,6 +214,13 @@ static inline void fast_event(dsml_detector *d, const char *p, size_t n)
         dsml_copy_short(m->data + m->len, p, n);
         m->len += n;
     }
+    return 1;
+}
+
+static void fast_event(dsml_detector *d, const char *p, size_t n)
+{
+    if (!fast_event_short(d, p, n))
+        fast_event_any(d, p, n);
 }
 
 static void copy_state(uint64_t *to, const uint64_t *from, unsigned words)
@@ -268,12 +276,16 @@ static int no_special(const unsigned char *p, size_t n)
  * and nothing left partly matched). */
 static int fast_text(dsml_detector *d, unsigned x, const unsigned char *p, size_t len)
 {
-    if ((x & FC_HI) && !whole_chars(p, len))
-        return 0;
     const det_set *s = &d->sets[d->phase];
     uint64_t st[FAST_WORDS];
     size_t keep = 0, held = d->in.len;
     int step = (x & (FC_TSTOP | FC_NL)) || held > 0;
+    /* (a longer chunk that may hold a marker goes to the scanner at once
+     * rather than after this has read it) */
+    if ((step || (x & FC_OBS)) && len > FAST_SHORT)
+        return 0;
+    if ((x & FC_HI) && !whole_chars(p, len))
+        return 0;
     if (step) {
         if (s->words > FAST_WORDS)
             return 0;
@@ -378,23 +390,30 @@ static int fast_held(dsml_detector *d, const unsigned char *p, size_t len)
 }
 
 /* The chunks of FAST_* mode `mode` other than plain ASCII text; x: the
- * classes of its bytes.  Returns 0 when the scanner is to read it. */
+ * classes of its bytes.  The scanner reads those that take no other way.
+ * Returns the detector's status. */
 #if defined(__GNUC__)
 __attribute__((noinline))
 #endif
-static int feed_fast(dsml_detector *d, int mode, unsigned x, const char *bytes, size_t len)
+static int feed_other(dsml_detector *d, int mode, unsigned x, const char *bytes, size_t len)
 {
     const unsigned char *p = (const unsigned char *)bytes;
+    int done;
     switch (mode) {
     case FAST_TEXT:
-        return fast_text(d, x, p, len);
+        done = fast_text(d, x, p, len);
+        break;
     case FAST_VALUE:
-        return fast_value(d, x, bytes, len);
+        done = fast_value(d, x, bytes, len);
+        break;
     case FAST_HELD_NL:
-        return fast_held(d, p, len) || fast_text(d, x, p, len);
+        done = fast_held(d, p, len) || fast_text(d, x, p, len);
+        break;
     default:
-        return fast_held(d, p, len);
+        done = fast_held(d, p, len);
+        break;
     }
+    return done ? d->failed : det_feed_scan(d, bytes, len);
 }
 
 int dsml_detector_feed(dsml_detector *d, const char *bytes, size_t len)
@@ -406,13 +425,13 @@ int dsml_detector_feed(dsml_detector *d, const char *bytes, size_t len)
         unsigned x = classify(d->fast_cls, (const unsigned char *)bytes, len);
         if (mode == FAST_TEXT && (x & (FC_TSTOP | FC_NL | FC_HI | FC_OBS)) == 0) {
             /* ASCII text, the common token: nothing held, so base == total */
-            d->total += len;
-            d->base += len;
-            fast_event(d, bytes, len);
-            return d->failed;
+            size_t total = d->total + len;
+            d->total = total;
+            d->base = total;
+            /* (the calls below are the last thing done: no registers to keep) */
+            return fast_event_short(d, bytes, len) ? d->failed : fast_event_any(d, bytes, len);
         }
-        if (feed_fast(d, mode, x, bytes, len))
-            return d->failed;
+        return feed_other(d, mode, x, bytes, len);
     }
     return det_feed_scan(d, bytes, len);
 }

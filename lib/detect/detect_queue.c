@@ -142,6 +142,18 @@ void det_queue_tidy(dsml_detector *d)
     }
 }
 
+/* The queue, emptied after a large feed, given back at the caller's next
+ * pull. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static int tidy_now(dsml_detector *d)
+{
+    shrink_queue(d);
+    det_fast_update(d);
+    return d->failed;
+}
+
 int dsml_detector_next(dsml_detector *d, dsml_event *event)
 {
     if (d == NULL || event == NULL)
@@ -178,9 +190,5 @@ int dsml_detector_next(dsml_detector *d, dsml_event *event)
             d->ev_head = head + 1;
         return 1;
     }
-    if (d->tidy) {
-        shrink_queue(d);
-        det_fast_update(d);
-    }
-    return d->failed;
+    return d->tidy ? tidy_now(d) : d->failed;
 }
