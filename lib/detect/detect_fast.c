@@ -355,6 +355,8 @@ static int fast_held(dsml_detector *d, const unsigned char *p, size_t len)
     const det_set *s = &d->sets[d->phase];
     size_t held = d->in.len;
     uint64_t st[FAST_WORDS];
+    if (held == 0 && !(s->first[p[0] >> 3] & (1u << (p[0] & 7))))
+        return 0; /* begins no marker */
     if (s->one) {
         /* (one word, in a register) */
         uint64_t x = d->st[0];
