@@ -288,9 +288,10 @@ typedef enum dsml_thinking_mode {
  * latest_reminder, wo_eos or reasoning effort (one given is refused), no
  * images, no namespaces; tool-call arguments must be JSON text of an
  * object.  In thinking mode with drop_thinking, a conversation from which
- * the reference would drop a message (a developer or latest_reminder
- * message before the last user message) is refused, as the reference
- * fails on it.
+ * the reference would drop a message (before the last user message, the
+ * context's included, one that is not a user, system, tool or assistant
+ * message: developer, latest_reminder, direct_search_results, ...) is
+ * refused, as the reference fails on it.
  */
 typedef enum dsml_profile {
     DSML_PROFILE_V41 = 0,        /* the checkpoint's encoder (default) */
