@@ -2,9 +2,8 @@
  * test_grammar.c - dsml_grammar(): options, errors and their paths, the
  * tool_choice forms, the info struct, allocation failures, linear size; and
  * the grammar model against the strict parser: texts drawn at random from
- * the model (every choice, repetition and character class taken at random,
- * characters picked among the ones the special tokens and tags are made of)
- * must parse, strictly, into calls the grammar allows.  The Lark and GBNF
+ * the model (fuzz/grammar_oracle.h) must parse, strictly, into calls the
+ * grammar allows.  The Lark and GBNF
  * texts themselves are run by tests/grammar/run_tests.py.
  */
 #include <stdio.h>
@@ -12,6 +11,7 @@
 #include <string.h>
 
 #include "grammar/grammar.h"
+#include "grammar_oracle.h"
 #include "reliability_alloc.h"
 #include "testutil.h"
 
@@ -346,113 +346,7 @@ static void test_errors(void **state)
     dsml_output_free(&out);
 }
 
-/* ---- drawing texts from the model ---------------------------------------- */
-
-typedef struct sampler {
-    const gm_grammar *g;
-    uint32_t seed;
-    dsml_buf *out;
-    int depth;
-} sampler;
-
-static uint32_t rnd(sampler *s)
-{
-    s->seed = s->seed * 1103515245u + 12345u;
-    return (s->seed >> 8) & 0xFFFFFF;
-}
-
-/* The characters the tokens and tags are made of, and a few others. */
-static const uint32_t pool[] = {'<', '>', '/', 0xFF5C, 0x2581, 'D', 'S', 'M', 'L', ' ', 'p', 'a',
-                                'r', 'm', 'e', 't', 'h', 'i', 'n', 'k', 'b', 'g', 'o', 'f', 's',
-                                'c', 'd', 'u', 'v', '"', '\\', '\n', '\t', 'x', '0', '7', '{',
-                                '}', '[', ']', ':', ',', '-', '.', 0xE9, 0x754C, 0x1F600, 0x7F};
-
-static int in_class(const gm_node *n, uint32_t c)
-{
-    int in = 0;
-    for (size_t i = 0; i < n->n && !in; i++)
-        in = c >= n->ranges[2 * i] && c <= n->ranges[2 * i + 1];
-    return in != n->negated;
-}
-
-static void draw(sampler *s, const gm_node *n);
-
-/* Whether a node ends without a rule that is not a lexeme (what the
- * sampler keeps to past the depth limit, so that JSON values end). */
-static int shallow(const sampler *s, const gm_node *n)
-{
-    switch (n->kind) {
-    case GM_REF:
-        return s->g->rules[n->rule].lexeme;
-    case GM_SEQ:
-        for (size_t i = 0; i < n->n; i++)
-            if (!shallow(s, n->kids[i]))
-                return 0;
-        return 1;
-    case GM_ALT:
-        for (size_t i = 0; i < n->n; i++)
-            if (shallow(s, n->kids[i]))
-                return 1;
-        return 0;
-    case GM_PLUS:
-        return shallow(s, n->kid);
-    default:
-        return 1;
-    }
-}
-
-static void draw(sampler *s, const gm_node *n)
-{
-    int deep = s->depth > 5;
-    switch (n->kind) {
-    case GM_LIT:
-        dsml_buf_append(s->out, n->text, n->n);
-        return;
-    case GM_CLASS: {
-        uint32_t c = 0;
-        int found = 0;
-        for (int tries = 0; tries < 40 && !found; tries++) {
-            c = pool[rnd(s) % (sizeof pool / sizeof pool[0])];
-            found = in_class(n, c);
-        }
-        if (!found && !n->negated)
-            c = n->ranges[0];
-        for (c = found || !n->negated ? c : 0x20; !in_class(n, c);)
-            c++;
-        gm_utf8_put(s->out, c);
-        return;
-    }
-    case GM_SEQ:
-        for (size_t i = 0; i < n->n; i++)
-            draw(s, n->kids[i]);
-        return;
-    case GM_ALT: {
-        size_t k = rnd(s) % n->n;
-        for (size_t t = 0; deep && t < n->n && !shallow(s, n->kids[k]); t++)
-            k = (k + 1) % n->n;
-        draw(s, n->kids[k]);
-        return;
-    }
-    case GM_OPT:
-        if (!deep && rnd(s) % 2)
-            draw(s, n->kid);
-        return;
-    case GM_STAR:
-    case GM_PLUS: {
-        size_t times = n->kind == GM_PLUS;
-        while (!deep && times < 12 && rnd(s) % 10 < 7)
-            times++;
-        for (size_t i = 0; i < times; i++)
-            draw(s, n->kid);
-        return;
-    }
-    case GM_REF:
-        s->depth++;
-        draw(s, s->g->rules[n->rule].body);
-        s->depth--;
-        return;
-    }
-}
+/* ---- drawing texts from the model (grammar_oracle.h) ---------------------- */
 
 typedef struct sample_case {
     const char *tools;
@@ -467,13 +361,13 @@ typedef struct sample_case {
  * only allowed calls. */
 static void sample_turns(const sample_case *sc, int count, uint32_t seed)
 {
-    cJSON *tools = NULL;
-    dsml_error err;
-    assert_int_equal(dsml_json_read(sc->tools, strlen(sc->tools), NULL, NULL, "$.tools", 0,
-                                    &tools, &err),
-                     DSML_OK);
     gm_grammar g;
     gm_init(&g, NULL);
+    cJSON *tools = NULL;
+    dsml_error err;
+    assert_int_equal(dsml_json_read(sc->tools, strlen(sc->tools), NULL, &g.alloc, "$.tools", 0,
+                                    &tools, &err),
+                     DSML_OK);
     gm_request rq = {tools, sc->choice, sc->name, sc->name ? strlen(sc->name) : 0, sc->one_call,
                      sc->mode == DSML_THINKING};
     if (gm_build(&g, gm_dialect_for(sc->profile), sc->profile, &rq, &err) != DSML_OK)
@@ -485,11 +379,9 @@ static void sample_turns(const sample_case *sc, int count, uint32_t seed)
     po.profile = sc->profile;
     dsml_buf text;
     dsml_buf_init(&text, &g.alloc);
-    sampler s = {&g, seed, &text, 0};
     int calls_seen = 0;
     for (int i = 0; i < count; i++) {
-        text.len = 0;
-        draw(&s, g.rules[g.root].body);
+        go_draw_text(&g, g.root, &seed, &text);
         DSML_BUF_LIT(&text, EOS);
         assert_false(text.failed);
         dsml_output msg;
