@@ -18,7 +18,6 @@
  */
 #include "fuzz_common.h"
 #include "grammar_oracle.h"
-#include "json/json.h"
 
 #define EOS "<\xef\xbd\x9c" "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>"
 
@@ -26,21 +25,10 @@ static void check_drawn(const char *tools, size_t len, const dsml_grammar_option
                         uint32_t seed)
 {
     gm_grammar g;
-    gm_init(&g, NULL);
-    cJSON *doc = NULL;
-    if (dsml_json_read(tools, len, NULL, &g.alloc, "$.tools", 0, &doc, NULL) != DSML_OK) {
-        gm_release(&g);
-        return;
-    }
-    gm_request rq = {doc, o->tool_choice, o->tool_choice_name, o->tool_choice_name_len,
-                     o->parallel_calls == DSML_PARALLEL_CALLS_FIRST,
-                     o->thinking_mode == DSML_THINKING};
-    if (gm_build(&g, gm_dialect_for(o->profile), o->profile, &rq, NULL) == DSML_OK) {
+    cJSON *doc;
+    if (go_build(&g, tools, len, o, &doc, NULL) == DSML_OK) {
         dsml_parse_options po;
-        dsml_detector_options_init(&po);
-        po.mode = DSML_DETECT_STRICT;
-        po.thinking_mode = o->thinking_mode;
-        po.profile = o->profile;
+        go_parse_options(&po, o);
         dsml_buf text;
         dsml_buf_init(&text, &g.alloc);
         for (int i = 0; i < 8; i++) {

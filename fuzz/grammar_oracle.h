@@ -11,6 +11,7 @@
 #define DSML_GRAMMAR_ORACLE_H
 
 #include "grammar/grammar.h"
+#include "json/json.h"
 
 typedef struct go_sampler {
     const gm_grammar *g;
@@ -126,6 +127,33 @@ static inline void go_draw_text(const gm_grammar *g, size_t root, uint32_t *seed
     out->len = 0;
     go_draw(&s, g->rules[root].body);
     *seed = s.seed;
+}
+
+/* The model of the turn the options describe (their tool_choice enum and
+ * name, parallel calls, thinking mode, profile) for `tools` (JSON text),
+ * into g (made here; gm_release it); *doc the tools' tree to cJSON_Delete.
+ * Returns gm_build's status (or the reader's). */
+static inline int go_build(gm_grammar *g, const char *tools, size_t len,
+                           const dsml_grammar_options *o, cJSON **doc, dsml_error *err)
+{
+    gm_init(g, NULL);
+    *doc = NULL;
+    int r = dsml_json_read(tools, len, NULL, &g->alloc, "$.tools", 0, doc, err);
+    if (r != DSML_OK)
+        return r;
+    gm_request rq = {*doc, o->tool_choice, o->tool_choice_name, o->tool_choice_name_len,
+                     o->parallel_calls == DSML_PARALLEL_CALLS_FIRST,
+                     o->thinking_mode == DSML_THINKING};
+    return gm_build(g, gm_dialect_for(o->profile), o->profile, &rq, err);
+}
+
+/* The strict parser, for the texts of that turn. */
+static inline void go_parse_options(dsml_parse_options *po, const dsml_grammar_options *o)
+{
+    dsml_detector_options_init(po);
+    po->mode = DSML_DETECT_STRICT;
+    po->thinking_mode = o->thinking_mode;
+    po->profile = o->profile;
 }
 
 #endif /* DSML_GRAMMAR_ORACLE_H */

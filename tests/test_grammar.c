@@ -361,22 +361,21 @@ typedef struct sample_case {
  * only allowed calls. */
 static void sample_turns(const sample_case *sc, int count, uint32_t seed)
 {
+    dsml_grammar_options o;
+    dsml_grammar_options_init(&o);
+    o.profile = sc->profile;
+    o.thinking_mode = sc->mode;
+    o.tool_choice = sc->choice;
+    o.tool_choice_name = sc->name;
+    o.tool_choice_name_len = sc->name ? strlen(sc->name) : 0;
+    o.parallel_calls = sc->one_call ? DSML_PARALLEL_CALLS_FIRST : DSML_PARALLEL_CALLS_ALLOW;
     gm_grammar g;
-    gm_init(&g, NULL);
-    cJSON *tools = NULL;
+    cJSON *tools;
     dsml_error err;
-    assert_int_equal(dsml_json_read(sc->tools, strlen(sc->tools), NULL, &g.alloc, "$.tools", 0,
-                                    &tools, &err),
-                     DSML_OK);
-    gm_request rq = {tools, sc->choice, sc->name, sc->name ? strlen(sc->name) : 0, sc->one_call,
-                     sc->mode == DSML_THINKING};
-    if (gm_build(&g, gm_dialect_for(sc->profile), sc->profile, &rq, &err) != DSML_OK)
+    if (go_build(&g, sc->tools, strlen(sc->tools), &o, &tools, &err) != DSML_OK)
         fail_msg("%s", err.message);
     dsml_parse_options po;
-    dsml_detector_options_init(&po);
-    po.mode = DSML_DETECT_STRICT;
-    po.thinking_mode = sc->mode;
-    po.profile = sc->profile;
+    go_parse_options(&po, &o);
     dsml_buf text;
     dsml_buf_init(&text, &g.alloc);
     int calls_seen = 0;
