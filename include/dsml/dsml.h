@@ -744,7 +744,7 @@ DSML_API int dsml_parse_completion(const char *text, size_t len,
  * (dsml_parse_completion) accepts, with the calls the grammar allowed.
  */
 
-/* A request's tool_choice (identical to the serving layer's). */
+/* A request's tool_choice. */
 typedef enum dsml_tool_choice {
     DSML_TOOL_CHOICE_AUTO = 0,     /* default: calls optional */
     DSML_TOOL_CHOICE_NONE = 1,     /* no call */
@@ -753,7 +753,7 @@ typedef enum dsml_tool_choice {
                                       tool_choice_name only, at least one */
 } dsml_tool_choice;
 
-/* A request's parallel_tool_calls (identical to the serving layer's). */
+/* A request's parallel_tool_calls. */
 typedef enum dsml_parallel_calls {
     DSML_PARALLEL_CALLS_ALLOW = 0, /* default: any number of calls */
     DSML_PARALLEL_CALLS_FIRST = 1  /* parallel_tool_calls false: the
