@@ -1,18 +1,20 @@
 #!/bin/sh
-# callgrind-floor.sh - what a render must spend before it writes a byte.
+# callgrind-floor.sh - what a render spends reading its JSON before it
+# writes a byte.
 #
 #   bench/callgrind-floor.sh BUILD/bench/dsml-bench [FILE.jsonl]
 #
 # Runs `dsml-bench render FILE --callgrind` (default testdata/render.jsonl)
 # under callgrind with call chains kept apart, and prints the instruction
-# counts of the steps no renderer built on cJSON can skip, for the case
-# document itself (not the tool-call arguments read later):
+# counts of reading the case document itself (not the tool-call arguments
+# read later):
 #
-#   cJSON_Parse of the case    cJSON_ParseWithLengthOpts under render_entry
-#   the guided pass            guide_value under render_entry: what cJSON
-#                              lets through (UTF-8, \u0000, number grammar,
-#                              depth), number lexemes, repeated keys
-#   cJSON_Delete of the case   cJSON_Delete under render_entry
+#   reading the case           dsml_json_read_doc under dsml_render_entry:
+#                              the one-pass reader (json_fast.c) that checks
+#                              the text (UTF-8, \u0000, number grammar,
+#                              depth) and builds the tree in an arena, or
+#                              cJSON and the guided pass for what it hands on
+#   freeing the case           dsml_json_free under dsml_render_entry
 #
 # beside the baseline kernel's cJSON_Parse and cJSON_Delete of the same
 # texts, and the ratios of that floor and of the whole render to the
@@ -48,27 +50,24 @@ total() { sed -n 's/^totals: \([0-9]*\).*/\1/p' "$1"; }
 b_parse=$(ir "$base" "cJSON_ParseWithLengthOpts'cJSON_ParseWithLength'k_cjson")
 b_delete=$(ir "$base" "cJSON_Delete'k_cjson")
 r_total=$(total "$render")
-r_parse=$(ir "$render" "cJSON_ParseWithLengthOpts'read_json'dsml_json_read'render_entry")
-r_guide=$(ir "$render" "guide_value'read_json'dsml_json_read'render_entry")
-r_delete=$(ir "$render" "cJSON_Delete'render_entry")
+r_read=$(ir "$render" "dsml_json_read_doc'dsml_render_entry")
+r_free=$(ir "$render" "dsml_json_free'dsml_render_entry")
 
-awk -v bp="$b_parse" -v bd="$b_delete" -v rt="$r_total" -v rp="$r_parse" \
-    -v rg="$r_guide" -v rd="$r_delete" -v file="$(basename "$file")" 'BEGIN {
-    if (bp == 0 || rp == 0 || rg == 0 || rd == 0) {
+awk -v bp="$b_parse" -v bd="$b_delete" -v rt="$r_total" -v rr="$r_read" \
+    -v rf="$r_free" -v file="$(basename "$file")" 'BEGIN {
+    if (bp == 0 || rr == 0) {
         print "callgrind-floor.sh: a function was not found in the dumps" > "/dev/stderr";
         exit 2;
     }
-    floor = rp + rg + rd;
+    floor = rr + rf;
     printf "render %s, instructions\n", file;
     printf "  baseline cJSON_Parse             %14d Ir\n", bp;
     printf "  baseline cJSON_Delete            %14d Ir\n", bd;
-    printf "  render: cJSON_Parse of the case  %14d Ir\n", rp;
-    printf "  render: guided pass              %14d Ir\n", rg;
-    printf "  render: cJSON_Delete of the case %14d Ir\n", rd;
+    printf "  render: reading the case         %14d Ir\n", rr;
+    printf "  render: freeing the case         %14d Ir\n", rf;
     printf "  render: everything else          %14d Ir\n", rt - floor;
     printf "  render, whole                    %14d Ir\n", rt;
-    printf "  floor / cJSON_Parse              %6.3f\n", floor / bp;
-    printf "  floor / cJSON_Parse+Delete       %6.3f\n", floor / (bp + bd);
+    printf "  reading+freeing / cJSON_Parse+Delete  %6.3f\n", floor / (bp + bd);
     printf "  render / cJSON_Parse             %6.3f\n", rt / bp;
     printf "  render / cJSON_Parse+Delete      %6.3f\n", rt / (bp + bd);
 }'

@@ -4,12 +4,15 @@
 #   bench/callgrind-ratios.sh BUILD/bench/dsml-bench render testdata/render.jsonl
 #   bench/callgrind-ratios.sh BUILD/bench/dsml-bench detect testdata/parse.jsonl --chunk 4
 #   bench/callgrind-ratios.sh BUILD/bench/dsml-bench scale
+#   bench/callgrind-ratios.sh BUILD/bench/dsml-bench tokens
+#   bench/callgrind-ratios.sh BUILD/bench/dsml-bench session
 #
 # Runs dsml-bench --callgrind under valgrind: every kernel runs once (after
 # one warm-up run) between client requests that dump its instruction count.
 # Prints each kernel's count and the ratios the timed mode prints: the first
-# kernel against the baselines (render, detect), or 8x and 64x against 1x
-# (scale).  Counts do not depend on the machine's load, so they are the
+# kernel against the baselines (render, detect), 8x and 64x against 1x
+# (scale), instructions per token (tokens), or 8x / 1x and 64x / 8x
+# (session).  Counts do not depend on the machine's load, so they are the
 # figures to compare before and after a change.
 set -eu
 if [ $# -lt 2 ]; then
@@ -36,7 +39,27 @@ END {
         label = order[l];
         printf "%s\n", label;
         for (k = 1; k <= count[label]; k++)
-            printf "  %-28s %14d Ir\n", names[label, k], ir[label, k];
+            printf "  %-34s %14.0f Ir\n", names[label, k], ir[label, k];
+        if (label ~ /^tokens/) {
+            # kernels "N tokens, ...": instructions per token; one token per
+            # feed (the first half) against the whole buffer (the second)
+            h = count[label] / 2;
+            for (k = 1; k <= count[label]; k++) {
+                split(names[label, k], w, " ");
+                printf "  %-34s %10.1f Ir per token\n", names[label, k], ir[label, k] / w[1];
+            }
+            for (k = 1; k <= h; k++)
+                printf "  %s / %s: %.3f\n", names[label, k], names[label, k + h], ir[label, k] / ir[label, k + h];
+            continue;
+        }
+        if (label ~ /^session/) {
+            # 1x, 8x, 64x renders, then cJSON_Parse+Delete of the same
+            printf "  8x / 1x: %.3f\n", ir[label, 2] / ir[label, 1];
+            printf "  64x / 8x: %.3f\n", ir[label, 3] / ir[label, 2];
+            for (k = 1; k <= 3; k++)
+                printf "  %s / %s: %.3f\n", names[label, k], names[label, k + 3], ir[label, k] / ir[label, k + 3];
+            continue;
+        }
         for (k = 2; k <= count[label]; k++) {
             if (label ~ /^scale/)
                 printf "  %s / %s: %.3f\n", names[label, k], names[label, 1], ir[label, k] / ir[label, 1];

@@ -11,11 +11,17 @@
  *                                  feeding and memcpy of the texts
  *   dsml-bench scale               synthetic conversations and completions
  *                                  at 1x, 8x and 64x size: time ratios
+ *   dsml-bench tokens              the detector fed one token at a time on
+ *                                  streams of 4k, 32k and 131k tokens
+ *                                  (bench_stream.c)
+ *   dsml-bench session             long agent sessions of 1, 8 and 64 MB
+ *                                  rendered (bench_stream.c)
  *   dsml-bench grammar             dsml_grammar() for 25 and 200 synthetic
  *                                  tools in each format, against cJSON
  *                                  reading the same tools
  *   dsml-bench all                 the three golden render files, both parse
- *                                  files at 4-byte chunks, scale, grammar
+ *                                  files at 4-byte chunks, scale, tokens,
+ *                                  session and grammar
  *
  * The machine is shared and noisy, so absolute times mean little: every
  * figure that matters is a ratio of two kernels timed in the same run,
@@ -29,230 +35,16 @@
  * repeatable where times are not.
  */
 #define _POSIX_C_SOURCE 200809L
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cjson/cJSON.h>
 
 #include "dsml/dsml.h"
 
-#if defined(DSML_BENCH_CALLGRIND)
-#include <valgrind/callgrind.h>
-#endif
-
-#define MAX_RUNS 101
-
-/* ---- options and output ------------------------------------------------- */
-
-typedef struct bench_opts {
-    int runs;
-    double min_ms;
-    size_t chunk;
-    int json;
-    int callgrind;
-    int strict_detect;
-    const char *mode; /* render: "strict", "default", "prerelease" or NULL */
-    const char *testdata;
-} bench_opts;
-
-static int json_first = 1; /* first object of the --json array */
-
-static void die(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("dsml-bench: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    exit(2);
-}
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (p == NULL)
-        die("out of memory");
-    return p;
-}
-
-static void *xrealloc(void *p, size_t n)
-{
-    p = realloc(p, n ? n : 1);
-    if (p == NULL)
-        die("out of memory");
-    return p;
-}
-
-/* A growable string for building synthetic inputs. */
-typedef struct sbuf {
-    char *p;
-    size_t len, cap;
-} sbuf;
-
-static void sb_add(sbuf *b, const char *s, size_t n)
-{
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        b->p = xrealloc(b->p, cap);
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
-
-static void sb_puts(sbuf *b, const char *s) { sb_add(b, s, strlen(s)); }
-
-static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(sbuf *b, const char *fmt, ...)
-{
-    char tmp[512];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    if (n < 0 || (size_t)n >= sizeof tmp)
-        die("internal: formatted text too long");
-    sb_add(b, tmp, (size_t)n);
-}
-
-/* ---- timing --------------------------------------------------------------- */
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-typedef struct kernel {
-    const char *name;
-    void (*fn)(void *ctx);
-    void *ctx;
-    size_t reps;
-    double t[MAX_RUNS]; /* seconds per repetition, one per run */
-    double median;
-} kernel;
-
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return a < b ? -1 : a > b;
-}
-
-static double median(const double *v, int n)
-{
-    double tmp[MAX_RUNS];
-    memcpy(tmp, v, (size_t)n * sizeof *v);
-    qsort(tmp, (size_t)n, sizeof *tmp, cmp_double);
-    return n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
-}
-
-/* Runs every kernel `runs` times, interleaved, each repeated `reps` times
- * per run (calibrated from a warm-up to take at least min_ms).  Under
- * --callgrind each kernel runs once between client requests instead. */
-static void measure(kernel *ks, int nk, const bench_opts *o, const char *label)
-{
-    if (o->callgrind) {
-#if defined(DSML_BENCH_CALLGRIND)
-        for (int k = 0; k < nk; k++) {
-            char name[256];
-            ks[k].fn(ks[k].ctx); /* warm-up: caches, the allocator's state */
-            snprintf(name, sizeof name, "%s|%s", label, ks[k].name);
-            CALLGRIND_ZERO_STATS;
-            ks[k].fn(ks[k].ctx);
-            CALLGRIND_DUMP_STATS_AT(name);
-            ks[k].reps = 1;
-            ks[k].median = 0;
-        }
-        return;
-#else
-        (void)label;
-        die("built without valgrind/callgrind.h: --callgrind is not available");
-#endif
-    }
-    for (int k = 0; k < nk; k++) {
-        ks[k].fn(ks[k].ctx); /* warm-up */
-        double t0 = now_s();
-        ks[k].fn(ks[k].ctx);
-        double dt = now_s() - t0;
-        double want = o->min_ms / 1000.0;
-        double reps = dt > 0 ? want / dt : 1e6;
-        if (reps < 1)
-            reps = 1;
-        if (reps > 1e7)
-            reps = 1e7;
-        ks[k].reps = (size_t)reps;
-    }
-    for (int r = 0; r < o->runs; r++) {
-        for (int j = 0; j < nk; j++) {
-            kernel *k = &ks[(j + r) % nk];
-            double t0 = now_s();
-            for (size_t i = 0; i < k->reps; i++)
-                k->fn(k->ctx);
-            k->t[r] = (now_s() - t0) / (double)k->reps;
-        }
-    }
-    for (int k = 0; k < nk; k++)
-        ks[k].median = median(ks[k].t, o->runs);
-}
-
-static double spread(const kernel *k, int runs, int hi)
-{
-    double m = k->t[0];
-    for (int r = 1; r < runs; r++)
-        if (hi ? k->t[r] > m : k->t[r] < m)
-            m = k->t[r];
-    return m;
-}
-
-static void print_kernel(const kernel *k, int runs, size_t items, size_t bytes,
-                         const char *bytes_what)
-{
-    printf("  %-28s %10.3f ms/pass  %8.2f us/item  %8.1f MB/s %s   (min %.3f, max %.3f)\n",
-           k->name, k->median * 1e3, k->median * 1e6 / (double)(items ? items : 1),
-           (double)bytes / k->median / 1e6, bytes_what, spread(k, runs, 0) * 1e3,
-           spread(k, runs, 1) * 1e3);
-}
-
-static void json_begin(void)
-{
-    printf(json_first ? "[\n" : ",\n");
-    json_first = 0;
-}
-
-static void json_str(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            printf("\\%c", *s);
-        else if ((unsigned char)*s < 0x20)
-            printf("\\u%04x", (unsigned char)*s);
-        else
-            putchar(*s);
-    }
-    putchar('"');
-}
-
-static void json_kernels(const kernel *ks, int nk, int runs)
-{
-    printf("\"kernels\": {");
-    for (int k = 0; k < nk; k++) {
-        printf("%s", k ? ", " : "");
-        json_str(ks[k].name);
-        printf(": {\"median_s\": %.9g, \"min_s\": %.9g, \"max_s\": %.9g, \"reps\": %zu}",
-               ks[k].median, spread(&ks[k], runs, 0), spread(&ks[k], runs, 1), ks[k].reps);
-    }
-    printf("}");
-}
+#include "bench.h"
 
 /* ---- golden files --------------------------------------------------------- */
 
@@ -512,9 +304,10 @@ typedef struct detect_ctx {
     size_t chunk;          /* bytes per feed; 0: whole buffer */
     size_t events;
     dsml_parse_options popts[2]; /* one-shot parse: chat, thinking */
+    dsml_turn *turn[2];          /* responder: a request body per mode */
 } detect_ctx;
 
-static void drain(dsml_detector *d, size_t *events)
+void drain(dsml_detector *d, size_t *events)
 {
     dsml_event ev;
     ev.size = sizeof ev;
@@ -522,7 +315,7 @@ static void drain(dsml_detector *d, size_t *events)
         (*events)++;
 }
 
-static void detect_one(dsml_detector *d, const char *t, size_t n, size_t chunk,
+void detect_one(dsml_detector *d, const char *t, size_t n, size_t chunk,
                        size_t *events)
 {
     dsml_detector_reset(d);
@@ -562,6 +355,40 @@ static void k_parse(void *p)
     }
 }
 
+/* One responder per text, as a server answers one request: created from
+ * the turn, fed in chunks, its SSE chunks pulled, ended, destroyed (ids
+ * from a fixed seed: the getrandom() call a server pays is left out). */
+static void k_respond(void *p)
+{
+    detect_ctx *c = p;
+    dsml_responder_options ro;
+    dsml_responder_options_init(&ro);
+    ro.flags = DSML_RESPOND_SSE | DSML_RESPOND_NO_COMPLETION;
+    ro.seed = (const unsigned char *)"bench";
+    ro.seed_len = 5;
+    ro.created = 1;
+    size_t bytes = 0;
+    for (size_t i = 0; i < c->texts.n; i++) {
+        const item *x = &c->texts.v[i];
+        dsml_responder *r = NULL;
+        if (dsml_responder_create(c->turn[x->thinking == DSML_THINKING], &ro, &r, NULL) != DSML_OK)
+            die("cannot create a responder");
+        dsml_item it;
+        it.size = sizeof it;
+        for (size_t at = 0; at < x->len; at += c->chunk) {
+            size_t n = x->len - at < c->chunk ? x->len - at : c->chunk;
+            dsml_responder_feed(r, x->text + at, n);
+            while (dsml_responder_next(r, &it) == 1)
+                bytes += it.len;
+        }
+        dsml_responder_end(r, DSML_END_TEXT);
+        while (dsml_responder_next(r, &it) == 1)
+            bytes += it.len;
+        dsml_responder_destroy(r);
+    }
+    c->events = bytes;
+}
+
 static void detect_create(detect_ctx *c, dsml_profile profile, int strict)
 {
     for (int m = 0; m < 2; m++) {
@@ -572,6 +399,18 @@ static void detect_create(detect_ctx *c, dsml_profile profile, int strict)
         o->mode = strict ? DSML_DETECT_STRICT : DSML_DETECT_LENIENT;
         if (dsml_detector_create(o, &c->det[m], NULL) != DSML_OK)
             die("cannot create a detector");
+        dsml_render_options ro;
+        dsml_render_options_init(&ro);
+        ro.profile = profile;
+        dsml_turn_options to;
+        dsml_turn_options_init(&to);
+        to.render = &ro;
+        to.detect = o;
+        const char *body = m ? "{\"thinking_mode\": \"thinking\", \"messages\": "
+                               "[{\"role\": \"user\", \"content\": \"Hi\"}]}"
+                             : "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}]}";
+        if (dsml_turn_create(body, strlen(body), &to, &c->turn[m], NULL) != DSML_OK)
+            die("cannot create a turn");
     }
 }
 
@@ -589,17 +428,23 @@ static int cmd_detect(const char *file, const bench_opts *o)
     sink_reserve(chunked.texts.bytes + 1);
     char cname[64];
     snprintf(cname, sizeof cname, "feed %zu-byte chunks", o->chunk);
-    kernel ks[4] = {
+    detect_ctx responded = chunked;
+    char rname[64];
+    snprintf(rname, sizeof rname, "responder, %zu-byte chunks", o->chunk);
+    kernel ks[5] = {
         {.name = cname, .fn = k_detect, .ctx = &chunked},
         {.name = "feed whole buffer", .fn = k_detect, .ctx = &whole},
         {.name = "memcpy(text)", .fn = k_memcpy_items, .ctx = &chunked.texts},
         {.name = "dsml_parse_completion", .fn = k_parse, .ctx = &whole},
+        {.name = rname, .fn = k_respond, .ctx = &responded},
     };
     char label[512];
     snprintf(label, sizeof label, "detect %s chunk %zu", base_name(file), o->chunk);
-    measure(ks, 4, o, label);
-    for (int m = 0; m < 2; m++)
+    measure(ks, 5, o, label);
+    for (int m = 0; m < 2; m++) {
         dsml_detector_destroy(chunked.det[m]);
+        dsml_turn_destroy(chunked.turn[m]);
+    }
     if (o->callgrind) {
         items_free(&chunked.texts);
         return 0;
@@ -608,6 +453,7 @@ static int cmd_detect(const char *file, const bench_opts *o)
     double vs_memcpy = ks[0].median / ks[2].median;
     double whole_vs_memcpy = ks[1].median / ks[2].median;
     double oneshot_vs_whole = ks[3].median / ks[1].median;
+    double respond_vs_chunked = ks[4].median / ks[0].median;
     int ok = vs_whole <= 2.0;
     size_t n = chunked.texts.n, bytes = chunked.texts.bytes;
     if (o->json) {
@@ -618,156 +464,39 @@ static int cmd_detect(const char *file, const bench_opts *o)
                "\"events_chunked\": %zu, \"events_whole\": %zu, \"runs\": %d, ",
                o->strict_detect ? "strict" : "lenient", o->chunk, n, bytes,
                chunked.events, whole.events, o->runs);
-        json_kernels(ks, 4, o->runs);
+        json_kernels(ks, 5, o->runs);
         printf(", \"chunked_mb_per_s\": %.3f, \"whole_mb_per_s\": %.3f, "
                "\"ratio_chunked_vs_whole\": %.4f, \"ratio_chunked_vs_memcpy\": %.2f, "
                "\"ratio_whole_vs_memcpy\": %.2f, \"ratio_parse_completion_vs_whole\": %.4f, "
+               "\"ratio_responder_vs_chunked\": %.4f, \"sse_bytes\": %zu, "
                "\"target_chunked_vs_whole\": 2.0, \"ok\": %s}",
                (double)bytes / ks[0].median / 1e6, (double)bytes / ks[1].median / 1e6,
-               vs_whole, vs_memcpy, whole_vs_memcpy, oneshot_vs_whole, ok ? "true" : "false");
+               vs_whole, vs_memcpy, whole_vs_memcpy, oneshot_vs_whole, respond_vs_chunked,
+               responded.events, ok ? "true" : "false");
     } else {
         printf("detect %s (%s, %s): %zu completions, %.2f MB; %zu events in %zu-byte chunks, "
                "%zu whole; median of %d runs\n",
                base_name(file), profile == DSML_PROFILE_PRERELEASE ? "pre-release" : "V4.1",
                o->strict_detect ? "strict" : "lenient", n, (double)bytes / 1e6,
                chunked.events, o->chunk, whole.events, o->runs);
-        for (int k = 0; k < 4; k++)
+        for (int k = 0; k < 5; k++)
             print_kernel(&ks[k], o->runs, n, bytes, "text");
         printf("  %zu-byte chunks / whole buffer  %6.3fx   (target <= 2: %s)\n", o->chunk,
                vs_whole, ok ? "met" : "NOT MET");
         printf("  %zu-byte chunks / memcpy        %6.1fx\n", o->chunk, vs_memcpy);
         printf("  whole buffer / memcpy          %6.1fx\n", whole_vs_memcpy);
         printf("  dsml_parse_completion / whole buffer  %6.3fx   (a detector created and "
-               "the message written per text)\n\n", oneshot_vs_whole);
+               "the message written per text)\n", oneshot_vs_whole);
+        printf("  responder / %zu-byte chunks     %6.3fx   (a turn's responder per text, "
+               "SSE chunks written: %.2f MB)\n\n",
+               o->chunk, respond_vs_chunked, (double)responded.events / 1e6);
     }
     items_free(&chunked.texts);
     return ok ? 0 : 1;
 }
 
-/* ---- scale: synthetic inputs ------------------------------------------------- */
 
-/* Deterministic words: ASCII, accents, CJK, emoji, JSON escapes, newlines and
- * the first bytes of markers that do not complete. */
-static const char *const words[] = {
-    "alpha",  "report", "forecast", "東京",   "résumé", "👍🏽",     "delta",
-    "summary", "<b>",   "north",    "\\\"q\\\"", "\\n",    "city",   "서울",
-    "a < b",  "price",  "｜",       "step",   "\\t",     "order",  "<｜x",
-};
-
-static uint32_t rng_next(uint32_t *s)
-{
-    *s = *s * 1103515245u + 12345u;
-    return *s >> 8;
-}
-
-/* About `n` bytes of words.  json 1: JSON string text (escapes kept);
- * json 0: raw text (escapes written as the characters they stand for);
- * json 2: text without escapes, for JSON inside a JSON string. */
-static void add_words(sbuf *b, size_t n, uint32_t *seed, int json)
-{
-    size_t start = b->len;
-    while (b->len - start < n) {
-        const char *w = words[rng_next(seed) % (sizeof words / sizeof words[0])];
-        if (json == 2 && w[0] == '\\')
-            continue;
-        if (!json && w[0] == '\\') {
-            sb_puts(b, w[1] == 'n' ? "\n" : w[1] == 't' ? "\t" : "\"q\"");
-        } else {
-            sb_puts(b, w);
-        }
-        sb_puts(b, " ");
-    }
-}
-
-/*
- * A case file at `count` x `text` size: 3*count tools, a system message,
- * then 4*count rounds of user, assistant (reasoning, content, one tool
- * call), tool result, assistant; then a last user message.  Every text is
- * `text` times its base length, so the input grows with count * text.
- */
-static void make_conversation(sbuf *b, size_t count, size_t text)
-{
-    uint32_t seed = 42;
-    sb_puts(b, "{\"thinking_mode\": \"thinking\", \"reasoning_effort\": \"high\", "
-               "\"tools\": [");
-    for (size_t t = 0; t < 3 * count; t++) {
-        sb_printf(b,
-                  "%s{\"type\": \"function\", \"function\": {\"name\": \"tool_%zu\", "
-                  "\"description\": \"",
-                  t ? ", " : "", t);
-        add_words(b, 30 * text, &seed, 1);
-        sb_puts(b, "\", \"parameters\": {\"type\": \"object\", \"properties\": "
-                   "{\"query\": {\"type\": \"string\", \"description\": \"what to look "
-                   "for\"}, \"limit\": {\"type\": \"integer\"}}, \"required\": "
-                   "[\"query\"]}}}");
-    }
-    sb_puts(b, "], \"messages\": [{\"role\": \"system\", \"content\": \"");
-    add_words(b, 200 * text * count, &seed, 1);
-    sb_puts(b, "\"}");
-    for (size_t i = 0; i < 4 * count; i++) {
-        sb_puts(b, ", {\"role\": \"user\", \"content\": \"");
-        add_words(b, 120 * text, &seed, 1);
-        sb_puts(b, "\"}, {\"role\": \"assistant\", \"reasoning_content\": \"");
-        add_words(b, 300 * text, &seed, 1);
-        sb_puts(b, "\", \"content\": \"");
-        add_words(b, 60 * text, &seed, 1);
-        sb_printf(b, "\", \"tool_calls\": [{\"id\": \"call_%zu\", \"type\": \"function\", "
-                     "\"function\": {\"name\": \"tool_%zu\", \"arguments\": "
-                     "\"{\\\"query\\\": \\\"",
-                  i, i % 3);
-        add_words(b, 40 * text, &seed, 2);
-        sb_printf(b, "\\\", \\\"limit\\\": %zu}\"}}]}, {\"role\": \"tool\", "
-                     "\"tool_call_id\": \"call_%zu\", \"content\": \"",
-                  i + 1, i);
-        add_words(b, 200 * text, &seed, 1);
-        sb_puts(b, "\"}, {\"role\": \"assistant\", \"content\": \"");
-        add_words(b, 150 * text, &seed, 1);
-        sb_puts(b, "\"}");
-    }
-    sb_puts(b, ", {\"role\": \"user\", \"content\": \"");
-    add_words(b, 120 * text, &seed, 1);
-    sb_puts(b, "\"}]}");
-}
-
-/* A thinking-mode completion at `count` x `text` size: reasoning, </think>,
- * content, a calls block with 4*count invokes of two parameters each, EOS.
- * Every text is `text` times its base length. */
-static void make_completion(sbuf *b, size_t count, size_t text)
-{
-    uint32_t seed = 7;
-    add_words(b, 600 * text * count, &seed, 0);
-    sb_puts(b, "</think>");
-    add_words(b, 300 * text * count, &seed, 0);
-    sb_puts(b, "\n\n<\xef\xbd\x9c" "DSML\xef\xbd\x9c calls>\n");
-    for (size_t i = 0; i < 4 * count; i++) {
-        sb_printf(b, "<\xef\xbd\x9c" "DSML\xef\xbd\x9c invoke name=\"tool_%zu\">\n"
-                     "<\xef\xbd\x9c" "DSML\xef\xbd\x9c parameter name=\"query\" string=\"true\">",
-                  i % 3);
-        add_words(b, 80 * text, &seed, 0);
-        sb_printf(b, "</\xef\xbd\x9c" "DSML\xef\xbd\x9c parameter>\n"
-                     "<\xef\xbd\x9c" "DSML\xef\xbd\x9c parameter name=\"filter\" string=\"false\">"
-                     "{\"limit\": %zu, \"tags\": [",
-                  i);
-        for (size_t k = 0; k < text; k++)
-            sb_printf(b, "%s\"tag %zu\", \"b\", true, 2.5", k ? ", " : "", k);
-        sb_puts(b, "], \"exact\": true}</\xef\xbd\x9c" "DSML\xef\xbd\x9c parameter>\n"
-                   "</\xef\xbd\x9c" "DSML\xef\xbd\x9c invoke>\n");
-    }
-    sb_puts(b, "</\xef\xbd\x9c" "DSML\xef\xbd\x9c calls><\xef\xbd\x9c" "end\xe2\x96\x81of"
-               "\xe2\x96\x81sentence\xef\xbd\x9c>");
-}
-
-typedef struct scale_ctx {
-    sbuf in;
-    int detect;
-    size_t chunk;
-    dsml_detector *det;
-    dsml_render_options opts;
-    size_t out_len;
-    int cjson; /* the cJSON_Parse+cJSON_Delete baseline of the same input */
-} scale_ctx;
-
-static void k_scale(void *p)
+void k_scale(void *p)
 {
     scale_ctx *c = p;
     if (c->detect) {
@@ -1047,6 +776,8 @@ static void usage(FILE *f)
     fputs("usage: dsml-bench render FILE.jsonl [--mode strict|default|prerelease]\n"
           "       dsml-bench detect FILE.jsonl [--chunk N] [--strict]\n"
           "       dsml-bench scale [--chunk N]\n"
+          "       dsml-bench tokens      (the detector fed one token at a time)\n"
+          "       dsml-bench session     (long agent sessions rendered)\n"
           "       dsml-bench grammar\n"
           "       dsml-bench all [--testdata DIR]\n"
           "options: --runs N (median of N interleaved runs, default 7)\n"
@@ -1123,6 +854,10 @@ int main(int argc, char **argv)
         rc = cmd_detect(file, &o);
     } else if (strcmp(cmd, "scale") == 0 && file == NULL) {
         rc = cmd_scale(&o);
+    } else if (strcmp(cmd, "tokens") == 0 && file == NULL) {
+        rc = cmd_tokens(&o);
+    } else if (strcmp(cmd, "session") == 0 && file == NULL) {
+        rc = cmd_session(&o);
     } else if (strcmp(cmd, "grammar") == 0 && file == NULL) {
         rc = cmd_grammar(&o);
     } else if (strcmp(cmd, "all") == 0 && file == NULL) {
@@ -1141,13 +876,15 @@ int main(int argc, char **argv)
             rc |= cmd_detect(path, &o);
         }
         rc |= cmd_scale(&o);
+        rc |= cmd_tokens(&o);
+        rc |= cmd_session(&o);
         rc |= cmd_grammar(&o);
     } else {
         usage(stderr);
         return 2;
     }
-    if (o.json && !json_first)
-        printf("\n]\n");
+    if (o.json)
+        json_end();
     free(sink);
     return rc;
 }

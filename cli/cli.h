@@ -6,10 +6,13 @@
 #ifndef DSML_CLI_H
 #define DSML_CLI_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 
 #include <dsml/dsml.h>
+
+#include "profiles.h"
 
 /* Exit statuses. */
 #define CLI_EXIT_OK 0
@@ -31,22 +34,36 @@ void cli_buf_printf(cli_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+void cli_buf_vprintf(cli_buf *b, const char *fmt, va_list ap)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 0)))
+#endif
+    ;
 void cli_buf_free(cli_buf *b);
 
 /* Appends `s` as a JSON string literal (quotes included; non-ASCII raw). */
 void cli_json_string(cli_buf *b, const char *s, size_t n);
 
-/* Reads a whole file ("-": standard input) into `out` (NUL-terminated).
- * Returns 0, or -1 after printing a message. */
+/* Reads a whole file ("-": standard input) into `out` (NUL-terminated),
+ * at most DSML_DEFAULT_MAX_INPUT_BYTES, the library's input limit: a
+ * directory or a larger input is refused.  Returns 0, or -1 after printing
+ * a message (`out` is then freed). */
 int cli_read_file(const char *path, cli_buf *out);
 
 /* Writes `n` bytes to stdout; returns 0 or -1 after printing a message. */
 int cli_write_stdout(const void *p, size_t n);
 
-/* Prints "dsml-render: <fmt>" and a newline to stderr. */
+/* Prints "dsml-render: <fmt>" and a newline to stderr; control characters,
+ * line separators and bidirectional controls in the text (from file names,
+ * options or the input) are written as \u escapes. */
 void cli_errorf(const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+void cli_verrorf(const char *fmt, va_list ap)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 0)))
 #endif
     ;
 
@@ -112,13 +129,15 @@ int cli_use_color(cli_color_mode mode);
 typedef enum cli_format { CLI_FMT_AUTO, CLI_FMT_CASE, CLI_FMT_MESSAGES, CLI_FMT_REQUEST } cli_format;
 
 const char *cli_format_name(cli_format f);
+#define CLI_PROFILES "v41, prerelease, v4 or v32"
 const char *cli_profile_name(dsml_profile p);
-/* "v41" or "prerelease"; returns 0, or -1 for anything else. */
+/* CLI_PROFILES names; returns 0, or -1 for anything else. */
 int cli_parse_profile(const char *s, dsml_profile *p);
 
 /* A rendered prompt with what --show and --json print beside it. */
 typedef struct cli_rendered {
-    dsml_output out;
+    dsml_output out;     /* a request's: borrowed from turn */
+    dsml_turn *turn;     /* a request's turn, else NULL */
     dsml_profile profile;
     cli_format format;
     cli_buf options;     /* JSON object text: the options in effect */
@@ -152,6 +171,12 @@ void cli_rendered_free(cli_rendered *r);
 
 /* --show: the prompt for a person, one segment per line. */
 int cli_show(const cli_rendered *r, int color, int oneline);
+/* The length of the special token (or DSML tag) starting at p, or 0. */
+size_t cli_token_len(const char *p, const char *end);
+/* Appends n bytes of prompt text in the --show notation, on one line:
+ * special tokens highlighted (colour, or between ⟦ ⟧), invisible
+ * characters made visible. */
+void cli_show_text(cli_buf *b, const char *p, size_t n, int color);
 /* --json */
 int cli_print_json(const cli_rendered *r);
 /* --diff: unified diff of two prompts; 0 identical, 1 different. */
@@ -159,6 +184,14 @@ int cli_diff(const char *a, size_t alen, const char *aname, const char *b,
              size_t blen, const char *bname, int color);
 /* `dsml-render parse ...`; argv[0] is "parse". */
 int cli_parse_main(int argc, char **argv);
+/* `dsml-render respond ...`; argv[0] is "respond". */
+int cli_respond_main(int argc, char **argv);
+/* One detector event as `parse --stream` prints it, with its newline. */
+void cli_put_event(cli_buf *b, const dsml_event *e);
+/* --effort's value into o->effort*; 0, or -1 when it is not acceptable. */
+int cli_parse_effort(const char *s, cli_opts *o);
+/* `dsml-render audit ...`; argv[0] is "audit" (audit_main.c). */
+int cli_audit_main(int argc, char **argv);
 /* `dsml-render grammar ...`; argv[0] is "grammar". */
 int cli_grammar_main(int argc, char **argv);
 

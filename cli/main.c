@@ -1,7 +1,8 @@
 /*
  * main.c - dsml-render's command line: options, help, and the choice of
  * output (prompt bytes, --show, --json, --diff).  `dsml-render parse` is
- * handed to parse_cmd.c.
+ * handed to parse_cmd.c, `dsml-render respond` to respond_cmd.c,
+ * `dsml-render audit` to audit_main.c.
  */
 #include <errno.h>
 #include <limits.h>
@@ -14,22 +15,28 @@
 static const char usage_text[] =
     "Usage: dsml-render [OPTIONS] [FILE|-]\n"
     "       dsml-render parse [PARSE OPTIONS] [FILE|-]\n"
+    "       dsml-render respond [RESPOND OPTIONS] REQUEST COMPLETION\n"
+    "       dsml-render audit [AUDIT OPTIONS] CORPUS...  (see audit --help)\n"
     "       dsml-render grammar [GRAMMAR OPTIONS] [REQUEST|-]\n"
     "\n"
     "Renders a conversation into the exact prompt text DeepSeek-V4.1 expects\n"
-    "(the checkpoint's encoding.py, byte for byte), parses a completion, or\n"
-    "writes the grammar that constrains a request's tool calls.\n"
-    "FILE is read whole; without FILE, or with '-', standard input is read.\n"
+    "(the checkpoint's encoding.py, byte for byte), or V4's or V3.2's with\n"
+    "--profile, parses a completion, or writes the grammar that constrains a\n"
+    "request's tool calls.\n"
+    "FILE is read whole (at most 256 MiB, the library's input limit); without\n"
+    "FILE, or with '-', standard input is read.\n"
     "\n"
     "Input (detected, or forced with --input-format):\n"
     "  messages  a JSON array of OpenAI-style messages\n"
     "  case      a JSON object in the reference's test-input format: messages,\n"
     "            tools (attached to messages[0]), context, thinking_mode,\n"
     "            reasoning_effort, drop_thinking, add_default_bos_token\n"
-    "  request   an OpenAI chat-completion request body: messages, tools\n"
-    "            (attached to a system message, prepended when missing),\n"
-    "            reasoning_effort, thinking_mode, chat_template_kwargs.thinking,\n"
-    "            thinking.type; other keys (model, stream, ...) are ignored\n"
+    "  request   an OpenAI chat-completion request body: messages, tools and\n"
+    "            response_format (attached to a system message, prepended when\n"
+    "            missing), tool_choice, reasoning_effort, thinking_mode,\n"
+    "            chat_template_kwargs.thinking, thinking.type, a prefill\n"
+    "            (continue_final_message, \"prefix\": true); other keys (model,\n"
+    "            stream, ...) are ignored\n"
     "  Detection: an array is messages.  An object is a request when it has\n"
     "  \"model\"; else a case when it has context, drop_thinking or\n"
     "  add_default_bos_token, or when every key is a case key; else a request.\n"
@@ -42,8 +49,10 @@ static const char usage_text[] =
     "  --json                 {\"prompt\", \"images\", \"segments\", \"profile\",\n"
     "                         \"options\"} as one line of JSON\n"
     "  --diff PROFILE         unified diff of the prompt rendered with --profile\n"
-    "                         against the one rendered with PROFILE; exit 0 when\n"
-    "                         identical, 1 when they differ\n"
+    "                         against the one rendered with PROFILE (any two\n"
+    "                         profiles: v4 against v41 audits a lane moving\n"
+    "                         from V4 to V4.1); exit 0 when identical, 1 when\n"
+    "                         they differ or one of them refuses the input\n"
     "  --diff-file FILE       unified diff of the prompt against the text in FILE\n"
     "                         (a prompt captured from another encoder or a\n"
     "                         serving stack); exit 0 when identical, 1 when not\n"
@@ -52,14 +61,18 @@ static const char usage_text[] =
     "  --thinking             thinking mode\n"
     "  --chat                 chat mode (the default)\n"
     "  --effort NAME|N        reasoning effort: low, high, max (prerelease also\n"
-    "                         xhigh) or a level 1..100\n"
+    "                         xhigh) or a level 1..100; v4: high or max only;\n"
+    "                         v32: none\n"
     "  --keep-thinking        keep earlier reasoning (drop_thinking = False)\n"
     "  --no-bos               no begin-of-sentence token\n"
     "  --context FILE         messages rendered earlier (a JSON array)\n"
-    "  --profile v41|prerelease\n"
-    "                         the checkpoint's encoder (default) or the\n"
-    "                         pre-release serving image's\n"
-    "  --strict               refuse the developer role, as the reference does\n"
+    "  --profile NAME         the encoder:" CLI_PROFILE_NAMES "\n"
+    "                         (v41, the checkpoint's, is the default;\n"
+    "                         prerelease is the pre-release serving image's;\n"
+    "                         v4 and v32 are DeepSeek-V4's encoding_dsv4.py\n"
+    "                         and DeepSeek-V3.2's encoding_dsv32.py)\n"
+    "  --strict               refuse the developer role, as the V4.1 reference\n"
+    "                         does (v4 and v32 render it, as theirs do)\n"
     "  --guard                refuse special tokens inside user, tool, system\n"
     "                         and developer text\n"
     "  --input-format case|messages|request\n"
@@ -76,11 +89,15 @@ static const char usage_text[] =
     "Parse options (dsml-render parse):\n"
     "  --thinking             the prompt ended in thinking mode\n"
     "  --strict               the reference parser's rules exactly\n"
-    "  --profile v41|prerelease\n"
+    "  --profile NAME\n"
     "  --tools FILE           the declared tools (a JSON array)\n"
     "  --stream N             feed the detector N-byte chunks and print one\n"
     "                         event per line instead of the message\n"
     "\n"
+    "Respond options (dsml-render respond REQUEST COMPLETION): the OpenAI\n"
+    "response a server sends, see 'dsml-render respond --help'\n"
+    "  --stream N             the completion fed N bytes at a time: SSE lines\n"
+    "  --end stop|length|abort  why the engine stopped (default stop)\n"
     "Grammar options (dsml-render grammar; see dsml-render grammar --help):\n"
     "  --format gbnf|lark|structural-tag\n"
     "  --profile v41|prerelease\n"
@@ -99,9 +116,8 @@ static int usage_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("dsml-render: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputs("\nTry 'dsml-render --help'.\n", stderr);
+    cli_verrorf(fmt, ap);
+    fputs("Try 'dsml-render --help'.\n", stderr);
     va_end(ap);
     return CLI_EXIT_USAGE;
 }
@@ -118,15 +134,16 @@ typedef struct cli_args {
 
 int cli_parse_profile(const char *s, dsml_profile *p)
 {
-    if (strcmp(s, "v41") == 0)
-        *p = DSML_PROFILE_V41;
-    else if (strcmp(s, "prerelease") == 0)
-        *p = DSML_PROFILE_PRERELEASE;
-    else
+    const cli_profile_info *info = cli_profile_find(s);
+    if (info == NULL)
         return -1;
+    *p = info->profile;
     return 0;
 }
 
+/* --effort: a name, or a level (refused by the library unless 1..100).
+ * Returns -1 for a number that no int holds: it is refused here, never
+ * clamped into another number. */
 static int parse_effort(const char *s, cli_opts *o)
 {
     const char *d = s[0] == '-' || s[0] == '+' ? s + 1 : s;
@@ -138,7 +155,7 @@ static int parse_effort(const char *s, cli_opts *o)
     errno = 0;
     long v = strtol(s, NULL, 10);
     if (errno != 0 || v < INT_MIN || v > INT_MAX)
-        v = v < 0 ? INT_MIN : INT_MAX;
+        return -1;
     o->effort_kind = DSML_EFFORT_LEVEL;
     o->effort_level = (int)v;
     return 0;
@@ -188,9 +205,9 @@ static int parse_args(int argc, char **argv, cli_args *a)
             a->out = OUT_JSON, outputs++;
         } else if (is_option(s, "--diff")) {
             if ((v = option_value(argc, argv, &i, "--diff")) == NULL)
-                return usage_error("%s needs a profile (v41 or prerelease)", s);
+                return usage_error("%s needs a profile (one of:" CLI_PROFILE_NAMES ")", s);
             if (cli_parse_profile(v, &a->diff_profile) != 0)
-                return usage_error("unknown profile '%s' (v41 or prerelease)", v);
+                return usage_error("unknown profile '%s' (one of:" CLI_PROFILE_NAMES ")", v);
             a->out = OUT_DIFF, outputs++;
         } else if (is_option(s, "--diff-file")) {
             if ((a->diff_file = option_value(argc, argv, &i, "--diff-file")) == NULL)
@@ -203,7 +220,8 @@ static int parse_args(int argc, char **argv, cli_args *a)
         } else if (is_option(s, "--effort")) {
             if ((v = option_value(argc, argv, &i, "--effort")) == NULL)
                 return usage_error("%s needs a name or a level", s);
-            parse_effort(v, &a->opts);
+            if (parse_effort(v, &a->opts) != 0)
+                return usage_error("--effort %s: out of range, a level is 1..100", v);
         } else if (strcmp(s, "--keep-thinking") == 0) {
             a->opts.flags |= DSML_RENDER_KEEP_THINKING;
         } else if (strcmp(s, "--no-bos") == 0) {
@@ -218,9 +236,9 @@ static int parse_args(int argc, char **argv, cli_args *a)
             a->opts.context_file = v;
         } else if (is_option(s, "--profile")) {
             if ((v = option_value(argc, argv, &i, "--profile")) == NULL)
-                return usage_error("%s needs v41 or prerelease", s);
+                return usage_error("%s needs a profile (one of:" CLI_PROFILE_NAMES ")", s);
             if (cli_parse_profile(v, &a->opts.profile) != 0)
-                return usage_error("unknown profile '%s' (v41 or prerelease)", v);
+                return usage_error("unknown profile '%s' (one of:" CLI_PROFILE_NAMES ")", v);
         } else if (is_option(s, "--input-format")) {
             if ((v = option_value(argc, argv, &i, "--input-format")) == NULL)
                 return usage_error("%s needs case, messages or request", s);
@@ -317,6 +335,10 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "parse") == 0)
         return cli_parse_main(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "respond") == 0)
+        return cli_respond_main(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "audit") == 0)
+        return cli_audit_main(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "grammar") == 0)
         return cli_grammar_main(argc - 1, argv + 1);
     cli_args a;
@@ -359,3 +381,5 @@ int main(int argc, char **argv)
     cli_buf_free(&context);
     return r;
 }
+
+int cli_parse_effort(const char *s, cli_opts *o) { return parse_effort(s, o); }

@@ -8,7 +8,7 @@
  *   content     "text"
  *   call_begin  #0 name="NAME" namespace="NS" @OFFSET
  *   arguments   #0 "fragment"
- *   call_end    #0 complete|incomplete @OFFSET
+ *   call_end    #0 complete|incomplete|unterminated|refused @OFFSET
  *   diagnostic  DSML_ERR_... @OFFSET "message"
  *   message     {...}
  *
@@ -25,7 +25,7 @@
 #include "cli.h"
 
 static const char parse_usage[] =
-    "Usage: dsml-render parse [--thinking] [--strict] [--profile v41|prerelease]\n"
+    "Usage: dsml-render parse [--thinking] [--strict] [--profile NAME]\n"
     "                         [--tools FILE] [--stream N] [FILE|-]\n"
     "\n"
     "Parses a completion (the text the model produced after the prompt) and\n"
@@ -35,7 +35,7 @@ static const char parse_usage[] =
     "  --chat            the prompt ended in chat mode (the default)\n"
     "  --strict          the reference parser's rules exactly (default: lenient,\n"
     "                    text that cannot be placed becomes content)\n"
-    "  --profile P       v41 (default) or prerelease\n"
+    "  --profile NAME    the profile, one of" CLI_PROFILE_NAMES "\n"
     "  --tools FILE      the declared tools (a JSON array); other names refused\n"
     "  --stream N        feed N-byte chunks to the streaming detector and print\n"
     "                    one event per line, then the message\n"
@@ -48,12 +48,14 @@ __attribute__((format(printf, 1, 2)))
 #endif
 static int parse_usage_error(const char *fmt, ...)
 {
+    cli_buf msg = {0};
     va_list ap;
     va_start(ap, fmt);
-    fputs("dsml-render: parse: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputs("\nTry 'dsml-render parse --help'.\n", stderr);
+    cli_buf_vprintf(&msg, fmt, ap);
     va_end(ap);
+    cli_errorf("parse: %s", msg.data != NULL ? msg.data : "");
+    cli_buf_free(&msg);
+    fputs("Try 'dsml-render parse --help'.\n", stderr);
     return CLI_EXIT_USAGE;
 }
 
@@ -65,7 +67,7 @@ static int parse_usage_error(const char *fmt, ...)
 
 #ifdef CLI_HAVE_DETECTOR
 
-static void put_event(cli_buf *b, const dsml_event *e)
+void cli_put_event(cli_buf *b, const dsml_event *e)
 {
     switch (e->type) {
     case DSML_EVENT_REASONING:
@@ -89,7 +91,10 @@ static void put_event(cli_buf *b, const dsml_event *e)
         break;
     case DSML_EVENT_CALL_END:
         cli_buf_printf(b, "call_end    #%zu %s", e->call_index,
-                       e->status == DSML_CALL_COMPLETE ? "complete" : "incomplete");
+                       e->status == DSML_CALL_COMPLETE       ? "complete"
+                       : e->status == DSML_CALL_REFUSED      ? "refused"
+                       : e->status == DSML_CALL_UNTERMINATED ? "unterminated"
+                                                             : "incomplete");
         if (e->offset != DSML_NO_OFFSET)
             cli_buf_printf(b, " @%zu", e->offset);
         break;
@@ -119,7 +124,7 @@ static int drain(dsml_detector *d, int stream, cli_buf *out)
         if (r <= 0)
             return r;
         if (stream) {
-            put_event(out, &e);
+            cli_put_event(out, &e);
         } else if (e.type == DSML_EVENT_DIAGNOSTIC) {
             char where[64] = "";
             if (e.offset != DSML_NO_OFFSET)
@@ -216,7 +221,7 @@ int cli_parse_main(int argc, char **argv)
             strict = 1;
         } else if (NAMED("--profile")) {
             if ((v = VALUE()) == NULL || cli_parse_profile(v, &profile) != 0)
-                return parse_usage_error("--profile needs v41 or prerelease");
+                return parse_usage_error("--profile needs one of" CLI_PROFILE_NAMES);
         } else if (NAMED("--tools")) {
             if ((tools_file = VALUE()) == NULL)
                 return parse_usage_error("--tools needs a file");

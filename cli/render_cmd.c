@@ -2,9 +2,10 @@
  * render_cmd.c - from an input document and the command line's options to a
  * rendered prompt: detects the input format, removes the keys of a case file
  * or request body that command-line options override (all other bytes are
- * passed on unchanged), calls the library and describes the options in
- * effect.
+ * passed on unchanged), calls the library (a request body becomes a turn)
+ * and describes the options in effect.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,43 +81,13 @@ static int is_text(const cJSON *v, const char *s)
     return cJSON_IsString(v) && strcmp(v->valuestring, s) == 0;
 }
 
-/* The thinking mode a request body asks for: 1 thinking, 0 chat, -1 none. */
-static int request_thinking(const cli_object *obj)
-{
-    int mode = -1;
-    cJSON *v = parse_raw(cli_member_get(obj, "thinking_mode"));
-    if (v != NULL && !cJSON_IsNull(v)) {
-        mode = is_text(v, "thinking");
-        cJSON_Delete(v);
-        return mode;
-    }
-    cJSON_Delete(v);
-    v = parse_raw(cli_member_get(obj, "chat_template_kwargs"));
-    const cJSON *th = cJSON_GetObjectItemCaseSensitive(v, "thinking");
-    if (cJSON_IsObject(th))
-        th = cJSON_GetObjectItemCaseSensitive(th, "enabled");
-    if (cJSON_IsBool(th))
-        mode = cJSON_IsTrue(th);
-    cJSON_Delete(v);
-    if (mode >= 0)
-        return mode;
-    v = parse_raw(cli_member_get(obj, "thinking"));
-    const cJSON *type = cJSON_GetObjectItemCaseSensitive(v, "type");
-    if (is_text(type, "enabled"))
-        mode = 1;
-    else if (is_text(type, "disabled"))
-        mode = 0;
-    cJSON_Delete(v);
-    return mode;
-}
-
 static void put_bool(cli_buf *b, const char *key, int v)
 {
     cli_buf_printf(b, ", \"%s\": %s", key, v ? "true" : "false");
 }
 
 static void describe_options(const cli_opts *o, const cli_object *obj,
-                             cli_format fmt, cli_buf *b)
+                             cli_format fmt, const dsml_turn *turn, cli_buf *b)
 {
     int thinking = o->mode_set ? o->mode == DSML_THINKING : 0;
     int drop = (o->flags & DSML_RENDER_KEEP_THINKING) == 0;
@@ -138,9 +109,8 @@ static void describe_options(const cli_opts *o, const cli_object *obj,
         cJSON_Delete(v);
         effort = cli_member_get(obj, "reasoning_effort");
     } else if (fmt == CLI_FMT_REQUEST && obj->kind == '{') {
-        int t = o->mode_set ? -1 : request_thinking(obj);
-        if (t >= 0)
-            thinking = t;
+        /* the turn says what the body decided */
+        thinking = dsml_turn_get_info(turn)->thinking_mode == DSML_THINKING;
         effort = cli_member_get(obj, "reasoning_effort");
     }
     cli_buf_puts(b, "{\"input_format\": ");
@@ -234,11 +204,28 @@ int cli_render(const cli_opts *o, const cli_buf *input, const cli_buf *context,
     int st;
     switch (fmt) {
     case CLI_FMT_MESSAGES: st = dsml_render(text, len, &opts, &r->out, err); break;
-    case CLI_FMT_REQUEST: st = dsml_render_request(text, len, &opts, &r->out, err); break;
+    case CLI_FMT_REQUEST: {
+        dsml_turn_options to;
+        dsml_turn_options_init(&to);
+        to.render = &opts;
+        st = dsml_turn_create(text, len, &to, &r->turn, err);
+        if (st == DSML_OK) {
+            /* the prompt is the turn's: r->out borrows it */
+            const dsml_turn_info *in = dsml_turn_get_info(r->turn);
+            r->out.text = (char *)(uintptr_t)in->prompt;
+            r->out.len = in->prompt_len;
+            r->out.images = (char *)(uintptr_t)in->images;
+            r->out.images_len = in->images_len;
+            r->out.image_count = in->image_count;
+            r->out.segments = (char *)(uintptr_t)in->segments;
+            r->out.segments_len = in->segments_len;
+        }
+        break;
+    }
     default: st = dsml_render_case(text, len, &opts, &r->out, err); break;
     }
     if (st == DSML_OK)
-        describe_options(o, &obj, fmt, &r->options);
+        describe_options(o, &obj, fmt, r->turn, &r->options);
     cli_buf_free(&rewritten);
     cli_object_free(&obj);
     return st;
@@ -246,6 +233,10 @@ int cli_render(const cli_opts *o, const cli_buf *input, const cli_buf *context,
 
 void cli_rendered_free(cli_rendered *r)
 {
+    if (r->turn != NULL)
+        memset(&r->out, 0, sizeof r->out); /* the turn's texts */
+    dsml_turn_destroy(r->turn);
+    r->turn = NULL;
     dsml_output_free(&r->out);
     cli_buf_free(&r->options);
 }

@@ -238,17 +238,25 @@ static void put_text(view *v, const char *p, const char *end)
 
 typedef struct piece {
     size_t start, end;
-    long index;          /* -1: bytes between messages */
+    long index;          /* -1: bytes between messages; -2: a message the
+                            library added (a request's system message) */
     char role[32];
 } piece;
+
+/* "#2 assistant", "+ system" (added), or "-" (between messages). */
+static int piece_label(const piece *pc, char *label, size_t cap)
+{
+    if (pc->index == -2)
+        return snprintf(label, cap, "+ %s", pc->role);
+    if (pc->index < 0)
+        return snprintf(label, cap, "-");
+    return snprintf(label, cap, "#%ld %s", pc->index, pc->role);
+}
 
 static void put_piece(view *v, const cli_rendered *r, const piece *pc)
 {
     char label[64];
-    if (pc->index < 0)
-        snprintf(label, sizeof label, "-");
-    else
-        snprintf(label, sizeof label, "#%ld %s", pc->index, pc->role);
+    piece_label(pc, label, sizeof label);
     sgr(v, CLI_SGR_LABEL);
     cli_buf_printf(v->b, "%-*s", (int)v->width, label);
     sgr(v, CLI_SGR_RESET);
@@ -275,9 +283,8 @@ static size_t pieces(const cli_rendered *r, piece *out, size_t cap)
             continue;
         if (start > at)
             out[n++] = (piece){at, start, -1, ""};
-        piece p = {start, end,
-                   (long)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(s, "index")),
-                   ""};
+        const cJSON *index = cJSON_GetObjectItemCaseSensitive(s, "index");
+        piece p = {start, end, cJSON_IsNumber(index) ? (long)index->valuedouble : -2, ""};
         snprintf(p.role, sizeof p.role, "%s",
                  cJSON_IsString(role) ? role->valuestring : "?");
         out[n++] = p;
@@ -304,9 +311,7 @@ int cli_show(const cli_rendered *r, int color, int oneline)
     size_t n = ps != NULL ? pieces(r, ps, cap) : 0;
     for (size_t i = 0; i < n; i++) {
         char label[64];
-        int w = ps[i].index < 0 ? 1
-                                : snprintf(label, sizeof label, "#%ld %s", ps[i].index,
-                                           ps[i].role);
+        int w = piece_label(&ps[i], label, sizeof label);
         if ((size_t)w > v.width)
             v.width = (size_t)w;
     }
@@ -324,4 +329,12 @@ int cli_show(const cli_rendered *r, int color, int oneline)
     int st = cli_write_stdout(b.data, b.len) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL;
     cli_buf_free(&b);
     return st;
+}
+
+size_t cli_token_len(const char *p, const char *end) { return token_len(p, end); }
+
+void cli_show_text(cli_buf *b, const char *p, size_t n, int color)
+{
+    view v = {b, color, 1, 0, NULL, 0};
+    put_text(&v, p, p + n);
 }

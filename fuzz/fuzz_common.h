@@ -177,6 +177,9 @@ static inline void fz_check_error(const dsml_error *err, int r)
     FZ_CHECK(memchr(err->message, '\0', sizeof err->message) != NULL);
     FZ_CHECK(err->message[0] != '\0');
     size_t pl = strlen(err->path);
+    /* a path cut to fit ends in "...": the message holds it whole */
+    if (pl >= 3 && memcmp(err->path + pl - 3, "...", 3) == 0)
+        pl -= 3;
     if (pl > 0 && pl < sizeof err->path - 4)
         FZ_CHECK(strncmp(err->message, err->path, pl) == 0);
 }

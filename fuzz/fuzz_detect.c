@@ -3,27 +3,34 @@
  * parser.  A completion is fed in one piece and again in chunks whose sizes
  * are drawn from the input (next() calls interleaved at random); the
  * merged events, the final status and the message must be the same, and
- * dsml_parse_completion must agree with the one-piece run.  A third run
+ * dsml_parse_completion must agree with the one-piece run.  In lenient
+ * mode every byte is accounted for (tests/lenient_accounting.h): reasoning
+ * and content, in order, are the completion minus the structure of the
+ * calls that complete.  A third run
  * fails allocations: it must stop with a sticky DSML_ERR_NOMEM (the events
  * before it a prefix of the reference's) or give the same result, leak
  * nothing, and after dsml_detector_reset run clean.
  *
  * Input layout:
- *   byte 0  bit 0 thinking mode; bit 1 pre-release profile; bit 2 strict;
+ *   byte 0  bit 0 thinking mode; bit 1 profile (low bit); bit 2 strict;
  *           bit 3 tools declared (text after the first 0xFF byte);
  *           bit 4 DSML_DETECT_NO_MESSAGE; bits 5-6 limits preset;
  *           bit 7 call next() only after the last chunk
  *   byte 1  the eight policies, one bit each (non-default value when set)
  *   byte 2  bits 0-1 allocation failures (none, the k-th only, from the
- *           k-th on); bits 2-4 largest chunk (1, 2, 3, 5, 8, 16, 64, 4096)
+ *           k-th on, cJSON's own k-th); bits 2-4 largest chunk (1, 2, 3, 5, 8, 16, 64, 4096);
+ *           bit 5 the profile's high bit: 0 V4.1, 1 pre-release, 2 V4,
+ *           3 V3.2
  *   byte 3  k
  *   byte 4  chunking seed
  *   rest    the completion [0xFF tools JSON]
  */
 #include <utf8proc.h>
 
+#include "fuzz_cjson.h"
 #include "fuzz_common.h"
 #include "json/json.h"
+#include "../tests/lenient_accounting.h"
 
 /* ---- merged events -------------------------------------------------------- */
 
@@ -71,7 +78,8 @@ static void evlist_add(evlist *l, const dsml_event *e, size_t input_len)
         FZ_CHECK(e->offset == DSML_NO_OFFSET || e->offset <= input_len);
     }
     if (e->type == DSML_EVENT_CALL_END)
-        FZ_CHECK(e->status == DSML_CALL_COMPLETE || e->status == DSML_CALL_INCOMPLETE);
+        FZ_CHECK(e->status == DSML_CALL_COMPLETE || e->status == DSML_CALL_INCOMPLETE ||
+                 e->status == DSML_CALL_REFUSED || e->status == DSML_CALL_UNTERMINATED);
     if (e->type == DSML_EVENT_CALL_BEGIN) {
         FZ_CHECK(e->name != NULL || e->name_len == 0);
         FZ_CHECK(fz_valid_utf8(e->name, e->name_len));
@@ -246,6 +254,8 @@ static int drain(dsml_detector *d, evlist *l, size_t input_len)
 }
 
 /* One run on a created detector.  chunk NULL: the whole text at once. */
+static dsml_end_reason end_reason; /* this input's, for every run of it */
+
 static void run(dsml_detector *d, const char *text, size_t n, chunker *chunk,
                 int late_next, unsigned flags, run_result *res)
 {
@@ -262,7 +272,7 @@ static void run(dsml_detector *d, const char *text, size_t n, chunker *chunk,
             st = drain(d, &res->events, n);
     }
     if (st == DSML_OK)
-        st = dsml_detector_finish(d);
+        st = dsml_detector_end(d, end_reason);
     int st2 = drain(d, &res->events, n);
     if (st == DSML_OK)
         st = st2;
@@ -331,6 +341,36 @@ static void check_message_json(const run_result *r, const char *text, size_t n)
     cJSON_Delete(v);
 }
 
+/* Lenient mode loses and misplaces no byte (a run that failed -- a limit,
+ * invalid UTF-8 -- stopped short and is not checked). */
+static void check_accounting(const run_result *r, const char *text, size_t n,
+                             const dsml_detector_options *o)
+{
+    if (o->mode != DSML_DETECT_LENIENT || r->status != DSML_OK)
+        return;
+    la_acct a;
+    la_init(&a, text, n, o);
+    for (size_t i = 0; i < r->events.n; i++) {
+        const ev *v = &r->events.v[i];
+        dsml_event e;
+        memset(&e, 0, sizeof e);
+        e.size = sizeof e;
+        e.type = (dsml_event_type)v->type;
+        e.text = v->text;
+        e.len = v->len;
+        e.call_index = v->call_index;
+        e.status = v->status;
+        e.offset = v->offset;
+        la_event(&a, &e);
+    }
+    if (!la_check(&a)) {
+        fprintf(stderr, "accounting: %s\n", la_why(&a));
+        dump("events", &r->events);
+        FZ_CHECK(0 && "lenient mode keeps every byte");
+    }
+    la_free(&a);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fz_input in = {data, size};
@@ -340,7 +380,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     dsml_detector_options o;
     dsml_detector_options_init(&o);
     o.thinking_mode = (b0 & 1) ? DSML_THINKING : DSML_CHAT;
-    o.profile = (b0 & 2) ? DSML_PROFILE_PRERELEASE : DSML_PROFILE_V41;
+    static const dsml_profile profiles[4] = {DSML_PROFILE_V41, DSML_PROFILE_PRERELEASE,
+                                             DSML_PROFILE_V4, DSML_PROFILE_V32};
+    o.profile = profiles[((b0 >> 1) & 1) | ((b2 >> 5) & 1) << 1];
     o.mode = (b0 & 4) ? DSML_DETECT_STRICT : DSML_DETECT_LENIENT;
     o.flags = (b0 & 16) ? DSML_DETECT_NO_MESSAGE : 0;
     int late_next = (b0 & 128) != 0;
@@ -376,6 +418,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static const size_t maxes[8] = {1, 2, 3, 5, 8, 16, 64, 4096};
     size_t max_chunk = maxes[(b2 >> 2) & 7];
     size_t fail_at = (size_t)b3 + 1;
+    end_reason = (dsml_end_reason)((b2 >> 5) & 3);
+    if (b2 & 128) {
+        o.tool_choice = DSML_TOOL_CHOICE_REQUIRED;
+        o.parallel_calls = DSML_PARALLEL_CALLS_FIRST;
+    }
 
     const char *t, *tools;
     size_t n, ntools;
@@ -421,6 +468,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     run_result ref, chunked;
     run(d, text, n, NULL, 0, o.flags, &ref);
     check_message_json(&ref, text, n);
+    check_accounting(&ref, text, n, &o);
 
     /* the same handle after reset, in chunks */
     dsml_detector_reset(d);
@@ -438,7 +486,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     dsml_error_init(&err);
     fz_alloc_init(&fa, &a, FZ_FAIL_NONE, 0);
     r = dsml_parse_completion(text, n, &o, &out, &err);
-    if (!(o.flags & DSML_DETECT_NO_MESSAGE)) {
+    /* the one-shot parse reads the text as dsml_detector_finish() does */
+    if (!(o.flags & DSML_DETECT_NO_MESSAGE) && end_reason == DSML_END_TEXT) {
         if (r != ref.status && !(ref.status == DSML_OK && r == ref.message_status)) {
             fprintf(stderr, "parse %s, detector %s / message %s\n", dsml_status_name(r),
                     dsml_status_name(ref.status), dsml_status_name(ref.message_status));
@@ -496,6 +545,32 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             dsml_output_free(&out);
         else
             FZ_CHECK(r != DSML_ERR_NOMEM || fa.failed > 0);
+        FZ_CHECK(fa.live == 0);
+    }
+    /* cJSON's own k-th allocation failing (the declared tools, string="false"
+     * values checked as JSON): DSML_ERR_NOMEM, or the reference's result;
+     * never a malformed-JSON verdict */
+    if ((b2 & 3) == 3) {
+        fz_alloc_init(&fa, &a, FZ_FAIL_NONE, 0);
+        fz_cjson_fail_at(fail_at);
+        fz_cjson_arm(1);
+        r = dsml_detector_create(&o, &d, &err);
+        if (r == DSML_OK) {
+            run_result f;
+            run(d, text, n, NULL, 0, o.flags, &f);
+            fz_cjson_arm(0);
+            if (f.status == DSML_ERR_NOMEM || f.message_status == DSML_ERR_NOMEM)
+                FZ_CHECK(fz_cjson.refused > 0);
+            else
+                check_same_result(&ref, &f);
+            run_result_free(&f);
+            dsml_detector_destroy(d);
+            d = NULL;
+        } else {
+            fz_cjson_arm(0);
+            FZ_CHECK(r == DSML_ERR_NOMEM && fz_cjson.refused > 0 && d == NULL);
+        }
+        fz_cjson_fail_at(0);
         FZ_CHECK(fa.live == 0);
     }
     run_result_free(&ref);

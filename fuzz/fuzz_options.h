@@ -11,12 +11,13 @@
  *           bit 5     entry variant (target-specific)
  *           bits 6-7  allocation failures: none, the k-th only, from the k-th,
  *                     cJSON's own k-th allocation
- *   byte 1  bit 0     thinking mode; bit 1 profile; bits 2-3 effort kind
- *                     (3: an invalid kind); bits 4-5 limits preset;
+ *   byte 1  bit 0     thinking mode; bit 1 profile (low bit); bits 2-3 effort
+ *                     kind (3: an invalid kind); bits 4-5 limits preset;
  *           bit 6     pass a context (text after the first 0xFF byte)
  *           bit 7     pass no dsml_error
  *   byte 2  effort level, or the index of an effort name
- *   byte 3  k for the allocation failures
+ *   byte 3  k for the allocation failures; its bit 0 is also the profile's
+ *           high bit: 0 V4.1, 1 pre-release, 2 V4, 3 V3.2 (fz_profiles)
  *   rest    the JSON document [0xFF context JSON]
  */
 #ifndef DSML_FUZZ_OPTIONS_H
@@ -54,6 +55,11 @@ static inline char *fz_copy(const char *s, size_t n)
     return p;
 }
 
+/* The profiles by the two bits drawn for them. */
+static const dsml_profile fz_profiles[4] = {
+    DSML_PROFILE_V41, DSML_PROFILE_PRERELEASE, DSML_PROFILE_V4, DSML_PROFILE_V32,
+};
+
 static const char *const fz_effort_names[] = {
     "low", "high", "max", "xhigh", "", "HIGH", "medium", "\xc3\xa9",
 };
@@ -70,7 +76,7 @@ static inline void fz_render_case_init(fz_render_case *rc, fz_input *in)
     rc->cjson_fail = (b0 >> 6) == 3;
     rc->fail_at = (size_t)b3 + 1;
     o->thinking_mode = (b1 & 1) ? DSML_THINKING : DSML_CHAT;
-    o->profile = (b1 & 2) ? DSML_PROFILE_PRERELEASE : DSML_PROFILE_V41;
+    o->profile = fz_profiles[((b1 >> 1) & 1) | (b3 & 1) << 1];
     o->effort_kind = (dsml_effort_kind)((b1 >> 2) & 3);
     if (o->effort_kind == DSML_EFFORT_NAME) {
         const char *name = fz_effort_names[b2 % (sizeof fz_effort_names /

@@ -29,8 +29,9 @@ PER_FILE = 60  # cases taken from each golden file and target
 KEEP_THINKING, NO_BOS, STRICT, GUARD, SEGMENTS = 1, 2, 4, 8, 16
 VARIANT = 32
 FAIL_ONE, FAIL_FROM = 64, 128
-# option byte 1
-THINKING, PRERELEASE = 1, 2
+# option byte 1 (the profile: bit 1 here, and bit 0 of byte 3)
+THINKING, PROFILE_LOW = 1, 2
+PROFILES = {"v41": 0, "prerelease": 1, "v4": 2, "v32": 3}
 EFFORT_NAME, EFFORT_LEVEL = 4, 8
 CONTEXT = 64
 EFFORT_NAMES = ["low", "high", "max", "xhigh"]
@@ -52,7 +53,7 @@ def pick(rows, key):
     return small[::step][:PER_FILE]
 
 
-def option_bytes(case, profile_pre, n):
+def option_bytes(case, profile, n):
     """The four option bytes that render `case` as the golden runner does,
     varied by the seed number n (guard, segments, injected failures)."""
     b0 = b1 = b2 = 0
@@ -70,8 +71,8 @@ def option_bytes(case, profile_pre, n):
         b0 |= FAIL_FROM
     if case.get("thinking_mode") == "thinking":
         b1 |= THINKING
-    if profile_pre:
-        b1 |= PRERELEASE
+    if PROFILES[profile] & 1:
+        b1 |= PROFILE_LOW
     effort = case.get("reasoning_effort")
     if isinstance(effort, str) and effort in EFFORT_NAMES:
         b1 |= EFFORT_NAME
@@ -79,17 +80,21 @@ def option_bytes(case, profile_pre, n):
     elif isinstance(effort, int) and not isinstance(effort, bool) and 0 <= effort + 20 < 256:
         b1 |= EFFORT_LEVEL
         b2 = effort + 20
-    b3 = (n * 37) % 256
+    b3 = ((n * 37) % 256 & 0xFE) | PROFILES[profile] >> 1
     return bytearray([b0, b1, b2, b3])
+
+
+RENDER_FILES = (("render.jsonl", "v41"), ("developer-render.jsonl", "v41"),
+                ("prerelease-render.jsonl", "prerelease"), ("v4-render.jsonl", "v4"),
+                ("v32-render.jsonl", "v32"))
 
 
 def render_seeds():
     out = []
-    for name, pre in (("render.jsonl", False), ("developer-render.jsonl", False),
-                      ("prerelease-render.jsonl", True)):
+    for name, profile in RENDER_FILES:
         for n, row in enumerate(pick(load(name), "case")):
             case = json.loads(row["case"])
-            head = option_bytes(case, pre, n)
+            head = option_bytes(case, profile, n)
             messages = list(case["messages"])
             if case.get("tools") and messages:
                 messages[0] = dict(messages[0], tools=case["tools"])
@@ -114,11 +119,10 @@ def request_seeds():
         lambda on: {"chat_template_kwargs": {"thinking": {"enabled": on}}},
         lambda on: {"thinking": {"type": "enabled" if on else "disabled"}},
     ]
-    for name, pre in (("render.jsonl", False), ("developer-render.jsonl", False),
-                      ("prerelease-render.jsonl", True)):
+    for name, profile in RENDER_FILES:
         for n, row in enumerate(pick(load(name), "case")):
             case = json.loads(row["case"])
-            head = option_bytes(case, pre, n)
+            head = option_bytes(case, profile, n)
             head[1] &= ~(THINKING | EFFORT_NAME | EFFORT_LEVEL) & 0xFF
             body = {"model": "deepseek-v4.1", "messages": case["messages"]}
             if case.get("tools"):
@@ -171,14 +175,16 @@ def emit_seeds():
 
 def detect_seeds():
     out = []
-    for name, pre in (("parse.jsonl", False), ("prerelease-parse.jsonl", True)):
+    for name, profile in (("parse.jsonl", "v41"), ("prerelease-parse.jsonl", "prerelease"),
+                          ("v4-parse.jsonl", "v4"), ("v32-parse.jsonl", "v32")):
         for n, row in enumerate(pick(load(name), "text")):
             text = row["text"].encode("utf-8")
             b0 = (1 if row.get("thinking_mode") == "thinking" else 0)
-            b0 |= (2 if pre else 0)
+            b0 |= (2 if PROFILES[profile] & 1 else 0)
             b0 |= (4 if n % 2 else 0)          # strict / lenient
             b1 = (1 << (n % 9)) & 0xFF          # one policy, or none
             b2 = (n % 3) | ((n % 8) << 2)      # failures, largest chunk
+            b2 |= (PROFILES[profile] >> 1) << 5
             tail = b""
             names = re.findall(r'invoke name="([^"]*)"', row["text"])
             if n % 3 == 1 and names:
@@ -188,6 +194,30 @@ def detect_seeds():
                 tail = b"\xff" + dumps(tools)
             head = bytes([b0, b1, b2, (n * 29) % 256, (n * 71) % 256])
             out.append(head + text + tail)
+    return out
+
+
+def serve_seeds():
+    """A request body of the completion's thinking mode (its invoke names as
+    tools, a tool_choice, parallel calls on or off), 0xFF, the completion."""
+    out = []
+    choices = [None, "auto", "none", "required", "named"]
+    for n, row in enumerate(pick(load("parse.jsonl"), "text")):
+        body = {"model": "deepseek-v4.1", "thinking_mode": row.get("thinking_mode") or "chat",
+                "messages": [{"role": "user", "content": "Hi"}]}
+        names = sorted(set(re.findall(r'invoke name="([^"]*)"', row["text"])))
+        names = [x for x in names if "::" not in x]
+        if names:
+            body["tools"] = [{"type": "function", "function": {"name": x}} for x in names]
+            choice = choices[n % len(choices)]
+            if choice == "named":
+                body["tool_choice"] = {"type": "function", "function": {"name": names[-1]}}
+            elif choice is not None:
+                body["tool_choice"] = choice
+            if n % 4 == 1:
+                body["parallel_tool_calls"] = False
+        b0 = (n % 8) | ((n % 4) << 3) | ((n * 3 % 8) << 5)
+        out.append(bytes([b0, (n * 53) % 256]) + dumps(body) + b"\xff" + row["text"].encode("utf-8"))
     return out
 
 
@@ -243,6 +273,7 @@ TARGETS = {
     "request": request_seeds,
     "emit": emit_seeds,
     "detect": detect_seeds,
+    "serve": serve_seeds,
     "grammar": grammar_seeds,
 }
 

@@ -32,7 +32,8 @@ typedef struct dc_cases {
     size_t n;
 } dc_cases;
 
-/* The reference's exception messages, mapped to our codes. */
+/* The reference's exception messages (V4.1's, V4's and V3.2's), mapped to
+ * our codes. */
 static inline int dc_map_error(const char *msg)
 {
     static const struct {
@@ -41,10 +42,11 @@ static inline int dc_map_error(const char *msg)
     } map[] = {
         {"Invalid thinking format", DSML_ERR_MISSING_THINK_END},
         {"Invalid format: missing EOS", DSML_ERR_MISSING_EOS},
+        {"Invalid summary format", DSML_ERR_MISSING_EOS},
         {"Unexpected content", DSML_ERR_TRAILING_TEXT},
         {"Unexpected special token", DSML_ERR_SPECIAL_TOKEN},
         {"Tool call format error", DSML_ERR_CALL_FORMAT},
-        {"Missing special token in tool calls", DSML_ERR_CALL_FORMAT},
+        {"Missing special token", DSML_ERR_CALL_FORMAT},
         {"Tool name format error", DSML_ERR_INVOKE_FORMAT},
         {"Parameter format error", DSML_ERR_PARAMETER_FORMAT},
         {"Duplicate parameter name", DSML_ERR_DUPLICATE_PARAMETER},
@@ -239,12 +241,55 @@ static inline void dc_run_free(dc_run *r)
     memset(r, 0, sizeof *r);
 }
 
+/* Ends a run: the log, the status and (when it succeeded) the message. */
+static inline void dc_run_end(dsml_detector *d, dc_log *l, int rc, dc_run *out)
+{
+    dc_log_close_text(l);
+    out->rc = rc;
+    out->log = dsml_buf_take(&l->b, &out->log_len);
+    out->msg = NULL;
+    out->msg_len = 0;
+    if (rc == DSML_OK) {
+        dsml_output o;
+        if (dsml_detector_message(d, &o, NULL) == DSML_OK) {
+            out->msg = dc_strdup(o.text, o.len);
+            out->msg_len = o.len;
+            dsml_output_free(&o);
+        }
+    }
+}
+
+/* Whether a run gives the status, events and message of `want`; prints
+ * the first difference. */
+static inline int dc_same_run(const dc_case *c, const char *how, const dc_run *want,
+                    const dc_run *got)
+{
+    char what[96];
+    if (want->rc != got->rc) {
+        fprintf(stderr, "%s (%s): status %s, expected %s\n", c->id, how,
+                dsml_status_name(got->rc), dsml_status_name(want->rc));
+        return 0;
+    }
+    snprintf(what, sizeof what, "events (%s)", how);
+    if (!tu_same_text(c->id, what, want->log, want->log_len, got->log,
+                      got->log_len))
+        return 0;
+    snprintf(what, sizeof what, "message (%s)", how);
+    if ((want->msg == NULL) != (got->msg == NULL))
+        return 0;
+    if (want->msg != NULL &&
+        !tu_same_text(c->id, what, want->msg, want->msg_len, got->msg,
+                      got->msg_len))
+        return 0;
+    return 1;
+}
+
 /* Feeds `text` to a fresh detector in the chunks listed by `cuts` (ascending
  * offsets where a new chunk starts; NULL/0 = one chunk), or in slices of
- * `step` bytes when step > 0. */
-static inline void dc_feed_run(dsml_detector *d, const char *text, size_t len,
-                               size_t step, const size_t *cuts, size_t ncuts,
-                               dc_run *out)
+ * `step` bytes when step > 0; ends the stream for reason `why`. */
+static inline void dc_feed_run_end(dsml_detector *d, const char *text, size_t len,
+                                   size_t step, const size_t *cuts, size_t ncuts,
+                                   dsml_end_reason why, dc_run *out)
 {
     dc_log l;
     dc_log_init(&l);
@@ -264,23 +309,73 @@ static inline void dc_feed_run(dsml_detector *d, const char *text, size_t len,
         at = end;
     }
     if (rc == DSML_OK)
-        rc = dsml_detector_finish(d);
+        rc = dsml_detector_end(d, why);
     int r2 = dc_drain(d, &l);
     if (rc == DSML_OK && r2 < 0)
         rc = r2;
-    dc_log_close_text(&l);
-    out->rc = rc;
-    out->log = dsml_buf_take(&l.b, &out->log_len);
-    out->msg = NULL;
-    out->msg_len = 0;
-    if (rc == DSML_OK) {
-        dsml_output o;
-        if (dsml_detector_message(d, &o, NULL) == DSML_OK) {
-            out->msg = dc_strdup(o.text, o.len);
-            out->msg_len = o.len;
-            dsml_output_free(&o);
-        }
+    dc_run_end(d, &l, rc, out);
+}
+
+static inline void dc_feed_run(dsml_detector *d, const char *text, size_t len,
+                               size_t step, const size_t *cuts, size_t ncuts,
+                               dc_run *out)
+{
+    dc_feed_run_end(d, text, len, step, cuts, ncuts, DSML_END_TEXT, out);
+}
+
+/* A detector with the default options but for mode and thinking mode. */
+static inline dsml_detector *dc_make(dsml_detect_mode mode, dsml_thinking_mode tm)
+{
+    dsml_detector_options o;
+    dsml_detector_options_init(&o);
+    o.mode = mode;
+    o.thinking_mode = tm;
+    dsml_detector *d = NULL;
+    assert_int_equal(dsml_detector_create(&o, &d, NULL), DSML_OK);
+    return d;
+}
+
+/* Runs `text` through `d` whole and in chunks of 1..16 bytes, ending the
+ * stream for reason `why`; asserts the statuses agree and, when the run
+ * succeeds, the event logs too.  Returns the whole run (free with
+ * dc_run_free). */
+static inline dc_run dc_run_splits_end(dsml_detector *d, const char *text,
+                                       dsml_end_reason why)
+{
+    size_t len = strlen(text);
+    dc_run whole;
+    dc_feed_run_end(d, text, len, 0, NULL, 0, why, &whole);
+    for (size_t step = 1; step <= 16; step++) {
+        dc_run r;
+        dc_feed_run_end(d, text, len, step, NULL, 0, why, &r);
+        assert_int_equal(r.rc, whole.rc);
+        /* after a failure, how much was released before it depends on the
+         * chunking; the status does not */
+        if (whole.rc == DSML_OK &&
+            !tu_same_text("scenario", "events", whole.log, whole.log_len,
+                          r.log, r.log_len))
+            fail_msg("events differ at chunk size %zu", step);
+        dc_run_free(&r);
     }
+    return whole;
+}
+
+static inline dc_run dc_run_splits(dsml_detector *d, const char *text)
+{
+    return dc_run_splits_end(d, text, DSML_END_TEXT);
+}
+
+/* Asserts that `hay` holds / does not hold `needle`. */
+static inline void dc_has(const char *hay, const char *needle)
+{
+    if (hay == NULL || strstr(hay, needle) == NULL)
+        fail_msg("expected to find [%s] in [%s]", needle, hay ? hay : "(null)");
+}
+
+static inline void dc_lacks(const char *hay, const char *needle)
+{
+    if (hay != NULL && strstr(hay, needle) != NULL)
+        fail_msg("did not expect [%s] in [%s]", needle, hay);
 }
 
 #endif

@@ -110,7 +110,7 @@ static void run_render_file(const char *name, unsigned flags, dsml_profile profi
     tu_lines it;
     if (!tu_lines_open(&it, tu_testdata(name, path, sizeof path)))
         fail_msg("cannot read %s", path);
-    size_t cases = 0, runs = 0, refused = 0, failures = 0;
+    size_t cases = 0, runs = 0, refused = 0, failures = 0, read_runs = 0, read_refused = 0;
     cJSON *line;
     while ((line = tu_lines_next(&it)) != NULL) {
         const char *id = dsml_json_get(line, "id")->valuestring;
@@ -135,15 +135,38 @@ static void run_render_file(const char *name, unsigned flags, dsml_profile profi
             result_free(&got);
         }
         result_free(&want);
+        /* the render reads ordinary text into its own arena: cJSON builds
+         * the trees of what it hands on (errors, repeated keys, ...), so
+         * that reader is checked on every case text too */
+        size_t len = strlen(json);
+        arm(0);
+        cJSON *doc = NULL;
+        int rc0 = dsml_json_read_counted(json, len, NULL, NULL, "$", 0, NULL, &doc, NULL);
+        cJSON_Delete(doc);
+        total = disarm();
+        for (size_t n = 1; n <= total; n++) {
+            arm(n);
+            doc = NULL;
+            int rc = dsml_json_read_counted(json, len, NULL, NULL, "$", 0, NULL, &doc, NULL);
+            disarm();
+            cJSON_Delete(doc);
+            read_runs++;
+            read_refused += rc == DSML_ERR_NOMEM;
+            if (rc != DSML_ERR_NOMEM && rc != rc0) {
+                fprintf(stderr, "%s: cJSON allocation %zu refused: the reader says %s\n", id,
+                        n, dsml_status_name(rc));
+                failures++;
+            }
+        }
         cases++;
         cJSON_Delete(line);
     }
     tu_lines_close(&it);
-    printf("%s: %zu cases, %zu runs with one cJSON allocation refused (%zu NOMEM), "
-           "%zu wrong\n",
-           name, cases, runs, refused, failures);
+    printf("%s: %zu cases, %zu renders with one cJSON allocation refused (%zu NOMEM), "
+           "%zu reads (%zu NOMEM), %zu wrong\n",
+           name, cases, runs, refused, read_runs, read_refused, failures);
     assert_true(cases > 0);
-    assert_true(refused > 0);
+    assert_true(read_refused > 0);
     assert_int_equal(failures, 0);
 }
 
@@ -153,6 +176,8 @@ static void test_render_cases(void **state)
     run_render_file("render.jsonl", DSML_RENDER_STRICT, DSML_PROFILE_V41);
     run_render_file("developer-render.jsonl", DSML_RENDER_GUARD, DSML_PROFILE_V41);
     run_render_file("prerelease-render.jsonl", 0, DSML_PROFILE_PRERELEASE);
+    run_render_file("v4-render.jsonl", 0, DSML_PROFILE_V4);
+    run_render_file("v32-render.jsonl", 0, DSML_PROFILE_V32);
 }
 
 /* A tool call's JSON-text arguments: when reading them fails for memory,
@@ -239,6 +264,8 @@ static void test_parse_cases(void **state)
     run_parse_file("parse.jsonl", DSML_PROFILE_V41, DSML_DETECT_LENIENT);
     run_parse_file("parse.jsonl", DSML_PROFILE_V41, DSML_DETECT_STRICT);
     run_parse_file("prerelease-parse.jsonl", DSML_PROFILE_PRERELEASE, DSML_DETECT_LENIENT);
+    run_parse_file("v4-parse.jsonl", DSML_PROFILE_V4, DSML_DETECT_STRICT);
+    run_parse_file("v32-parse.jsonl", DSML_PROFILE_V32, DSML_DETECT_LENIENT);
 }
 
 /* An object value under string="false": when checking it fails for

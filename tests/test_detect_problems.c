@@ -6,14 +6,7 @@
  */
 #include "detect_cases.h"
 
-#define FW "\xef\xbd\x9c"
-#define EOS "<" FW "end\xe2\x96\x81of\xe2\x96\x81sentence" FW ">"
-#define DSML FW "DSML" FW
-#define OPEN "\n\n<" DSML " calls>\n"
-#define CLOSE "</" DSML " calls>"
-#define INVOKE(n) "<" DSML " invoke name=\"" n "\">\n"
-#define INVOKE_END "</" DSML " invoke>\n"
-#define PARAM(k, s, v) "<" DSML " parameter name=\"" k "\" string=\"" s "\">" v "</" DSML " parameter>\n"
+#include "dsml_markup.h"
 
 static dsml_detector_options opts(dsml_detect_mode mode, dsml_thinking_mode tm)
 {
@@ -30,37 +23,13 @@ static dc_run run(const dsml_detector_options *o, const char *text)
 {
     dsml_detector *d = NULL;
     assert_int_equal(dsml_detector_create(o, &d, NULL), DSML_OK);
-    size_t len = strlen(text);
-    dc_run whole;
-    dc_feed_run(d, text, len, 0, NULL, 0, &whole);
-    for (size_t step = 1; step <= 16; step++) {
-        dc_run r;
-        dc_feed_run(d, text, len, step, NULL, 0, &r);
-        assert_int_equal(r.rc, whole.rc);
-        /* after a failure, how much was released before it depends on the
-         * chunking; the status does not */
-        if (whole.rc == DSML_OK &&
-            !tu_same_text("scenario", "events", whole.log, whole.log_len,
-                          r.log, r.log_len))
-            fail_msg("events differ at chunk size %zu", step);
-        dc_run_free(&r);
-    }
+    dc_run whole = dc_run_splits(d, text);
     dsml_detector_destroy(d);
     return whole;
 }
 
-static void has(const char *hay, const char *needle)
-{
-    if (hay == NULL || strstr(hay, needle) == NULL)
-        fail_msg("expected to find [%s] in [%s]", needle,
-                 hay ? hay : "(null)");
-}
-
-static void lacks(const char *hay, const char *needle)
-{
-    if (hay != NULL && strstr(hay, needle) != NULL)
-        fail_msg("did not expect [%s] in [%s]", needle, hay);
-}
+#define has dc_has
+#define lacks dc_lacks
 
 /* DSML markup leaks into content and no tool call is produced. */
 static void test_markup_never_leaks_into_content(void **state)
@@ -402,7 +371,8 @@ static void test_option_declared_tools(void **state)
     has(r.log, "B0@21:fs::read\n");
     has(r.log, "D-26@");
     has(r.log, "B1@"); /* "get" is the second call begun */
-    has(r.msg, "\"content\": \">\\n<" DSML " invoke name=\\\"rm\\\">");
+    /* the undeclared invoke's text, without the closer of the call before */
+    has(r.msg, "\"content\": \"<" DSML " invoke name=\\\"rm\\\">\\n</" DSML " invoke>\\n\", ");
     lacks(r.msg, "\"name\": \"rm\"");
     dc_run_free(&r);
     o.mode = DSML_DETECT_STRICT;
@@ -414,6 +384,70 @@ static void test_option_declared_tools(void **state)
     dsml_detector *d = NULL;
     assert_int_equal(dsml_detector_create(&o, &d, NULL), DSML_ERR_JSON);
     assert_null(d);
+}
+
+/* The declared tools are read by the renderer's rule: what it refuses, the
+ * detector refuses, with the same code and words, at the name. */
+static void test_declared_tools_refused_as_rendered(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *tools; /* a tools array */
+        int code;
+        const char *where; /* text of the value the error is at */
+    } bad[] = {
+        {"[{\"type\":\"function\",\"namespace\":\"beta\",\"function\":{\"name\":\"acme::rotate\"}}]",
+         DSML_ERR_TOOL_NAME, "\"acme::rotate\""},
+        {"[{\"type\":\"function\",\"function\":{\"namespace\":{\"name\":\"b\"},\"name\":\"a::x\"}}]",
+         DSML_ERR_TOOL_NAME, "\"a::x\""},
+        {"[{\"type\":\"function\",\"namespace\":7,\"function\":{\"name\":\"f\"}}]",
+         DSML_ERR_TYPE, "\"f\""},
+        {"[{\"type\":\"function\",\"namespace\":{\"description\":\"d\"},\"function\":{\"name\":\"f\"}}]",
+         DSML_ERR_MISSING_KEY, "\"f\""},
+        {"[{\"type\":\"function\",\"function\":{\"name\":\"ok\"}}, "
+         "{\"type\":\"function\",\"function\":{\"name\":\"a::b::c\"}}]",
+         DSML_ERR_TOOL_NAME, "\"a::b::c\""},
+        {"[{\"type\":\"function\",\"namespace\":\"x::y\",\"function\":{\"name\":\"f\"}}]",
+         DSML_ERR_TOOL_NAME, "\"f\""},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *tools = bad[i].tools;
+        dsml_detector_options o = opts(DSML_DETECT_STRICT, DSML_CHAT);
+        o.tools_json = tools;
+        o.tools_len = strlen(tools);
+        dsml_detector *d = NULL;
+        dsml_error derr;
+        int rc = dsml_detector_create(&o, &d, &derr);
+        if (rc != bad[i].code)
+            fail_msg("%s: got %s, want %s", tools, dsml_status_name(rc),
+                     dsml_status_name(bad[i].code));
+        assert_null(d);
+        assert_int_equal(derr.offset, (size_t)(strstr(tools, bad[i].where) - tools));
+        assert_non_null(strstr(derr.path, "$.tools["));
+        /* the renderer, given the same list on a system message */
+        char msgs[512];
+        snprintf(msgs, sizeof msgs, "[{\"role\":\"system\",\"content\":\"\",\"tools\":%s}]", tools);
+        dsml_output out;
+        dsml_error rerr;
+        assert_int_equal(dsml_render(msgs, strlen(msgs), NULL, &out, &rerr), bad[i].code);
+        const char *dwords = strstr(derr.message, ": "), *rwords = strstr(rerr.message, ": ");
+        assert_non_null(dwords);
+        assert_non_null(rwords);
+        assert_string_equal(dwords, rwords);
+        /* a profile without namespaces uses names as written */
+        o.profile = DSML_PROFILE_PRERELEASE;
+        assert_int_equal(dsml_detector_create(&o, &d, NULL), DSML_OK);
+        dsml_detector_destroy(d);
+    }
+    /* the same namespace twice is no conflict */
+    const char *tools = "[{\"type\":\"function\",\"namespace\":\"fs\",\"function\":{\"name\":\"fs::read\"}}]";
+    dsml_detector_options o = opts(DSML_DETECT_STRICT, DSML_CHAT);
+    o.tools_json = tools;
+    o.tools_len = strlen(tools);
+    o.tool_names = DSML_TOOL_NAMES_DECLARED;
+    dc_run r = run(&o, OPEN INVOKE("fs::read") INVOKE_END CLOSE);
+    assert_int_equal(r.rc, DSML_OK);
+    dc_run_free(&r);
 }
 
 static void test_option_validate_false_values(void **state)
@@ -548,6 +582,7 @@ int main(void)
         cmocka_unit_test(test_option_trailing_text),
         cmocka_unit_test(test_option_trim),
         cmocka_unit_test(test_option_declared_tools),
+        cmocka_unit_test(test_declared_tools_refused_as_rendered),
         cmocka_unit_test(test_option_validate_false_values),
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_feeding_is_linear),

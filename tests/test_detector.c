@@ -1,12 +1,14 @@
 /*
  * test_detector.c - the streaming contract: chunk invariance over the golden
- * cases (every chunk size 1..64 and every 2-way split give the events and
- * message of the one-shot run, in lenient and strict mode), sticky errors,
- * reset, finish, the one-shot parse being the same engine.
+ * cases of every profile (every chunk size 1..64 and every 2-way split give
+ * the events and message of the one-shot run, in lenient and strict mode),
+ * sticky errors, reset, finish, the one-shot parse being the same engine.
  *
  * DSML_DETECT_TEST_STRIDE=N runs only every Nth case (for slow sanitizer
  * builds); the default is every case.
  */
+#include <utf8proc.h>
+
 #include "detect_cases.h"
 
 static dc_cases g_cases;
@@ -17,10 +19,12 @@ static int load(void **state)
     (void)state;
     dc_load(&g_cases, "parse.jsonl", DSML_PROFILE_V41);
     dc_load(&g_cases, "prerelease-parse.jsonl", DSML_PROFILE_PRERELEASE);
+    dc_load(&g_cases, "v4-parse.jsonl", DSML_PROFILE_V4);
+    dc_load(&g_cases, "v32-parse.jsonl", DSML_PROFILE_V32);
     const char *s = getenv("DSML_DETECT_TEST_STRIDE");
     if (s != NULL && atoi(s) > 0)
         g_stride = (size_t)atoi(s);
-    return g_cases.n == 1200 ? 0 : -1;
+    return g_cases.n == 2300 ? 0 : -1;
 }
 
 static int unload(void **state)
@@ -28,29 +32,6 @@ static int unload(void **state)
     (void)state;
     dc_free(&g_cases);
     return 0;
-}
-
-static int same_run(const dc_case *c, const char *how, const dc_run *want,
-                    const dc_run *got)
-{
-    char what[96];
-    if (want->rc != got->rc) {
-        fprintf(stderr, "%s (%s): status %s, one-shot %s\n", c->id, how,
-                dsml_status_name(got->rc), dsml_status_name(want->rc));
-        return 0;
-    }
-    snprintf(what, sizeof what, "events (%s)", how);
-    if (!tu_same_text(c->id, what, want->log, want->log_len, got->log,
-                      got->log_len))
-        return 0;
-    snprintf(what, sizeof what, "message (%s)", how);
-    if ((want->msg == NULL) != (got->msg == NULL))
-        return 0;
-    if (want->msg != NULL &&
-        !tu_same_text(c->id, what, want->msg, want->msg_len, got->msg,
-                      got->msg_len))
-        return 0;
-    return 1;
 }
 
 /* Returns the number of runs compared; counts failures in *bad. */
@@ -88,7 +69,7 @@ static size_t invariance(const dc_case *c, dsml_detect_mode mode, size_t *bad)
         dc_feed_run(d, c->text, c->len, step, NULL, 0, &r);
         char how[48];
         snprintf(how, sizeof how, "chunks of %zu", step);
-        if (!same_run(c, how, &whole, &r))
+        if (!dc_same_run(c, how, &whole, &r))
             (*bad)++;
         dc_run_free(&r);
         runs++;
@@ -100,7 +81,7 @@ static size_t invariance(const dc_case *c, dsml_detect_mode mode, size_t *bad)
         dc_feed_run(d, c->text, c->len, 0, &k, 1, &r);
         char how[48];
         snprintf(how, sizeof how, "split at %zu", k);
-        if (!same_run(c, how, &whole, &r))
+        if (!dc_same_run(c, how, &whole, &r))
             (*bad)++;
         dc_run_free(&r);
         runs++;
@@ -167,16 +148,7 @@ static void test_lenient_matches_strict_on_valid_text(void **state)
 
 #define EOS "<\xef\xbd\x9c" "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>"
 
-static dsml_detector *make(dsml_detect_mode mode, dsml_thinking_mode tm)
-{
-    dsml_detector_options o;
-    dsml_detector_options_init(&o);
-    o.mode = mode;
-    o.thinking_mode = tm;
-    dsml_detector *d = NULL;
-    assert_int_equal(dsml_detector_create(&o, &d, NULL), DSML_OK);
-    return d;
-}
+#define make dc_make
 
 static void test_sticky_error_and_reset(void **state)
 {
@@ -266,6 +238,58 @@ static void test_invalid_utf8(void **state)
     dsml_detector_destroy(d);
 }
 
+/* A diagnostic quotes a tool name cut to 80 bytes: between characters, so
+ * that its text stays UTF-8 (a name whose 80th byte lies inside a
+ * character, refused by tool_choice and by parallel_calls). */
+static void test_diagnostics_cut_between_characters(void **state)
+{
+    (void)state;
+    char name[128];
+    memset(name, 'a', 79);
+    memcpy(name + 79, "\xe4\xb8\x96\tz", 6); /* U+4E16 across byte 80, a tab */
+    char text[512];
+    snprintf(text, sizeof text,
+             "\n\n<" DSML_TOKEN_DSML " calls>\n<" DSML_TOKEN_DSML " invoke name=\"%s\">\n</"
+             DSML_TOKEN_DSML " invoke>\n<" DSML_TOKEN_DSML " invoke name=\"%s\">\n</"
+             DSML_TOKEN_DSML " invoke>\n</" DSML_TOKEN_DSML " calls>" DSML_TOKEN_EOS,
+             name, name);
+    for (int how = 0; how < 2; how++) {
+        dsml_detector_options o;
+        dsml_detector_options_init(&o);
+        if (how == 0) {
+            o.tool_choice = DSML_TOOL_CHOICE_FUNCTION;
+            o.tool_choice_name = "other";
+            o.tool_choice_name_len = 5;
+        } else {
+            o.parallel_calls = DSML_PARALLEL_CALLS_FIRST;
+        }
+        dsml_detector *d = NULL;
+        assert_int_equal(dsml_detector_create(&o, &d, NULL), DSML_OK);
+        assert_int_equal(dsml_detector_feed(d, text, strlen(text)), DSML_OK);
+        assert_int_equal(dsml_detector_finish(d), DSML_OK);
+        dsml_event e = {.size = sizeof e};
+        size_t diags = 0;
+        while (dsml_detector_next(d, &e) == 1) {
+            if (e.type != DSML_EVENT_DIAGNOSTIC)
+                continue;
+            diags++;
+            /* whole characters only, and no raw control character */
+            size_t i = 0;
+            while (i < e.len) {
+                utf8proc_int32_t cp;
+                utf8proc_ssize_t k = utf8proc_iterate((const utf8proc_uint8_t *)e.text + i,
+                                                      (utf8proc_ssize_t)(e.len - i), &cp);
+                if (k <= 0)
+                    fail_msg("diagnostic not UTF-8 at byte %zu: %s", i, e.text);
+                assert_true(cp >= 0x20);
+                i += (size_t)k;
+            }
+        }
+        assert_true(diags >= 1);
+        dsml_detector_destroy(d);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -273,6 +297,7 @@ int main(void)
         cmocka_unit_test(test_message_before_finish_and_no_message),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_invalid_utf8),
+        cmocka_unit_test(test_diagnostics_cut_between_characters),
         cmocka_unit_test(test_lenient_matches_strict_on_valid_text),
         cmocka_unit_test(test_chunk_invariance_strict),
         cmocka_unit_test(test_chunk_invariance_lenient),

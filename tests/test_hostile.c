@@ -572,7 +572,8 @@ static void test_max_messages(void **state)
 
 /* A million messages whose role cannot be rendered: refused at the first,
  * before a list of a million is built (through the caller's allocator: a
- * few blocks, not one per message). */
+ * few blocks, not one per message; the parse tree itself is a few large
+ * blocks of about 64 bytes a value). */
 static void test_bad_messages_fail_first(void **state)
 {
     (void)state;
@@ -592,8 +593,9 @@ static void test_bad_messages_fail_first(void **state)
     assert_int_equal(dsml_render(t.s, t.n, &o, &out, &err), DSML_ERR_ROLE);
     assert_string_equal(err.path, "$.messages[0].role");
     printf("  999 999 {} messages (%zu bytes): refused at the first, peak %zu bytes "
-           "through the allocator\n", t.n, st.peak_bytes);
-    assert_true(st.peak_bytes < (1u << 20));
+           "in %zu allocations through the allocator\n", t.n, st.peak_bytes, st.allocs);
+    assert_true(st.allocs < 100);
+    assert_true(st.peak_bytes < (1u << 20) + 80 * (size_t)1000000);
     /* in thinking mode messages before the last user are dropped, not
      * rendered: the same array with a user last renders */
     t.n--; /* drop "]" */
@@ -666,6 +668,57 @@ static void test_error_messages_stay_utf8(void **state)
     free(t.s);
 }
 
+/* No byte of an error text makes a terminal or a log do something: control
+ * and format characters quoted from the input are written as escapes. */
+static int printable(const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p < 0x20 || *p == 0x7f)
+            return 0;
+        if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) /* C1 */
+            return 0;
+        if (p[0] == 0xe2 && p[1] == 0x80 && (p[2] == 0xa8 || p[2] == 0xa9 ||
+                                             (p[2] >= 0xaa && p[2] <= 0xae)))
+            return 0; /* U+2028, U+2029, U+202A..U+202E */
+    }
+    return valid_utf8(s);
+}
+
+static void test_error_messages_escape_controls(void **state)
+{
+    (void)state;
+    dsml_error err;
+    /* ESC [2J clears the screen; CSI (U+009B), RLO (U+202E), U+2028 */
+    assert_int_equal(render_s("[{\"role\":\"\\u001b[2Jx\\u009b1m\\u202eab\\u2028\\n\","
+                              "\"content\":\"q\"}]", NULL, &err),
+                     DSML_ERR_ROLE);
+    assert_true(printable(err.message));
+    assert_non_null(strstr(err.message, "\\u001b[2Jx\\u009b1m\\u202eab\\u2028\\u000a"));
+    /* beyond the BMP: U+E0041 TAG LATIN CAPITAL LETTER A */
+    assert_int_equal(render_s("[{\"role\":\"\xf3\xa0\x81\x81\",\"content\":\"q\"}]", NULL, &err),
+                     DSML_ERR_ROLE);
+    assert_non_null(strstr(err.message, "\\U000e0041"));
+    /* escapes make a text longer: it is cut between escapes, marked "..." */
+    text t = {0};
+    puts_(&t, "[{\"role\":\"assistant\",\"content\":\"\",\"tool_calls\":[{\"function\":"
+              "{\"name\":\"a::b::");
+    for (int i = 0; i < 300; i++)
+        puts_(&t, "\\u001b");
+    puts_(&t, "\",\"arguments\":\"{}\"}}]}]");
+    assert_int_equal(render_s(t.s, NULL, &err), DSML_ERR_TOOL_NAME);
+    assert_true(printable(err.message));
+    size_t n = strlen(err.message);
+    assert_true(n < sizeof err.message);
+    assert_string_equal(err.message + n - 9, "\\u001b...");
+    free(t.s);
+    /* the detector's errors quote the completion */
+    const char *c = OPEN INVOKE("ns::a::\x1b[2J\x07") INVOKE_END CLOSE;
+    dsml_output out;
+    assert_int_equal(dsml_parse_completion(c, strlen(c), NULL, &out, &err), DSML_ERR_TOOL_NAME);
+    assert_true(printable(err.message));
+    assert_non_null(strstr(err.message, "a::\\u001b[2J\\u0007"));
+}
+
 /* ---- the detector on endless and oversized input -------------------------------------- */
 
 typedef struct det_run {
@@ -673,6 +726,7 @@ typedef struct det_run {
     size_t events;
     size_t calls;
     size_t peak_bytes;
+    size_t live_at_end; /* bytes still held once everything was pulled */
 } det_run;
 
 /* Feeds `rounds` copies of `unit` in chunks of `chunk` bytes, pulling the
@@ -710,8 +764,10 @@ static det_run feed_repeated(dsml_detector_options *o, const char *head, const c
             if (rc != DSML_OK)
                 break;
         }
-        memmove(t.s, t.s + i, t.n - i);
-        t.n -= i;
+        if (i > 0) { /* (a chunk still being gathered is not moved onto itself) */
+            memmove(t.s, t.s + i, t.n - i);
+            t.n -= i;
+        }
     }
     if (rc == DSML_OK)
         rc = dsml_detector_finish(d);
@@ -725,6 +781,7 @@ static det_run feed_repeated(dsml_detector_options *o, const char *head, const c
     if (rc == DSML_OK && q < 0)
         rc = q;
     res.rc = rc;
+    res.live_at_end = st.live_bytes;
     if (rc != DSML_OK) {
         /* sticky until reset */
         assert_int_equal(dsml_detector_feed(d, "x", 1), rc);
@@ -744,6 +801,13 @@ static det_run feed_repeated(dsml_detector_options *o, const char *head, const c
     return res;
 }
 
+/* Prints one measured bound: input bytes -> peak bytes. */
+static void report(const char *what, size_t input, const det_run *r)
+{
+    printf("  %s: %zu input bytes -> peak %zu bytes (%.2f x)\n", what, input, r->peak_bytes,
+           (double)r->peak_bytes / (double)input);
+}
+
 static void test_detector_memory_is_bounded(void **state)
 {
     (void)state;
@@ -758,9 +822,13 @@ static void test_detector_memory_is_bounded(void **state)
         "<" FW "end\xe2\x96\x81of <" FW "DSML <think <" FW " \n\n<" FW "DSML" FW " call",
         "\n\n\n\n\n\n\n\n",
     };
+    static const char *const names[] = {"16 MB of text, 4 KiB feeds",
+                                        "16 MB of almost-markers, 4 KiB feeds",
+                                        "16 MB of newlines, 4 KiB feeds"};
     for (size_t u = 0; u < 3; u++) {
-        det_run r = feed_repeated(&o, "", units[u], mb16 / strlen(units[u]), EOS, 4096);
-        printf("  content unit %zu: %zu events, peak %zu bytes\n", u, r.events, r.peak_bytes);
+        size_t rounds = mb16 / strlen(units[u]);
+        det_run r = feed_repeated(&o, "", units[u], rounds, EOS, 4096);
+        report(names[u], rounds * strlen(units[u]), &r);
         assert_int_equal(r.rc, DSML_OK);
         assert_true(r.peak_bytes < (1u << 20));
     }
@@ -781,8 +849,9 @@ static void test_detector_memory_is_bounded(void **state)
                           "</" FW "DSML" FW " parameter>\n" INVOKE_END CLOSE EOS, 4096);
         assert_int_equal(r.rc, DSML_OK);
         assert_int_equal(r.calls, 1);
-        printf("  16 MB argument, %s: peak %zu bytes\n", mode ? "strict" : "lenient",
-               r.peak_bytes);
+        report(mode ? "a 16 MB string argument, strict, 4 KiB feeds"
+                    : "a 16 MB string argument, lenient, 4 KiB feeds",
+               mb16, &r);
         assert_true(r.peak_bytes < 3 * mb16);
         lim.max_argument_bytes = 1u << 20;
         r = feed_repeated(&o, OPEN INVOKE("f") "<" FW "DSML" FW " parameter name=\"k\" string=\"true\">",
@@ -792,6 +861,93 @@ static void test_detector_memory_is_bounded(void **state)
         assert_true(r.peak_bytes < 4 * lim.max_argument_bytes);
         o.limits = NULL;
     }
+}
+
+/* What the detector holds, measured through the caller's allocator (the
+ * figures of docs/RELIABILITY.md, "Detector memory, measured").  A
+ * string="false" value under validation: about twice its size (lenient:
+ * the invoke's raw text and the arguments event; strict: the held value and
+ * the event). */
+static void test_detector_memory_validated_value(void **state)
+{
+    (void)state;
+    dsml_detector_options o;
+    dsml_detector_options_init(&o);
+    o.flags = DSML_DETECT_NO_MESSAGE;
+    const char *vhead = OPEN INVOKE("f") "<" FW "DSML" FW " parameter name=\"k\" string=\"false\">\"";
+    const char *vtail = "\"</" FW "DSML" FW " parameter>\n" INVOKE_END CLOSE EOS;
+    /* just under a power of two, so that doubling adds nothing */
+    const size_t n = ((size_t)8 << 20) - ((size_t)64 << 10);
+    o.false_values = DSML_FALSE_VALUES_VALIDATE;
+    for (int mode = 0; mode < 2; mode++) {
+        o.mode = mode ? DSML_DETECT_STRICT : DSML_DETECT_LENIENT;
+        det_run r = feed_repeated(&o, vhead, "0123456789abcdef", n / 16, vtail, 4096);
+        assert_int_equal(r.rc, DSML_OK);
+        report(mode ? "string=\"false\" value, validated, strict"
+                    : "string=\"false\" value, validated, lenient",
+               n, &r);
+        assert_true(r.peak_bytes < n / 10 * 22);
+    }
+}
+
+/* A buffer grows to its limit, never past it. */
+static void test_detector_memory_at_limits(void **state)
+{
+    (void)state;
+    dsml_detector_options o;
+    dsml_detector_options_init(&o);
+    o.flags = DSML_DETECT_NO_MESSAGE;
+    /* an invoke whose raw text is max_argument_bytes exactly */
+    dsml_limits lim = {0};
+    lim.max_argument_bytes = (size_t)1 << 20;
+    o.limits = &lim;
+    const char *ahead = OPEN INVOKE("f") "<" FW "DSML" FW " parameter name=\"k\" string=\"true\">";
+    const char *atail = "</" FW "DSML" FW " parameter>\n</" FW "DSML" FW " invoke";
+    size_t fill = lim.max_argument_bytes - strlen(ahead) - strlen(atail);
+    det_run r = feed_repeated(&o, ahead, "a", fill, atail, 4096);
+    assert_int_equal(r.rc, DSML_OK);
+    assert_int_equal(r.calls, 1);
+    report("an invoke of max_argument_bytes (1 MiB)", lim.max_argument_bytes, &r);
+    assert_true(r.peak_bytes < lim.max_argument_bytes + (128u << 10));
+    /* a policy window of max_held_bytes exactly: the window, then its text
+     * as events when it is released */
+    lim.max_argument_bytes = 0;
+    o.stray_think_end = DSML_STRAY_THINK_END_REASONING;
+    r = feed_repeated(&o, "", "0123456789abcdef", DSML_DEFAULT_MAX_HELD_BYTES / 16, EOS, 1024);
+    assert_int_equal(r.rc, DSML_OK);
+    report("a window of max_held_bytes (64 KiB)", DSML_DEFAULT_MAX_HELD_BYTES, &r);
+    assert_true(r.peak_bytes < 2 * DSML_DEFAULT_MAX_HELD_BYTES + (32u << 10));
+}
+
+/* One large feed holds about its size (its events, until pulled), and gives
+ * it back once they are pulled. */
+static void test_detector_memory_one_large_feed(void **state)
+{
+    (void)state;
+    dsml_detector_options o;
+    dsml_detector_options_init(&o);
+    o.flags = DSML_DETECT_NO_MESSAGE;
+    /* 40 MB: plain text, and text that starts a marker */
+    const size_t big = (size_t)40 << 20;
+    static const char *const heads[] = {"", "<"};
+    for (size_t h = 0; h < 2; h++) {
+        det_run r = feed_repeated(&o, heads[h], "0123456789abcdef", big / 16, EOS, big + h);
+        assert_int_equal(r.rc, DSML_OK);
+        report(h ? "one feed starting '<', no message" : "one feed, no message", big, &r);
+        assert_true(r.peak_bytes < big / 10 * 11 + ((size_t)1 << 20));
+        assert_true(r.live_at_end < ((size_t)1 << 20));
+    }
+    /* the worst case: a special token (a diagnostic each, in lenient mode)
+     * every seven bytes, in one feed and in 4 KiB feeds */
+    const size_t dense = (size_t)1 << 20;
+    det_run r = feed_repeated(&o, "", "<think>", dense / 7, EOS, dense / 7 * 7);
+    assert_int_equal(r.rc, DSML_OK);
+    report("a special token every 7 bytes, one feed", dense / 7 * 7, &r);
+    assert_true(r.peak_bytes < 64 * dense);
+    r = feed_repeated(&o, "", "<think>", dense / 7, EOS, 4096);
+    assert_int_equal(r.rc, DSML_OK);
+    report("a special token every 7 bytes, 4 KiB feeds", dense / 7 * 7, &r);
+    assert_true(r.peak_bytes < 512u << 10);
 }
 
 static void test_detector_limits(void **state)
@@ -855,6 +1011,69 @@ static void test_detector_limits(void **state)
     assert_true(r.peak_bytes < 256 * 1024);
 }
 
+/* The offset of a DSML_ERR_LIMIT from max_argument_bytes: checked to be the
+ * same fed whole, in 7-byte chunks and byte by byte. */
+static size_t limit_offset(dsml_detector_options *o, const char *t)
+{
+    size_t n = strlen(t), off = DSML_NO_OFFSET;
+    static const size_t chunks[] = {0, 7, 1};
+    for (size_t c = 0; c < 3; c++) {
+        dsml_detector *d = NULL;
+        assert_int_equal(dsml_detector_create(o, &d, NULL), DSML_OK);
+        size_t step = chunks[c] ? chunks[c] : n;
+        int rc = DSML_OK;
+        for (size_t i = 0; i < n && rc == DSML_OK; i += step)
+            rc = dsml_detector_feed(d, t + i, n - i < step ? n - i : step);
+        if (rc == DSML_OK)
+            rc = dsml_detector_finish(d);
+        assert_int_equal(rc, DSML_ERR_LIMIT);
+        size_t got = dsml_detector_error(d)->offset;
+        dsml_detector_destroy(d);
+        if (c == 0)
+            off = got;
+        else if (got != off)
+            fail_msg("fed in %zu-byte chunks: offset %zu, whole: %zu", step, got, off);
+    }
+    return off;
+}
+
+static void test_detector_limit_offsets(void **state)
+{
+    (void)state;
+    dsml_detector_options o;
+    dsml_detector_options_init(&o);
+    o.mode = DSML_DETECT_STRICT;
+    dsml_limits lim = {0};
+    lim.max_argument_bytes = 20; /* {"k": " (7 bytes) + 13 more */
+    o.limits = &lim;
+#define PSTART(s) OPEN INVOKE("f") "<" FW "DSML" FW " parameter name=\"k\" string=\"" s "\">"
+#define PREST "</" FW "DSML" FW " parameter>\n" INVOKE_END CLOSE EOS
+    const size_t vt = strlen(PSTART("true")), vf = strlen(PSTART("false"));
+    /* the escape \" of byte 12 does not fit */
+    assert_int_equal(limit_offset(&o, PSTART("true") "0123456789ab\"cdefgh" PREST), vt + 12);
+    /* nor the three bytes of U+4E16 at byte 11 */
+    assert_int_equal(limit_offset(&o, PSTART("true") "0123456789a\xe4\xb8\x96xyz" PREST),
+                     vt + 11);
+    /* a held '<' that turns out to be value text */
+    assert_int_equal(limit_offset(&o, PSTART("true") "0123456789abc<def" PREST), vt + 13);
+    /* trimming holds the spaces back until the 'b': the third one is too many */
+    o.trim = DSML_TRIM_WHITESPACE;
+    assert_int_equal(limit_offset(&o, PSTART("true") "0123456789a   b" PREST), vt + 13);
+    o.trim = DSML_TRIM_NONE;
+    /* string="false": {"k":  (6 bytes), then the value verbatim */
+    assert_int_equal(limit_offset(&o, PSTART("false") "[1,2,3,4,5,6,7,8,9]" PREST), vf + 14);
+    /* ... or held whole for validation, up to the limit itself */
+    o.false_values = DSML_FALSE_VALUES_VALIDATE;
+    assert_int_equal(limit_offset(&o, PSTART("false") "[1,2,3,4,5,6,7,8,9,10,11]" PREST),
+                     vf + 20);
+    o.false_values = DSML_FALSE_VALUES_VERBATIM;
+    /* lenient mode keeps the raw text of the block from its opener on */
+    o.mode = DSML_DETECT_LENIENT;
+    assert_int_equal(limit_offset(&o, "ab" PSTART("true") "x" PREST), 2 + 20);
+#undef PSTART
+#undef PREST
+}
+
 /* Invalid UTF-8 and NUL bytes in a completion: an error, never a crash. */
 static void test_detector_bad_bytes(void **state)
 {
@@ -901,8 +1120,13 @@ int main(void)
         cmocka_unit_test(test_bad_messages_fail_first),
         cmocka_unit_test(test_json_value_budget),
         cmocka_unit_test(test_error_messages_stay_utf8),
+        cmocka_unit_test(test_error_messages_escape_controls),
         cmocka_unit_test(test_detector_memory_is_bounded),
+        cmocka_unit_test(test_detector_memory_validated_value),
+        cmocka_unit_test(test_detector_memory_at_limits),
+        cmocka_unit_test(test_detector_memory_one_large_feed),
         cmocka_unit_test(test_detector_limits),
+        cmocka_unit_test(test_detector_limit_offsets),
         cmocka_unit_test(test_detector_bad_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <utf8proc.h>
+
+#include "core/utf8.h"
 #include "testutil.h"
 
 static dsml_allocator std_alloc;
@@ -456,6 +459,121 @@ static void test_status_table(void **state)
     assert_int_equal(dsml_version_number(), DSML_VERSION_NUMBER);
 }
 
+/* dsml_json_locate: each value's first byte, whatever precedes it. */
+static void test_locate(void **state)
+{
+    (void)state;
+    const char *t = " {\"a\": [\"]}\\\"[{\", {\"b\": 1e5, \"b\" : [true, null]}],"
+                    "\n \"\\u0063\": \"x\\ty\\u00e9z\", \"c\": \"last\"}";
+    cJSON *v = NULL;
+    assert_int_equal(dsml_json_read(t, strlen(t), NULL, &std_alloc, "$", 0, &v, NULL), DSML_OK);
+    const cJSON *a = dsml_json_get(v, "a");
+    const cJSON *b = dsml_json_get(a->child->next, "b"); /* the last "b" */
+    const cJSON *c = dsml_json_get(v, "c");              /* the last "c" */
+    assert_int_equal(dsml_json_locate(t, strlen(t), v, DSML_NO_OFFSET), 1);
+    assert_int_equal(dsml_json_locate(t, strlen(t), a, DSML_NO_OFFSET), 7);
+    assert_int_equal(dsml_json_locate(t, strlen(t), a->child->next, DSML_NO_OFFSET),
+                     (size_t)(strstr(t, "{\"b\"") - t));
+    assert_int_equal(dsml_json_locate(t, strlen(t), b->child->next, DSML_NO_OFFSET),
+                     (size_t)(strstr(t, "null") - t));
+    assert_int_equal(dsml_json_locate(t, strlen(t), c, DSML_NO_OFFSET),
+                     (size_t)(strstr(t, "\"last\"") - t));
+    /* with "\u0063" and "c" both naming "c", the value is the last one;
+     * bytes of a decoded string map back to their characters in the text */
+    assert_string_equal(c->valuestring, "last");
+    assert_int_equal(dsml_json_locate(t, strlen(t), c, 2), (size_t)(strstr(t, "st\"") - t));
+    size_t quote = (size_t)(strstr(t, "\\\"") - t); /* the \" of "]}\"[{" */
+    assert_int_equal(dsml_json_locate(t, strlen(t), a->child, 2), quote);
+    assert_int_equal(dsml_json_locate(t, strlen(t), a->child, 3), quote + 2);
+    assert_int_equal(dsml_json_locate(t, strlen(t), a->child, 9), DSML_NO_OFFSET);
+    cJSON_Delete(v);
+}
+
+/* The in-line UTF-8 check accepts exactly what utf8proc_iterate accepts:
+ * every sequence of up to three bytes, and every four-byte one whose last
+ * two bytes come from a set covering each boundary. */
+static void test_utf8_char_matches_utf8proc(void **state)
+{
+    (void)state;
+    static const unsigned char tail[] = {0x00, 0x41, 0x7f, 0x80, 0x8f, 0x90, 0x9f,
+                                         0xa0, 0xbf, 0xc0, 0xc2, 0xe0, 0xf0, 0xff};
+    size_t checked = 0;
+    for (unsigned a = 0; a < 256; a++) {
+        for (unsigned b = 0; b < 256; b++) {
+            for (unsigned c = 0; c < 256; c++) {
+                for (size_t t = 0; t < (a >= 0xf0 ? sizeof tail : 1); t++) {
+                    unsigned char p[4] = {(unsigned char)a, (unsigned char)b, (unsigned char)c,
+                                          tail[t]};
+                    for (size_t n = 1; n <= 4; n++) {
+                        utf8proc_int32_t cp;
+                        utf8proc_ssize_t k = utf8proc_iterate(p, (utf8proc_ssize_t)n, &cp);
+                        size_t want = k > 0 ? (size_t)k : 0;
+                        size_t got = dsml_utf8_char(p, n);
+                        if (got != want)
+                            fail_msg("%02x %02x %02x %02x (n %zu): %zu, utf8proc %zu", a, b, c,
+                                     tail[t], n, got, want);
+                        checked++;
+                    }
+                }
+                if (a < 0xe0)
+                    break; /* c does not matter */
+            }
+            if (a < 0xc0)
+                break; /* b does not matter */
+        }
+    }
+    assert_true(checked > 1000000);
+}
+
+/* The render's one-pass reader accepts a string exactly when the reader
+ * behind it does, for every sequence of up to three bytes and the four-byte
+ * ones above, at the start, in the middle and at the end of a string. */
+static void test_fast_reader_utf8_matches(void **state)
+{
+    (void)state;
+    static const unsigned char tail[] = {0x41, 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf,
+                                         0xc0, 0xf0, 0xff};
+    /* pads put the sequence across the 16-byte blocks of the vector check,
+     * and at the very end of a block-sized string */
+    static const char *const pads[][2] = {
+        {"", ""}, {"abcdefghij", "klmnopqrstuvwxyz"}, {"abcdefghijklmnopq", ""},
+        {"abcdefghijklm", "nopqrstuvwxyz"}, {"abcdefghijklmn", "opqrstuvwxyz"},
+        {"abcdefghijklmno", "pqrstuvwxyzABCDEFGH"}, {"abcdefghijkl", ""},
+        {"abcdefghijklmnopqrstuvwxyzABCD", ""}, {"abcdefghijklmnopqrstuvwxyzAB", "CDEF"}};
+    size_t checked = 0;
+    for (unsigned a = 0x80; a < 256; a++) {
+        for (unsigned b = 0; b < 256; b++) {
+            for (unsigned c = 0x80; c < 0xc0 || c == 0x80; c += a >= 0xe0 ? 1 : 0x40) {
+                for (size_t t = 0; t < (a >= 0xf0 ? sizeof tail : 1); t++) {
+                    for (size_t q = 0; q < sizeof pads / sizeof pads[0]; q++) {
+                        char text[96];
+                        int n = snprintf(text, sizeof text, "[\"%s%c%c%c%c%s\"]", pads[q][0], a, b,
+                                         c, tail[t], pads[q][1]);
+                        cJSON *x = NULL, *y = NULL;
+                        int rx = dsml_json_read_doc(text, (size_t)n, NULL, NULL, "$", 0, NULL,
+                                                    &x, NULL);
+                        int ry = dsml_json_read_counted(text, (size_t)n, NULL, NULL, "$", 0, NULL,
+                                                        &y, NULL);
+                        if (rx != ry)
+                            fail_msg("%02x %02x %02x %02x (pad %zu): %s, the reader %s", a, b, c,
+                                     tail[t], q, dsml_status_name(rx), dsml_status_name(ry));
+                        if (rx == DSML_OK)
+                            assert_string_equal(x->child->valuestring, y->child->valuestring);
+                        dsml_json_free(x);
+                        cJSON_Delete(y);
+                        checked++;
+                    }
+                }
+                if (a < 0xe0)
+                    break;
+            }
+            if (a < 0xc0 && b > 0)
+                break;
+        }
+    }
+    assert_true(checked > 100000);
+}
+
 int main(void)
 {
     dsml_alloc_resolve(&std_alloc, NULL);
@@ -469,9 +587,12 @@ int main(void)
         cmocka_unit_test(test_pystr),
         cmocka_unit_test(test_grammar_errors),
         cmocka_unit_test(test_utf8_errors),
+        cmocka_unit_test(test_utf8_char_matches_utf8proc),
+        cmocka_unit_test(test_fast_reader_utf8_matches),
         cmocka_unit_test(test_escape_errors),
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_large_string),
+        cmocka_unit_test(test_locate),
         cmocka_unit_test(test_status_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,8 +1,10 @@
 /*
  * test_parse_golden.c - the strict parse against the reference's results:
- * testdata/parse.jsonl (V4.1) and testdata/prerelease-parse.jsonl (the
- * pre-release profile).  Every case must give the reference's message, or
- * fail where the reference raised, with the matching error class.
+ * testdata/parse.jsonl (V4.1), prerelease-parse.jsonl (the pre-release
+ * profile), v4-parse.jsonl and v32-parse.jsonl (the V4 and V3.2 profiles).
+ * Every case must give the reference's message, or fail where the
+ * reference raised, with the matching error class.  Each file prints its
+ * pass count.
  */
 #include "detect_cases.h"
 
@@ -74,25 +76,37 @@ static void test_defaults_are_strict(void **state)
     assert_null(out.text);
 }
 
+static void run_golden(const char *file, dsml_profile profile, size_t want)
+{
+    size_t total = 0;
+    size_t ok = check_file(file, profile, &total);
+    fprintf(stderr, "%s: %zu/%zu\n", file, ok, total);
+    assert_int_equal(total, want);
+    assert_int_equal(ok, want);
+}
+
 static void test_parse_golden_v41(void **state)
 {
     (void)state;
-    size_t total = 0;
-    size_t ok = check_file("parse.jsonl", DSML_PROFILE_V41, &total);
-    fprintf(stderr, "parse.jsonl: %zu/%zu\n", ok, total);
-    assert_int_equal(total, 900);
-    assert_int_equal(ok, 900);
+    run_golden("parse.jsonl", DSML_PROFILE_V41, 900);
 }
 
 static void test_parse_golden_prerelease(void **state)
 {
     (void)state;
-    size_t total = 0;
-    size_t ok = check_file("prerelease-parse.jsonl", DSML_PROFILE_PRERELEASE,
-                           &total);
-    fprintf(stderr, "prerelease-parse.jsonl: %zu/%zu\n", ok, total);
-    assert_int_equal(total, 300);
-    assert_int_equal(ok, 300);
+    run_golden("prerelease-parse.jsonl", DSML_PROFILE_PRERELEASE, 300);
+}
+
+static void test_parse_golden_v4(void **state)
+{
+    (void)state;
+    run_golden("v4-parse.jsonl", DSML_PROFILE_V4, 600);
+}
+
+static void test_parse_golden_v32(void **state)
+{
+    (void)state;
+    run_golden("v32-parse.jsonl", DSML_PROFILE_V32, 500);
 }
 
 int main(void)
@@ -101,6 +115,8 @@ int main(void)
         cmocka_unit_test(test_defaults_are_strict),
         cmocka_unit_test(test_parse_golden_v41),
         cmocka_unit_test(test_parse_golden_prerelease),
+        cmocka_unit_test(test_parse_golden_v4),
+        cmocka_unit_test(test_parse_golden_v32),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -258,6 +258,13 @@ static void test_options_errors(void **state)
     dsml_output out;
     assert_int_equal(dsml_render("[]", 2, NULL, NULL, NULL), DSML_ERR_ARGUMENT);
     assert_int_equal(dsml_render(NULL, 3, NULL, &out, NULL), DSML_ERR_ARGUMENT);
+    /* the context option as the main input: NULL with a length is refused */
+    dsml_render_options_init(&o);
+    o.context_len = 3;
+    refused_with(dsml_render, "[]", &o, DSML_ERR_ARGUMENT, "$.context", "NULL");
+    o.context_len = 0;
+    p = ok_with(dsml_render, "[]", &o);
+    free(p);
     /* case-file values: bool and float efforts, unknown thinking modes */
     refused_with(dsml_render_case, "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"reasoning_effort\":true}",
                  NULL, DSML_ERR_EFFORT, NULL, "True");
@@ -343,6 +350,48 @@ static void test_guard(void **state)
     free(p);
     p = ok_with(dsml_render, "[{\"role\":\"user\",\"content\":\"a <| b |> <\xef\xbd\x9c x\"}]", &o);
     free(p);
+}
+
+/* A guard refusal's offset is the token's byte in the JSON text, found
+ * through escapes, repeated keys and nested blocks. */
+static void guard_offset(render_fn fn, const char *json, const char *token_text)
+{
+    dsml_render_options o;
+    dsml_render_options_init(&o);
+    o.flags = DSML_RENDER_GUARD;
+    dsml_output out;
+    dsml_error err;
+    assert_int_equal(fn(json, strlen(json), &o, &out, &err), DSML_ERR_SPECIAL_TOKEN);
+    const char *at = strstr(json, token_text);
+    assert_non_null(at);
+    if (err.offset != (size_t)(at - json))
+        fail_msg("%s: offset %zu, want %zu (%s)", json, err.offset, (size_t)(at - json),
+                 err.message);
+}
+
+static void test_guard_offsets(void **state)
+{
+    (void)state;
+    guard_offset(dsml_render, "[{\"role\":\"user\",\"content\":\"a <\\uff5cUser\\uff5c> b\"}]",
+                 "<\\uff5cUser");
+    /* a key written with an escape; the text before the token with escapes
+     * of one, two, four bytes (a surrogate pair) */
+    guard_offset(dsml_render,
+                 "[{\"role\":\"user\",\"\\u0063ontent\":\"\\u00e9\\ud83d\\ude00\\n\\\"x</think>\"}]",
+                 "</think>");
+    /* a request body: a repeated key keeps its last value; list content */
+    guard_offset(dsml_render_request,
+                 "{\"model\":\"m\",\"messages\":[{\"role\":\"system\",\"content\":\"ok\"},"
+                 " {\"content\":\"</think> first\",\"role\":\"user\",\"content\":["
+                 "{\"type\":\"text\",\"text\":\"[x]\"},"
+                 "{\"text\":\"<think>\", \"type\":\"text\",\"text\":\"{\\\"a\\\": [1]} <think>\"}]}]}",
+                 "<think>\"}]}]}");
+    /* a case file: a tool result's nested text, after a message in the list */
+    guard_offset(dsml_render_case,
+                 "{\"thinking_mode\":\"chat\",\"messages\":[{\"role\":\"user\",\"content\":\"q\"},"
+                 "{\"role\":\"tool\",\"tool_call_id\":\"1\",\"content\":[{\"type\":\"text\","
+                 "\"text\":\"ok " SYS "\"}]}]}",
+                 SYS);
 }
 
 static void test_reference_corners(void **state)
@@ -539,6 +588,7 @@ int main(void)
         cmocka_unit_test(test_options_errors),
         cmocka_unit_test(test_request_bodies),
         cmocka_unit_test(test_guard),
+        cmocka_unit_test(test_guard_offsets),
         cmocka_unit_test(test_reference_corners),
         cmocka_unit_test(test_options_size),
         cmocka_unit_test(test_options_init_writes_no_more),

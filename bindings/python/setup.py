@@ -10,6 +10,11 @@ DSML_LIBDSML:
   a file path     that libdsml.so is copied into the package (for instance
                   the one a test run has just checked).
 
+With a C compiler and Python's headers (python3-dev) the package also gets
+its compiled fast path, dsml._speedups, built from dsml/_speedups.c and the
+library's sources; without them it is left out (the ctypes path does
+everything), and DSML_SPEEDUPS=off leaves it out on purpose.
+
 DSML_SOURCE_DIR names the repository when this directory is not inside it.
 Everything else is in pyproject.toml.
 """
@@ -20,7 +25,8 @@ import shutil
 import subprocess
 import sys
 
-from setuptools import setup
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 from setuptools.command.build_py import build_py
 
 try:
@@ -29,6 +35,46 @@ except ImportError:  # setuptools < 70.1
     from wheel.bdist_wheel import bdist_wheel
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _source_dir():
+    return os.environ.get("DSML_SOURCE_DIR") or os.path.dirname(os.path.dirname(HERE))
+
+
+def _speedups():
+    """The optional extension (its sources are set by BuildExt)."""
+    if os.environ.get("DSML_SPEEDUPS") in ("off", "0", "no"):
+        return []
+    return [Extension("dsml._speedups", sources=["dsml/_speedups.c"],
+                      libraries=["cjson", "utf8proc", "pcre2-8", "m"],
+                      extra_compile_args=["-std=c11", "-fvisibility=hidden"],
+                      optional=True)]
+
+
+class BuildExt(build_ext):
+    """Compiles the library's sources into the extension: a copy of lib/ and
+    include/ under build/speedups (setuptools takes relative paths only)."""
+
+    def run(self):
+        source = _source_dir()
+        copy = os.path.join("build", "speedups")
+        if self.extensions and os.path.isdir(os.path.join(source, "lib")):
+            for part in ("lib", "include"):
+                target = os.path.join(HERE, copy, part)
+                if os.path.isdir(target):
+                    shutil.rmtree(target)
+                shutil.copytree(os.path.join(source, part), target,
+                                ignore=shutil.ignore_patterns("*.map", "*.txt"))
+            lib = os.path.join(copy, "lib")
+            for ext in self.extensions:
+                ext.sources = ["dsml/_speedups.c"] + sorted(
+                    os.path.relpath(p, HERE)
+                    for p in glob.glob(os.path.join(HERE, lib, "*", "*.c")))
+                ext.include_dirs = [os.path.join(copy, "include"), lib]
+        elif self.extensions:
+            print("dsml: no libdsml sources at %s: no compiled fast path" % source)
+            self.extensions = []
+        super().run()
 
 
 def _run(cmd):
@@ -44,7 +90,7 @@ def _run(cmd):
 
 def _cmake_build(work):
     """Build libdsml from the repository; returns the path of libdsml.so.N."""
-    source = os.environ.get("DSML_SOURCE_DIR") or os.path.dirname(os.path.dirname(HERE))
+    source = _source_dir()
     if not os.path.isfile(os.path.join(source, "include", "dsml", "dsml.h")):
         sys.exit("dsml: no libdsml source tree at %s; set DSML_SOURCE_DIR to the "
                  "repository, or DSML_LIBDSML=pkg-config to use an installed "
@@ -106,15 +152,18 @@ class BuildPy(build_py):
 
 
 class BdistWheel(bdist_wheel):
-    """The wheel holds a native library but no extension module: any
-    Python 3, this platform."""
+    """The wheel holds a native library, and the extension module when one
+    is built: then this Python and platform, else any Python 3."""
 
     def finalize_options(self):
         super().finalize_options()
         self.root_is_pure = False
 
     def get_tag(self):
+        if self.distribution.has_ext_modules():
+            return super().get_tag()
         return ("py3", "none", super().get_tag()[2])
 
 
-setup(cmdclass={"build_py": BuildPy, "bdist_wheel": BdistWheel})
+setup(cmdclass={"build_py": BuildPy, "build_ext": BuildExt, "bdist_wheel": BdistWheel},
+      ext_modules=_speedups())

@@ -1,6 +1,7 @@
 /*
  * dsml.h - the DeepSeek-V4.1 chat protocol ("DSML"): prompt rendering,
- * streaming detection and strict parsing of completions.
+ * streaming detection and strict parsing of completions; with a profile,
+ * the dialects of the earlier generations (DeepSeek-V4, V3.2) too.
  *
  * This header is the reference manual of libdsml.  Everything the library
  * exports is declared here.
@@ -19,8 +20,11 @@
  * - Output that the caller owns is returned in a `dsml_output` and released
  *   with dsml_output_free().  Borrowed pointers say how long they live.
  * - Memory comes from the caller's dsml_allocator when one is given, else from
- *   malloc/realloc/free.  The JSON reader (cJSON) allocates its parse trees
- *   with the C library's malloc; libdsml never changes cJSON's global hooks.
+ *   malloc/realloc/free.  A render reads ordinary JSON text into blocks of
+ *   that allocator; text it hands to cJSON (text with a fault, repeated
+ *   keys or an object of more than 32 members), and the detector's
+ *   string="false" check and declared tools, get trees from the C
+ *   library's malloc: libdsml never changes cJSON's global hooks.
  *
  * Thread safety
  * -------------
@@ -48,6 +52,7 @@
 #define DSML_DSML_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -115,13 +120,15 @@ DSML_API int dsml_version_number(void);
     X(ERR_INVALID_VALUE, -27, "string=\"false\" value is not valid JSON")     \
     X(ERR_INCOMPLETE, -28, "the stream ended inside a message part")          \
     X(ERR_STATE, -29, "call not allowed in the handle's current state")     \
-    X(ERR_SCHEMA, -30, "JSON schema outside the subset a grammar supports")
+    X(ERR_TOOL_CHOICE, -30, "tool call not allowed by tool_choice")           \
+    X(ERR_PARALLEL_CALLS, -31, "a further tool call with parallel calls off") \
+    X(ERR_SCHEMA, -32, "JSON schema outside the subset a grammar supports")
 
 typedef enum dsml_status {
 #define DSML_STATUS_ENUM_(name, value, msg) DSML_##name = value,
     DSML_STATUS_LIST(DSML_STATUS_ENUM_)
 #undef DSML_STATUS_ENUM_
-    DSML_STATUS_LAST_ = -30
+    DSML_STATUS_LAST_ = -32
 } dsml_status;
 
 /* "DSML_ERR_NOMEM" etc.; "DSML_UNKNOWN" for codes not in the table. Static. */
@@ -142,11 +149,44 @@ typedef struct dsml_error {
                            DSML_NO_OFFSET */
     char path[256];     /* JSON path of the offending value ("$.messages[2]"),
                            "" when none; NUL-terminated, truncated with "..." */
-    char message[512];  /* "path: what is wrong", NUL-terminated */
+    char message[512];  /* "path: what is wrong", NUL-terminated, truncated
+                           with "..." */
 } dsml_error;
+/* Both strings are valid UTF-8 and safe to print: control characters (C0,
+ * DEL, C1), format characters (bidirectional overrides, zero-width marks)
+ * and U+2028/U+2029 quoted from the input are written as \u001b-style
+ * escapes (\U000e0041 beyond the BMP). */
 
 /* Sets size and clears the struct. */
 DSML_API void dsml_error_init(dsml_error *err);
+
+/* ------------------------------------------------------------------------ */
+/* The protocol's tokens                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* The special tokens, as UTF-8 string literals (U+FF5C and U+2581, never
+ * ASCII '|' and '_'): what a server registers as stop or special tokens,
+ * and what a completion ends with (DSML_TOKEN_EOS). */
+#define DSML_TOKEN_BOS "<\xef\xbd\x9c" "begin\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>"
+#define DSML_TOKEN_EOS "<\xef\xbd\x9c" "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>"
+#define DSML_TOKEN_SYSTEM "<\xef\xbd\x9c" "System\xef\xbd\x9c>"
+#define DSML_TOKEN_USER "<\xef\xbd\x9c" "User\xef\xbd\x9c>"
+#define DSML_TOKEN_ASSISTANT "<\xef\xbd\x9c" "Assistant\xef\xbd\x9c>"
+#define DSML_TOKEN_LATEST_REMINDER "<\xef\xbd\x9c" "latest_reminder\xef\xbd\x9c>"
+#define DSML_TOKEN_IMAGE "<\xef\xbd\x9c" "deepseek_image\xef\xbd\x9c>"
+#define DSML_TOKEN_THINK "<think>"
+#define DSML_TOKEN_THINK_END "</think>"
+/* The task tokens (a message's "task"). */
+#define DSML_TOKEN_ACTION "<\xef\xbd\x9c" "action\xef\xbd\x9c>"
+#define DSML_TOKEN_QUERY "<\xef\xbd\x9c" "query\xef\xbd\x9c>"
+#define DSML_TOKEN_AUTHORITY "<\xef\xbd\x9c" "authority\xef\xbd\x9c>"
+#define DSML_TOKEN_DOMAIN "<\xef\xbd\x9c" "domain\xef\xbd\x9c>"
+#define DSML_TOKEN_TITLE "<\xef\xbd\x9c" "title\xef\xbd\x9c>"
+#define DSML_TOKEN_READ_URL "<\xef\xbd\x9c" "read_url\xef\xbd\x9c>"
+/* The marker inside the tool-call tags ("<｜DSML｜ invoke name=...>"),
+ * and the opening of a calls block, blank line included. */
+#define DSML_TOKEN_DSML "\xef\xbd\x9c" "DSML\xef\xbd\x9c"
+#define DSML_CALLS_OPEN "\n\n<" DSML_TOKEN_DSML " calls>"
 
 /* ------------------------------------------------------------------------ */
 /* Memory                                                                   */
@@ -218,38 +258,70 @@ typedef enum dsml_thinking_mode {
 } dsml_thinking_mode;
 
 /*
- * Profiles.  V4.1 is the checkpoint's encoder.  The pre-release profile is
- * the serving image's encoder before the 1017 cut, kept so that a deployed
- * image can be audited prompt by prompt: effort names low/high/xhigh/max
- * map to 25/50/75/100 (default high = 50), tool names are used as written
- * (no namespaces), and tool-call arguments must be JSON objects (or JSON
- * text of one).  Both profiles render the developer role unless
- * DSML_RENDER_STRICT is set.
+ * Profiles: the dialects of the DSML family, each byte for byte its
+ * generation's reference encoder (renderer) and parser (detector and
+ * strict parse).  Values are appended, never renumbered.
+ *
+ * V4.1 is the checkpoint's encoder.  The pre-release profile is the serving
+ * image's encoder before the 1017 cut, kept so that a deployed image can be
+ * audited prompt by prompt: effort names low/high/xhigh/max map to
+ * 25/50/75/100 (default high = 50), tool names are used as written (no
+ * namespaces), and tool-call arguments must be JSON objects (or JSON text
+ * of one).  Both render the developer role unless DSML_RENDER_STRICT is
+ * set.
+ *
+ * V4 is DeepSeek-V4's encoding_dsv4.py (V4-Flash, V4-Pro): unspaced tags
+ * ("<｜DSML｜tool_calls>", "<｜DSML｜invoke", "<｜DSML｜parameter"), no
+ * <｜System｜> token (system messages are their text, also mid
+ * conversation), reasoning effort only "high" (nothing) or "max" (an
+ * English paragraph at the start, thinking mode), no images, no
+ * namespaces, the developer role rendered natively; tool-call arguments
+ * that are not JSON text (an object included) are wrapped as one
+ * "arguments" parameter.
+ *
+ * V3.2 is DeepSeek-V3.2's encoding_dsv32.py: a "<｜DSML｜function_calls>"
+ * block (invoke and parameter tags as V4's), its own tools prompt, tool
+ * results rendered inline after the assistant's calls inside
+ * <function_results> (no user turn of their own), the generation header
+ * after every user message, history reasoning never shown, the developer
+ * role with its content after its tools; no System token, tasks,
+ * latest_reminder, wo_eos or reasoning effort (one given is refused), no
+ * images, no namespaces; tool-call arguments must be JSON text of an
+ * object.  In thinking mode with drop_thinking, a conversation from which
+ * the reference would drop a message (a developer or latest_reminder
+ * message before the last user message) is refused, as the reference
+ * fails on it.
  */
 typedef enum dsml_profile {
     DSML_PROFILE_V41 = 0,        /* the checkpoint's encoder (default) */
-    DSML_PROFILE_PRERELEASE = 1  /* the serving image before the 1017 cut */
+    DSML_PROFILE_PRERELEASE = 1, /* the serving image before the 1017 cut */
+    DSML_PROFILE_V4 = 2,         /* DeepSeek-V4 (Flash, Pro) */
+    DSML_PROFILE_V32 = 3         /* DeepSeek-V3.2 */
 } dsml_profile;
 
 typedef enum dsml_effort_kind {
-    DSML_EFFORT_ABSENT = 0,  /* the profile's default ("high") */
+    DSML_EFFORT_ABSENT = 0,  /* the profile's default ("high"; V3.2: none) */
     DSML_EFFORT_NAME = 1,    /* effort_name: "low", "high", "max" (+"xhigh"
-                                in the pre-release profile) */
-    DSML_EFFORT_LEVEL = 2    /* effort_level: 1..100 */
+                                in the pre-release profile; V4: "high" and
+                                "max" only; V3.2: none) */
+    DSML_EFFORT_LEVEL = 2    /* effort_level: 1..100 (V4.1, pre-release) */
 } dsml_effort_kind;
 
 /* Render flags; 0 gives the reference defaults. */
 #define DSML_RENDER_KEEP_THINKING 0x1u /* drop_thinking = False */
 #define DSML_RENDER_NO_BOS 0x2u        /* add_default_bos_token = False */
 #define DSML_RENDER_STRICT 0x4u        /* refuse the developer role exactly as
-                                          the reference encoder does.  Without
-                                          it a developer message is rendered
-                                          as the serving image does: a user
-                                          turn (content must not be empty)
-                                          followed by its tools block and
-                                          response format; it counts as a
+                                          the V4.1 reference encoder does.
+                                          Without it a developer message is
+                                          rendered as the serving image does:
+                                          a user turn (content must not be
+                                          empty) followed by its tools block
+                                          and response format; it counts as a
                                           user turn for the generation header
-                                          and the thinking drop */
+                                          and the thinking drop.  The V4 and
+                                          V3.2 profiles render the developer
+                                          role as their references do, with
+                                          the flag or without */
 #define DSML_RENDER_GUARD 0x8u         /* refuse special tokens in untrusted
                                           text, see below */
 #define DSML_RENDER_SEGMENTS 0x10u     /* also report out->segments */
@@ -257,7 +329,8 @@ typedef enum dsml_effort_kind {
 /*
  * The guard (DSML_RENDER_GUARD) is for requests whose text comes from people
  * or tools the server does not trust.  It refuses (DSML_ERR_SPECIAL_TOKEN,
- * err->path naming the string, err->offset its first byte in the input)
+ * err->path naming the string, err->offset the token's byte in the JSON
+ * text, escapes counted as written; for a key, its value's first byte)
  * when any string or object key of an untrusted part of the input holds
  * one of:
  *   - "<｜name｜>" and its look-alikes: "<", "＜" or "﹤"; then "|", "｜" or
@@ -288,7 +361,9 @@ typedef struct dsml_render_options {
     size_t effort_name_len;
     int effort_level;                 /* DSML_EFFORT_LEVEL */
     const char *context_json;         /* optional JSON array of messages
-                                         rendered earlier; NULL for none */
+                                         rendered earlier; NULL (with
+                                         context_len 0) for none: NULL with
+                                         a length is DSML_ERR_ARGUMENT */
     size_t context_len;
     const dsml_limits *limits;        /* NULL: defaults */
     const dsml_allocator *allocator;  /* NULL: malloc/realloc/free */
@@ -332,13 +407,12 @@ DSML_API int dsml_render(const char *messages_json, size_t len,
                          dsml_error *err);
 
 /*
- * Renders an OpenAI chat-completion request body: `messages`, top-level
- * `tools` (attached to a leading system message; an empty system message is
- * prepended when the first message is not one), `reasoning_effort`, and the
- * thinking mode from `thinking_mode` ("chat"/"thinking"),
- * `chat_template_kwargs.thinking` (a bool, or an object with `enabled`) or
- * `thinking.type` ("enabled"/"disabled").  Fields present in the body
- * override opts; absent ones fall back to opts (default chat).
+ * Renders an OpenAI chat-completion request body, read as dsml_turn_create()
+ * reads it (see "Serving a turn"): `messages`, `tools`, `response_format`,
+ * `tool_choice`, `reasoning_effort`, the thinking switch, a prefill.  Fields
+ * present in the body override opts; absent ones fall back to opts (default
+ * chat).  The turn's other decisions are not returned: use dsml_turn_create()
+ * when the completion is to be parsed.
  */
 DSML_API int dsml_render_request(const char *body_json, size_t len,
                                  const dsml_render_options *opts,
@@ -393,10 +467,16 @@ DSML_API int dsml_render_case(const char *case_json, size_t len,
  * DSML_EVENT_DIAGNOSTIC event carrying the code strict mode would have
  * failed with and the byte offset of the problem.  Inside a tool-call block,
  * a malformed invoke ends the call begun for it with DSML_CALL_INCOMPLETE,
- * its raw text (from the start of the invoke, or of the block when no invoke
- * had begun) becomes content, and parsing resumes at the next
- * "<｜DSML｜ invoke" or "</｜DSML｜ calls>".  Lenient mode also recognises a
- * calls block written without the blank line before it (with a diagnostic).
+ * its raw text (from its invoke tag to where it went wrong) becomes content,
+ * and parsing resumes at the next "<｜DSML｜ invoke" or "</｜DSML｜ calls>";
+ * stray text between invokes is content.  An invoke's closer
+ * "</｜DSML｜ invoke>\n" belongs to its call.  When the block's first invoke
+ * is malformed, the block's own tags are content too: its opener (before
+ * that invoke's text) and its closer.  So reasoning and content, in order,
+ * hold every byte of the completion except the text of the calls parsed
+ * (complete, unterminated or refused), the tags of a block whose first
+ * call is parsed, </think> and the end-of-sentence token.  Lenient mode also recognises a calls block
+ * written without the blank line before it (with a diagnostic).
  * Both modes fail on invalid UTF-8 (DSML_ERR_UTF8), on an exceeded limit
  * (DSML_ERR_LIMIT) and when out of memory.
  *
@@ -497,32 +577,66 @@ typedef enum dsml_false_values {
                                         (DSML_ERR_INVALID_VALUE); lenient
                                         inserts the text as a JSON string.
                                         The value is held until its end (bounded
-                                        by limits.max_argument_bytes), so it
-                                        does not stream. */
+                                        by limits.max_argument_bytes; lenient
+                                        mode reads it back from the invoke's
+                                        raw text), so it does not stream. */
 } dsml_false_values;
 
 /* 8. Marker variants: ASCII pipes ("<|DSML| invoke"), doubled pipes
- *    ("<｜｜DSML｜｜ invoke") and V4's unspaced tags ("<｜DSML｜invoke",
- *    "<｜DSML｜tool_calls>"). */
+ *    ("<｜｜DSML｜｜ invoke") and the tags of the neighbouring generations:
+ *    for V4.1 (and the pre-release profile) V4's unspaced tags
+ *    ("<｜DSML｜invoke", "<｜DSML｜tool_calls>"); for V4, V4.1's spaced tags
+ *    and V3.2's "<｜DSML｜function_calls>" block (V4 models write it); for
+ *    V3.2, V4's and V4.1's. */
 typedef enum dsml_markers {
-    DSML_MARKERS_EXACT = 0,    /* default, reference: only V4.1's markers;
-                                  variants are plain text */
-    DSML_MARKERS_VARIANTS = 1  /* variants are markers too, anywhere a V4.1
-                                  marker is expected */
+    DSML_MARKERS_EXACT = 0,    /* default, reference: only the profile's own
+                                  markers; variants are plain text */
+    DSML_MARKERS_VARIANTS = 1  /* variants are markers too, anywhere one of
+                                  the profile's markers is expected */
 } dsml_markers;
 
 /* Flags. */
 #define DSML_DETECT_NO_MESSAGE 0x1u /* do not accumulate the final message
                                        (dsml_detector_message() then fails
                                        with DSML_ERR_STATE); saves memory for
-                                       servers that only forward events */
+                                       servers that only forward events (see
+                                       "Memory" below) */
+
+/* 9. Which calls a request allows (its `tool_choice`).  A call that is not
+ *    allowed is still parsed and reported -- a DIAGNOSTIC
+ *    (DSML_ERR_TOOL_CHOICE) comes before its CALL_BEGIN, whose status is
+ *    DSML_CALL_REFUSED, and it ends with DSML_CALL_REFUSED (or
+ *    DSML_CALL_INCOMPLETE) -- but it is not executable and is left out of
+ *    the message.  The detector goes on.  In both modes. */
+typedef enum dsml_tool_choice {
+    DSML_TOOL_CHOICE_AUTO = 0,     /* default: any call */
+    DSML_TOOL_CHOICE_NONE = 1,     /* no call is allowed */
+    DSML_TOOL_CHOICE_REQUIRED = 2, /* at least one call: a completion without
+                                      an executable call gets a DIAGNOSTIC
+                                      (DSML_ERR_TOOL_CHOICE) at its end */
+    DSML_TOOL_CHOICE_FUNCTION = 3  /* calls to the tool named by
+                                      tool_choice_name only, and at least one
+                                      (as REQUIRED) */
+} dsml_tool_choice;
+
+/* 10. Several calls in one message (a request's `parallel_tool_calls`). */
+typedef enum dsml_parallel_calls {
+    DSML_PARALLEL_CALLS_ALLOW = 0, /* default */
+    DSML_PARALLEL_CALLS_FIRST = 1  /* the first allowed call is executable;
+                                      every later call is reported (a
+                                      DIAGNOSTIC, DSML_ERR_PARALLEL_CALLS)
+                                      and refused as under tool_choice; the
+                                      detector goes on */
+} dsml_parallel_calls;
 
 typedef struct dsml_detector_options {
     size_t size;                      /* sizeof(dsml_detector_options) */
     dsml_thinking_mode thinking_mode; /* DSML_CHAT by default */
-    dsml_profile profile;             /* DSML_PROFILE_V41 by default; the
-                                         pre-release profile parses the same
-                                         tags but never splits "ns::name" */
+    dsml_profile profile;             /* DSML_PROFILE_V41 by default: the
+                                         tags the profile's reference parser
+                                         reads; only V4.1 splits "ns::name"
+                                         (the pre-release profile reads
+                                         V4.1's tags, V4 and V3.2 their own) */
     dsml_detect_mode mode;            /* DSML_DETECT_LENIENT by default */
     unsigned flags;                   /* DSML_DETECT_* */
     dsml_reasoning_calls reasoning_calls;
@@ -536,7 +650,14 @@ typedef struct dsml_detector_options {
     const char *tools_json;           /* optional OpenAI "tools" array (JSON
                                          text) naming the declared tools;
                                          read at creation, not kept.  NULL:
-                                         none */
+                                         none.  Names are qualified by the
+                                         renderer's rule: a list it refuses
+                                         (conflicting namespaces, "::" in a
+                                         bare name or a namespace, a
+                                         namespace neither a string nor an
+                                         object with a name) is refused
+                                         here too, with the path and offset
+                                         of the tool's name */
     size_t tools_len;
     const dsml_limits *limits;        /* NULL: defaults.  Used here:
                                          max_input_bytes (whole stream),
@@ -548,6 +669,12 @@ typedef struct dsml_detector_options {
                                          one invoke kept for the lenient
                                          fallback), max_calls (calls begun) */
     const dsml_allocator *allocator;  /* NULL: malloc/realloc/free */
+    dsml_tool_choice tool_choice;     /* DSML_TOOL_CHOICE_AUTO by default */
+    const char *tool_choice_name;     /* DSML_TOOL_CHOICE_FUNCTION: the tool,
+                                         as a call names it ("ns::name" when
+                                         qualified); copied at creation */
+    size_t tool_choice_name_len;
+    dsml_parallel_calls parallel_calls; /* DSML_PARALLEL_CALLS_ALLOW */
 } dsml_detector_options;
 
 /* dsml_parse_completion() takes the same options. */
@@ -566,12 +693,13 @@ typedef enum dsml_event_type {
     DSML_EVENT_NONE = 0,
     DSML_EVENT_REASONING = 1,  /* text: reasoning_content delta */
     DSML_EVENT_CONTENT = 2,    /* text: content delta */
-    DSML_EVENT_CALL_BEGIN = 3, /* call_index, name, ns: a tool call starts;
-                                  the name is final */
+    DSML_EVENT_CALL_BEGIN = 3, /* call_index, name, ns, status: a tool call
+                                  starts; the name is final; status 0, or
+                                  DSML_CALL_REFUSED */
     DSML_EVENT_ARGUMENTS = 4,  /* call_index, text: a fragment of the call's
                                   arguments JSON text */
-    DSML_EVENT_CALL_END = 5,   /* call_index, status: DSML_CALL_COMPLETE or
-                                  DSML_CALL_INCOMPLETE */
+    DSML_EVENT_CALL_END = 5,   /* call_index, status: DSML_CALL_*; execute
+                                  only DSML_CALL_COMPLETE */
     DSML_EVENT_DIAGNOSTIC = 6  /* status: a DSML_ERR_* code; offset; text:
                                   a short NUL-terminated message */
 } dsml_event_type;
@@ -580,6 +708,16 @@ typedef enum dsml_event_type {
 #define DSML_CALL_INCOMPLETE 1 /* cut off by the end of the stream or, in
                                   lenient mode, malformed: do not execute it;
                                   its raw text follows as content */
+#define DSML_CALL_REFUSED 2    /* tool_choice or parallel_calls does not
+                                  allow it (also the status of its
+                                  CALL_BEGIN): do not execute it; it is left
+                                  out of the message */
+#define DSML_CALL_UNTERMINATED 3 /* the text ended after the call's name line
+                                  or after one of its parameters, before its
+                                  end tag: the reference accepts that (the
+                                  call is in the message, as the reference
+                                  returns it), but parameters may be missing:
+                                  do not execute it */
 
 /*
  * One event.  Every pointer is borrowed from the detector and valid until
@@ -611,7 +749,8 @@ typedef struct dsml_event {
                                 own namespace before running a call), or
                                 NULL when the name was not qualified */
     size_t ns_len;
-    int status;              /* CALL_END: DSML_CALL_*; DIAGNOSTIC: the code */
+    int status;              /* CALL_END: DSML_CALL_*; CALL_BEGIN: 0 or
+                                DSML_CALL_REFUSED; DIAGNOSTIC: the code */
     size_t offset;           /* DIAGNOSTIC: byte offset in the stream of the
                                 problem; CALL_BEGIN, CALL_END: offset of the
                                 invoke tag / of what ended the call; text
@@ -646,10 +785,10 @@ DSML_API void dsml_detector_destroy(dsml_detector *d);
  *   fills *event, 0 when no event is left (feed more or finish), or the
  *   sticky error once the events before the failure point have been pulled.
  * dsml_detector_finish(d): end of the stream.  Releases the bytes held back,
- *   ends an open call (DSML_CALL_INCOMPLETE unless the reference accepts the
- *   text as it stands), applies the end-of-text rules and queues the last
- *   events.  Returns DSML_OK or the sticky error.  Calling it twice returns
- *   the first result.
+ *   ends an open call (DSML_CALL_INCOMPLETE, or DSML_CALL_UNTERMINATED where
+ *   the reference accepts the text as it stands), applies the end-of-text
+ *   rules and queues the last events.  Returns DSML_OK or the sticky error.
+ *   Calling it (or dsml_detector_end) twice returns the first result.
  * dsml_detector_reset(d): back to the state after creation (same options);
  *   clears the sticky error.
  * dsml_detector_error(d): the sticky error (code DSML_OK when none); valid
@@ -662,19 +801,118 @@ DSML_API void dsml_detector_destroy(dsml_detector *d);
  * ARGUMENTS fragments of one call are merged) and the message do not depend
  * on how the input is split.  A byte is held back only while it could still
  * begin a marker, finish a UTF-8 character, or while a policy window above
- * holds it.  Memory is bounded by the limits.
+ * holds it.
+ *
+ * Memory: a detector holds, through its allocator,
+ *   - the events not yet pulled, with their text: about the bytes fed since
+ *     the last pull (arguments text is JSON-escaped, up to six bytes for a
+ *     control character; an event costs about 100 bytes of its own, a
+ *     diagnostic 150, so text dense with special tokens, each reported in
+ *     lenient mode, costs up to 50 times its size).  Room taken past 1 MiB
+ *     is given back once the events are pulled;
+ *   - the bytes held back: an invoke's name, a parameter's name, a policy
+ *     window, each at most limits.max_held_bytes, and up to one marker;
+ *   - in lenient mode the raw text of the current invoke (at most
+ *     limits.max_argument_bytes), from which a value under
+ *     DSML_FALSE_VALUES_VALIDATE is read back; strict mode holds such a
+ *     value instead (at most as much);
+ *   - without DSML_DETECT_NO_MESSAGE, the message: content, reasoning, each
+ *     call's name and arguments.
+ * Each buffer grows to its limit, never past it.  With DSML_DETECT_NO_MESSAGE
+ * and chunks of a few KiB pulled after each feed, that is a few tens of KiB
+ * plus, in lenient mode, one invoke's raw text; one feed of N bytes of text
+ * holds about N until pulled (docs/RELIABILITY.md has measured figures).
+ * cJSON's trees (tools_json, a value being validated) come from malloc and
+ * are not counted.
  *
  * Thread safety: one handle is used by one thread at a time; distinct
  * handles are independent.
  */
+/* Why the engine stopped generating (dsml_detector_end). */
+typedef enum dsml_end_reason {
+    DSML_END_TEXT = 0,   /* unstated: the text is the whole completion, read
+                            as the reference reads it (an answer needs its
+                            EOS).  dsml_detector_finish() */
+    DSML_END_STOP = 1,   /* the model wrote its EOS; the engine may have left
+                            it out of the text (vLLM and SGLang do): the text
+                            is taken as if it ended with the EOS -- no
+                            DSML_ERR_MISSING_EOS, strict mode accepts */
+    DSML_END_LENGTH = 2, /* cut by the length limit (max_tokens) */
+    DSML_END_ABORT = 3   /* cancelled, or stopped for another reason.
+                            LENGTH and ABORT: an open call ends
+                            DSML_CALL_INCOMPLETE (in lenient mode its raw text
+                            follows as content), the text so far keeps its
+                            place (reasoning stays reasoning), and strict
+                            mode does not fail on the cut */
+} dsml_end_reason;
+
 DSML_API int dsml_detector_feed(dsml_detector *d, const char *bytes,
                                 size_t len);
 DSML_API int dsml_detector_next(dsml_detector *d, dsml_event *event);
 DSML_API int dsml_detector_finish(dsml_detector *d);
+/* dsml_detector_finish() with the reason the engine stopped; finish() is
+ * end(d, DSML_END_TEXT).  A call is DSML_CALL_COMPLETE only once its end
+ * tag (</｜DSML｜ invoke) has been read, whatever the reason.  Returns as
+ * finish(); a reason out of range is DSML_ERR_ARGUMENT. */
+DSML_API int dsml_detector_end(dsml_detector *d, dsml_end_reason why);
 DSML_API void dsml_detector_reset(dsml_detector *d);
 DSML_API const dsml_error *dsml_detector_error(const dsml_detector *d);
 DSML_API int dsml_detector_message(dsml_detector *d, dsml_output *out,
                                    dsml_error *err);
+
+/*
+ * Packed events: one call that feeds (or finishes) and hands back every
+ * event it queued, for bindings that pay for each foreign call (ctypes,
+ * cffi, JNI, wasm).  The events are the ones dsml_detector_next() would
+ * return, in the same order, written into the caller's buffer as records:
+ *
+ *   dsml_packed_event header (48 bytes), then text_len bytes of text,
+ *   name_len bytes of name, ns_len bytes of namespace (0 when ns_len is
+ *   DSML_PACKED_NO_NS), then zero bytes up to a multiple of 8
+ *
+ * and after the last record a header whose type is DSML_EVENT_NONE.  Text
+ * is not NUL-terminated (a diagnostic's either).  Numbers are in the
+ * machine's byte order.
+ *
+ * dsml_detector_feed_packed(d, bytes, len, flags, buf, cap, used):
+ *   feeds the bytes (as dsml_detector_feed; none when len is 0), then with
+ *   DSML_PACK_FINISH ends the stream (as dsml_detector_finish), then packs
+ *   queued events into buf[0, cap) while they fit.  *used (used may be
+ *   NULL) gets the bytes written before the final DSML_EVENT_NONE header.
+ *   Returns
+ *     0  every queued event was packed;
+ *     1  the buffer is full: events are still queued.  Call again with
+ *        len 0 (and no flag) to pack them.  When not even the first one
+ *        fitted, the final header's text_len is the capacity it needs;
+ *    <0  the sticky error, once every event produced before it has been
+ *        packed (as dsml_detector_next returns it); DSML_ERR_ARGUMENT (a
+ *        NULL handle or buffer, cap below DSML_PACKED_HEADER_SIZE, bytes
+ *        NULL with a length) or DSML_ERR_STATE (bytes after finish) when
+ *        the call was refused and packed nothing.
+ * Nothing is borrowed: the records are copies.  Mixing this call with
+ * dsml_detector_next on one handle is allowed; each event is handed out
+ * once.
+ */
+#define DSML_PACK_FINISH 0x1u /* end the stream after the bytes */
+#define DSML_PACKED_HEADER_SIZE 48
+#define DSML_PACKED_NO_NS UINT64_MAX
+
+typedef struct dsml_packed_event {
+    uint32_t type;        /* dsml_event_type; DSML_EVENT_NONE ends the list */
+    int32_t status;       /* as dsml_event.status */
+    uint64_t text_len;    /* bytes of text after the header; in the final
+                             DSML_EVENT_NONE header: 0, or the capacity the
+                             next event needs when none fitted */
+    uint64_t name_len;    /* CALL_BEGIN: bytes of the bare name */
+    uint64_t ns_len;      /* CALL_BEGIN: bytes of the namespace, or
+                             DSML_PACKED_NO_NS */
+    uint64_t call_index;  /* as dsml_event.call_index */
+    uint64_t offset;      /* as dsml_event.offset (DSML_NO_OFFSET: all ones) */
+} dsml_packed_event;
+
+DSML_API int dsml_detector_feed_packed(dsml_detector *d, const char *bytes,
+                                       size_t len, unsigned flags, void *buf,
+                                       size_t cap, size_t *used);
 
 /*
  * Parses a whole completion (what the model produced after the prompt) with
@@ -693,6 +931,325 @@ DSML_API int dsml_parse_completion(const char *text, size_t len,
                                    dsml_output *out, dsml_error *err);
 
 /* ------------------------------------------------------------------------ */
+/* Serving a turn                                                           */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A turn is one chat-completion request, read and rendered: the prompt and
+ * everything the request decided that the rest of the exchange needs (the
+ * thinking mode, the effort, the declared tools, tool_choice,
+ * parallel_tool_calls, response_format, a prefill, the fields that were not
+ * read).  A detector made from the turn (dsml_turn_detector) needs no
+ * option restated.
+ *
+ * The request body, an OpenAI chat-completion request:
+ *   messages               rendered as dsml_render() renders them
+ *   tools                  attached to a leading system message (an empty
+ *                          one is prepended when the first message is not a
+ *                          system message); errors name "$.tools[i]..."
+ *   response_format        the same, as the value of a system message's own
+ *                          response_format (rendered as is, {"type":
+ *                          "text"} too); refused when the leading system
+ *                          message has one of its own
+ *   tool_choice            "auto" (default), "none", "required", or
+ *                          {"type": "function", "function": {"name": N}}
+ *                          with N among the tools.  "none" keeps the tools
+ *                          in the prompt unless DSML_TURN_NONE_DROPS_TOOLS;
+ *                          the detector refuses calls the choice forbids
+ *   parallel_tool_calls    true (default) or false: the detector then
+ *                          refuses every call after the first executable one
+ *   thinking_mode          "chat" / "thinking"; else
+ *   chat_template_kwargs.thinking   a bool, or an object with a bool
+ *                          "enabled"; else
+ *   thinking.type          "enabled" / "disabled"; else opts->render's mode.
+ *                          The first present decides; the others are listed
+ *                          as ignored
+ *   reasoning_effort       a name of the profile ("low", "high", "max"; the
+ *                          pre-release profile also "xhigh") or an integer
+ *                          1..100; other names are refused
+ *                          (DSML_ERR_EFFORT, the message lists what is
+ *                          accepted) unless opts->effort_aliases maps them
+ *   continue_final_message true: the last message, an assistant one, is
+ *                          continued (rendered without its EOS, as the
+ *                          reference's wo_eos); so is a last assistant
+ *                          message with "prefix": true (DeepSeek's API)
+ *   model                  kept for the responses (dsml_turn_info.model)
+ *   anything else          ignored and listed in dsml_turn_info.ignored
+ *
+ * Thread safety: a turn is read-only once made; it may be used from any
+ * number of threads at once (each making its own detectors).
+ */
+
+/* An effort name a request may give that the profile does not know
+ * ("medium", "minimal", "none", ...), and what it stands for: an accepted
+ * name (`as`, e.g. "high"), or, when `as` is NULL, a level 1..100.  E.g.
+ *   static const dsml_effort_alias aliases[] = {
+ *       {"minimal", NULL, 10}, {"medium", "high", 0}, {"xhigh", "max", 0}};
+ * Strings are NUL-terminated and read during dsml_turn_create(). */
+typedef struct dsml_effort_alias {
+    const char *name;
+    const char *as;
+    int level;
+} dsml_effort_alias;
+
+/* Turn flags. */
+#define DSML_TURN_NONE_DROPS_TOOLS 0x1u /* tool_choice "none": the tools are
+                                           left out of the prompt (vLLM's
+                                           --exclude-tools-when-tool-choice-
+                                           none); default: they stay */
+
+typedef struct dsml_turn_options {
+    size_t size;                        /* sizeof(dsml_turn_options) */
+    const dsml_render_options *render;  /* NULL: defaults.  Its profile,
+                                           flags, context, limits and
+                                           allocator apply; its thinking mode
+                                           and effort are used when the body
+                                           gives none */
+    const dsml_detector_options *detect; /* NULL: defaults.  The mode,
+                                           policies, flags and limits of the
+                                           detectors made from the turn; the
+                                           turn sets their thinking mode,
+                                           profile, tools, tool_choice and
+                                           parallel_calls.  Copied (limits
+                                           too); allocator: render's when
+                                           NULL */
+    unsigned flags;                     /* DSML_TURN_* */
+    const dsml_effort_alias *effort_aliases; /* may be NULL */
+    size_t effort_alias_count;
+} dsml_turn_options;
+
+/* Sets size and the defaults. */
+DSML_API void dsml_turn_options_init(dsml_turn_options *opts);
+
+typedef struct dsml_turn dsml_turn;
+
+/* What a turn decided.  Every pointer is owned by the turn and valid until
+ * dsml_turn_destroy(); texts are NUL-terminated. */
+typedef struct dsml_turn_info {
+    size_t size;                    /* sizeof(dsml_turn_info) of the library */
+    const char *prompt;             /* the prompt, prompt_len bytes */
+    size_t prompt_len;
+    const char *images;             /* image records, JSON array text */
+    size_t images_len;
+    size_t image_count;
+    const char *segments;           /* with DSML_RENDER_SEGMENTS: one
+                                       {"role", "index", "start", "end"} per
+                                       rendered message, "index" into the
+                                       body's "messages" (null for a prepended
+                                       system message); else NULL */
+    size_t segments_len;
+    dsml_thinking_mode thinking_mode; /* as rendered */
+    const char *thinking_from;      /* the field that decided it:
+                                       "$.thinking_mode",
+                                       "$.chat_template_kwargs.thinking",
+                                       "$.thinking.type", or "" (options) */
+    int starts_in_reasoning;        /* 1 when the prompt ends with <think>:
+                                       the completion begins with reasoning
+                                       (not after a prefill or a task) */
+    int effort_level;               /* the effort resolved, 1..100 (the
+                                       profile's default when none given) */
+    int effort_in_prompt;           /* 1 when the prompt has the effort line
+                                       (thinking mode) */
+    const char *tools;              /* the declared tools, JSON array text
+                                       as json.dumps writes it ("[]": none) */
+    size_t tools_len;
+    size_t tool_count;
+    int tools_in_prompt;            /* 0 when there are none, or "none"
+                                       dropped them */
+    dsml_tool_choice tool_choice;
+    const char *tool_choice_name;   /* DSML_TOOL_CHOICE_FUNCTION: the tool as
+                                       a call names it ("ns::name" when
+                                       qualified); else NULL */
+    size_t tool_choice_name_len;
+    int parallel_tool_calls;        /* 0 when the body says false, else 1 */
+    const char *response_format;    /* JSON text of the body's
+                                       response_format, or NULL */
+    size_t response_format_len;
+    int prefill;                    /* 1 when the last (assistant) message
+                                       is continued */
+    const char *ignored;            /* JSON array of the paths of the fields
+                                       not read ("$.temperature",
+                                       "$.thinking.type", ...) */
+    size_t ignored_len;
+    size_t ignored_count;
+    const char *model;              /* the body's "model" string, or NULL */
+    size_t model_len;
+} dsml_turn_info;
+
+/*
+ * Reads and renders a request body.  Returns DSML_OK and *out, or an error
+ * naming the place in the body ("$.tools[1].function.name",
+ * "$.tool_choice") with *out NULL.  opts may be NULL.
+ */
+DSML_API int dsml_turn_create(const char *body_json, size_t len,
+                              const dsml_turn_options *opts, dsml_turn **out,
+                              dsml_error *err);
+/* Frees a turn.  NULL is fine.  Detectors made from it stay valid. */
+DSML_API void dsml_turn_destroy(dsml_turn *turn);
+/* The turn's decisions; NULL for NULL. */
+DSML_API const dsml_turn_info *dsml_turn_get_info(const dsml_turn *turn);
+/*
+ * A detector for the turn's completion: opts->detect with the turn's
+ * thinking (starts_in_reasoning), profile, declared tools, tool_choice and
+ * parallel_tool_calls.  Destroy it with dsml_detector_destroy().
+ */
+DSML_API int dsml_turn_detector(const dsml_turn *turn, dsml_detector **out,
+                                dsml_error *err);
+
+/* ------------------------------------------------------------------------ */
+/* OpenAI responses                                                         */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A responder turns a turn's completion, fed as the engine generates it,
+ * into the JSON a server sends: `chat.completion.chunk` objects while it
+ * streams, and the whole `chat.completion` at the end.  It owns a detector
+ * made from the turn.
+ *
+ * Chunks (compact JSON, strings escaped as json.dumps(ensure_ascii=False)):
+ *   {"id":ID,"object":"chat.completion.chunk","created":T,"model":M,
+ *    "choices":[{"index":0,"delta":DELTA,"logprobs":null,
+ *    "finish_reason":null}]}
+ * DELTA is one of {"reasoning_content":"..."}, {"content":"..."},
+ * {"tool_calls":[{"index":i,"id":"call_...","type":"function",
+ * "function":{"name":"...","arguments":""}}]} (a call's first delta; a
+ * qualified name adds "namespace":"..." beside "function"), then
+ * {"tool_calls":[{"index":i,"function":{"arguments":"..."}}]} pieces; the
+ * first delta also carries "role":"assistant".  The last chunk has
+ * "delta":{} and "finish_reason": "tool_calls" when a call was executable
+ * and the model stopped, "stop", "length" (DSML_END_LENGTH) or "abort"
+ * (DSML_END_ABORT, as vLLM and SGLang spell it).
+ *
+ * The completion:
+ *   {"id":ID,"object":"chat.completion","created":T,"model":M,"choices":[
+ *    {"index":0,"message":{"role":"assistant","content":"..." or null
+ *    (empty, beside calls),"reasoning_content":"..." (when not empty),
+ *    "tool_calls":[{"id":...,"type":"function","function":{"name":...,
+ *    "arguments":...}}] (executable calls, when any)},"logprobs":null,
+ *    "finish_reason":...}]}
+ *
+ * Which calls are sent: a call refused by tool_choice or
+ * parallel_tool_calls never is.  Without DSML_RESPOND_HOLD_CALLS a call's
+ * deltas go out as they arrive, and a call that then ends not executable
+ * (incomplete, unterminated) has been sent in part: the responder reports
+ * it (a DIAGNOSTIC item), leaves it out of the completion and of the
+ * finish reason.  With HOLD_CALLS a call goes out whole, in one chunk, once
+ * it is complete, and never otherwise: the chunks then always add up to the
+ * completion.
+ *
+ * Tool-call ids come from opts.call_id when given, else from the
+ * responder's own random source: "call_" and 24 letters and digits, seeded
+ * from getrandom() (or opts.seed), so that ids do not repeat across
+ * responses.  The response id, when not given, is "chatcmpl-" and 24 from
+ * the same source.
+ *
+ * Thread safety: a responder is used by one thread at a time; distinct
+ * responders (also of one turn) are independent.  The turn must outlive
+ * dsml_responder_create() only.
+ */
+
+/* Responder flags. */
+#define DSML_RESPOND_HOLD_CALLS 0x1u    /* a call's deltas are held until its
+                                           end, sent whole if executable */
+#define DSML_RESPOND_DROP_RAW 0x2u      /* lenient mode: the raw text of a
+                                           broken call (which the detector
+                                           gives as content) is dropped, with
+                                           a DIAGNOSTIC item; default: kept as
+                                           content, nothing lost */
+#define DSML_RESPOND_SSE 0x4u           /* chunk text is a server-sent event,
+                                           "data: {...}\n\n"; a last item
+                                           DSML_ITEM_DONE is
+                                           "data: [DONE]\n\n" */
+#define DSML_RESPOND_NO_COMPLETION 0x8u /* stream only: nothing is kept for
+                                           dsml_responder_completion() (which
+                                           then fails with DSML_ERR_STATE) */
+
+/* A tool-call id for the call of OpenAI index `index`: write at most `cap`
+ * bytes of UTF-8 into buf and return the length; 0 means "make one". */
+typedef size_t (*dsml_call_id_fn)(void *ctx, size_t index, char *buf, size_t cap);
+
+#define DSML_CALL_ID_MAX 64 /* `cap` of dsml_call_id_fn */
+
+typedef struct dsml_responder_options {
+    size_t size;                 /* sizeof(dsml_responder_options) */
+    unsigned flags;              /* DSML_RESPOND_* */
+    const char *id;              /* the response's "id"; NULL: made */
+    size_t id_len;
+    long long created;           /* "created", Unix seconds; 0: time(NULL) */
+    const char *model;           /* "model"; NULL: the request's, else "" */
+    size_t model_len;
+    dsml_call_id_fn call_id;     /* NULL: made from the random source */
+    void *call_id_ctx;
+    const unsigned char *seed;   /* seeds the random source (tests, replay);
+                                    NULL: getrandom() */
+    size_t seed_len;
+    const dsml_allocator *allocator; /* NULL: the turn's detector's */
+} dsml_responder_options;
+
+/* Sets size and the defaults. */
+DSML_API void dsml_responder_options_init(dsml_responder_options *opts);
+
+typedef struct dsml_responder dsml_responder;
+
+typedef enum dsml_item_type {
+    DSML_ITEM_NONE = 0,
+    DSML_ITEM_CHUNK = 1,      /* text: a chat.completion.chunk (SSE framed
+                                 with DSML_RESPOND_SSE); the last one carries
+                                 the finish reason */
+    DSML_ITEM_DIAGNOSTIC = 2, /* status, offset, text (NUL-terminated): the
+                                 detector's diagnostics, and the
+                                 responder's (a call sent but not
+                                 executable, dropped raw text) -- log them */
+    DSML_ITEM_DONE = 3        /* DSML_RESPOND_SSE: "data: [DONE]\n\n",
+                                 after the last chunk */
+} dsml_item_type;
+
+/* One item.  text is borrowed: valid until the next call on the responder. */
+typedef struct dsml_item {
+    size_t size;              /* sizeof(dsml_item), set by the caller (0 is
+                                 taken as sizeof) */
+    dsml_item_type type;
+    const char *text;         /* NUL-terminated */
+    size_t len;
+    int status;               /* DIAGNOSTIC: a DSML_ERR_* code */
+    size_t offset;            /* DIAGNOSTIC: byte offset in the completion,
+                                 or DSML_NO_OFFSET */
+} dsml_item;
+
+/* Creates a responder for `turn`.  opts may be NULL. */
+DSML_API int dsml_responder_create(const dsml_turn *turn,
+                                   const dsml_responder_options *opts,
+                                   dsml_responder **out, dsml_error *err);
+DSML_API void dsml_responder_destroy(dsml_responder *r);
+/*
+ * The loop is the detector's: feed(bytes) the completion as it comes (any
+ * split), next(&item) until it returns 0, and end(why) once the engine
+ * stopped, then next() until 0 again.  next returns 1 and an item, 0 when
+ * none is left, or the sticky error (strict mode: the first rule the
+ * completion breaks; invalid UTF-8; a limit; no memory) once the items
+ * before it are out.  feed and end return DSML_OK, DSML_ERR_ARGUMENT,
+ * DSML_ERR_STATE (feed after end), or the sticky error once next() has
+ * returned it: a failure in the bytes fed is told by next(), after the
+ * items that came before it.  No allocation per chunk once the buffers
+ * have grown to the largest chunk (and, unless DSML_RESPOND_NO_COMPLETION,
+ * the kept texts grow by doubling).
+ */
+DSML_API int dsml_responder_feed(dsml_responder *r, const char *bytes, size_t len);
+DSML_API int dsml_responder_end(dsml_responder *r, dsml_end_reason why);
+DSML_API int dsml_responder_next(dsml_responder *r, dsml_item *item);
+/* After end: the chat.completion object in out->text (items not yet pulled
+ * are taken into account).  DSML_ERR_STATE before end or with
+ * DSML_RESPOND_NO_COMPLETION; the sticky error after a failure. */
+DSML_API int dsml_responder_completion(dsml_responder *r, dsml_output *out,
+                                       dsml_error *err);
+/* The sticky error (code DSML_OK when none). */
+DSML_API const dsml_error *dsml_responder_error(const dsml_responder *r);
+
+/* One shot: the chat.completion object for a whole completion. */
+DSML_API int dsml_respond(const dsml_turn *turn, const char *completion,
+                          size_t len, dsml_end_reason why,
+                          const dsml_responder_options *opts,
+                          dsml_output *out, dsml_error *err);
 /* Grammars for constrained decoding                                        */
 /* ------------------------------------------------------------------------ */
 
@@ -744,21 +1301,8 @@ DSML_API int dsml_parse_completion(const char *text, size_t len,
  * (dsml_parse_completion) accepts, with the calls the grammar allowed.
  */
 
-/* A request's tool_choice. */
-typedef enum dsml_tool_choice {
-    DSML_TOOL_CHOICE_AUTO = 0,     /* default: calls optional */
-    DSML_TOOL_CHOICE_NONE = 1,     /* no call */
-    DSML_TOOL_CHOICE_REQUIRED = 2, /* at least one call */
-    DSML_TOOL_CHOICE_FUNCTION = 3  /* calls to the tool named by
-                                      tool_choice_name only, at least one */
-} dsml_tool_choice;
-
-/* A request's parallel_tool_calls. */
-typedef enum dsml_parallel_calls {
-    DSML_PARALLEL_CALLS_ALLOW = 0, /* default: any number of calls */
-    DSML_PARALLEL_CALLS_FIRST = 1  /* parallel_tool_calls false: the
-                                      grammar's block holds one call */
-} dsml_parallel_calls;
+/* tool_choice and parallel calls: dsml_tool_choice and dsml_parallel_calls,
+ * as the detector options declare them. */
 
 typedef enum dsml_grammar_format {
     DSML_GRAMMAR_GBNF = 0,

@@ -79,6 +79,7 @@ void dsml_buf_init(dsml_buf *b, const dsml_allocator *a)
     b->cap = 0;
     b->failed = 0;
     b->alloc = a;
+    b->max = 0;
 }
 
 void dsml_buf_release(dsml_buf *b)
@@ -107,9 +108,12 @@ int dsml_buf_grow(dsml_buf *b, size_t extra)
         return 0;
     }
     size_t need = b->len + extra + 1;
-    size_t cap = b->cap < 64 ? 64 : b->cap;
-    while (cap < need)
-        cap *= 2;
+    size_t cap = b->cap < 32 ? 64 : b->cap > (size_t)-1 / 2 ? (size_t)-1 : b->cap * 2;
+    if (cap < need) /* a long append: room for it and a little more (need is
+                       at most half the address space: no overflow) */
+        cap = need + need / 16;
+    if (b->max != 0 && need <= b->max + 1 && cap > b->max + 1)
+        cap = b->max + 1;
     char *p = dsml_realloc(b->alloc, b->data, b->cap, cap);
     if (p == NULL) {
         b->failed = 1;

@@ -8,6 +8,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "dsml/dsml.h"
@@ -27,13 +28,17 @@ void *dsml_realloc(const dsml_allocator *a, void *p, size_t old, size_t n);
 void dsml_free(const dsml_allocator *a, void *p);
 
 /* A growable byte buffer.  After a failed allocation `failed` stays set and
- * further appends do nothing; check it once at the end. */
+ * further appends do nothing; check it once at the end.  It grows to twice
+ * its size, or to what an append needs (and a sixteenth more) when that is
+ * more, but not past `max` (+1 for a terminating NUL) while the text fits:
+ * set `max` to the limit of a buffer that has one (0: none). */
 typedef struct dsml_buf {
     char *data;
     size_t len;
     size_t cap;
     int failed;
     const dsml_allocator *alloc;
+    size_t max;
 } dsml_buf;
 
 void dsml_buf_init(dsml_buf *b, const dsml_allocator *a);
@@ -49,11 +54,29 @@ static inline void dsml_buf_append(dsml_buf *b, const char *s, size_t n)
         if (!dsml_buf_grow(b, n))
             return;
     }
-    if (n <= 8) { /* short pieces (a streamed token) without a call */
-        for (size_t i = 0; i < n; i++)
-            b->data[b->len + i] = s[i];
+    char *d = b->data + b->len;
+    if (n <= 16) {
+        /* short pieces (a streamed token) without a call: two overlapping
+         * copies of a fixed size */
+        if (n >= 8) {
+            uint64_t x, y;
+            memcpy(&x, s, 8);
+            memcpy(&y, s + n - 8, 8);
+            memcpy(d, &x, 8);
+            memcpy(d + n - 8, &y, 8);
+        } else if (n >= 4) {
+            uint32_t x, y;
+            memcpy(&x, s, 4);
+            memcpy(&y, s + n - 4, 4);
+            memcpy(d, &x, 4);
+            memcpy(d + n - 4, &y, 4);
+        } else {
+            d[0] = s[0];
+            d[n >> 1] = s[n >> 1];
+            d[n - 1] = s[n - 1];
+        }
     } else {
-        memcpy(b->data + b->len, s, n);
+        memcpy(d, s, n);
     }
     b->len += n;
 }

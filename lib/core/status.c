@@ -48,25 +48,57 @@ void dsml_error_init(dsml_error *err)
     err->offset = DSML_NO_OFFSET;
 }
 
-/* Drops the bytes of `s` that are not part of a valid UTF-8 sequence: a
- * value cut short to fit a message (a long role or tool name) must not leave
- * half a character behind. */
-static void keep_valid_utf8(char *s)
+/* Whether a character is written as an escape in error text: control
+ * characters (C0, DEL, C1), format characters (bidirectional overrides,
+ * zero-width marks) and the line and paragraph separators.  Messages quote
+ * input; a terminal or a log must show those characters, not obey them. */
+static int escaped_in_messages(utf8proc_int32_t cp)
 {
-    size_t n = strlen(s), i = 0, o = 0;
+    if (cp < 0x20 || cp == 0x7f)
+        return 1;
+    if (cp < 0x80)
+        return 0;
+    utf8proc_category_t cat = utf8proc_category(cp);
+    return cat == UTF8PROC_CATEGORY_CC || cat == UTF8PROC_CATEGORY_CF ||
+           cat == UTF8PROC_CATEGORY_ZL || cat == UTF8PROC_CATEGORY_ZP;
+}
+
+/* Copies the UTF-8 text `src` into dst[cap] (cap > 4) as error text: the
+ * characters above become \uXXXX (\UXXXXXXXX beyond the BMP), bytes that
+ * are not valid UTF-8 are dropped, and a text too long for `cap` is cut
+ * between characters and ends in "...". */
+static void copy_printable(char *dst, size_t cap, const char *src)
+{
+    size_t n = strlen(src), i = 0, o = 0, mark = 0;
     while (i < n) {
         utf8proc_int32_t cp;
-        utf8proc_ssize_t k = utf8proc_iterate((const utf8proc_uint8_t *)s + i,
+        utf8proc_ssize_t k = utf8proc_iterate((const utf8proc_uint8_t *)src + i,
                                               (utf8proc_ssize_t)(n - i), &cp);
         if (k <= 0) {
             i++;
             continue;
         }
-        memmove(s + o, s + i, (size_t)k);
-        o += (size_t)k;
+        char esc[12];
+        const char *piece = src + i;
+        size_t len = (size_t)k;
+        if (escaped_in_messages(cp)) {
+            int e = snprintf(esc, sizeof esc, cp > 0xffff ? "\\U%08x" : "\\u%04x",
+                             (unsigned)cp);
+            piece = esc;
+            len = (size_t)e;
+        }
+        if (o + len >= cap) {
+            memcpy(dst + mark, "...", 3);
+            o = mark + 3;
+            break;
+        }
+        memcpy(dst + o, piece, len);
+        o += len;
         i += (size_t)k;
+        if (o + 3 < cap)
+            mark = o; /* "..." still fits after this character */
     }
-    s[o] = '\0';
+    dst[o] = '\0';
 }
 
 int dsml_vfail(dsml_error *err, int code, size_t offset, const char *path,
@@ -77,26 +109,20 @@ int dsml_vfail(dsml_error *err, int code, size_t offset, const char *path,
     err->size = sizeof *err;
     err->code = code;
     err->offset = offset;
-    err->path[0] = '\0';
-    /* Long paths and messages are cut to fit (the return values say by how
-     * much; a cut character is dropped below). */
-    int n = 0;
-    if (path != NULL)
-        n |= snprintf(err->path, sizeof err->path, "%s", path);
-    char detail[sizeof err->message];
+    /* The raw text first, with room to spare: escapes lengthen it, and what
+     * does not fit is cut (with "...") when it is copied. */
+    char detail[2 * sizeof err->message], raw[3 * sizeof err->message];
     detail[0] = '\0';
-    if (fmt != NULL)
-        n |= vsnprintf(detail, sizeof detail, fmt, ap);
+    if (fmt != NULL && vsnprintf(detail, sizeof detail, fmt, ap) < 0)
+        detail[0] = '\0'; /* an encoding error: the status message stands in */
     if (detail[0] == '\0')
-        n |= snprintf(detail, sizeof detail, "%s", dsml_status_message(code));
-    if (err->path[0] != '\0')
-        n |= snprintf(err->message, sizeof err->message, "%s: %s", err->path, detail);
+        snprintf(detail, sizeof detail, "%s", dsml_status_message(code));
+    if (path != NULL && path[0] != '\0')
+        snprintf(raw, sizeof raw, "%s: %s", path, detail);
     else
-        n |= snprintf(err->message, sizeof err->message, "%s", detail);
-    if (n < 0) /* an encoding error: keep at least the status message */
-        snprintf(err->message, sizeof err->message, "%s", dsml_status_message(code));
-    keep_valid_utf8(err->path);
-    keep_valid_utf8(err->message);
+        snprintf(raw, sizeof raw, "%s", detail);
+    copy_printable(err->path, sizeof err->path, path != NULL ? path : "");
+    copy_printable(err->message, sizeof err->message, raw);
     return code;
 }
 

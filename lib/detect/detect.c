@@ -23,12 +23,11 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "core/utf8.h"
 #include "detect/detect_internal.h"
 
 static const char *const sp_names[SP_COUNT_] = {
-    "<\xef\xbd\x9c" "begin\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>",
-    "<\xef\xbd\x9c" "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>",
-    "<think>", "</think>", "\xef\xbd\x9c" "DSML\xef\xbd\x9c"};
+    DSML_TOKEN_BOS, DSML_TOKEN_EOS, DSML_TOKEN_THINK, DSML_TOKEN_THINK_END, DSML_TOKEN_DSML};
 
 /* ---- failure ------------------------------------------------------------ */
 
@@ -114,9 +113,16 @@ static void ev_text(dsml_detector *d, int type, size_t call, const char *p,
             goto message;
         }
     }
-    det_event *e = ev_push(d);
-    if (e == NULL)
+    det_event *e;
+    if (d->ev_n < d->ev_cap) {
+        /* what a text event needs (ev_push sets every field) */
+        e = &d->ev[d->ev_n++];
+        e->text_off = d->arena.len;
+        e->status = 0;
+        e->offset = DSML_NO_OFFSET;
+    } else if ((e = ev_push(d)) == NULL) {
         return;
+    }
     e->type = type;
     e->call = call;
     dsml_buf_append(&d->arena, p, n);
@@ -141,10 +147,12 @@ static void diag(dsml_detector *d, int code, size_t off, const char *fmt, ...)
 {
     if (d->failed)
         return;
-    char msg[256];
+    /* written as an error's message is: what it quotes from the input (a
+     * name cut short, say) stays valid UTF-8, control characters escaped */
+    dsml_error m;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    dsml_vfail(&m, code, off, NULL, fmt, ap);
     va_end(ap);
     det_event *e = ev_push(d);
     if (e == NULL)
@@ -152,8 +160,8 @@ static void diag(dsml_detector *d, int code, size_t off, const char *fmt, ...)
     e->type = DSML_EVENT_DIAGNOSTIC;
     e->status = code;
     e->offset = off;
-    size_t n = strlen(msg);
-    dsml_buf_append(&d->arena, msg, n + 1);
+    size_t n = strlen(m.message);
+    dsml_buf_append(&d->arena, m.message, n + 1);
     e->len = n;
     if (d->arena.failed) {
         d->ev_n--;
@@ -341,7 +349,8 @@ static void raw_add(dsml_detector *d, const char *p, size_t n)
     if (d->raw.len == 0)
         d->raw_off = d->base + (size_t)(p - d->in.data);
     if (d->raw.len + n > d->lim.max_argument_bytes) {
-        fail(d, DSML_ERR_LIMIT, DSML_NO_OFFSET,
+        fail(d, DSML_ERR_LIMIT,
+             d->base + (size_t)(p - d->in.data) + (d->lim.max_argument_bytes - d->raw.len),
              "an invoke's text exceeds max_argument_bytes (%zu)",
              d->lim.max_argument_bytes);
         return;
@@ -356,6 +365,11 @@ static void call_end_event(dsml_detector *d, int status, size_t off)
     det_event *e = ev_push(d);
     if (e == NULL)
         return;
+    if ((status == DSML_CALL_COMPLETE || status == DSML_CALL_UNTERMINATED) &&
+        d->call_refused)
+        status = DSML_CALL_REFUSED;
+    else if (status == DSML_CALL_COMPLETE)
+        d->executable++;
     e->type = DSML_EVENT_CALL_END;
     e->call = d->ncalls - 1;
     e->status = status;
@@ -378,9 +392,24 @@ static void reset_block_unit(dsml_detector *d)
     d->vpart_len = 0;
 }
 
-/* Lenient handling of a malformed block: the call begun (if any) ends
- * incomplete, the raw text of the current invoke becomes content, and the
- * scan resumes at `resume` looking for the next invoke or the block's end. */
+/* Lenient: the call begun (if any) ends incomplete and the raw text kept
+ * for it becomes content -- the current invoke's, or the block's from its
+ * opener when no call of the block has completed (the block's tags are then
+ * content too). */
+static void abandon_unit(dsml_detector *d, size_t off)
+{
+    if (d->call_open)
+        call_end_event(d, DSML_CALL_INCOMPLETE, off);
+    if (d->frame == FRAME_PENDING)
+        d->frame = FRAME_TEXT;
+    out_text(d, DSML_EVENT_CONTENT, d->raw.data, d->raw.len, d->raw_off, 0);
+    d->raw.len = 0;
+    reset_block_unit(d);
+    set_phase(d, PH_RECOVER);
+}
+
+/* Lenient handling of a malformed block: the unit is abandoned and the scan
+ * resumes at `resume` looking for the next invoke or the block's end. */
 static void block_violation(dsml_detector *d, int code, size_t off,
                             size_t resume, const char *what)
 {
@@ -389,22 +418,31 @@ static void block_violation(dsml_detector *d, int code, size_t off,
         return;
     }
     diag(d, code, off, "%s", what);
-    if (d->call_open)
-        call_end_event(d, DSML_CALL_INCOMPLETE, off);
-    out_text(d, DSML_EVENT_CONTENT, d->raw.data, d->raw.len, d->raw_off, 0);
-    d->raw.len = 0;
-    reset_block_unit(d);
-    set_phase(d, PH_RECOVER);
+    abandon_unit(d, off);
     request_rewind(d, resume);
 }
 
-static void open_block(dsml_detector *d, const char *p, size_t len)
+static void open_block(dsml_detector *d, int tok, const char *p, size_t len)
 {
     d->saw_block = 1;
     d->raw.len = 0;
+    d->frame = FRAME_PENDING;
+    d->open_bare = tok == TK_OPEN_BARE;
     reset_block_unit(d);
+    d->sep_raw = 1;
     raw_add(d, p, len);
     set_phase(d, PH_SEP);
+}
+
+/* The block's closer: structure, or content with the malformed first
+ * invoke's text. */
+static void close_block(dsml_detector *d, const char *p, size_t len, size_t off)
+{
+    if (d->frame == FRAME_TEXT)
+        out_text(d, DSML_EVENT_CONTENT, p, len, off, 0);
+    d->saw_end = 1;
+    d->raw.len = 0;
+    set_phase(d, PH_AFTER_BLOCK);
 }
 
 /* ---- calls --------------------------------------------------------------- */
@@ -427,18 +465,32 @@ static size_t safe_cut(const char *p, size_t n, size_t room, int escaped)
     return i;
 }
 
-static void args_out_x(dsml_detector *d, const char *p, size_t n, int escaped)
+/* What a piece of arguments text stands for, to place a failure: fixed
+ * text (separators, a key) made at a marker, the completion's own bytes, or
+ * their JSON escape. */
+typedef enum { ARGS_FIXED, ARGS_RAW, ARGS_ESCAPED } args_kind;
+
+/* Arguments text out.  `off` is the stream offset of what it stands for:
+ * the marker (ARGS_FIXED), p[0] (ARGS_RAW), or src[0] of the value text
+ * src[0, src_n) whose escape p is (ARGS_ESCAPED).  Past max_argument_bytes
+ * the detector fails at the offset of the first byte that did not fit. */
+static void args_out_x(dsml_detector *d, const char *p, size_t n, args_kind kind,
+                       const char *src, size_t src_n, size_t off)
 {
     if (d->call_quiet || n == 0 || d->failed)
         return;
-    if (n > d->lim.max_argument_bytes - d->args_len) {
+    size_t room = d->lim.max_argument_bytes - d->args_len;
+    if (n > room) {
         /* what fits goes out first, so that the failure point does not
          * depend on how the value arrived */
-        size_t k = safe_cut(p, n, d->lim.max_argument_bytes - d->args_len,
-                            escaped);
+        size_t k = safe_cut(p, n, room, kind == ARGS_ESCAPED);
         d->args_len += k;
         ev_text(d, DSML_EVENT_ARGUMENTS, d->ncalls - 1, p, k);
-        fail(d, DSML_ERR_LIMIT, DSML_NO_OFFSET,
+        if (kind == ARGS_RAW)
+            off += k;
+        else if (kind == ARGS_ESCAPED)
+            off += dsml_emit_string_fit(src, src_n, room);
+        fail(d, DSML_ERR_LIMIT, off,
              "tool call %zu: arguments exceed max_argument_bytes (%zu)",
              d->ncalls - 1, d->lim.max_argument_bytes);
         return;
@@ -447,9 +499,10 @@ static void args_out_x(dsml_detector *d, const char *p, size_t n, int escaped)
     ev_text(d, DSML_EVENT_ARGUMENTS, d->ncalls - 1, p, n);
 }
 
-static void args_out(dsml_detector *d, const char *p, size_t n)
+/* Fixed arguments text made at the marker at `off`. */
+static void args_out(dsml_detector *d, const char *p, size_t n, size_t off)
 {
-    args_out_x(d, p, n, 0);
+    args_out_x(d, p, n, ARGS_FIXED, NULL, 0, off);
 }
 
 static int tool_declared(const dsml_detector *d, const char *name, size_t n)
@@ -472,6 +525,37 @@ static const char *find2(const char *p, size_t n, const char *pat)
     return NULL;
 }
 
+/* Whether the request's tool_choice or parallel_calls refuses a call to
+ * `name` (qualified, as written); reports it when so. */
+static int refused_call(dsml_detector *d, const char *name, size_t n)
+{
+    int shown = (int)(n > 80 ? 80 : n);
+    switch (d->opt.tool_choice) {
+    case DSML_TOOL_CHOICE_NONE:
+        diag(d, DSML_ERR_TOOL_CHOICE, d->call_off,
+             "tool_choice is \"none\": the call to '%.*s' is refused", shown, name);
+        return 1;
+    case DSML_TOOL_CHOICE_FUNCTION:
+        if (n != d->choice.len || (n > 0 && memcmp(name, d->choice.data, n) != 0)) {
+            diag(d, DSML_ERR_TOOL_CHOICE, d->call_off,
+                 "tool_choice names '%.*s': the call to '%.*s' is refused",
+                 (int)(d->choice.len > 80 ? 80 : d->choice.len),
+                 d->choice.data != NULL ? d->choice.data : "", shown, name);
+            return 1;
+        }
+        break;
+    default:
+        break;
+    }
+    if (d->opt.parallel_calls == DSML_PARALLEL_CALLS_FIRST && d->executable > 0) {
+        diag(d, DSML_ERR_PARALLEL_CALLS, d->call_off,
+             "parallel tool calls are off: the call to '%.*s' after the first "
+             "is refused", shown, name);
+        return 1;
+    }
+    return 0;
+}
+
 /* The name is final: checks it and reports CALL_BEGIN.  `end` is where the
  * invoke's name text ended (for the lenient resume point).  Returns 0 when
  * the block was abandoned or the detector failed. */
@@ -479,7 +563,7 @@ static int begin_call(dsml_detector *d, const char *name, size_t n, size_t end)
 {
     const char *ns = NULL, *bare = name;
     size_t ns_len = 0, bare_len = n;
-    if (d->opt.profile != DSML_PROFILE_PRERELEASE) {
+    if (d->dialect->rules & DSML_RULE_NAMESPACES) {
         const char *sep = find2(name, n, "::");
         if (sep != NULL) {
             ns = name;
@@ -520,6 +604,7 @@ static int begin_call(dsml_detector *d, const char *name, size_t n, size_t end)
              "more than max_calls (%zu) tool calls", d->lim.max_calls);
         return 0;
     }
+    d->call_refused = !d->call_quiet && refused_call(d, name, n);
     size_t idx = d->ncalls++;
     d->nparams = 0;
     d->args_len = 0;
@@ -541,6 +626,8 @@ static int begin_call(dsml_detector *d, const char *name, size_t n, size_t end)
                 dsml_buf_init(&c[i].name, &d->alloc);
                 dsml_buf_init(&c[i].ns, &d->alloc);
                 dsml_buf_init(&c[i].args, &d->alloc);
+                c[i].name.max = c[i].ns.max = d->lim.max_held_bytes;
+                c[i].args.max = d->lim.max_argument_bytes;
             }
             d->calls = c;
             d->calls_cap = cap;
@@ -563,6 +650,7 @@ static int begin_call(dsml_detector *d, const char *name, size_t n, size_t end)
         return 0;
     e->type = DSML_EVENT_CALL_BEGIN;
     e->call = idx;
+    e->status = d->call_refused ? DSML_CALL_REFUSED : 0;
     e->offset = d->call_off;
     e->name_off = d->arena.len;
     e->name_len = bare_len;
@@ -583,24 +671,35 @@ static int begin_call(dsml_detector *d, const char *name, size_t n, size_t end)
     return 1;
 }
 
-static void close_call(dsml_detector *d, size_t off)
+/* Ends the open call: its arguments' closing brace, then CALL_END with
+ * `status` (COMPLETE at its end tag; UNTERMINATED when the text ended where
+ * the reference accepts the call without one). */
+static void close_call_as(dsml_detector *d, size_t off, int status)
 {
     if (d->call_bad_name) {
         fail(d, DSML_ERR_TOOL_NAME, d->bad_name_off, "%s", d->bad_name_msg);
         return;
     }
     if (d->nparams == 0)
-        args_out(d, "{}", 2);
+        args_out(d, "{}", 2, off);
     else
-        args_out(d, "}", 1);
+        args_out(d, "}", 1, off);
     if (d->failed)
         return;
-    call_end_event(d, DSML_CALL_COMPLETE, off);
-    if (d->keep_message && d->ncalls - 1 < d->calls_cap)
-        d->calls[d->ncalls - 1].complete = 1;
+    call_end_event(d, status, off);
+    if (d->keep_message && d->ncalls - 1 < d->calls_cap && !d->call_refused)
+        d->calls[d->ncalls - 1].complete = 1; /* in the message, as the reference */
     d->raw.len = 0;
+    if (d->frame == FRAME_PENDING)
+        d->frame = FRAME_STRUCTURE;
     reset_block_unit(d);
+    d->sep_raw = 0; /* the ">\n" ahead ends this invoke's closer */
     set_phase(d, PH_SEP);
+}
+
+static void close_call(dsml_detector *d, size_t off)
+{
+    close_call_as(d, off, DSML_CALL_COMPLETE);
 }
 
 /* Checks the invoke's text against the reference's
@@ -634,6 +733,7 @@ static void start_value(dsml_detector *d, int str_true)
     d->vlead = 1;
     d->vws.len = 0;
     d->vbuf.len = 0;
+    d->vraw = d->raw.len;
 }
 
 static size_t key_hash(const char *k, size_t n)
@@ -714,11 +814,13 @@ static int key_seen(dsml_detector *d, const char *k, size_t n)
     return 0;
 }
 
-static void param_marker(dsml_detector *d, int str_true, size_t off)
+/* The string="..."> marker at `off`, `len` bytes, is in raw already: a
+ * violation resumes after it. */
+static void param_marker(dsml_detector *d, int str_true, size_t off, size_t len)
 {
     /* the text so far must be ' name="' + key */
     if (d->key.len < 7 || memcmp(d->key.data, " name=\"", 7) != 0) {
-        block_violation(d, DSML_ERR_PARAMETER_FORMAT, off, off,
+        block_violation(d, DSML_ERR_PARAMETER_FORMAT, off, off + len,
                         "Parameter format error: malformed parameter name");
         return;
     }
@@ -726,7 +828,7 @@ static void param_marker(dsml_detector *d, int str_true, size_t off)
     size_t kn = d->key.len - 7;
     if (key_seen(d, k, kn)) {
         if (!d->strict) {
-            block_violation(d, DSML_ERR_DUPLICATE_PARAMETER, off, off,
+            block_violation(d, DSML_ERR_DUPLICATE_PARAMETER, off, off + len,
                             "Duplicate parameter name");
             return;
         }
@@ -753,7 +855,7 @@ static void param_marker(dsml_detector *d, int str_true, size_t off)
         nomem(d);
         return;
     }
-    args_out(d, s->data, s->len);
+    args_out(d, s->data, s->len, off);
     d->nparams++;
     start_value(d, str_true);
     set_phase(d, PH_PVALUE);
@@ -761,30 +863,57 @@ static void param_marker(dsml_detector *d, int str_true, size_t off)
 
 /* ---- values -------------------------------------------------------------- */
 
-static void value_emit(dsml_detector *d, const char *p, size_t n)
+/* p[0, n), the value text at stream offset `off`, JSON-escaped without
+ * quotes to the arguments: in pieces, so that the escaped copy of a long
+ * value is never held whole. */
+static void args_escaped(dsml_detector *d, const char *p, size_t n, size_t off)
 {
-    if (n == 0)
-        return;
-    if (d->str_true) {
+    enum { PIECE = 16 << 10 };
+    while (n > 0 && !d->failed) {
+        size_t k = n;
+        if (k > PIECE) {
+            k = PIECE;
+            while (k > PIECE - 4 && ((unsigned char)p[k] & 0xc0) == 0x80)
+                k--; /* between characters */
+        }
         dsml_buf *s = &d->scratch;
         s->len = 0;
-        dsml_emit_string(s, p, n);
+        dsml_emit_string(s, p, k);
         if (s->failed) {
             nomem(d);
             return;
         }
-        args_out_x(d, s->data + 1, s->len - 2, 1);
+        args_out_x(d, s->data + 1, s->len - 2, ARGS_ESCAPED, p, k, off);
+        p += k;
+        n -= k;
+        off += k;
+    }
+}
+
+/* The value's text p[0, n), which began at stream offset `off` (every
+ * function of the value layer takes the offset of its text, so that a
+ * limit is reported at its byte however the value arrived). */
+static void value_emit(dsml_detector *d, const char *p, size_t n, size_t off)
+{
+    if (n == 0)
+        return;
+    if (d->str_true) {
+        args_escaped(d, p, n, off);
     } else if (d->opt.false_values == DSML_FALSE_VALUES_VALIDATE) {
+        if (!d->strict)
+            return; /* lenient: read back from the raw text at its end */
+        if (d->vbuf.len == 0)
+            d->vbuf_off = off;
         if (d->vbuf.len + n > d->lim.max_argument_bytes) {
-            fail(d, DSML_ERR_LIMIT, DSML_NO_OFFSET,
-                 "a value exceeds max_argument_bytes");
+            fail(d, DSML_ERR_LIMIT, off + (d->lim.max_argument_bytes - d->vbuf.len),
+                 "a value exceeds max_argument_bytes (%zu)", d->lim.max_argument_bytes);
             return;
         }
         dsml_buf_append(&d->vbuf, p, n);
         if (d->vbuf.failed)
             nomem(d);
     } else {
-        args_out(d, p, n);
+        args_out_x(d, p, n, ARGS_RAW, p, n, off);
     }
 }
 
@@ -792,10 +921,10 @@ static void value_emit(dsml_detector *d, const char *p, size_t n)
  * back; a run of whitespace longer than max_held_bytes is released (kept in
  * the value) at the character that makes it too long, so the result does
  * not depend on how the value arrived. */
-static void value_chars(dsml_detector *d, const char *p, size_t n)
+static void value_chars(dsml_detector *d, const char *p, size_t n, size_t off)
 {
     if (!d->str_true || d->opt.trim != DSML_TRIM_WHITESPACE) {
-        value_emit(d, p, n);
+        value_emit(d, p, n, off);
         return;
     }
     const unsigned char *u = (const unsigned char *)p;
@@ -808,7 +937,7 @@ static void value_chars(dsml_detector *d, const char *p, size_t n)
         if (sp != 1) {
             /* a non-space character: the held whitespace is inner */
             if (d->vws.len > 0) {
-                value_emit(d, d->vws.data, d->vws.len);
+                value_emit(d, d->vws.data, d->vws.len, d->vws_off);
                 d->vws.len = 0;
             }
             d->vlead = 0;
@@ -816,87 +945,105 @@ static void value_chars(dsml_detector *d, const char *p, size_t n)
             continue;
         }
         /* whitespace: emit the non-space run before it */
-        value_emit(d, p + run, i - run);
+        value_emit(d, p + run, i - run, off + run);
         if (!d->vlead) {
+            if (d->vws.len == 0)
+                d->vws_off = off + i;
             dsml_buf_append(&d->vws, p + i, l);
             if (d->vws.failed) {
                 nomem(d);
                 return;
             }
             if (d->vws.len > d->lim.max_held_bytes) {
-                value_emit(d, d->vws.data, d->vws.len);
+                value_emit(d, d->vws.data, d->vws.len, d->vws_off);
                 d->vws.len = 0;
             }
         }
         i += l;
         run = i;
     }
-    value_emit(d, p + run, n - run);
+    value_emit(d, p + run, n - run, off + run);
 }
 
-static void value_bytes(dsml_detector *d, const char *p, size_t n)
+static void value_bytes(dsml_detector *d, const char *p, size_t n, size_t off)
 {
     if (n == 0)
         return;
     if (d->vpart_len > 0) {
+        size_t before = n;
         size_t need = complete_char(d->vpart, &d->vpart_len, &p, &n);
+        off += before - n;
         if (need == 0)
             return;
-        value_chars(d, d->vpart, need);
+        value_chars(d, d->vpart, need, d->vpart_off);
         d->vpart_len = 0;
     }
     size_t t = det_utf8_incomplete_tail(p, n);
-    value_chars(d, p, n - t);
+    value_chars(d, p, n - t, off);
     memcpy(d->vpart, p + n - t, t);
     d->vpart_len = (int)t;
+    d->vpart_off = off + n - t;
 }
 
 /* The value's bytes; a final '<' or "<\n" is held back, since the value
  * text the reference keeps ends just before it. */
-static void value_sink(dsml_detector *d, const char *p, size_t n)
+static void value_sink(dsml_detector *d, const char *p, size_t n, size_t off)
 {
     size_t i = 0;
     while (i < n && !d->failed) {
         if (d->vtail_len == 0) {
             const char *lt = memchr(p + i, '<', n - i);
             if (lt == NULL) {
-                value_bytes(d, p + i, n - i);
+                value_bytes(d, p + i, n - i, off + i);
                 return;
             }
             size_t j = (size_t)(lt - p);
-            value_bytes(d, p + i, j - i);
+            value_bytes(d, p + i, j - i, off + i);
             d->vtail[0] = '<';
             d->vtail_len = 1;
+            d->vtail_off = off + j;
             i = j + 1;
         } else if (d->vtail_len == 1 && p[i] == '\n') {
             d->vtail[1] = '\n';
             d->vtail_len = 2;
             i++;
         } else {
-            value_bytes(d, d->vtail, (size_t)d->vtail_len);
+            value_bytes(d, d->vtail, (size_t)d->vtail_len, d->vtail_off);
             d->vtail_len = 0;
         }
     }
 }
 
+/* The value's end, at the marker at `off`; the held '<' (or "<\n") is
+ * not the value's. */
 static void value_end(dsml_detector *d, size_t off)
 {
+    size_t vend = d->raw.len - (size_t)d->vtail_len;
     d->vtail_len = 0;
     d->vws.len = 0; /* trimmed */
     if (d->str_true) {
-        args_out(d, "\"", 1);
+        args_out(d, "\"", 1, off);
         return;
     }
     if (d->opt.false_values != DSML_FALSE_VALUES_VALIDATE)
         return;
+    /* strict keeps the value; lenient has it in the invoke's raw text */
+    const char *val = d->vbuf.data;
+    size_t vlen = d->vbuf.len;
+    size_t voff = vlen ? d->vbuf_off : off;
+    if (!d->strict) {
+        val = d->raw.data + d->vraw;
+        vlen = vend - d->vraw;
+        voff = d->raw_off + d->vraw;
+    }
+    if (val == NULL)
+        val = "";
     cJSON *v = NULL;
-    int rc = dsml_json_try_read(d->vbuf.len ? d->vbuf.data : "", d->vbuf.len,
-                                &d->lim, &d->alloc,
-                                &v);
+    int rc = dsml_json_try_read(val, vlen, &d->lim, &d->alloc, &v);
     if (v != NULL)
         cJSON_Delete(v);
     if (rc == DSML_OK) {
-        args_out(d, d->vbuf.data, d->vbuf.len);
+        args_out_x(d, val, vlen, ARGS_RAW, val, vlen, voff);
         return;
     }
     if (rc == DSML_ERR_NOMEM) {
@@ -906,31 +1053,32 @@ static void value_end(dsml_detector *d, size_t off)
     if (refuse(d, DSML_ERR_INVALID_VALUE, off,
                "string=\"false\" value is not valid JSON; kept as a string"))
         return;
-    dsml_buf *s = &d->scratch;
-    s->len = 0;
-    dsml_emit_string(s, d->vbuf.len ? d->vbuf.data : "", d->vbuf.len);
-    if (s->failed) {
-        nomem(d);
-        return;
-    }
-    args_out(d, s->data, s->len);
+    args_out(d, "\"", 1, voff);
+    args_escaped(d, val, vlen, voff);
+    args_out(d, "\"", 1, off);
 }
 
 /* ---- sinks: the bytes between markers ---------------------------------- */
 
-/* The ">\n" between tags; returns bytes accepted. */
+/* The ">\n" that ends a tag, then the next tag: `what` names the first,
+ * `next` the second in a diagnostic.  Returns bytes accepted. */
 static size_t sep_sink(dsml_detector *d, const char *p, size_t n, size_t off,
-                       int code, const char *what)
+                       int code, const char *what, const char *next)
 {
+    /* after an invoke's closer the bytes are its own, not the next unit's */
+    int keep = d->phase != PH_SEP || d->sep_raw;
     for (size_t i = 0; i < n; i++) {
         if (d->sep_len >= 2 || p[i] != ">\n"[d->sep_len]) {
-            raw_add(d, p, i);
-            block_violation(d, code, off + i, off + i, what);
+            if (keep)
+                raw_add(d, p, i);
+            block_violation(d, code, off + i, off + i,
+                            d->sep_len >= 2 ? next : what);
             return i;
         }
         d->sep_len++;
     }
-    raw_add(d, p, n);
+    if (keep)
+        raw_add(d, p, n);
     return n;
 }
 
@@ -1041,11 +1189,15 @@ static void sink(dsml_detector *d, const char *p, size_t n, size_t off)
         return;
     case PH_SEP:
         sep_sink(d, p, n, off, DSML_ERR_CALL_FORMAT,
-                 "Tool call format error: expected '>\\n'");
+                 "Tool call format error: expected '>\\n'",
+                 "Tool call format error: text where an invoke or the "
+                 "block's end should begin");
         return;
     case PH_PTAIL:
         sep_sink(d, p, n, off, DSML_ERR_PARAMETER_FORMAT,
-                 "Parameter format error: expected '>\\n'");
+                 "Parameter format error: expected '>\\n'",
+                 "Parameter format error: text where a parameter or the "
+                 "invoke's end should begin");
         return;
     case PH_NAME:
         name_sink(d, p, n, off);
@@ -1057,12 +1209,12 @@ static void sink(dsml_detector *d, const char *p, size_t n, size_t off)
         if (!d->strict && n > d->lim.max_argument_bytes - d->raw.len) {
             size_t k = d->lim.max_argument_bytes - d->raw.len;
             raw_add(d, p, k);
-            value_sink(d, p, k);
+            value_sink(d, p, k, off);
             raw_add(d, p + k, n - k); /* fails */
             return;
         }
         raw_add(d, p, n);
-        value_sink(d, p, n);
+        value_sink(d, p, n, off);
         return;
     case PH_AFTER_BLOCK:
         trailing_text(d, off, d->opt.trailing_text != DSML_TRAILING_TEXT_CONTENT && d->strict,
@@ -1114,7 +1266,7 @@ static void marker(dsml_detector *d, int tok, int variant, size_t off,
                  "calls block before </think>: taken as the reasoning's end");
             if (d->hold)
                 release_hold(d, DSML_EVENT_CONTENT);
-            open_block(d, p, len);
+            open_block(d, tok, p, len);
             return;
         }
         if (refuse(d, DSML_ERR_MISSING_THINK_END, off,
@@ -1145,7 +1297,7 @@ static void marker(dsml_detector *d, int tok, int variant, size_t off,
         if (tok == TK_OPEN_BARE)
             diag(d, DSML_ERR_CALL_FORMAT, off,
                  "calls block without the blank line before it");
-        open_block(d, p, len);
+        open_block(d, tok, p, len);
         return;
     case PH_SEP:
         if (d->sep_len != 2) {
@@ -1154,9 +1306,7 @@ static void marker(dsml_detector *d, int tok, int variant, size_t off,
             return;
         }
         if (tok == TK_CALLS_END) {
-            d->saw_end = 1;
-            d->raw.len = 0;
-            set_phase(d, PH_AFTER_BLOCK);
+            close_block(d, p, len, off);
             return;
         }
         raw_add(d, p, len);
@@ -1194,7 +1344,7 @@ static void marker(dsml_detector *d, int tok, int variant, size_t off,
             return;
         }
         raw_add(d, p, len);
-        param_marker(d, tok == TK_MARK_TRUE, off);
+        param_marker(d, tok == TK_MARK_TRUE, off, len);
         return;
     case PH_PVALUE:
         if (d->vtail_len == 0) {
@@ -1203,8 +1353,8 @@ static void marker(dsml_detector *d, int tok, int variant, size_t off,
                             "'</'");
             return;
         }
-        raw_add(d, p, len);
         value_end(d, off);
+        raw_add(d, p, len);
         if (d->failed)
             return;
         if (d->dup_pending) {
@@ -1234,13 +1384,12 @@ static void marker(dsml_detector *d, int tok, int variant, size_t off,
             d->call_off = off;
             set_phase(d, PH_NAME);
         } else if (tok == TK_CALLS_END) {
-            d->saw_end = 1;
-            set_phase(d, PH_AFTER_BLOCK);
+            close_block(d, p, len, off);
         } else if (tok == TK_EOS) {
             d->saw_end = 1;
             set_phase(d, PH_AFTER_EOS);
         } else {
-            open_block(d, p, len);
+            open_block(d, tok, p, len);
         }
         return;
     case PH_AFTER_EOS:
@@ -1347,21 +1496,31 @@ static void run(dsml_detector *d, int at_end)
 
 /* ---- end of stream ------------------------------------------------------ */
 
+/* The stream was cut (a length limit, an abort) or ended inside the calls
+ * block.  A cut is not the text's fault: strict mode does not fail on it. */
+static int cut_short(const dsml_detector *d)
+{
+    return d->end_reason == DSML_END_LENGTH || d->end_reason == DSML_END_ABORT;
+}
+
 static void end_violation(dsml_detector *d, int code, const char *what)
 {
     size_t off = d->base + d->in.len;
-    if (d->strict) {
+    if (d->strict && !cut_short(d)) {
         fail(d, code, off, "%s", what);
+        return;
+    }
+    if (d->strict) {
+        /* no raw text in strict mode: the open call just ends */
+        if (d->call_open)
+            call_end_event(d, DSML_CALL_INCOMPLETE, off);
+        reset_block_unit(d);
+        set_phase(d, PH_RECOVER);
         return;
     }
     diag(d, DSML_ERR_INCOMPLETE, off, "the stream ended inside the calls "
                                       "block (%s)", what);
-    if (d->call_open)
-        call_end_event(d, DSML_CALL_INCOMPLETE, off);
-    out_text(d, DSML_EVENT_CONTENT, d->raw.data, d->raw.len, d->raw_off, 0);
-    d->raw.len = 0;
-    reset_block_unit(d);
-    set_phase(d, PH_RECOVER);
+    abandon_unit(d, off);
 }
 
 static void end_of_text(dsml_detector *d)
@@ -1369,6 +1528,12 @@ static void end_of_text(dsml_detector *d)
     size_t off = d->base + d->in.len;
     switch (d->phase) {
     case PH_REASONING:
+        if (cut_short(d)) {
+            /* cut while thinking: what came is reasoning */
+            if (d->hold)
+                release_hold(d, DSML_EVENT_REASONING);
+            return;
+        }
         if (d->hold) {
             diag(d, DSML_ERR_MISSING_THINK_END, off,
                  "no </think>: the text is content");
@@ -1381,26 +1546,34 @@ static void end_of_text(dsml_detector *d)
     case PH_CONTENT:
         if (d->hold)
             release_hold(d, DSML_EVENT_CONTENT);
-        if (!d->saw_end && !d->saw_block)
+        /* DSML_END_STOP: the engine left the EOS out of the text */
+        if (!d->saw_end && !d->saw_block && d->end_reason == DSML_END_TEXT)
             refuse(d, DSML_ERR_MISSING_EOS, off,
                    "Invalid format: missing EOS token");
         return;
     case PH_SEP:
         /* the reference stops reading the block when the text ends where
-         * an invoke could start */
-        if (d->sep_len != 0)
+         * an invoke could start; an opener without the blank line is no
+         * block to it */
+        if (d->sep_len != 0 || (d->open_bare && d->frame == FRAME_PENDING))
             end_violation(d, DSML_ERR_CALL_FORMAT,
                           "Missing special token in tool calls");
         return;
     case PH_NAME: {
         const char *name;
         size_t n;
+        if (cut_short(d)) {
+            end_violation(d, DSML_ERR_INCOMPLETE, "cut inside an invoke");
+            return;
+        }
         if (!name_match(d, &name, &n)) {
             end_violation(d, DSML_ERR_INVOKE_FORMAT, "Tool name format error");
             return;
         }
+        /* the reference accepts an invoke the text ends in after its name
+         * line; its end tag never came */
         if (begin_call(d, name, n, off) && !d->failed)
-            close_call(d, off);
+            close_call_as(d, off, DSML_CALL_UNTERMINATED);
         return;
     }
     case PH_PHEAD:
@@ -1415,8 +1588,10 @@ static void end_of_text(dsml_detector *d)
         end_violation(d, DSML_ERR_PARAMETER_FORMAT, "Parameter format error");
         return;
     case PH_PTAIL:
-        if (d->sep_len == 2)
-            close_call(d, off);
+        if (d->sep_len == 2 && !cut_short(d))
+            close_call_as(d, off, DSML_CALL_UNTERMINATED); /* as after a name line */
+        else if (cut_short(d))
+            end_violation(d, DSML_ERR_INCOMPLETE, "cut after a parameter");
         else
             end_violation(d, DSML_ERR_PARAMETER_FORMAT,
                           "Parameter format error: expected '>\\n'");
@@ -1462,10 +1637,15 @@ static void resolve_limits(dsml_limits *out, const dsml_limits *in)
         out->max_calls = DSML_DEFAULT_MAX_CALLS;
 }
 
+/* A buffer emptied with more room than this gives it back. */
+#define DET_KEEP_BYTES ((size_t)1 << 20)
+
 /* Empties a buffer and clears its failure flag: after an allocation failed,
- * a reset must leave nothing that refuses to grow. */
+ * a reset must leave nothing that refuses to grow.  A large one is freed. */
 static void buf_clear(dsml_buf *b)
 {
+    if (b->cap > DET_KEEP_BYTES)
+        dsml_buf_release(b);
     b->len = 0;
     b->failed = 0;
 }
@@ -1488,6 +1668,7 @@ static void start_state(dsml_detector *d)
     d->u_need = 0;
     d->failed = 0;
     d->finished = 0;
+    d->end_reason = DSML_END_TEXT;
     dsml_error_init(&d->err);
     d->pend_code = 0;
     d->part_len = 0;
@@ -1495,8 +1676,13 @@ static void start_state(dsml_detector *d)
     d->hold = 0;
     d->saw_block = d->saw_end = d->trailing_reported = 0;
     d->raw.len = 0;
+    d->frame = FRAME_PENDING;
+    d->open_bare = 0;
+    d->sep_raw = 1;
     reset_block_unit(d);
     d->call_open = 0;
+    d->call_refused = 0;
+    d->executable = 0;
     d->ncalls = 0;
     d->nparams = 0;
     d->args_len = 0;
@@ -1536,13 +1722,16 @@ int dsml_detector_create(const dsml_detector_options *opts,
         if (rc != DSML_OK)
             return rc;
     }
-    if (!check_enum((int)o.thinking_mode, 1) || !check_enum((int)o.profile, 1) ||
+    const dsml_dialect *dialect = dsml_dialect_of(o.profile);
+    if (!check_enum((int)o.thinking_mode, 1) || dialect == NULL ||
         !check_enum((int)o.mode, 1) || !check_enum((int)o.reasoning_calls, 1) ||
         !check_enum((int)o.missing_think_end, 1) ||
         !check_enum((int)o.stray_think_end, 1) ||
         !check_enum((int)o.trailing_text, 1) || !check_enum((int)o.trim, 1) ||
         !check_enum((int)o.tool_names, 1) ||
         !check_enum((int)o.false_values, 1) || !check_enum((int)o.markers, 1) ||
+        !check_enum((int)o.tool_choice, 3) || !check_enum((int)o.parallel_calls, 1) ||
+        (o.tool_choice_name == NULL && o.tool_choice_name_len != 0) ||
         (o.flags & ~DSML_DETECT_NO_MESSAGE) != 0 ||
         (o.tools_json == NULL && o.tools_len != 0))
         return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
@@ -1559,14 +1748,30 @@ int dsml_detector_create(const dsml_detector_options *opts,
     o.limits = NULL;
     o.allocator = NULL;
     d->opt = o;
+    d->dialect = dialect;
     d->strict = o.mode == DSML_DETECT_STRICT;
     d->keep_message = !(o.flags & DSML_DETECT_NO_MESSAGE);
     dsml_buf *bufs[] = {&d->tools, &d->in, &d->held, &d->raw, &d->name,
                         &d->key, &d->keys, &d->vws, &d->vbuf, &d->m_content,
-                        &d->m_reasoning, &d->arena, &d->scratch};
+                        &d->m_reasoning, &d->arena, &d->scratch, &d->choice};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         dsml_buf_init(bufs[i], &d->alloc);
-    det_build_sets(d);
+    /* what bounds each buffer: it grows to that, never past it */
+    d->held.max = d->name.max = d->key.max = d->vws.max = d->lim.max_held_bytes;
+    d->raw.max = d->vbuf.max = d->lim.max_argument_bytes;
+    d->m_content.max = d->m_reasoning.max = d->lim.max_input_bytes;
+    if (det_build_sets(d) != DSML_OK) {
+        dsml_detector_destroy(d);
+        return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
+                         "the profile's markers do not fit the detector's tables");
+    }
+    dsml_buf_append(&d->choice, o.tool_choice_name, o.tool_choice_name_len);
+    d->opt.tool_choice_name = NULL;
+    d->opt.tool_choice_name_len = 0;
+    if (d->choice.failed) {
+        dsml_detector_destroy(d);
+        return dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
+    }
     if (o.tools_json != NULL) {
         int rc = det_read_tools(d, o.tools_json, o.tools_len, err);
         if (rc != DSML_OK) {
@@ -1587,7 +1792,7 @@ void dsml_detector_destroy(dsml_detector *d)
         return;
     dsml_buf *bufs[] = {&d->tools, &d->in, &d->held, &d->raw, &d->name,
                         &d->key, &d->keys, &d->vws, &d->vbuf, &d->m_content,
-                        &d->m_reasoning, &d->arena, &d->scratch};
+                        &d->m_reasoning, &d->arena, &d->scratch, &d->choice};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         dsml_buf_release(bufs[i]);
     for (size_t i = 0; i < d->calls_cap; i++) {
@@ -1617,7 +1822,14 @@ static void drain_if_done(dsml_detector *d)
 {
     if (d->ev_head == d->ev_n) {
         d->ev_head = d->ev_n = 0;
+        if (d->arena.cap > DET_KEEP_BYTES)
+            dsml_buf_release(&d->arena); /* after a large feed */
         d->arena.len = 0;
+        if (d->ev_cap * sizeof *d->ev > DET_KEEP_BYTES) {
+            dsml_free(&d->alloc, d->ev);
+            d->ev = NULL;
+            d->ev_cap = 0;
+        }
     }
 }
 
@@ -1679,6 +1891,200 @@ static size_t plain_prefix(const dsml_detector *d, const unsigned char *p, size_
     return i;
 }
 
+/* Feeds larger than this go through the engine a slice at a time: the
+ * input buffer then holds one slice at most, plus the bytes held back. */
+#define DET_SLICE ((size_t)64 << 10)
+
+/* One slice of a feed, valid UTF-8 within the limits. */
+static void feed_slice(dsml_detector *d, const char *bytes, size_t n)
+{
+    size_t plain = plain_prefix(d, (const unsigned char *)bytes, n);
+    if (plain > 0) {
+        text_sink(d, d->phase == PH_REASONING ? DSML_EVENT_REASONING
+                                              : DSML_EVENT_CONTENT,
+                  bytes, plain, d->base);
+        d->total += plain;
+        d->base += plain;
+        bytes += plain;
+        n -= plain;
+        if (d->failed || n == 0)
+            return;
+    }
+    d->total += n;
+    dsml_buf_append(&d->in, bytes, n);
+    if (d->in.failed) {
+        nomem(d);
+        return;
+    }
+    run(d, 0);
+    if (d->rel > 0) {
+        if (d->rel < d->in.len)
+            memmove(d->in.data, d->in.data + d->rel, d->in.len - d->rel);
+        d->in.len -= d->rel;
+        d->base += d->rel;
+        d->scan -= d->rel;
+        d->rel = 0;
+    }
+}
+
+/* The ASCII bytes that may begin a marker of reasoning, content or a value
+ * (theirs begin with '<', "\n\n" or '/') or a special token ('<'); every
+ * other ASCII byte is plain there.  test_detect_fast checks this against
+ * each phase's stop set. */
+static const unsigned char marker_ascii[128] = {['\n'] = 1, ['/'] = 1, ['<'] = 1};
+
+/* Whether JSON text of p[0, n) needs an escape ('"', '\\', controls). */
+static int needs_escape(const unsigned char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] < 0x20 || p[i] == '"' || p[i] == '\\')
+            return 1;
+    return 0;
+}
+
+/* Whether p[0, n), 1 <= n <= 8 (a token), is ASCII without '<', '\n' or
+ * '/', looked at as one word. */
+static int plain_word(const unsigned char *p, size_t n)
+{
+    uint64_t x;
+    if (n >= 4) {
+        uint32_t a, b;
+        memcpy(&a, p, 4);
+        memcpy(&b, p + n - 4, 4);
+        x = (uint64_t)a << 32 | b;
+    } else {
+        x = 0x6161616161000000u | p[0] | (uint64_t)p[n >> 1] << 8 | (uint64_t)p[n - 1] << 16;
+    }
+    const uint64_t ones = 0x0101010101010101u, high = 0x8080808080808080u;
+#define HAS_BYTE(v, c) ((((v) ^ (ones * (c))) - ones) & ~((v) ^ (ones * (c))) & high)
+    return !(x & high) && !(HAS_BYTE(x, '<') | HAS_BYTE(x, '\n') | HAS_BYTE(x, '/'));
+#undef HAS_BYTE
+}
+
+/* A text event for a chunk (and its message text, m NULL: none), as
+ * ev_text makes it; when the queue is empty (a caller who takes every
+ * event) without looking for an event to merge with. */
+static void plain_event(dsml_detector *d, int type, size_t call, const char *p, size_t n,
+                        dsml_buf *m)
+{
+    if (d->ev_n != 0 || d->ev_cap == 0 || d->failed) {
+        ev_text(d, type, call, p, n);
+        return;
+    }
+    det_event *e = &d->ev[d->ev_n++];
+    e->type = type;
+    e->call = call;
+    e->text_off = d->arena.len;
+    e->len = n;
+    e->status = 0;
+    e->offset = DSML_NO_OFFSET;
+    dsml_buf_append(&d->arena, p, n);
+    if (d->arena.failed) {
+        d->ev_n--;
+        nomem(d);
+        return;
+    }
+    if (m != NULL) {
+        dsml_buf_append(m, p, n);
+        if (m->failed)
+            nomem(d);
+    }
+}
+
+/* The common case of a streamed token: text in reasoning or content, or a
+ * parameter value's text, with nothing held back and no marker partly
+ * matched, made of complete characters none of which can begin a marker
+ * of the phase, a special token (text) or a value's end ('<'): the
+ * string="true" value's whitespace is not being trimmed.  Such a
+ * chunk goes to its sink at once, as run() would send it.  Returns 0 when
+ * the chunk is not such a one (nothing done). */
+static int feed_plain(dsml_detector *d, const char *bytes, size_t len)
+{
+    /* a longer chunk is likely to hold a marker: the scanner reads it once */
+    if (d->u_need != 0 || len > 256 || len > d->lim.max_input_bytes - d->total || len == 0)
+        return 0;
+    int text = d->phase == PH_REASONING || d->phase == PH_CONTENT;
+    size_t held = 0;
+    if (d->in.len != 0 || d->st_any) {
+        /* text may hold back one or two '\n' (the start of "\n\n<..."):
+         * a next byte that is neither '\n' nor '<' releases them */
+        held = d->in.len - d->rel;
+        if (!text || d->rel != 0 || held == 0 || held > 2 || d->scan != d->in.len ||
+            d->in.data[0] != '\n' || d->in.data[held - 1] != '\n' || bytes[0] == '\n' ||
+            bytes[0] == '<')
+            return 0;
+    }
+    if (text) {
+        if (d->hold || d->part_len ||
+            (d->obs[0] | d->obs[1] | d->obs[2] | d->obs[3] | d->obs[4]) != 0)
+            return 0;
+    } else if (d->phase != PH_PVALUE || (d->str_true && d->opt.trim == DSML_TRIM_WHITESPACE) ||
+               d->vtail_len != 0 || d->vpart_len != 0 ||
+               (!d->strict && (d->raw.len == 0 || len > d->lim.max_argument_bytes - d->raw.len))) {
+        return 0;
+    }
+    const unsigned char *p = (const unsigned char *)bytes;
+    const unsigned char *first = d->sets[d->phase].first;
+    if (len <= 8 && plain_word(p, len))
+        goto plain;
+    for (size_t i = 0; i < len;) {
+        unsigned c = p[i];
+        if (c < 0x80 && !marker_ascii[c]) {
+            i++;
+            continue;
+        }
+        if (c == '<' || (first[c >> 3] & (1u << (c & 7)))) {
+            /* every marker that begins with '\n' begins with "\n\n" */
+            if (c != '\n' || i + 1 >= len || p[i + 1] == '\n')
+                return 0;
+        }
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        size_t k = text && c == 0xef ? 0 : dsml_utf8_char(p + i, len - i);
+        if (k == 0)
+            return 0;
+        i += k;
+    }
+plain:;
+    size_t off = d->base;
+    d->total += len;
+    d->base += len;
+    if (text) {
+        int kind = d->phase == PH_REASONING ? DSML_EVENT_REASONING : DSML_EVENT_CONTENT;
+        if (held > 0) {
+            /* the held '\n's go first, as run() would release them */
+            ev_text(d, kind, 0, d->in.data, held);
+            d->base += held;
+            d->in.len = 0;
+            d->scan = 0;
+            reset_scan_state(d);
+        }
+        dsml_buf *m = kind == DSML_EVENT_CONTENT ? &d->m_content : &d->m_reasoning;
+        plain_event(d, kind, 0, bytes, len, d->keep_message ? m : NULL);
+    } else {
+        raw_add(d, bytes, len);
+        size_t call = d->ncalls - 1;
+        if ((d->str_true ? !needs_escape(p, len)
+                         : d->opt.false_values != DSML_FALSE_VALUES_VALIDATE) &&
+            !d->call_quiet && !d->failed && len <= d->lim.max_argument_bytes - d->args_len) {
+            /* the text is its own JSON escape (or is inserted verbatim) */
+            d->args_len += len;
+            plain_event(d, DSML_EVENT_ARGUMENTS, call, bytes, len,
+                        d->keep_message && call < d->calls_cap ? &d->calls[call].args : NULL);
+        } else {
+            value_emit(d, bytes, len, off);
+        }
+    }
+    return 1;
+}
+
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static int feed_scan(dsml_detector *d, const char *bytes, size_t len);
+
 int dsml_detector_feed(dsml_detector *d, const char *bytes, size_t len)
 {
     if (d == NULL || (bytes == NULL && len != 0))
@@ -1688,6 +2094,14 @@ int dsml_detector_feed(dsml_detector *d, const char *bytes, size_t len)
     if (d->finished)
         return DSML_ERR_STATE;
     drain_if_done(d);
+    if (feed_plain(d, bytes, len))
+        return d->failed;
+    return feed_scan(d, bytes, len);
+}
+
+/* Every other chunk: through the scanner. */
+static int feed_scan(dsml_detector *d, const char *bytes, size_t len)
+{
     /* A failure is reported at its exact byte: the bytes before it are
      * processed first, so that the events before a failure do not depend
      * on how the input was split. */
@@ -1703,32 +2117,17 @@ int dsml_detector_feed(dsml_detector *d, const char *bytes, size_t len)
         code = DSML_ERR_UTF8;
     }
     size_t at = d->total + ok;
-    size_t plain = plain_prefix(d, (const unsigned char *)bytes, ok);
-    if (plain > 0) {
-        text_sink(d, d->phase == PH_REASONING ? DSML_EVENT_REASONING
-                                              : DSML_EVENT_CONTENT,
-                  bytes, plain, d->base);
-        d->total += plain;
-        d->base += plain;
-        bytes += plain;
-        ok -= plain;
-        if (d->failed || (ok == 0 && code == DSML_OK))
-            return d->failed;
-    }
-    d->total += ok;
-    dsml_buf_append(&d->in, bytes, ok);
-    if (d->in.failed) {
+    /* the events of a large feed wait in the arena until pulled: room for
+     * its text at once, rather than by doubling */
+    if (ok > DET_SLICE && !dsml_buf_reserve(&d->arena, ok)) {
         nomem(d);
         return d->failed;
     }
-    run(d, 0);
-    if (d->rel > 0) {
-        if (d->rel < d->in.len)
-            memmove(d->in.data, d->in.data + d->rel, d->in.len - d->rel);
-        d->in.len -= d->rel;
-        d->base += d->rel;
-        d->scan -= d->rel;
-        d->rel = 0;
+    while (ok > 0 && !d->failed) {
+        size_t k = ok < DET_SLICE ? ok : DET_SLICE;
+        feed_slice(d, bytes, k);
+        bytes += k;
+        ok -= k;
     }
     if (code == DSML_ERR_LIMIT)
         fail(d, DSML_ERR_LIMIT, at,
@@ -1741,11 +2140,17 @@ int dsml_detector_feed(dsml_detector *d, const char *bytes, size_t len)
 
 int dsml_detector_finish(dsml_detector *d)
 {
-    if (d == NULL)
+    return dsml_detector_end(d, DSML_END_TEXT);
+}
+
+int dsml_detector_end(dsml_detector *d, dsml_end_reason why)
+{
+    if (d == NULL || (int)why < 0 || (int)why > DSML_END_ABORT)
         return DSML_ERR_ARGUMENT;
     if (d->failed || d->finished)
         return d->failed;
     d->finished = 1;
+    d->end_reason = why;
     drain_if_done(d);
     if (d->u_need > 0) {
         fail(d, DSML_ERR_UTF8, d->total,
@@ -1755,6 +2160,10 @@ int dsml_detector_finish(dsml_detector *d)
     run(d, 1);
     if (!d->failed)
         end_of_text(d);
+    if ((d->opt.tool_choice == DSML_TOOL_CHOICE_REQUIRED ||
+         d->opt.tool_choice == DSML_TOOL_CHOICE_FUNCTION) && d->executable == 0)
+        diag(d, DSML_ERR_TOOL_CHOICE, d->base + d->in.len,
+             "tool_choice requires a tool call; the completion has none");
     if (!d->failed && d->rewound) {
         /* a lenient end-of-text fallback switched phases; nothing is left to
          * scan */

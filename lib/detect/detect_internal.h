@@ -1,14 +1,18 @@
 /*
  * detect_internal.h - the detector's state, shared by the engine
  * (detect.c), the marker tables (detect_markers.c) and the message and
- * one-shot parse (detect_message.c).  Nothing here is exported.
+ * one-shot parse (detect_message.c).  Nothing here is exported.  The tag
+ * spellings and whether names are split into namespaces come from the
+ * dialect table (lib/dialect/dialect.h).
  */
 #ifndef DSML_DETECT_INTERNAL_H
 #define DSML_DETECT_INTERNAL_H
 
+#include "dialect/dialect.h"
 #include "json/json.h"
 
-/* Logical tokens the scanner recognises. */
+/* Logical tokens the scanner recognises (the tags spelled as the dialect
+ * spells them; V4.1's shown). */
 enum {
     TK_THINK_END,  /* </think> */
     TK_EOS,        /* <｜end▁of▁sentence｜> */
@@ -27,13 +31,17 @@ enum {
 /* Special tokens refused inside content and reasoning. */
 enum { SP_BOS, SP_EOS, SP_THINK, SP_THINK_END, SP_DSML, SP_COUNT_ };
 
-#define DET_SET_MAX 32   /* patterns in one phase's stop set */
+#define DET_SET_MAX 64   /* patterns in one phase's stop set */
+#define DET_PAT_MAX 128  /* patterns of one detector */
+#define DET_PAT_BYTES 4096 /* their bytes */
+/* det_set keeps pattern indexes in bytes */
+_Static_assert(DET_PAT_MAX <= 256, "pattern index");
 
 typedef struct det_pat {
     const unsigned char *s;
     unsigned char len;
     unsigned char tok;
-    unsigned char variant; /* not the V4.1 spelling */
+    unsigned char variant; /* not the dialect's own spelling */
 } det_pat;
 
 typedef struct det_set {
@@ -56,6 +64,11 @@ typedef enum det_phase {
     PH_RECOVER,     /* lenient: raw block text is content until a marker */
     PH_COUNT_
 } det_phase;
+
+/* A calls block's opener and closer are structure when its first invoke is
+ * a call that completes, and content (with that invoke's text) when the
+ * first invoke is malformed. */
+enum { FRAME_PENDING, FRAME_STRUCTURE, FRAME_TEXT };
 
 typedef struct det_call {
     dsml_buf name;
@@ -87,8 +100,13 @@ struct dsml_detector {
     dsml_buf tools;
     size_t ntools;
 
-    /* markers: the static table and each phase's stop set in it */
-    const det_pat *pats;
+    /* markers: the dialect's spellings (and the variants option 8 adds),
+     * built at creation, and each phase's stop set in them */
+    const dsml_dialect *dialect;
+    det_pat pats[DET_PAT_MAX];
+    size_t npats;
+    unsigned char pat_bytes[DET_PAT_BYTES];
+    size_t pat_used;
     det_set sets[PH_COUNT_];
 
     /* scanning: in[] holds the bytes not yet released */
@@ -111,6 +129,7 @@ struct dsml_detector {
     /* status */
     int failed;
     int finished;
+    dsml_end_reason end_reason; /* why the stream ended (at finish) */
     dsml_error err;
     int pend_code;         /* strict: special token seen (checked last) */
     size_t pend_off;
@@ -130,8 +149,15 @@ struct dsml_detector {
 
     /* block parsing */
     int saw_block, saw_end, trailing_reported;
-    dsml_buf raw;          /* lenient: raw text of the current invoke */
+    dsml_buf raw;          /* lenient: raw text of the current invoke (of the
+                              block, from its opener, until a call of it
+                              completes) */
     size_t raw_off;
+    int frame;             /* lenient: what the block's own tags are, FRAME_* */
+    int open_bare;         /* the block's opener had no blank line */
+    int sep_raw;           /* the ">\n" awaited in PH_SEP goes to raw (after
+                              the opener), or belongs to the invoke closer
+                              just read */
     int sep_len;
     dsml_buf name;         /* invoke text after the tag */
     size_t name_chk;
@@ -156,15 +182,24 @@ struct dsml_detector {
     size_t slots_cap, slots_used, key_gen;
     size_t ncalls;         /* calls begun */
     size_t call_off;
+    int call_refused;      /* tool_choice / parallel_calls refuse the call */
+    size_t executable;     /* calls ended complete and allowed */
+    dsml_buf choice;       /* tool_choice_name, copied */
 
-    /* value layer */
+    /* value layer (each *_off: the stream offset of the text held) */
     char vtail[2];
     int vtail_len;
+    size_t vtail_off;
     char vpart[4];
     int vpart_len;
+    size_t vpart_off;
     int vlead;             /* trim: still before the first non-space */
     dsml_buf vws;          /* trim: trailing whitespace held */
-    dsml_buf vbuf;         /* validation: the whole string="false" value */
+    size_t vws_off;
+    dsml_buf vbuf;         /* validation, strict: the whole string="false"
+                              value */
+    size_t vbuf_off;
+    size_t vraw;           /* where the value starts in raw (lenient) */
 
     /* message */
     int keep_message;
@@ -181,7 +216,9 @@ struct dsml_detector {
 
 /* detect_markers.c */
 extern const det_pat det_special[SP_COUNT_];
-void det_build_sets(dsml_detector *d);
+/* Builds the markers of d->dialect and the phases' stop sets; DSML_OK, or
+ * DSML_ERR_ARGUMENT when a dialect's spellings do not fit the tables. */
+int det_build_sets(dsml_detector *d);
 /* The state after state `st` of a match of p and byte c, when
  * p->s[st] != c and st > 0. */
 unsigned det_fall_back(const det_pat *p, unsigned st, unsigned char c);
@@ -200,5 +237,9 @@ size_t det_utf8_incomplete_tail(const char *p, size_t n);
 int det_message_json(dsml_detector *d, dsml_buf *b);
 int det_read_tools(dsml_detector *d, const char *json, size_t len,
                    dsml_error *err);
+/* Appends the name a call gives `tool` (an OpenAI tools entry): "ns::name"
+ * when `namespaces` (the dialect qualifies names) and the tool has a
+ * namespace.  Returns 0 when the tool has no valid name. */
+int det_tool_qualified_name(const cJSON *tool, int namespaces, dsml_buf *out);
 
 #endif

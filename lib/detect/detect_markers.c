@@ -1,65 +1,112 @@
 /*
- * detect_markers.c - the markers the detector scans for: one static table
- * of their spellings (V4.1's, and the variants option 8 accepts), the stop
- * set of each phase picked from it, where a partial match falls back to
- * when the next byte does not continue it (so that every marker of a phase
- * is matched in one pass without looking back), and two character helpers
- * (Unicode whitespace as Python's str.isspace() sees it, incomplete UTF-8
- * tails).
+ * detect_markers.c - the markers the detector scans for: their spellings,
+ * built at creation from the dialect's tag names (and, with option 8, the
+ * variants: the ASCII and doubled markers, and the tags of the dialect's
+ * neighbours), the stop set of each phase picked from them, where a partial
+ * match falls back to when the next byte does not continue it (so that
+ * every marker of a phase is matched in one pass without looking back),
+ * and two character helpers (Unicode whitespace as Python's str.isspace()
+ * sees it, incomplete UTF-8 tails).
  */
 #include <string.h>
 
 #include "detect/detect_internal.h"
 
 #define FW_BAR "\xef\xbd\x9c" /* U+FF5C */
-#define EOS_TEXT "<" FW_BAR "end\xe2\x96\x81of\xe2\x96\x81sentence" FW_BAR ">"
-#define BOS_TEXT "<" FW_BAR "begin\xe2\x96\x81of\xe2\x96\x81sentence" FW_BAR ">"
+#define EOS_TEXT DSML_TOKEN_EOS
+#define BOS_TEXT DSML_TOKEN_BOS
 
-/* One pattern: its bytes and what it stands for. */
+/* One pattern of static text: its bytes and what it stands for. */
 #define PAT(text, tok, variant) \
     {(const unsigned char *)(text), sizeof(text) - 1, (tok), (variant)}
 
-/* The seven markers of a calls block, for one spelling of the DSML marker
- * and of the tag names (V4.1's tags have a leading space, V4's do not and
- * call the block "tool_calls"). */
-#define BLOCK_PATS(mk, calls, invoke, param, v)               \
-    PAT("\n\n<" mk calls, TK_OPEN, v),                        \
-    PAT("<" mk calls, TK_OPEN_BARE, v),                       \
-    PAT("<" mk invoke, TK_INVOKE, v),                         \
-    PAT("</" mk calls ">", TK_CALLS_END, v),                  \
-    PAT("</" mk invoke, TK_INVOKE_END, v),                    \
-    PAT("<" mk param, TK_PARAM, v),                           \
-    PAT("/" mk param, TK_PARAM_END, v)
-
-#define MK_V41 FW_BAR "DSML" FW_BAR
+#define MK_EXACT DSML_TOKEN_DSML
 #define MK_ASCII "|DSML|"
 #define MK_DOUBLE FW_BAR FW_BAR "DSML" FW_BAR FW_BAR
 
-/* V4.1's spellings first: without option 8's variants only they are
- * scanned for. */
-static const det_pat patterns[] = {
+/* The markers that do not depend on the dialect. */
+static const det_pat fixed[] = {
     PAT("</think>", TK_THINK_END, 0),
     PAT(EOS_TEXT, TK_EOS, 0),
     PAT("\" string=\"true\">", TK_MARK_TRUE, 0),
     PAT("\" string=\"false\">", TK_MARK_FALSE, 0),
-    BLOCK_PATS(MK_V41, " calls", " invoke", " parameter", 0),
-    BLOCK_PATS(MK_V41, "tool_calls", "invoke", "parameter", 1),
-    BLOCK_PATS(MK_ASCII, " calls", " invoke", " parameter", 1),
-    BLOCK_PATS(MK_ASCII, "tool_calls", "invoke", "parameter", 1),
-    BLOCK_PATS(MK_DOUBLE, " calls", " invoke", " parameter", 1),
-    BLOCK_PATS(MK_DOUBLE, "tool_calls", "invoke", "parameter", 1),
 };
-#define V41_PATS (4 + 7)
-/* det_set keeps pattern indexes in bytes */
-_Static_assert(sizeof patterns / sizeof patterns[0] <= 256, "pattern index");
 
 const det_pat det_special[SP_COUNT_] = {
     PAT(BOS_TEXT, SP_BOS, 0),
     PAT(EOS_TEXT, SP_EOS, 0),
     PAT("<think>", SP_THINK, 0),
     PAT("</think>", SP_THINK_END, 0),
-    PAT(MK_V41, SP_DSML, 0),
+    PAT(MK_EXACT, SP_DSML, 0),
 };
+
+/* Appends the pattern a + b + c + d unless the same spelling of the same
+ * token is already there.  Returns 0 when the tables are full. */
+static int add_pat(dsml_detector *d, const char *a, const char *b, const char *c,
+                   const char *e, int tok, int variant)
+{
+    const char *parts[] = {a, b, c, e};
+    size_t len = 0;
+    for (size_t i = 0; i < 4; i++)
+        len += strlen(parts[i]);
+    if (d->npats == DET_PAT_MAX || len > 255 || len > DET_PAT_BYTES - d->pat_used)
+        return 0;
+    unsigned char *at = d->pat_bytes + d->pat_used;
+    size_t n = 0;
+    for (size_t i = 0; i < 4; i++) {
+        size_t l = strlen(parts[i]);
+        memcpy(at + n, parts[i], l);
+        n += l;
+    }
+    for (size_t k = 0; k < d->npats; k++)
+        if (d->pats[k].tok == tok && d->pats[k].len == len &&
+            memcmp(d->pats[k].s, at, len) == 0)
+            return 1;
+    det_pat *p = &d->pats[d->npats++];
+    p->s = at;
+    p->len = (unsigned char)len;
+    p->tok = (unsigned char)tok;
+    p->variant = (unsigned char)variant;
+    d->pat_used += len;
+    return 1;
+}
+
+/* The seven markers of a calls block, for one spelling of the DSML marker
+ * and of the tag names. */
+static int add_block(dsml_detector *d, const char *mk, const dsml_tags *t, int variant)
+{
+    return add_pat(d, "\n\n<", mk, t->block, "", TK_OPEN, variant) &&
+           add_pat(d, "<", mk, t->block, "", TK_OPEN_BARE, variant) &&
+           add_pat(d, "<", mk, t->invoke, "", TK_INVOKE, variant) &&
+           add_pat(d, "</", mk, t->block, ">", TK_CALLS_END, variant) &&
+           add_pat(d, "</", mk, t->invoke, "", TK_INVOKE_END, variant) &&
+           add_pat(d, "<", mk, t->param, "", TK_PARAM, variant) &&
+           add_pat(d, "/", mk, t->param, "", TK_PARAM_END, variant);
+}
+
+/* The dialect's own spellings first: without option 8's variants only they
+ * are scanned for. */
+static int build_patterns(dsml_detector *d)
+{
+    static const char *const marks[] = {MK_EXACT, MK_ASCII, MK_DOUBLE};
+    const dsml_dialect *dl = d->dialect;
+    d->npats = 0;
+    d->pat_used = 0;
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+        d->pats[d->npats++] = fixed[i];
+    if (!add_block(d, MK_EXACT, dl->tags, 0))
+        return 0;
+    if (d->opt.markers != DSML_MARKERS_VARIANTS)
+        return 1;
+    for (size_t m = 1; m < 3; m++)
+        if (!add_block(d, marks[m], dl->tags, 1))
+            return 0;
+    for (const dsml_tags *const *t = dl->variant_tags; t != NULL && *t != NULL; t++)
+        for (size_t m = 0; m < 3; m++)
+            if (!add_block(d, marks[m], *t, 1))
+                return 0;
+    return 1;
+}
 
 #define BIT(tok) (1u << (tok))
 
@@ -78,12 +125,10 @@ static const unsigned phase_tokens[PH_COUNT_] = {
                    BIT(TK_OPEN) | BIT(TK_OPEN_BARE),
 };
 
-void det_build_sets(dsml_detector *d)
+int det_build_sets(dsml_detector *d)
 {
-    size_t npats = d->opt.markers == DSML_MARKERS_VARIANTS
-                       ? sizeof patterns / sizeof patterns[0]
-                       : V41_PATS;
-    d->pats = patterns;
+    if (!build_patterns(d))
+        return DSML_ERR_ARGUMENT;
     memset(d->sets, 0, sizeof d->sets);
     for (int ph = 0; ph < PH_COUNT_; ph++) {
         unsigned want = phase_tokens[ph];
@@ -93,14 +138,17 @@ void det_build_sets(dsml_detector *d)
             d->opt.stray_think_end == DSML_STRAY_THINK_END_REASONING)
             want |= BIT(TK_THINK_END);
         det_set *s = &d->sets[ph];
-        for (size_t i = 0; i < npats && s->n < DET_SET_MAX; i++) {
-            if (!(want & BIT(patterns[i].tok)))
+        for (size_t i = 0; i < d->npats; i++) {
+            if (!(want & BIT(d->pats[i].tok)))
                 continue;
+            if (s->n == DET_SET_MAX)
+                return DSML_ERR_ARGUMENT;
             s->idx[s->n++] = (unsigned char)i;
-            unsigned char f = patterns[i].s[0];
+            unsigned char f = d->pats[i].s[0];
             s->first[f >> 3] = (unsigned char)(s->first[f >> 3] | (1u << (f & 7)));
         }
     }
+    return DSML_OK;
 }
 
 /* The longest proper prefix of p's first m bytes that is also their

@@ -4,9 +4,11 @@
  * one-shot parse built on the streaming engine, and the declared tools the
  * detector checks call names against.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "detect/detect_internal.h"
+#include "dialect/tool_name.h"
 
 static const char *nz(const char *p) { return p != NULL ? p : ""; }
 
@@ -40,20 +42,22 @@ int det_message_json(dsml_detector *d, dsml_buf *b)
     return b->failed ? DSML_ERR_NOMEM : DSML_OK;
 }
 
-static const char *str_of(const cJSON *v)
+/* The declared tools: each entry's qualified name, by the renderer's rule
+ * (an entry may also be the function object itself, {"name": ...}). */
+int det_tool_qualified_name(const cJSON *tool, int namespaces, dsml_buf *out)
 {
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-/* The namespace a tool entry names, as the reference's renderer finds it. */
-static const char *tool_namespace(const cJSON *tool, const cJSON *fn)
-{
-    const cJSON *ns = dsml_json_get(tool, "namespace");
-    if (ns == NULL || cJSON_IsNull(ns))
-        ns = dsml_json_get(fn, "namespace");
-    if (cJSON_IsObject(ns))
-        return str_of(dsml_json_get(ns, "name"));
-    return str_of(ns);
+    const cJSON *fn = dsml_json_get(tool, "function");
+    if (!cJSON_IsObject(fn))
+        fn = tool;
+    const cJSON *name = dsml_json_get(fn, "name"), *nsv = NULL;
+    dsml_tool_name q;
+    char why[8];
+    if (!cJSON_IsObject(tool) || !cJSON_IsString(name) ||
+        dsml_tool_declared_name(tool, fn, name->valuestring, namespaces,
+                                &q, &nsv, why, sizeof why) != DSML_OK)
+        return 0;
+    dsml_tool_name_put(out, &q);
+    return 1;
 }
 
 int det_read_tools(dsml_detector *d, const char *json, size_t len,
@@ -65,34 +69,44 @@ int det_read_tools(dsml_detector *d, const char *json, size_t len,
     if (rc != DSML_OK)
         return rc;
     if (!cJSON_IsArray(root)) {
+        rc = dsml_fail(err, DSML_ERR_TYPE, dsml_json_locate(json, len, root, DSML_NO_OFFSET),
+                       "$.tools", "expected an array of tools");
         cJSON_Delete(root);
-        return dsml_fail(err, DSML_ERR_TYPE, DSML_NO_OFFSET, "$.tools",
-                         "expected an array of tools");
+        return rc;
     }
     size_t i = 0;
     for (const cJSON *t = root->child; t != NULL; t = t->next, i++) {
         const cJSON *fn = dsml_json_get(t, "function");
         if (!cJSON_IsObject(fn))
             fn = t;
-        const char *name = str_of(dsml_json_get(fn, "name"));
-        if (name == NULL) {
+        const cJSON *name = dsml_json_get(fn, "name"), *nsv = NULL;
+        dsml_tool_name q;
+        char why[sizeof err->message];
+        if (!cJSON_IsObject(t))
+            rc = DSML_ERR_TYPE, snprintf(why, sizeof why, "a tool must be an object");
+        else if (name == NULL)
+            rc = DSML_ERR_MISSING_KEY, snprintf(why, sizeof why, "missing key 'name'");
+        else if (!cJSON_IsString(name))
+            rc = DSML_ERR_TYPE, snprintf(why, sizeof why, "a tool name must be a string");
+        else
+            rc = dsml_tool_declared_name(t, fn, name->valuestring,
+                                         (d->dialect->rules & DSML_RULE_NAMESPACES) != 0, &q, &nsv,
+                                         why, sizeof why);
+        if (rc != DSML_OK) {
+            dsml_path path;
+            dsml_path_root(&path, "$.tools");
+            dsml_path_index(&path, i);
+            if (cJSON_IsObject(t) && fn != t)
+                dsml_path_key(&path, "function");
+            if (cJSON_IsObject(t))
+                dsml_path_key(&path, "name");
+            const cJSON *at = name != NULL ? name : fn;
+            rc = dsml_fail(err, rc, dsml_json_locate(json, len, at, DSML_NO_OFFSET),
+                           path.text, "%s", why);
             cJSON_Delete(root);
-            return dsml_fail(err, DSML_ERR_MISSING_KEY, DSML_NO_OFFSET, NULL,
-                             "$.tools[%zu].function.name: missing or not a "
-                             "string", i);
+            return rc;
         }
-        const char *ns = NULL;
-        if (d->opt.profile != DSML_PROFILE_PRERELEASE)
-            ns = tool_namespace(t, fn);
-        if (ns != NULL) {
-            size_t nl = strlen(ns);
-            /* a name already qualified with the same namespace stays */
-            if (!(strncmp(name, ns, nl) == 0 && strncmp(name + nl, "::", 2) == 0)) {
-                dsml_buf_puts(&d->tools, ns);
-                DSML_BUF_LIT(&d->tools, "::");
-            }
-        }
-        dsml_buf_puts(&d->tools, name);
+        dsml_tool_name_put(&d->tools, &q);
         dsml_buf_putc(&d->tools, '\0');
         d->ntools++;
     }

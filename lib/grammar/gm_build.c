@@ -55,7 +55,7 @@ static int one_tool(gm_grammar *g, dsml_rctx *c, const gm_request *rq, size_t in
     dsml_msg m;
     memset(&m, 0, sizeof m);
     name->len = 0;
-    int r = dsml_tool_declared_name(c, &m, index, tool, name);
+    int r = dsml_render_tool_name(c, &m, index, tool, name);
     if (r != DSML_OK) {
         rebase_error(c->err);
         return r;
@@ -126,7 +126,10 @@ static int read_tools(gm_grammar *g, dsml_profile profile, const gm_request *rq,
     memset(&c, 0, sizeof c);
     c.alloc = g->alloc;
     c.err = err;
-    c.profile = profile;
+    c.dialect = dsml_dialect_of(profile);
+    if (c.dialect == NULL)
+        return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL, "unknown profile %d",
+                         (int)profile);
     dsml_buf name;
     dsml_buf_init(&name, &g->alloc);
     int r = DSML_OK;

@@ -1,8 +1,10 @@
 /*
  * json.h - JSON text in and out: the reader that keeps number lexemes and
- * checks what cJSON lets through (json_read.c), and the emitter that writes
- * Python's json.dumps and str()/repr() spellings (json_emit.c).  Nothing
- * here is exported.
+ * checks what cJSON lets through (json_read.c), the render's one-pass
+ * reader into an arena that hands the rest to it (json_fast.c), where a
+ * value of a tree sits in its text (json_locate.c), and the emitter that
+ * writes Python's json.dumps and str()/repr() spellings (json_emit.c).
+ * Nothing here is exported.
  */
 #ifndef DSML_JSON_H
 #define DSML_JSON_H
@@ -36,6 +38,16 @@ int dsml_json_read_counted(const char *text, size_t len, const dsml_limits *limi
                            const dsml_allocator *a, const char *what, size_t base_offset,
                            size_t *values_left, cJSON **out, dsml_error *err);
 
+/* The render's reader (json_fast.c): as dsml_json_read_counted, but the
+ * tree of ordinary text is built in one pass into a few blocks of `a`
+ * (anything else is read by dsml_json_read_counted, so errors are its
+ * own).  Free the tree with dsml_json_free. */
+int dsml_json_read_doc(const char *text, size_t len, const dsml_limits *limits,
+                       const dsml_allocator *a, const char *what, size_t base_offset,
+                       size_t *values_left, cJSON **out, dsml_error *err);
+/* Frees a tree of dsml_json_read_doc (or any cJSON tree).  NULL is fine. */
+void dsml_json_free(cJSON *root);
+
 /* Checks JSON text without building a tree and without a depth limit (an
  * explicit stack, no recursion).  Returns DSML_OK or the error and its
  * offset. */
@@ -46,6 +58,13 @@ int dsml_json_validate(const char *text, size_t len, const dsml_allocator *a,
  * without filling an error struct. */
 int dsml_json_try_read(const char *text, size_t len, const dsml_limits *limits,
                        const dsml_allocator *a, cJSON **out);
+
+/* Where `target`, a value of a tree dsml_json_read made from `text`,
+ * starts in the text: the byte offset of its first character, or, for a
+ * string with `at` not DSML_NO_OFFSET, of the character that begins at byte
+ * `at` of its decoded text (escapes counted as written).  DSML_NO_OFFSET
+ * when it cannot be told. */
+size_t dsml_json_locate(const char *text, size_t len, const cJSON *target, size_t at);
 
 /* The member named `key`, or NULL.  Trees from dsml_json_read hold each key
  * once: repeats were collapsed as Python's dict does (first position, last
@@ -96,6 +115,9 @@ int dsml_json_truthy(const cJSON *v);
 
 /* Appends `s` as a JSON string the way json.dumps(ensure_ascii=False) does. */
 void dsml_emit_string(dsml_buf *b, const char *s, size_t n);
+/* The length of the longest prefix of s[0, n), whole characters only, that
+ * dsml_emit_string writes in at most `room` bytes (quotes not counted). */
+size_t dsml_emit_string_fit(const char *s, size_t n, size_t room);
 /* Appends the value as json.dumps(value, ensure_ascii=False) would print it
  * after json.loads of the original text (number lexemes honoured, repeated
  * keys: first position, last value). */

@@ -49,6 +49,25 @@ void dsml_emit_string(dsml_buf *b, const char *s, size_t n)
     dsml_buf_putc(b, '"');
 }
 
+size_t dsml_emit_string_fit(const char *s, size_t n, size_t room)
+{
+    size_t i = 0, used = 0;
+    while (i < n) {
+        unsigned char c = (unsigned char)s[i];
+        size_t in = c < 0x80 ? 1 : c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2, out = in;
+        if (c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t' || c == '\b' ||
+            c == '\f')
+            out = 2;
+        else if (c < 0x20)
+            out = 6;
+        if (out > room - used || in > n - i)
+            break;
+        used += out;
+        i += in;
+    }
+    return i;
+}
+
 /* ---- numbers ------------------------------------------------------------ */
 
 /* strtod that accepts '.' whatever the current locale says. */

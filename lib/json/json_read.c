@@ -3,7 +3,7 @@
  * cJSON trees whose number nodes keep their original lexemes.
  *
  * cJSON reads the text; one guided pass then walks the tree and the text
- * side by side, checks what cJSON lets through (UTF-8 through utf8proc,
+ * side by side, checks what cJSON lets through (UTF-8 as RFC 3629 reads it,
  * control characters, \u0000, number grammar, trailing text, depth),
  * attaches each number's lexeme and collapses repeated keys.  When cJSON
  * refuses the text, a checking scan finds what is wrong and where.
@@ -17,8 +17,7 @@
 #include <emmintrin.h>
 #endif
 
-#include <utf8proc.h>
-
+#include "core/utf8.h"
 #include "json/json.h"
 
 /* Marks an object whose members repeat a key while it is read (a bit cJSON
@@ -154,13 +153,14 @@ static int scan_string(scan *sc)
             i += 2;
             continue;
         }
-        /* utf8proc refuses overlong forms, surrogates and code points
-         * above U+10FFFF, as RFC 3629 does */
-        utf8proc_int32_t cp;
-        utf8proc_ssize_t k = utf8proc_iterate(s + i, (utf8proc_ssize_t)(n - i), &cp);
-        if (k <= 0)
-            return scan_fail(sc, DSML_ERR_UTF8, i, "invalid UTF-8 sequence");
-        i += (size_t)k;
+        /* a run of multi-byte characters: no overlong forms, surrogates or
+         * code points above U+10FFFF, as RFC 3629 says */
+        do {
+            size_t k = dsml_utf8_char(s + i, n - i);
+            if (k == 0)
+                return scan_fail(sc, DSML_ERR_UTF8, i, "invalid UTF-8 sequence");
+            i += k;
+        } while (i < n && s[i] >= 0x80);
     }
     return scan_fail(sc, DSML_ERR_JSON, start, "unterminated string");
 }
@@ -528,15 +528,35 @@ static int guide_value(scan *sc, cJSON *v, size_t depth)
 /* The number of values in JSON text, counted before cJSON builds a node for
  * each: the root, plus one per ',' and one per container that is not empty,
  * outside strings.  Exact for valid JSON; any count for other text. */
+/* The index of the first '"' or '\\' at or after i, or n. */
+static size_t skip_to_quote(const unsigned char *s, size_t i, size_t n)
+{
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+    while (i + 16 <= n) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+        int mask = _mm_movemask_epi8(
+            _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)));
+        if (mask != 0)
+            return i + (size_t)__builtin_ctz((unsigned)mask);
+        i += 16;
+    }
+#endif
+    while (i < n && s[i] != '"' && s[i] != '\\')
+        i++;
+    return i;
+}
+
 static size_t count_values(const char *s, size_t n)
 {
+    const unsigned char *u = (const unsigned char *)s;
     size_t count = 1;
     for (size_t i = 0; i < n; i++) {
         char c = s[i];
         if (c == '"') {
-            for (i++; i < n && s[i] != '"'; i++)
-                if (s[i] == '\\')
-                    i++;
+            for (i = skip_to_quote(u, i + 1, n); i < n && s[i] == '\\';
+                 i = skip_to_quote(u, i + 2, n))
+                ;
         } else if (c == ',') {
             count++;
         } else if (c == '[' || c == '{') {

@@ -85,10 +85,11 @@ void dsml_guard_close(dsml_rctx *c)
     c->guard_state = NULL;
 }
 
-/* Scans one text: DSML_OK, or the error for the first match, which is
- * at byte `at` of the text, itself at `offset` in the input. */
-static int check_text(dsml_rctx *c, const char *text, size_t len, size_t offset,
-                      const char *what)
+/* Scans one text: DSML_OK, or the error for the first match.  The error's
+ * offset is the match's in the input when `node` is the string the text
+ * is the value of, else `offset` (a key's: its value's first byte). */
+static int check_text(dsml_rctx *c, const char *text, size_t len, const cJSON *node,
+                      size_t offset, const char *what)
 {
     dsml_guard *g = c->guard_state;
     if (len == 0)
@@ -104,6 +105,8 @@ static int check_text(dsml_rctx *c, const char *text, size_t len, size_t offset,
         return dsml_fail(c->err, DSML_ERR_LIMIT, offset, c->path.text,
                          "the guard could not scan the text (PCRE2 error %d)", rc);
     PCRE2_SIZE *ov = pcre2_get_ovector_pointer(g->md);
+    if (node != NULL)
+        offset = dsml_json_locate(c->input, c->input_len, node, (size_t)ov[0]);
     return dsml_fail(c->err, DSML_ERR_SPECIAL_TOKEN, offset, c->path.text,
                      "special token '%.*s' inside untrusted text (byte %zu of %s)",
                      (int)(ov[1] - ov[0]), text + ov[0], (size_t)ov[0], what);
@@ -113,7 +116,7 @@ static int guard_node(dsml_rctx *c, const cJSON *v)
 {
     size_t offset = dsml_json_offset(v);
     if (dsml_is_string(v))
-        return check_text(c, v->valuestring, strlen(v->valuestring), offset, "the string");
+        return check_text(c, v->valuestring, strlen(v->valuestring), v, offset, "the string");
     if (!dsml_is_array(v) && !dsml_is_object(v))
         return DSML_OK;
     size_t i = 0;
@@ -124,8 +127,8 @@ static int guard_node(dsml_rctx *c, const cJSON *v)
             /* a key's own place is not kept: its value's, or the object's;
              * the path names the object */
             size_t at = dsml_json_offset(m);
-            r = check_text(c, m->string, strlen(m->string),
-                           at != DSML_NO_OFFSET ? at : offset, "a key");
+            r = check_text(c, m->string, strlen(m->string), NULL,
+                           at != DSML_NO_OFFSET ? at : offset, "the key");
             prev = dsml_path_key(&c->path, m->string);
         } else {
             prev = dsml_path_index(&c->path, i);

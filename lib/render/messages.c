@@ -1,9 +1,8 @@
 /*
  * messages.c - from JSON messages to the normalized list the renderer walks:
  * image blocks become placeholders (records collected in prompt order), tool
- * messages fold into user messages, tool results follow the order of the
- * calls that asked for them, and in thinking mode the messages before the
- * last user turn are thinned out.
+ * messages fold into user messages (their order: tool_order.c), and in
+ * thinking mode the messages before the last user turn are thinned out.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -84,18 +83,25 @@ int dsml_role_id(const char *role)
     return DSML_ROLE_OTHER;
 }
 
+int dsml_developer_renders(const dsml_rctx *c)
+{
+    return dsml_rule(c, DSML_RULE_DEVELOPER) || !c->strict;
+}
+
 int dsml_is_user_like(const dsml_rctx *c, const dsml_msg *m)
 {
-    return dsml_role_is(m, DSML_ROLE_USER) || (!c->strict && dsml_role_is(m, DSML_ROLE_DEVELOPER));
+    return dsml_role_is(m, DSML_ROLE_USER) ||
+           (dsml_role_is(m, DSML_ROLE_DEVELOPER) && dsml_developer_renders(c));
 }
 
 static void msg_path(dsml_rctx *c, const dsml_msg *m, const char *sub)
 {
-    dsml_path_root(&c->path, m->in_context ? "$.context" : "$.messages");
-    if (m->src != NULL)
-        dsml_path_index(&c->path, m->src_index);
-    else
-        dsml_path_index(&c->path, 0);
+    if (m->body_tools && sub != NULL && strncmp(sub, "tools", 5) == 0)
+        dsml_path_root(&c->path, "$"); /* the request's own "$.tools" */
+    else {
+        dsml_path_root(&c->path, m->in_context ? "$.context" : "$.messages");
+        dsml_path_index(&c->path, m->src != NULL ? m->src_index : 0);
+    }
     if (sub != NULL && sub[0] != '\0') {
         if (sub[0] == '[' || sub[0] == '.') {
             /* already punctuated */
@@ -140,10 +146,8 @@ int dsml_msg_fail_at(dsml_rctx *c, const dsml_msg *m, const char *sub_fmt,
     return r;
 }
 
-/* Moves an array of `n` items of `size` bytes to a new arena block of
- * `want` items (the old block stays in the arena until the render ends). */
-static int arena_grow(dsml_rctx *c, void **v, size_t n, size_t *cap, size_t want,
-                      size_t size)
+int dsml_arena_grow(dsml_rctx *c, void **v, size_t n, size_t *cap, size_t want,
+                    size_t size)
 {
     void *nv = want > (size_t)-1 / size ? NULL : dsml_arena_alloc(&c->arena, want * size);
     if (nv == NULL)
@@ -160,7 +164,7 @@ int dsml_msgs_reserve(dsml_rctx *c, dsml_msgs *m, size_t n)
     if (n <= m->cap)
         return DSML_OK;
     void *v = m->v;
-    int r = arena_grow(c, &v, m->n, &m->cap, n, sizeof *m->v);
+    int r = dsml_arena_grow(c, &v, m->n, &m->cap, n, sizeof *m->v);
     m->v = v;
     return r;
 }
@@ -181,7 +185,7 @@ static int blocks_push(dsml_rctx *c, dsml_block **v, size_t *n, size_t *cap,
 {
     if (*n == *cap) {
         void *nv = *v;
-        int r = arena_grow(c, &nv, *n, cap, *cap ? *cap * 2 : 1, sizeof **v);
+        int r = dsml_arena_grow(c, &nv, *n, cap, *cap ? *cap * 2 : 1, sizeof **v);
         *v = nv;
         if (r != DSML_OK)
             return r;
@@ -297,7 +301,7 @@ static int process_blocks(dsml_rctx *c, const dsml_msg *m, const char *where,
         blk.pos = i;
         if (!dsml_is_object(b)) {
             blk.kind = DSML_BLK_NONDICT;
-        } else if (is_image_block(b)) {
+        } else if (dsml_rule(c, DSML_RULE_IMAGES) && is_image_block(b)) {
             int r = image_record(c, m, sub, b, images, count);
             if (r != DSML_OK)
                 return r;
@@ -328,7 +332,8 @@ static int process_blocks(dsml_rctx *c, const dsml_msg *m, const char *where,
             const cJSON *t = dsml_json_get(b, "text");
             blk.has_text = t != NULL;
             blk.text.node = t;
-            if (dsml_is_string(t) && contains(t->valuestring, DSML_TOK_IMAGE))
+            if (dsml_rule(c, DSML_RULE_IMAGES) && dsml_is_string(t) &&
+                contains(t->valuestring, DSML_TOK_IMAGE))
                 return dsml_msg_fail(c, m, sub, DSML_ERR_IMAGE,
                                      "Text block contains image placeholder "
                                      "'" DSML_TOK_IMAGE "'; images should be "
@@ -495,6 +500,8 @@ int dsml_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts *r
         sys.has_content = 1;
         sys.content.str = "";
         sys.tools = ro->tools_for_first;
+        sys.body_tools = ro->body_tools;
+        sys.response_format = ro->response_format_for_first;
         int r = dsml_msgs_push(c, out, &sys);
         if (r != DSML_OK)
             return r;
@@ -524,8 +531,33 @@ int dsml_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts *r
         m.content.node = content;
         if (dsml_is_null(m.task))
             m.task = NULL;
-        if (i == 0 && !ro->prepend_system && ro->tools_for_first != NULL)
+        if (i == 0 && !ro->prepend_system && ro->tools_for_first != NULL) {
             m.tools = ro->tools_for_first;
+            m.body_tools = ro->body_tools;
+        }
+        if (i == 0 && !ro->prepend_system && ro->response_format_for_first != NULL)
+            m.response_format = ro->response_format_for_first;
+        m.prefill = ro->prefill_last && mj->next == NULL;
+
+        if (!dsml_rule(c, DSML_RULE_IMAGES)) {
+            /* no images and no content blocks: the content as given; a
+             * tool result's list is read as its blocks when tool results
+             * are merged into user messages */
+            if (dsml_is_array(content) && dsml_role_is(&m, DSML_ROLE_TOOL) &&
+                dsml_rule(c, DSML_RULE_MERGE_TOOLS)) {
+                int r = process_blocks(c, &m, "content", content, &m.blocks, &m.nblocks,
+                                       NULL, image_count);
+                if (r != DSML_OK)
+                    return r;
+                m.content_is_list = 1;
+            }
+            int r = guard_message(c, &m);
+            if (r == DSML_OK)
+                r = dsml_msgs_push(c, out, &m);
+            if (r != DSML_OK)
+                return r;
+            continue;
+        }
 
         if (dsml_is_string(content) && contains(content->valuestring, DSML_TOK_IMAGE))
             return dsml_msg_fail(c, &m, "content", DSML_ERR_IMAGE,
@@ -615,6 +647,11 @@ int dsml_merge_messages(dsml_rctx *c, const dsml_msgs *in, dsml_msgs *out)
             blk.has_use_id = blk.use_id.node != NULL;
             blk.content = m->content;
             blk.has_content = m->has_content;
+            if (m->content_is_list) {
+                blk.content_is_list = 1;
+                blk.sub = m->blocks;
+                blk.nsub = m->nblocks;
+            }
             if (last_user) {
                 int r = append_blocks(c, last, &blk, 1);
                 if (r != DSML_OK)
@@ -663,6 +700,10 @@ int dsml_merge_messages(dsml_rctx *c, const dsml_msgs *in, dsml_msgs *out)
                 u.blocks = NULL;
                 u.nblocks = u.capblocks = 0;
                 u.has_blocks = 1;
+                if (!dsml_rule(c, DSML_RULE_USER_KEYS)) {
+                    /* only the text, task and wo_eos go on */
+                    u.tools = u.response_format = u.tool_calls = u.reasoning = NULL;
+                }
                 int r = append_blocks(c, &u, blocks, nblocks);
                 if (r == DSML_OK)
                     r = dsml_msgs_push(c, out, &u);
@@ -678,237 +719,15 @@ int dsml_merge_messages(dsml_rctx *c, const dsml_msgs *in, dsml_msgs *out)
     return DSML_OK;
 }
 
-/* ---- tool-result order -------------------------------------------------- */
-
-typedef struct order_entry {
-    const char *id;
-    size_t rank;
-} order_entry;
-
-typedef struct call_order {
-    order_entry *v;
-    size_t n, cap;
-} call_order;
-
-static int entry_order(const void *x, const void *y)
-{
-    const order_entry *a = x, *b = y;
-    int c = strcmp(a->id, b->id);
-    if (c != 0)
-        return c;
-    return a->rank < b->rank ? -1 : a->rank > b->rank;
-}
-
-/* A tool-call id as a lookup key, equal where Python's dict keys are equal:
- * strings by text, numbers (and true) by value.  Returns DSML_OK with *key
- * NULL for ids that match nothing, DSML_ERR_TYPE for unhashable ones. */
-static int id_key(dsml_rctx *c, const cJSON *id, const char **key)
-{
-    *key = NULL;
-    if (id == NULL || dsml_is_null(id))
-        return DSML_OK;
-    if (dsml_is_string(id)) {
-        size_t n = strlen(id->valuestring);
-        char *k = dsml_arena_alloc(&c->arena, n + 2);
-        if (k == NULL)
-            return DSML_ERR_NOMEM;
-        k[0] = 's';
-        memcpy(k + 1, id->valuestring, n + 1);
-        *key = k;
-        return DSML_OK;
-    }
-    int t = id->type & 0xFF;
-    if (t == cJSON_Number || t == cJSON_True || t == cJSON_False) {
-        double v = t == cJSON_Number ? id->valuedouble : t == cJSON_True ? 1.0 : 0.0;
-        char *k = dsml_arena_alloc(&c->arena, 40);
-        if (k == NULL)
-            return DSML_ERR_NOMEM;
-        snprintf(k, 40, "n%.17g", v);
-        *key = k;
-        return DSML_OK;
-    }
-    return DSML_ERR_TYPE; /* a list or an object */
-}
-
-/* Sets the order from an assistant's tool calls (last duplicate id wins).
- * Sorted by id, so that looking up a result's call costs O(log n). */
-static int order_from_calls(dsml_rctx *c, const dsml_msg *m, call_order *o)
-{
-    if (!dsml_is_array(m->tool_calls))
-        return dsml_msg_fail(c, m, "tool_calls", DSML_ERR_TYPE, "tool_calls must be a list");
-    o->n = 0;
-    size_t idx = 0;
-    for (const cJSON *tc = m->tool_calls->child; tc != NULL; tc = tc->next, idx++) {
-        char sub[48];
-        dsml_format_index(sub, sizeof sub, "tool_calls", idx);
-        if (!dsml_is_object(tc))
-            return dsml_msg_fail(c, m, sub, DSML_ERR_TYPE,
-                                 "a tool call must be an object");
-        const cJSON *id = dsml_json_get(tc, "id");
-        if (!dsml_json_truthy(id)) {
-            const cJSON *fn = dsml_json_get(tc, "function");
-            if (fn != NULL && !dsml_is_object(fn))
-                return dsml_msg_fail(c, m, sub, DSML_ERR_TYPE,
-                                     "function must be an object");
-            id = dsml_json_get(fn, "id");
-        }
-        if (!dsml_json_truthy(id))
-            continue;
-        const char *key;
-        int kr = id_key(c, id, &key);
-        if (kr == DSML_ERR_NOMEM)
-            return dsml_fail(c->err, kr, DSML_NO_OFFSET, NULL, NULL);
-        if (kr != DSML_OK)
-            return dsml_msg_fail(c, m, sub, kr, "a tool call id cannot be a list or an object");
-        if (o->n == o->cap) {
-            void *v = o->v;
-            int r = arena_grow(c, &v, o->n, &o->cap, o->cap ? o->cap * 2 : 16,
-                               sizeof *o->v);
-            o->v = v;
-            if (r != DSML_OK)
-                return r;
-        }
-        o->v[o->n].id = key;
-        o->v[o->n].rank = idx;
-        o->n++;
-    }
-    /* sorted by id, one entry per id: the last call's rank */
-    if (o->n > 1)
-        qsort(o->v, o->n, sizeof *o->v, entry_order);
-    size_t kept = 0;
-    for (size_t k = 0; k < o->n; k++) {
-        if (kept > 0 && strcmp(o->v[kept - 1].id, o->v[k].id) == 0)
-            kept--;
-        o->v[kept++] = o->v[k];
-    }
-    o->n = kept;
-    return DSML_OK;
-}
-
-static int rank_of(dsml_rctx *c, const call_order *o, const dsml_block *b,
-                   size_t *rank)
-{
-    *rank = 0;
-    const char *key;
-    int r = id_key(c, b->use_id.node, &key);
-    if (r != DSML_OK || key == NULL)
-        return r;
-    size_t lo = 0, hi = o->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int cmp = strcmp(o->v[mid].id, key);
-        if (cmp == 0) {
-            *rank = o->v[mid].rank;
-            break;
-        }
-        if (cmp < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return DSML_OK;
-}
-
-/* A tool result's rank and its index among the message's blocks. */
-typedef struct ranked {
-    size_t rank;
-    size_t block;
-} ranked;
-
-static int ranked_order(const void *x, const void *y)
-{
-    const ranked *a = x, *b = y;
-    if (a->rank != b->rank)
-        return a->rank < b->rank ? -1 : 1;
-    return a->block < b->block ? -1 : a->block > b->block;
-}
-
-static int check_user_blocks(dsml_rctx *c, const dsml_msg *m)
-{
-    for (size_t i = 0; i < m->nblocks; i++)
-        if (m->blocks[i].kind == DSML_BLK_NONDICT) {
-            char sub[48];
-            snprintf(sub, sizeof sub, "content[%zu]", i);
-            return dsml_msg_fail(c, m, sub, DSML_ERR_TYPE,
-                                 "a content block must be an object");
-        }
-    return DSML_OK;
-}
-
-int dsml_sort_tool_results(dsml_rctx *c, const dsml_msgs *context_raw,
-                           dsml_msgs *messages)
-{
-    call_order o = {NULL, 0, 0};
-    for (size_t i = 0; i < context_raw->n; i++) {
-        const dsml_msg *m = &context_raw->v[i];
-        if (dsml_role_is(m, DSML_ROLE_ASSISTANT) && dsml_json_truthy(m->tool_calls)) {
-            int r = order_from_calls(c, m, &o);
-            if (r != DSML_OK)
-                return r;
-        } else if (dsml_role_is(m, DSML_ROLE_USER) && m->nblocks > 0) {
-            int r = check_user_blocks(c, m);
-            if (r != DSML_OK)
-                return r;
-        }
-    }
-    for (size_t i = 0; i < messages->n; i++) {
-        dsml_msg *m = &messages->v[i];
-        if (dsml_role_is(m, DSML_ROLE_ASSISTANT) && dsml_json_truthy(m->tool_calls)) {
-            int r = order_from_calls(c, m, &o);
-            if (r != DSML_OK)
-                return r;
-            continue;
-        }
-        if (!dsml_role_is(m, DSML_ROLE_USER) || m->nblocks == 0)
-            continue;
-        int r = check_user_blocks(c, m);
-        if (r != DSML_OK)
-            return r;
-        size_t ntool = 0;
-        for (size_t k = 0; k < m->nblocks; k++)
-            if (m->blocks[k].kind == DSML_BLK_TOOL_RESULT)
-                ntool++;
-        if (ntool < 2 || o.n == 0)
-            continue;
-        /* stable sort of the tool results by rank (ties keep their order) */
-        dsml_block *tb = dsml_arena_alloc(&c->arena, ntool * sizeof *tb);
-        ranked *rk = dsml_arena_alloc(&c->arena, ntool * sizeof *rk);
-        if (tb == NULL || rk == NULL)
-            return dsml_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
-        size_t t = 0;
-        for (size_t k = 0; k < m->nblocks; k++) {
-            if (m->blocks[k].kind != DSML_BLK_TOOL_RESULT)
-                continue;
-            r = rank_of(c, &o, &m->blocks[k], &rk[t].rank);
-            if (r == DSML_ERR_NOMEM)
-                return dsml_fail(c->err, r, DSML_NO_OFFSET, NULL, NULL);
-            if (r != DSML_OK) {
-                dsml_msg origin = *m;
-                origin.src_index = m->blocks[k].origin;
-                return dsml_msg_fail(c, &origin, "tool_call_id", r,
-                                     "a tool call id cannot be a list or an object");
-            }
-            rk[t].block = k;
-            t++;
-        }
-        qsort(rk, ntool, sizeof *rk, ranked_order);
-        for (t = 0; t < ntool; t++)
-            tb[t] = m->blocks[rk[t].block];
-        t = 0;
-        for (size_t k = 0; k < m->nblocks; k++)
-            if (m->blocks[k].kind == DSML_BLK_TOOL_RESULT)
-                m->blocks[k] = tb[t++];
-    }
-    return DSML_OK;
-}
-
 /* ---- last user and thinking drop ---------------------------------------- */
 
 long dsml_last_user_index(const dsml_rctx *c, const dsml_msgs *m)
 {
     for (size_t k = m->n; k > 0; k--) {
         const dsml_msg *msg = &m->v[k - 1];
-        if (dsml_is_user_like(c, msg) || (dsml_role_is(msg, DSML_ROLE_SYSTEM) && k - 1 > 0))
+        if (dsml_is_user_like(c, msg) ||
+            (dsml_rule(c, DSML_RULE_SYSTEM_TURNS) && dsml_role_is(msg, DSML_ROLE_SYSTEM) &&
+             k - 1 > 0))
             return (long)(k - 1);
     }
     return -1;

@@ -1,7 +1,8 @@
 /*
  * render.c - the normalized message list to prompt text: one message at a
  * time (effort line, role token, content, tools, calls, EOS) followed by the
- * generation header or task token the next message calls for.
+ * generation header or task token the next message calls for.  Tokens,
+ * templates and the rules that differ come from the dialect table.
  */
 #include <stdio.h>
 #include <string.h>
@@ -9,26 +10,20 @@
 #include "render/render_internal.h"
 
 
-static const char effort_fmt[] =
-    "Reasoning Effort: %d (range 1-100, the higher the value, the more "
-    "thorough the reasoning)\n\n";
-
 static const struct {
     const char *name;
     const char *token;
-} tasks[] = {
-    {"action", "<\xef\xbd\x9c" "action\xef\xbd\x9c>"},
-    {"query", "<\xef\xbd\x9cquery\xef\xbd\x9c>"},
-    {"authority", "<\xef\xbd\x9c" "authority\xef\xbd\x9c>"},
-    {"domain", "<\xef\xbd\x9c" "domain\xef\xbd\x9c>"},
-    {"title", "<\xef\xbd\x9ctitle\xef\xbd\x9c>"},
-    {"read_url", "<\xef\xbd\x9cread_url\xef\xbd\x9c>"},
+} tasks_[] = {
+    {"action", DSML_TOKEN_ACTION},
+    {"query", DSML_TOKEN_QUERY},
+    {"authority", DSML_TOKEN_AUTHORITY},
+    {"domain", DSML_TOKEN_DOMAIN},
+    {"title", DSML_TOKEN_TITLE},
+    {"read_url", DSML_TOKEN_READ_URL},
 };
 
-/* Appends a value the way str.format() would; `dflt` when absent. */
-static int put_text(dsml_rctx *c, const dsml_msg *m, const char *where,
-                    const dsml_val *v, int present, const char *dflt,
-                    dsml_buf *out)
+int dsml_put_text(dsml_rctx *c, const dsml_msg *m, const char *where,
+                  const dsml_val *v, int present, const char *dflt, dsml_buf *out)
 {
     if (!present) {
         dsml_buf_puts(out, dflt);
@@ -57,7 +52,7 @@ static int put_content_or_empty(dsml_rctx *c, const dsml_msg *m, dsml_buf *out)
     }
     if (!dsml_json_truthy(m->content.node))
         return DSML_OK;
-    return put_text(c, m, "content", &m->content, 1, "", out);
+    return dsml_put_text(c, m, "content", &m->content, 1, "", out);
 }
 
 static int put_text_block(dsml_rctx *c, const dsml_msg *m, const char *where,
@@ -123,7 +118,7 @@ static int put_blocks(dsml_rctx *c, const dsml_msg *merged, dsml_buf *out)
                     }
                 }
             } else {
-                int r = put_text(c, m, where, &b->content, b->has_content, "", out);
+                int r = dsml_put_text(c, m, where, &b->content, b->has_content, "", out);
                 if (r != DSML_OK)
                     return r;
             }
@@ -138,26 +133,74 @@ static int put_blocks(dsml_rctx *c, const dsml_msg *merged, dsml_buf *out)
     return DSML_OK;
 }
 
-/* The effort line's number, validating the effort (for every message). */
-static int effort_value(dsml_rctx *c, int *value)
+/* The effort at the start of the prompt (validating the effort, for
+ * every message): its level, and the text the dialect writes: its line with
+ * the level, written into buf, or the effort's own text; "" when the
+ * dialect has no default. */
+static int effort_text(dsml_rctx *c, char *buf, size_t cap, const char **text, int *level_out)
 {
+    const dsml_dialect *dl = c->dialect;
+    const dsml_effort *e = NULL;
+    int level = 0;
+    *text = "";
+    if (level_out != NULL)
+        *level_out = 0;
     switch (c->effort) {
     case DSML_EFF_ABSENT:
-        *value = c->profile == DSML_PROFILE_PRERELEASE ? 50 : 75;
-        return DSML_OK;
+        if (dl->effort_default == NULL)
+            return DSML_OK;
+        e = dsml_dialect_effort(dl, dl->effort_default, strlen(dl->effort_default));
+        break;
     case DSML_EFF_NAME:
+        e = c->effort_name;
+        break;
     case DSML_EFF_LEVEL:
-        *value = c->effort_level;
-        return DSML_OK;
+        level = c->effort_level;
+        break;
     default:
         return dsml_fail(c->err, DSML_ERR_EFFORT, DSML_NO_OFFSET, "$.reasoning_effort",
-                         "Invalid reasoning effort: %s, should be int within "
-                         "[1,100] or one of %s",
-                         c->effort_text,
-                         c->profile == DSML_PROFILE_PRERELEASE
-                             ? "['low', 'high', 'xhigh', 'max']"
-                             : "['low', 'high', 'max']");
+                         "Invalid reasoning effort: %s%s", c->effort_text,
+                         dl->effort_hint);
     }
+    if (e != NULL)
+        level = e->level;
+    if (level_out != NULL)
+        *level_out = level;
+    if (dl->effort_before == NULL) {
+        if (e != NULL && e->text != NULL)
+            *text = e->text;
+        return DSML_OK;
+    }
+    snprintf(buf, cap, "%s%d%s", dl->effort_before, level, dl->effort_after);
+    *text = buf;
+    return DSML_OK;
+}
+
+int dsml_rctx_effort_value(dsml_rctx *c, int *value)
+{
+    char line[256];
+    const char *text;
+    return effort_text(c, line, sizeof line, &text, value);
+}
+
+/* The tools block and the response format of a system or developer
+ * message. */
+static int put_tools_and_format(dsml_rctx *c, const dsml_msg *m, int has_tools,
+                                dsml_buf *out)
+{
+    int r;
+    if (has_tools) {
+        DSML_BUF_LIT(out, "\n\n");
+        r = dsml_render_tools(c, m, m->tools, out);
+        if (r != DSML_OK)
+            return r;
+    }
+    if (dsml_json_truthy(m->response_format)) {
+        DSML_BUF_LIT(out, "\n\n");
+        dsml_buf_puts(out, c->dialect->response_format);
+        dsml_emit_json(out, m->response_format);
+    }
+    return DSML_OK;
 }
 
 /* A system (or developer) message's body: content, then its tools block and
@@ -168,25 +211,38 @@ static int put_instructions(dsml_rctx *c, const dsml_msg *m, int has_tools,
     int r = put_content_or_empty(c, m, out);
     if (r != DSML_OK)
         return r;
-    if (has_tools) {
-        DSML_BUF_LIT(out, "\n\n");
-        r = dsml_render_tools(c, m, m->tools, out);
-        if (r != DSML_OK)
-            return r;
-    }
-    if (dsml_json_truthy(m->response_format)) {
-        DSML_BUF_LIT(out, "\n\n## Response Format:\n\nYou MUST strictly adhere to the "
-                          "following schema to reply:\n");
-        dsml_emit_json(out, m->response_format);
-    }
-    return DSML_OK;
+    return put_tools_and_format(c, m, has_tools, out);
 }
+
 
 int dsml_role_renders(const dsml_rctx *c, const dsml_msg *m)
 {
     return dsml_role_is(m, DSML_ROLE_SYSTEM) || dsml_is_user_like(c, m) ||
-           dsml_role_is(m, DSML_ROLE_LATEST_REMINDER) ||
+           (dsml_rule(c, DSML_RULE_LATEST_REMINDER) &&
+            dsml_role_is(m, DSML_ROLE_LATEST_REMINDER)) ||
            dsml_role_is(m, DSML_ROLE_ASSISTANT) || dsml_role_is(m, DSML_ROLE_TOOL);
+}
+
+int dsml_shows_thinking(const dsml_rctx *c, size_t index, long after)
+{
+    return c->mode == DSML_MODE_THINKING &&
+           ((dsml_rule(c, DSML_RULE_KEEP_THINKING) && !c->drop_thinking) ||
+            (long)index > after);
+}
+
+void dsml_put_think_token(const dsml_rctx *c, size_t index, long last_user, dsml_buf *out)
+{
+    if (dsml_shows_thinking(c, index, last_user - 1))
+        DSML_BUF_LIT(out, DSML_TOK_THINK);
+    else
+        DSML_BUF_LIT(out, DSML_TOK_THINK_END);
+}
+
+/* <｜Assistant｜> and the thinking token, after the turn at `index`. */
+static void put_header(dsml_rctx *c, size_t index, long last_user, dsml_buf *out)
+{
+    DSML_BUF_LIT(out, DSML_TOK_ASSISTANT);
+    dsml_put_think_token(c, index, last_user, out);
 }
 
 int dsml_fail_unknown_role(dsml_rctx *c, const dsml_msg *m)
@@ -211,8 +267,8 @@ static int render_one(dsml_rctx *c, const dsml_msgs *all, size_t index,
     /* Tools and calls are checked on every message; only some roles show
      * them.  Calls are rendered once, into a scratch buffer. */
     int has_tools = dsml_json_truthy(m->tools);
-    int shows_tools = dsml_role_is(m, DSML_ROLE_SYSTEM) ||
-                      (!c->strict && dsml_role_is(m, DSML_ROLE_DEVELOPER));
+    int developer = dsml_role_is(m, DSML_ROLE_DEVELOPER) && dsml_developer_renders(c);
+    int shows_tools = dsml_role_is(m, DSML_ROLE_SYSTEM) || developer;
     if (has_tools && !shows_tools) {
         int r = dsml_check_tools(c, m, m->tools);
         if (r != DSML_OK)
@@ -229,22 +285,20 @@ static int render_one(dsml_rctx *c, const dsml_msgs *all, size_t index,
         if (calls->failed)
             return dsml_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
     }
-    int effort = 0;
-    int r = effort_value(c, &effort);
+    char line[256];
+    const char *effort;
+    int r = effort_text(c, line, sizeof line, &effort, NULL);
     if (r != DSML_OK)
         return r;
-    int effort_line = index == 0 && thinking;
-    if (index == 0 && (effort_line || dsml_role_is(m, DSML_ROLE_SYSTEM)))
-        DSML_BUF_LIT(out, DSML_TOK_SYSTEM);
-    if (effort_line) {
-        char line[160];
-        int n = snprintf(line, sizeof line, effort_fmt, effort);
-        dsml_buf_append(out, line, (size_t)n);
-    }
+    if (index > 0 || !thinking)
+        effort = "";
+    if (index == 0 && (effort[0] != '\0' || dsml_role_is(m, DSML_ROLE_SYSTEM)))
+        dsml_buf_puts(out, c->dialect->system_token);
+    dsml_buf_puts(out, effort);
 
     if (dsml_role_is(m, DSML_ROLE_SYSTEM)) {
         if (index > 0)
-            DSML_BUF_LIT(out, DSML_TOK_SYSTEM);
+            dsml_buf_puts(out, c->dialect->system_token);
         r = put_instructions(c, m, has_tools, out);
         if (r != DSML_OK)
             return r;
@@ -252,30 +306,50 @@ static int render_one(dsml_rctx *c, const dsml_msgs *all, size_t index,
         DSML_BUF_LIT(out, DSML_TOK_USER);
         if (m->nblocks > 0)
             r = put_blocks(c, m, out);
-        else
+        else if (dsml_rule(c, DSML_RULE_MERGE_TOOLS))
             r = put_content_or_empty(c, m, out);
+        else /* not merged, the content as str() writes it */
+            r = dsml_put_text(c, m, "content", &m->content, m->has_content, "None", out);
         if (r != DSML_OK)
             return r;
-    } else if (!c->strict && dsml_role_is(m, DSML_ROLE_DEVELOPER)) {
+    } else if (developer) {
         if (!dsml_json_truthy(m->content.node) &&
             (m->content.str == NULL || m->content.str_len == 0))
             return dsml_msg_fail(c, m, "content", DSML_ERR_DEVELOPER,
                                  "developer message content must not be empty");
+        if (dsml_rule(c, DSML_RULE_DEVELOPER_TEXT) && m->content.str == NULL &&
+            !dsml_is_string(m->content.node))
+            return dsml_msg_fail(c, m, "content", DSML_ERR_TYPE,
+                                 "developer message content must be a string");
         DSML_BUF_LIT(out, DSML_TOK_USER);
-        r = put_instructions(c, m, has_tools, out);
+        if (c->dialect->developer_quote == NULL) {
+            r = put_instructions(c, m, has_tools, out);
+        } else {
+            r = put_tools_and_format(c, m, has_tools, out);
+            dsml_buf_puts(out, c->dialect->developer_quote);
+            if (r == DSML_OK)
+                r = dsml_put_text(c, m, "content", &m->content, 1, "", out);
+        }
         if (r != DSML_OK)
             return r;
-    } else if (dsml_role_is(m, DSML_ROLE_LATEST_REMINDER)) {
+    } else if (dsml_rule(c, DSML_RULE_LATEST_REMINDER) &&
+               dsml_role_is(m, DSML_ROLE_LATEST_REMINDER)) {
         DSML_BUF_LIT(out, DSML_TOK_LATEST_REMINDER);
-        r = put_text(c, m, "content", &m->content, m->has_content, "None", out);
+        r = dsml_put_text(c, m, "content", &m->content, m->has_content, "None", out);
         if (r != DSML_OK)
             return r;
     } else if (dsml_role_is(m, DSML_ROLE_ASSISTANT)) {
-        int prev_task = index > 0 && all->v[index - 1].task != NULL;
-        if (thinking && !prev_task && (!c->drop_thinking || (long)index > last_user)) {
+        int prev_task = dsml_rule(c, DSML_RULE_TASKS) && index > 0 &&
+                        all->v[index - 1].task != NULL;
+        if (dsml_rule(c, DSML_RULE_REASONING_REQUIRED) && thinking &&
+            (long)index > last_user && !dsml_json_truthy(m->reasoning) && !has_calls)
+            return dsml_msg_fail(c, m, NULL, DSML_ERR_MISSING_KEY,
+                                 "an assistant message after the last user message "
+                                 "needs reasoning_content or tool_calls in thinking mode");
+        if (!prev_task && dsml_shows_thinking(c, index, last_user)) {
             if (dsml_json_truthy(m->reasoning)) {
                 dsml_val v = {m->reasoning, NULL, 0};
-                r = put_text(c, m, "reasoning_content", &v, 1, "", out);
+                r = dsml_put_text(c, m, "reasoning_content", &v, 1, "", out);
                 if (r != DSML_OK)
                     return r;
             }
@@ -286,47 +360,52 @@ static int render_one(dsml_rctx *c, const dsml_msgs *all, size_t index,
             return r;
         if (has_calls)
             dsml_buf_append(out, calls->data, calls->len);
-        if (!dsml_json_truthy(m->wo_eos))
+        if (!m->prefill && !(dsml_rule(c, DSML_RULE_WO_EOS) && dsml_json_truthy(m->wo_eos)))
             DSML_BUF_LIT(out, DSML_TOK_EOS);
     } else if (dsml_role_is(m, DSML_ROLE_TOOL)) {
-        return dsml_msg_fail(c, m, "role", DSML_ERR_ROLE,
-                             "tool messages must be merged into user messages");
+        if (dsml_rule(c, DSML_RULE_MERGE_TOOLS))
+            return dsml_msg_fail(c, m, "role", DSML_ERR_ROLE,
+                                 "tool messages must be merged into user messages");
+        r = dsml_render_inline_result(c, all, index, last_user, out);
+        if (r != DSML_OK)
+            return r;
     } else {
         return dsml_fail_unknown_role(c, m);
     }
 
-    /* What follows the message. */
-    if (index + 1 < all->n) {
+    /* What follows the message: with tasks, only before an assistant, a
+     * latest_reminder or the end; without, the header after every user
+     * turn. */
+    int tasks = dsml_rule(c, DSML_RULE_TASKS);
+    if (tasks && index + 1 < all->n) {
         const dsml_msg *next = &all->v[index + 1];
         if (!dsml_role_is(next, DSML_ROLE_ASSISTANT) && !dsml_role_is(next, DSML_ROLE_LATEST_REMINDER))
             return DSML_OK;
     }
-    if (m->task != NULL) {
+    if (tasks && m->task != NULL) {
         size_t k;
-        for (k = 0; k < sizeof tasks / sizeof tasks[0]; k++)
-            if (dsml_is_string(m->task) && strcmp(m->task->valuestring, tasks[k].name) == 0)
+        for (k = 0; k < sizeof tasks_ / sizeof tasks_[0]; k++)
+            if (dsml_is_string(m->task) && strcmp(m->task->valuestring, tasks_[k].name) == 0)
                 break;
-        if (k == sizeof tasks / sizeof tasks[0])
+        if (k == sizeof tasks_ / sizeof tasks_[0])
             return dsml_msg_fail(c, m, "task", DSML_ERR_TASK,
                                  "Invalid task: '%s'. Valid tasks are: action, "
                                  "query, authority, domain, title, read_url",
                                  dsml_is_string(m->task) ? m->task->valuestring : "(not a string)");
         if (k != 0) {
-            dsml_buf_puts(out, tasks[k].token);
+            dsml_buf_puts(out, tasks_[k].token);
         } else {
             DSML_BUF_LIT(out, DSML_TOK_ASSISTANT);
             if (thinking)
                 DSML_BUF_LIT(out, DSML_TOK_THINK);
             else
                 DSML_BUF_LIT(out, DSML_TOK_THINK_END);
-            dsml_buf_puts(out, tasks[k].token);
+            dsml_buf_puts(out, tasks_[k].token);
         }
-    } else if (dsml_is_user_like(c, m) || (dsml_role_is(m, DSML_ROLE_SYSTEM) && index > 0)) {
-        DSML_BUF_LIT(out, DSML_TOK_ASSISTANT);
-        if (thinking && (!c->drop_thinking || (long)index >= last_user))
-            DSML_BUF_LIT(out, DSML_TOK_THINK);
-        else
-            DSML_BUF_LIT(out, DSML_TOK_THINK_END);
+    } else if (dsml_is_user_like(c, m) ||
+               (dsml_rule(c, DSML_RULE_SYSTEM_TURNS) && dsml_role_is(m, DSML_ROLE_SYSTEM) &&
+                index > 0)) {
+        put_header(c, index, last_user, out);
     }
     return DSML_OK;
 }
@@ -350,7 +429,10 @@ static void put_segment(dsml_buf *seg, const dsml_msg *m, size_t index,
     else
         DSML_BUF_LIT(seg, "null");
     DSML_BUF_LIT(seg, ", \"index\": ");
-    dsml_buf_put_size(seg, index);
+    if (index == DSML_NO_OFFSET)
+        DSML_BUF_LIT(seg, "null");
+    else
+        dsml_buf_put_size(seg, index);
     DSML_BUF_LIT(seg, ", \"start\": ");
     dsml_buf_put_size(seg, start);
     DSML_BUF_LIT(seg, ", \"end\": ");
@@ -358,19 +440,34 @@ static void put_segment(dsml_buf *seg, const dsml_msg *m, size_t index,
     dsml_buf_putc(seg, '}');
 }
 
+/* A segment's "index": the message's place in the rendered list, or, for a
+ * request (body_indexes), in the body's "messages" (a merged message: its
+ * first part's; a prepended system message: none). */
+static size_t segment_index(const dsml_rctx *c, const dsml_msgs *list, size_t index)
+{
+    if (!c->body_indexes)
+        return index;
+    const dsml_msg *m = &list->v[index];
+    return m->src != NULL ? m->src_index : DSML_NO_OFFSET;
+}
+
 int dsml_render_conversation(dsml_rctx *c, const dsml_msgs *ctx_raw,
                              const dsml_msgs *msg_raw, dsml_buf *out,
                              dsml_buf *segments)
 {
-    dsml_msgs msgs = {NULL, 0, 0}, ctx = {NULL, 0, 0};
-    int r = dsml_merge_messages(c, msg_raw, &msgs);
-    if (r == DSML_OK)
-        r = dsml_sort_tool_results(c, ctx_raw, &msgs);
-    if (r == DSML_OK && ctx_raw->n > 0) {
-        r = dsml_merge_messages(c, ctx_raw, &ctx);
+    dsml_msgs msgs = *msg_raw, ctx = *ctx_raw;
+    int r = DSML_OK;
+    if (dsml_rule(c, DSML_RULE_MERGE_TOOLS)) {
+        msgs.v = ctx.v = NULL;
+        msgs.n = msgs.cap = ctx.n = ctx.cap = 0;
+        r = dsml_merge_messages(c, msg_raw, &msgs);
+        if (r == DSML_OK)
+            r = dsml_sort_tool_results(c, ctx_raw, &msgs);
+        if (r == DSML_OK && ctx_raw->n > 0)
+            r = dsml_merge_messages(c, ctx_raw, &ctx);
+        if (r != DSML_OK)
+            return r;
     }
-    if (r != DSML_OK)
-        return r;
 
     dsml_msgs full = {NULL, 0, 0};
     r = dsml_msgs_reserve(c, &full, ctx.n + msgs.n);
@@ -383,7 +480,7 @@ int dsml_render_conversation(dsml_rctx *c, const dsml_msgs *ctx_raw,
 
     if (c->add_bos && ctx.n == 0)
         DSML_BUF_LIT(out, DSML_TOK_BOS);
-    if (any_tools(&full))
+    if (dsml_rule(c, DSML_RULE_TOOLS_KEEP_THINKING) && any_tools(&full))
         c->drop_thinking = 0;
 
     long num, ctx_len;
@@ -399,6 +496,17 @@ int dsml_render_conversation(dsml_rctx *c, const dsml_msgs *ctx_raw,
         list = &dropped;
         num = (long)dropped.n - (long)dctx.n;
         ctx_len = (long)dropped.n - num;
+        if (dsml_rule(c, DSML_RULE_DROP_REFUSED) && dropped.n < full.n && msgs.n > 0)
+            return dsml_fail(c->err, DSML_ERR_ROLE, DSML_NO_OFFSET, "$.messages",
+                             "thinking mode drops the messages before the last "
+                             "user message that are not user, system, tool or "
+                             "assistant messages; the %s encoder cannot render "
+                             "the conversation then (give drop_thinking false)",
+                             c->dialect->name);
+        if (dsml_rule(c, DSML_RULE_DROP_REFUSED)) {
+            num = (long)msgs.n; /* nothing was dropped */
+            ctx_len = (long)ctx.n;
+        }
     } else {
         num = (long)msgs.n;
         ctx_len = (long)ctx.n;
@@ -415,7 +523,8 @@ int dsml_render_conversation(dsml_rctx *c, const dsml_msgs *ctx_raw,
         if (out->failed)
             return dsml_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
         if (segments != NULL)
-            put_segment(segments, &list->v[index], index, start, out->len);
+            put_segment(segments, &list->v[index], segment_index(c, list, index),
+                        start, out->len);
     }
     if (segments != NULL)
         dsml_buf_putc(segments, ']');

@@ -1,9 +1,9 @@
 /*
- * render_api.c - the renderer's public entry points: a messages array, a
- * case file (the reference's test-input format) and an OpenAI
- * chat-completion request body.  Resolves options (thinking mode, effort,
- * profile, flags), reads the JSON, runs the pipeline and hands out the
- * prompt, the image records and the segments.
+ * render_api.c - the renderer's public entry points: a messages array and a
+ * case file (the reference's test-input format); and the steps they share
+ * with the serving layer's request body (lib/serve/request.c).  Resolves
+ * options (thinking mode, effort, profile, flags), reads the JSON, runs the
+ * pipeline and hands out the prompt, the image records and the segments.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -28,33 +28,20 @@ void(dsml_render_options_init)(dsml_render_options *opts)
 
 /* ---- effort and mode ----------------------------------------------------- */
 
-static void set_effort_name(dsml_rctx *c, const char *name, size_t len)
+void dsml_rctx_effort_name(dsml_rctx *c, const char *name, size_t len)
 {
-    static const struct {
-        const char *name;
-        int v41, pre;
-    } names[] = {{"low", 50, 25}, {"high", 75, 50}, {"xhigh", 0, 75}, {"max", 100, 100}};
     snprintf(c->effort_text, sizeof c->effort_text, "%.*s", (int)(len < 60 ? len : 60), name);
-    c->effort = DSML_EFF_INVALID;
-    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
-        if (strlen(names[k].name) != len || memcmp(names[k].name, name, len) != 0)
-            continue;
-        int v = c->profile == DSML_PROFILE_PRERELEASE ? names[k].pre : names[k].v41;
-        if (v != 0) {
-            c->effort = DSML_EFF_NAME;
-            c->effort_level = v;
-        }
-        return;
-    }
+    c->effort_name = dsml_dialect_effort(c->dialect, name, len);
+    c->effort = c->effort_name != NULL ? DSML_EFF_NAME : DSML_EFF_INVALID;
 }
 
-static void set_effort_level(dsml_rctx *c, long long v, const char *text)
+void dsml_rctx_effort_level(dsml_rctx *c, long long v, const char *text)
 {
     if (text != NULL)
         snprintf(c->effort_text, sizeof c->effort_text, "%s", text);
     else
         snprintf(c->effort_text, sizeof c->effort_text, "%lld", v);
-    if (v >= 1 && v <= 100) {
+    if (v >= 1 && v <= 100 && dsml_rule(c, DSML_RULE_EFFORT_LEVELS)) {
         c->effort = DSML_EFF_LEVEL;
         c->effort_level = (int)v;
     } else {
@@ -64,14 +51,14 @@ static void set_effort_level(dsml_rctx *c, long long v, const char *text)
 
 /* reasoning_effort from JSON: null = absent; string = name; integer = level;
  * anything else (bool, float, ...) is invalid, refused when used. */
-static void effort_from_json(dsml_rctx *c, const cJSON *v)
+void dsml_rctx_effort_json(dsml_rctx *c, const cJSON *v)
 {
     if (dsml_is_none(v)) {
         c->effort = DSML_EFF_ABSENT;
         return;
     }
     if (dsml_is_string(v)) {
-        set_effort_name(c, v->valuestring, strlen(v->valuestring));
+        dsml_rctx_effort_name(c, v->valuestring, strlen(v->valuestring));
         return;
     }
     if ((v->type & 0xFF) == cJSON_Number && dsml_json_number_is_int(v)) {
@@ -83,7 +70,7 @@ static void effort_from_json(dsml_rctx *c, const cJSON *v)
         long long x = strtoll(tmp, NULL, 10);
         if (errno != 0)
             x = 0;
-        set_effort_level(c, x, tmp);
+        dsml_rctx_effort_level(c, x, tmp);
         return;
     }
     c->effort = DSML_EFF_INVALID;
@@ -96,7 +83,7 @@ static void effort_from_json(dsml_rctx *c, const cJSON *v)
     dsml_buf_release(&b);
 }
 
-static void mode_from_text(dsml_rctx *c, const char *s, size_t n)
+void dsml_rctx_mode_text(dsml_rctx *c, const char *s, size_t n)
 {
     if (n == 4 && memcmp(s, "chat", 4) == 0) {
         c->mode = DSML_MODE_CHAT;
@@ -110,7 +97,7 @@ static void mode_from_text(dsml_rctx *c, const char *s, size_t n)
 
 /* ---- context set-up ------------------------------------------------------ */
 
-static int setup(dsml_rctx *c, const dsml_render_options *opts, dsml_error *err)
+int dsml_rctx_setup(dsml_rctx *c, const dsml_render_options *opts, dsml_error *err)
 {
     memset(c, 0, sizeof *c);
     c->err = err;
@@ -135,10 +122,10 @@ static int setup(dsml_rctx *c, const dsml_render_options *opts, dsml_error *err)
                          "context_json is NULL but context_len is %zu", opts->context_len);
     c->context_json = opts->context_json;
     c->context_len = opts->context_len;
-    if (opts->profile != DSML_PROFILE_V41 && opts->profile != DSML_PROFILE_PRERELEASE)
+    c->dialect = dsml_dialect_of(opts->profile);
+    if (c->dialect == NULL)
         return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
                          "unknown profile %d", (int)opts->profile);
-    c->profile = opts->profile;
     c->strict = (opts->flags & DSML_RENDER_STRICT) != 0;
     c->guard = (opts->flags & DSML_RENDER_GUARD) != 0;
     c->want_segments = (opts->flags & DSML_RENDER_SEGMENTS) != 0;
@@ -157,10 +144,10 @@ static int setup(dsml_rctx *c, const dsml_render_options *opts, dsml_error *err)
         if (opts->effort_name == NULL && opts->effort_name_len != 0)
             return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
                              "effort_name is NULL");
-        set_effort_name(c, opts->effort_name ? opts->effort_name : "",
+        dsml_rctx_effort_name(c, opts->effort_name ? opts->effort_name : "",
                         opts->effort_name_len);
         break;
-    case DSML_EFFORT_LEVEL: set_effort_level(c, opts->effort_level, NULL); break;
+    case DSML_EFFORT_LEVEL: dsml_rctx_effort_level(c, opts->effort_level, NULL); break;
     default:
         return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
                          "unknown effort kind %d", (int)opts->effort_kind);
@@ -168,12 +155,12 @@ static int setup(dsml_rctx *c, const dsml_render_options *opts, dsml_error *err)
     return DSML_OK;
 }
 
-static void teardown(dsml_rctx *c)
+void dsml_rctx_teardown(dsml_rctx *c)
 {
     dsml_guard_close(c);
     dsml_buf_release(&c->scratch);
     for (size_t i = 0; i < c->ndocs; i++)
-        cJSON_Delete(c->docs[i]);
+        dsml_json_free(c->docs[i]);
     dsml_free(&c->alloc, c->docs);
     c->docs = NULL;
     c->ndocs = c->capdocs = 0;
@@ -181,8 +168,8 @@ static void teardown(dsml_rctx *c)
 }
 
 /* Reads messages (and context) and renders them into `out`. */
-static int run(dsml_rctx *c, const cJSON *messages, const char *messages_root,
-               const cJSON *context, const dsml_read_opts *ro_in, dsml_output *out)
+int dsml_rctx_run(dsml_rctx *c, const cJSON *messages, const char *messages_root,
+                  const cJSON *context, const dsml_read_opts *ro_in, dsml_output *out)
 {
     dsml_msgs ctx_raw = {NULL, 0, 0}, msg_raw = {NULL, 0, 0};
     dsml_buf prompt, images, segments;
@@ -208,7 +195,7 @@ static int run(dsml_rctx *c, const cJSON *messages, const char *messages_root,
             goto done;
     }
     if (dsml_is_array(context)) {
-        dsml_read_opts ro = {NULL, 0, 1, "$.context", 0};
+        dsml_read_opts ro = {NULL, 0, 1, "$.context", 0, 0, NULL, 0};
         r = dsml_read_messages(c, context, &ro, &ctx_raw, NULL, NULL);
         if (r != DSML_OK)
             goto done;
@@ -248,31 +235,33 @@ done:
     return r;
 }
 
-static int read_context_option(dsml_rctx *c, cJSON **context)
+int dsml_rctx_read_context(dsml_rctx *c, cJSON **context)
 {
     *context = NULL;
     if (c->context_json == NULL)
         return DSML_OK;
-    return dsml_json_read_counted(c->context_json, c->context_len, c->limits,
+    return dsml_json_read_doc(c->context_json, c->context_len, c->limits,
                                   &c->alloc, "$.context", 0, &c->values_left, context,
                                   c->err);
 }
 
-/* ---- the three kinds of document ----------------------------------------- */
+/* ---- the two kinds of document ----------------------------------------- */
 
 /* A messages array. */
 static int render_messages_doc(dsml_rctx *c, const cJSON *doc, const cJSON *context,
-                               dsml_output *out)
+                               dsml_output *out, void *arg)
 {
-    dsml_read_opts ro = {NULL, 0, 0, "$", 0};
-    return run(c, doc, "$", context, &ro, out);
+    (void)arg;
+    dsml_read_opts ro = {NULL, 0, 0, "$", 0, 0, NULL, 0};
+    return dsml_rctx_run(c, doc, "$", context, &ro, out);
 }
 
 /* A case object (or a bare messages array, as the reference's load_cases
  * accepts). */
 static int render_case_doc(dsml_rctx *c, const cJSON *doc, const cJSON *context,
-                           dsml_output *out)
+                           dsml_output *out, void *arg)
 {
+    (void)arg;
     if (dsml_is_array(doc)) {
         if (doc->child != NULL && !dsml_is_object(doc->child))
             return dsml_fail(c->err, DSML_ERR_TYPE, DSML_NO_OFFSET, "$[0]",
@@ -280,7 +269,7 @@ static int render_case_doc(dsml_rctx *c, const cJSON *doc, const cJSON *context,
         if (doc->child != NULL && dsml_json_get(doc->child, "role") == NULL)
             return dsml_fail(c->err, DSML_ERR_TYPE, DSML_NO_OFFSET, "$",
                              "a list of cases is not supported; give one case");
-        return render_messages_doc(c, doc, context, out);
+        return render_messages_doc(c, doc, context, out, NULL);
     }
     if (!dsml_is_object(doc))
         return dsml_fail(c->err, DSML_ERR_TYPE, DSML_NO_OFFSET, "$",
@@ -288,7 +277,7 @@ static int render_case_doc(dsml_rctx *c, const cJSON *doc, const cJSON *context,
     const cJSON *mode = dsml_json_get(doc, "thinking_mode");
     if (dsml_json_truthy(mode)) {
         if (dsml_is_string(mode)) {
-            mode_from_text(c, mode->valuestring, strlen(mode->valuestring));
+            dsml_rctx_mode_text(c, mode->valuestring, strlen(mode->valuestring));
         } else {
             c->mode = DSML_MODE_INVALID;
             snprintf(c->mode_text, sizeof c->mode_text, "(not a string)");
@@ -296,7 +285,7 @@ static int render_case_doc(dsml_rctx *c, const cJSON *doc, const cJSON *context,
     }
     const cJSON *effort = dsml_json_get(doc, "reasoning_effort");
     if (effort != NULL)
-        effort_from_json(c, effort);
+        dsml_rctx_effort_json(c, effort);
     const cJSON *drop = dsml_json_get(doc, "drop_thinking");
     if (drop != NULL)
         c->drop_thinking = dsml_json_truthy(drop);
@@ -309,107 +298,67 @@ static int render_case_doc(dsml_rctx *c, const cJSON *doc, const cJSON *context,
     if (tools != NULL && dsml_is_array(messages) && messages->child == NULL)
         return dsml_fail(c->err, DSML_ERR_MISSING_KEY, DSML_NO_OFFSET, "$.tools",
                          "A case with tools must contain at least one message");
-    dsml_read_opts ro = {tools, 0, 0, "$.messages", 0};
-    return run(c, messages, "$.messages", own_context != NULL ? own_context : context,
+    dsml_read_opts ro = {tools, 0, 0, "$.messages", 0, 0, NULL, 0};
+    return dsml_rctx_run(c, messages, "$.messages", own_context != NULL ? own_context : context,
                &ro, out);
 }
 
-/* The thinking switch of a request body; leaves the mode alone when the body
- * has none. */
-static int request_mode(dsml_rctx *c, const cJSON *body)
+/* The options, and `out` cleared (or refused when NULL). */
+static int entry_setup(dsml_rctx *c, const dsml_render_options *opts, dsml_output *out,
+                       dsml_error *err)
 {
-    const cJSON *tm = dsml_json_get(body, "thinking_mode");
-    if (!dsml_is_none(tm)) {
-        if (!dsml_is_string(tm))
-            return dsml_fail(c->err, DSML_ERR_THINKING_MODE, DSML_NO_OFFSET,
-                             "$.thinking_mode", "must be \"chat\" or \"thinking\"");
-        mode_from_text(c, tm->valuestring, strlen(tm->valuestring));
-        if (c->mode == DSML_MODE_INVALID)
-            return dsml_fail(c->err, DSML_ERR_THINKING_MODE, DSML_NO_OFFSET,
-                             "$.thinking_mode", "Invalid thinking_mode `%s`",
-                             c->mode_text);
-        return DSML_OK;
-    }
-    const cJSON *kw = dsml_json_get(body, "chat_template_kwargs");
-    const cJSON *th = dsml_is_object(kw) ? dsml_json_get(kw, "thinking") : NULL;
-    if (!dsml_is_none(th)) {
-        if (dsml_is_object(th))
-            th = dsml_json_get(th, "enabled");
-        if (!dsml_is_bool(th))
-            return dsml_fail(c->err, DSML_ERR_THINKING_MODE, DSML_NO_OFFSET,
-                             "$.chat_template_kwargs.thinking",
-                             "must be a bool or an object with a bool 'enabled'");
-        c->mode = (th->type & 0xFF) == cJSON_True ? DSML_MODE_THINKING : DSML_MODE_CHAT;
-        return DSML_OK;
-    }
-    const cJSON *thinking = dsml_json_get(body, "thinking");
-    if (!dsml_is_none(thinking)) {
-        const cJSON *type = dsml_is_object(thinking) ? dsml_json_get(thinking, "type") : NULL;
-        if (dsml_is_string(type) && strcmp(type->valuestring, "enabled") == 0)
-            c->mode = DSML_MODE_THINKING;
-        else if (dsml_is_string(type) && strcmp(type->valuestring, "disabled") == 0)
-            c->mode = DSML_MODE_CHAT;
-        else
-            return dsml_fail(c->err, DSML_ERR_THINKING_MODE, DSML_NO_OFFSET,
-                             "$.thinking.type", "must be \"enabled\" or \"disabled\"");
-    }
-    return DSML_OK;
-}
-
-/* An OpenAI chat-completion request body. */
-static int render_request_doc(dsml_rctx *c, const cJSON *doc, const cJSON *context,
-                              dsml_output *out)
-{
-    if (!dsml_is_object(doc))
-        return dsml_fail(c->err, DSML_ERR_TYPE, DSML_NO_OFFSET, "$",
-                         "a request body must be a JSON object");
-    int r = request_mode(c, doc);
-    if (r != DSML_OK)
-        return r;
-    const cJSON *effort = dsml_json_get(doc, "reasoning_effort");
-    if (effort != NULL)
-        effort_from_json(c, effort);
-    const cJSON *messages = dsml_json_get(doc, "messages");
-    const cJSON *tools = dsml_json_get(doc, "tools");
-    dsml_read_opts ro = {NULL, 0, 0, "$.messages", 0};
-    if (dsml_json_truthy(tools)) {
-        ro.tools_for_first = tools;
-        const cJSON *first = dsml_is_array(messages) ? messages->child : NULL;
-        const cJSON *role = dsml_json_get(first, "role");
-        ro.prepend_system =
-            !(dsml_is_string(role) && strcmp(role->valuestring, "system") == 0);
-    }
-    return run(c, messages, "$.messages", context, &ro, out);
-}
-
-typedef int (*render_doc_fn)(dsml_rctx *c, const cJSON *doc, const cJSON *context,
-                             dsml_output *out);
-
-/* What every entry point does: options, the JSON text, the context option,
- * then the document's own reading. */
-static int render_entry(render_doc_fn fn, const char *json, size_t len,
-                        const dsml_render_options *opts, dsml_output *out,
-                        dsml_error *err)
-{
-    dsml_rctx c;
-    int r = setup(&c, opts, err);
+    int r = dsml_rctx_setup(c, opts, err);
     if (out == NULL)
         r = dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
                       "out must not be NULL");
     else
         memset(out, 0, sizeof *out);
+    return r;
+}
+
+/* What every entry point does: options, the JSON text, the context option,
+ * then the document's own reading. */
+int dsml_render_entry(dsml_render_doc_fn fn, void *arg, const char *json, size_t len,
+                      const dsml_render_options *opts, dsml_output *out,
+                      dsml_error *err)
+{
+    dsml_rctx c;
+    int r = entry_setup(&c, opts, out, err);
     cJSON *doc = NULL, *context = NULL;
+    c.input = json;
     c.input_len = len;
     if (r == DSML_OK)
-        r = dsml_json_read_counted(json, len, c.limits, &c.alloc, "$", 0, &c.values_left,
+        r = dsml_json_read_doc(json, len, c.limits, &c.alloc, "$", 0, &c.values_left,
                                    &doc, err);
     if (r == DSML_OK)
-        r = read_context_option(&c, &context);
+        r = dsml_rctx_read_context(&c, &context);
     if (r == DSML_OK)
-        r = fn(&c, doc, context, out);
-    cJSON_Delete(doc);
-    cJSON_Delete(context);
-    teardown(&c);
+        r = fn(&c, doc, context, out, arg);
+    dsml_json_free(doc);
+    dsml_json_free(context);
+    dsml_rctx_teardown(&c);
+    return r;
+}
+
+int dsml_render_case_tree(const cJSON *doc, size_t values, size_t size_hint,
+                          const dsml_render_options *opts, dsml_output *out, dsml_error *err)
+{
+    dsml_rctx c;
+    int r = entry_setup(&c, opts, out, err);
+    cJSON *context = NULL;
+    c.input = NULL;
+    c.input_len = size_hint;
+    if (r == DSML_OK && values > c.values_left)
+        r = dsml_fail(err, DSML_ERR_LIMIT, DSML_NO_OFFSET, "$",
+                      "more JSON values than max_json_values allows");
+    if (r == DSML_OK) {
+        c.values_left -= values;
+        r = dsml_rctx_read_context(&c, &context);
+    }
+    if (r == DSML_OK)
+        r = render_case_doc(&c, doc, context, out, NULL);
+    dsml_json_free(context);
+    dsml_rctx_teardown(&c);
     return r;
 }
 
@@ -417,19 +366,12 @@ int dsml_render(const char *messages_json, size_t len,
                 const dsml_render_options *opts, dsml_output *out,
                 dsml_error *err)
 {
-    return render_entry(render_messages_doc, messages_json, len, opts, out, err);
+    return dsml_render_entry(render_messages_doc, NULL, messages_json, len, opts, out, err);
 }
 
 int dsml_render_case(const char *case_json, size_t len,
                      const dsml_render_options *opts, dsml_output *out,
                      dsml_error *err)
 {
-    return render_entry(render_case_doc, case_json, len, opts, out, err);
-}
-
-int dsml_render_request(const char *body_json, size_t len,
-                        const dsml_render_options *opts, dsml_output *out,
-                        dsml_error *err)
-{
-    return render_entry(render_request_doc, body_json, len, opts, out, err);
+    return dsml_render_entry(render_case_doc, NULL, case_json, len, opts, out, err);
 }

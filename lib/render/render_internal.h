@@ -2,15 +2,22 @@
  * render_internal.h - the renderer's own model of a conversation, shared by
  * the pipeline's files:
  *
- *   render_api.c   public entry points; case and request bodies; options
+ *   render_api.c   public entry points; case files; options
  *   messages.c     JSON messages -> normalized list (images, tool merging,
- *                  tool-result order, thinking drop)
+ *                  thinking drop)
+ *   tool_order.c   tool results in the order of their calls
  *   tools.c        tool names and namespaces, the tools block, DSML calls
  *   render.c       normalized list -> prompt text
+ *   inline_results.c  tool results where they stand (dialects that do not
+ *                  merge them into user messages)
+ *
+ * What differs between dialects comes from the dialect table (c->dialect,
+ * lib/dialect/dialect.h).
  */
 #ifndef DSML_RENDER_INTERNAL_H
 #define DSML_RENDER_INTERNAL_H
 
+#include "dialect/dialect.h"
 #include "json/json.h"
 
 /* ---- arena: every allocation of one render, freed at once ---------------- */
@@ -85,6 +92,8 @@ typedef struct dsml_msg {
     dsml_val content;        /* after image processing */
     int has_content;
     int has_blocks;          /* "content_blocks" present (user: always) */
+    int content_is_list;     /* a tool message whose list content was read
+                                into blocks (dialects without images) */
     dsml_block *blocks;
     size_t nblocks, capblocks;
     const cJSON *task;       /* NULL when absent or null */
@@ -93,6 +102,9 @@ typedef struct dsml_msg {
     const cJSON *tool_calls;
     const cJSON *reasoning;  /* reasoning_content (NULL when dropped) */
     const cJSON *wo_eos;
+    int prefill;             /* rendered without its EOS: the completion
+                                continues it (a request's prefix message) */
+    int body_tools;          /* tools given at the request's "$.tools" */
 } dsml_msg;
 
 typedef enum { DSML_MODE_CHAT, DSML_MODE_THINKING, DSML_MODE_INVALID } dsml_mode;
@@ -105,26 +117,29 @@ typedef struct dsml_rctx {
     dsml_allocator alloc;
     dsml_arena arena;
     const dsml_limits *limits;
+    const char *context_json; /* the context option (borrowed for the call) */
+    size_t context_len;
     dsml_error *err;
     dsml_path path;
-    dsml_profile profile;
+    const dsml_dialect *dialect; /* the profile's table */
     int strict;     /* developer role refused as the reference does */
     int guard;      /* special tokens refused in untrusted text */
     int want_segments;
+    int body_indexes;     /* segments: indexes into the request's messages
+                             (null for a prepended system message) */
     dsml_mode mode;
     char mode_text[64];   /* invalid mode, for the message */
     int drop_thinking;
     int add_bos;
     dsml_eff effort;
-    int effort_level;     /* resolved number for NAME and LEVEL */
+    int effort_level;     /* LEVEL: the number */
+    const dsml_effort *effort_name; /* NAME: the dialect's effort */
     char effort_text[64]; /* as given, for messages */
     struct dsml_guard *guard_state; /* guard.c, when guard is on */
     dsml_buf scratch;     /* reusable buffer (a message's tool calls) */
-    size_t input_len;     /* size of the JSON input, to size the prompt */
+    const char *input;    /* the JSON input: where an error found after */
+    size_t input_len;     /* reading sits (and the prompt's size) */
     size_t values_left;   /* JSON values the render may still read */
-    const char *context_json; /* the options' context (read as far as the
-                                 caller's struct goes) */
-    size_t context_len;
     /* extra JSON documents parsed along the way (arguments), freed at end */
     cJSON **docs;
     size_t ndocs, capdocs;
@@ -146,7 +161,49 @@ typedef struct dsml_read_opts {
     const char *root;             /* "$.messages" / "$.context" */
     size_t counted;               /* messages already read (the context):
                                      they count against max_messages too */
+    int body_tools;               /* tools_for_first is the request's
+                                     "$.tools": errors name it there */
+    const cJSON *response_format_for_first; /* attach to the first message
+                                     (the prepended system message) */
+    int prefill_last;             /* render the last message without EOS */
 } dsml_read_opts;
+
+/* ---- render_api.c: entry points shared with the serving layer ---------- */
+
+/* Sets up a render: the options (NULL: defaults) resolved into `c`. */
+int dsml_rctx_setup(dsml_rctx *c, const dsml_render_options *opts, dsml_error *err);
+void dsml_rctx_teardown(dsml_rctx *c);
+/* reasoning_effort as a JSON value (null = absent); an invalid one is
+ * refused when the effort is used. */
+void dsml_rctx_effort_json(dsml_rctx *c, const cJSON *v);
+/* reasoning_effort as a name, or as a level (`text`: as written, or NULL). */
+void dsml_rctx_effort_name(dsml_rctx *c, const char *name, size_t len);
+void dsml_rctx_effort_level(dsml_rctx *c, long long v, const char *text);
+/* A thinking mode's name ("chat", "thinking"; else DSML_MODE_INVALID). */
+void dsml_rctx_mode_text(dsml_rctx *c, const char *s, size_t n);
+/* The effort line's number, validating the effort. */
+int dsml_rctx_effort_value(dsml_rctx *c, int *value);
+/* opts->context_json read as a JSON tree (NULL when none). */
+int dsml_rctx_read_context(dsml_rctx *c, cJSON **context);
+/* Renders one kind of document: `fn` reads `doc` (the JSON text read) and
+ * renders it with `context` (opts->context_json read, or NULL) into out. */
+typedef int (*dsml_render_doc_fn)(dsml_rctx *c, const cJSON *doc, const cJSON *context,
+                                  dsml_output *out, void *arg);
+int dsml_render_entry(dsml_render_doc_fn fn, void *arg, const char *json, size_t len,
+                      const dsml_render_options *opts, dsml_output *out,
+                      dsml_error *err);
+/* A case document a binding has built as a tree from its own language's
+ * values (dsml._speedups, from Python objects), rendered as
+ * dsml_render_case renders the JSON text of it: `values` counts its JSON
+ * values against max_json_values, `size_hint` is about the text's size.
+ * No JSON text stands behind the tree: a failure's offsets mean nothing
+ * (a binding renders the JSON text again to report one). */
+int dsml_render_case_tree(const cJSON *doc, size_t values, size_t size_hint,
+                          const dsml_render_options *opts, dsml_output *out, dsml_error *err);
+/* Reads `messages` (and `context`) and renders them into `out`. */
+int dsml_rctx_run(dsml_rctx *c, const cJSON *messages, const char *messages_root,
+                  const cJSON *context, const dsml_read_opts *ro, dsml_output *out);
+
 
 /* JSON array -> messages with images processed; image records appended to
  * `images` (JSON text without brackets) when not NULL. */
@@ -154,6 +211,13 @@ int dsml_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts *r
                        dsml_msgs *out, dsml_buf *images, size_t *image_count);
 /* Tool messages folded into users; consecutive users joined. */
 int dsml_merge_messages(dsml_rctx *c, const dsml_msgs *in, dsml_msgs *out);
+/* Moves an array of `n` items of `size` bytes to a new arena block of
+ * `want` items (the old block stays in the arena until the render ends). */
+int dsml_arena_grow(dsml_rctx *c, void **v, size_t n, size_t *cap, size_t want,
+                    size_t size);
+
+/* ---- tool_order.c ---------------------------------------------------------- */
+
 /* Reorders tool results after the context's and messages' tool calls. */
 int dsml_sort_tool_results(dsml_rctx *c, const dsml_msgs *context_raw,
                            dsml_msgs *messages);
@@ -164,6 +228,10 @@ int dsml_drop_thinking(dsml_rctx *c, const dsml_msgs *in, dsml_msgs *out);
 int dsml_msgs_push(dsml_rctx *c, dsml_msgs *m, const dsml_msg *msg);
 int dsml_msgs_reserve(dsml_rctx *c, dsml_msgs *m, size_t n);
 int dsml_is_user_like(const dsml_rctx *c, const dsml_msg *m);
+/* Whether the dialect, under the options, renders the developer role. */
+int dsml_developer_renders(const dsml_rctx *c);
+/* Whether the dialect has rule r (DSML_RULE_*). */
+#define dsml_rule(c, r) (((c)->dialect->rules & (r)) != 0)
 /* Whether render.c knows how to render the message's role (render.c). */
 int dsml_role_renders(const dsml_rctx *c, const dsml_msg *m);
 /* The error for a message whose role cannot be rendered (render.c). */
@@ -194,18 +262,29 @@ int dsml_guard_tree(dsml_rctx *c, const cJSON *v);
 int dsml_render_tools(dsml_rctx *c, const dsml_msg *m, const cJSON *tools,
                       dsml_buf *out);
 /* The name tools[index] is declared with, qualified as the tools block
- * writes it ("ns::name"; as written in the pre-release profile), appended to
- * out; the tool is checked as dsml_check_tools checks it. */
-int dsml_tool_declared_name(dsml_rctx *c, const dsml_msg *m, size_t index,
-                            const cJSON *tool, dsml_buf *out);
+ * writes it ("ns::name"; as written where the dialect has no namespaces),
+ * appended to out; the tool is checked as dsml_check_tools checks it. */
+int dsml_render_tool_name(dsml_rctx *c, const dsml_msg *m, size_t index, const cJSON *tool,
+                          dsml_buf *out);
 /* Validates the tools list without rendering (messages that ignore it). */
 int dsml_check_tools(dsml_rctx *c, const dsml_msg *m, const cJSON *tools);
-/* Validates tool calls; appends the "\n\n<｜DSML｜ calls>..." block to out
- * when out is not NULL. */
+/* Validates tool calls; appends the dialect's calls block ("\n\n<｜DSML｜
+ * calls>..." in V4.1) to out when out is not NULL. */
 int dsml_render_tool_calls(dsml_rctx *c, const dsml_msg *m,
                            const cJSON *tool_calls, dsml_buf *out);
 
 /* ---- render.c ------------------------------------------------------------- */
+
+/* Appends a value the way str.format() would (str() of a non-string);
+ * `dflt` when absent. */
+int dsml_put_text(dsml_rctx *c, const dsml_msg *m, const char *where,
+                  const dsml_val *v, int present, const char *dflt, dsml_buf *out);
+/* Whether the turn at `index` shows its reasoning: thinking mode, and the
+ * turn comes after index `after` (or every turn does, when drop_thinking
+ * is off and the dialect keeps thinking). */
+int dsml_shows_thinking(const dsml_rctx *c, size_t index, long after);
+/* <think> or </think> after the turn at `index`, as the header writes it. */
+void dsml_put_think_token(const dsml_rctx *c, size_t index, long last_user, dsml_buf *out);
 
 /* Merges, orders and renders the messages after the context (both as read
  * by dsml_read_messages); segments (JSON array text) when not NULL. */
@@ -213,16 +292,23 @@ int dsml_render_conversation(dsml_rctx *c, const dsml_msgs *ctx_raw,
                              const dsml_msgs *msg_raw, dsml_buf *out,
                              dsml_buf *segments);
 
-#define DSML_TOK_BOS "<\xef\xbd\x9c" "begin\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>"
-#define DSML_TOK_EOS "<\xef\xbd\x9c" "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>"
-#define DSML_TOK_SYSTEM "<\xef\xbd\x9cSystem\xef\xbd\x9c>"
-#define DSML_TOK_USER "<\xef\xbd\x9cUser\xef\xbd\x9c>"
-#define DSML_TOK_ASSISTANT "<\xef\xbd\x9c" "Assistant\xef\xbd\x9c>"
-#define DSML_TOK_LATEST_REMINDER "<\xef\xbd\x9clatest_reminder\xef\xbd\x9c>"
-#define DSML_TOK_IMAGE "<\xef\xbd\x9c" "deepseek_image\xef\xbd\x9c>"
-#define DSML_TOK_DSML "\xef\xbd\x9c" "DSML\xef\xbd\x9c"
-#define DSML_TOK_THINK "<think>"
-#define DSML_TOK_THINK_END "</think>"
+/* ---- inline_results.c ----------------------------------------------------- */
+
+/* A tool message rendered where it stands (dialects that do not merge tool
+ * results into user messages). */
+int dsml_render_inline_result(dsml_rctx *c, const dsml_msgs *all, size_t index,
+                              long last_user, dsml_buf *out);
+
+/* The tokens, as dsml.h names them. */
+#define DSML_TOK_BOS DSML_TOKEN_BOS
+#define DSML_TOK_EOS DSML_TOKEN_EOS
+#define DSML_TOK_SYSTEM DSML_TOKEN_SYSTEM
+#define DSML_TOK_USER DSML_TOKEN_USER
+#define DSML_TOK_ASSISTANT DSML_TOKEN_ASSISTANT
+#define DSML_TOK_LATEST_REMINDER DSML_TOKEN_LATEST_REMINDER
+#define DSML_TOK_IMAGE DSML_TOKEN_IMAGE
+#define DSML_TOK_THINK DSML_TOKEN_THINK
+#define DSML_TOK_THINK_END DSML_TOKEN_THINK_END
 
 /* Writes "<prefix>[<index>]" into out[cap], truncated as snprintf would:
  * the JSON-path pieces built for every block and call, where snprintf's cost

@@ -3,14 +3,19 @@
 
   run_tests.py --binary PATH --testdata DIR --snapshot FILE [--update-snapshot]
 
-- a sample of the golden render cases (every 10th line): render.jsonl with
+- the golden render cases: a sample (every 10th line) of render.jsonl with
   --strict, developer-render.jsonl in the default mode, prerelease-render.jsonl
-  with --profile prerelease; the prompt bytes must match, or the command must
-  fail with status 1 and a message where the reference refused;
+  with --profile prerelease, and every line of v4-render.jsonl and
+  v32-render.jsonl with --profile v4 and v32; the prompt bytes must match, or
+  the command must fail with status 1 and a message where the reference
+  refused;
 - input formats and their detection, every option, every exit status;
 - --json, --show (compared with tests/cli/show.snapshot, without colour),
   --diff (the hunks applied to the first prompt give the second);
-- `dsml-render parse`, when the library has the parser.
+- `dsml-render parse`, when the library has the parser (every line of the V4
+  and V3.2 parse files);
+- `dsml-render respond`: the chat.completion object, and SSE lines that add
+  up to it at every chunk size.
 """
 import argparse
 import json
@@ -56,9 +61,9 @@ class TempFiles:
 
 
 class Golden(TempFiles, unittest.TestCase):
-    def check_file(self, name, options):
+    def check_file(self, name, options, step=10):
         cases = failures = 0
-        for g in golden(name):
+        for g in golden(name, step):
             cases += 1
             path = self.write("case.json", g["case"])
             status, out, err = run(*options, path)
@@ -77,6 +82,8 @@ class Golden(TempFiles, unittest.TestCase):
             if not ok:
                 failures += 1
                 print(f"{name} {g['id']}: {why}", file=sys.stderr)
+        print(f"{name} through dsml-render {' '.join(options)}: {cases - failures}/{cases}",
+              file=sys.stderr)
         self.assertGreater(cases, 10)
         self.assertEqual(failures, 0, f"{failures} of {cases} cases of {name}")
 
@@ -88,6 +95,12 @@ class Golden(TempFiles, unittest.TestCase):
 
     def test_prerelease(self):
         self.check_file("prerelease-render.jsonl", ["--profile", "prerelease"])
+
+    def test_v4(self):
+        self.check_file("v4-render.jsonl", ["--profile", "v4"], step=1)
+
+    def test_v32(self):
+        self.check_file("v32-render.jsonl", ["--profile", "v32"], step=1)
 
     def test_refusal_names_the_json_path(self):
         path = self.write("bad.json", {"messages": [{"role": "user", "content": "hi"},
@@ -239,8 +252,9 @@ class Options(TempFiles, unittest.TestCase):
     def test_profile(self):
         doc = {"messages": [USER], "thinking_mode": "thinking"}
         self.assertIn("Reasoning Effort", self.render(doc, "--profile", "v41") + "Reasoning Effort")
-        out = run("--json", "--profile", "prerelease", self.write("p.json", doc))[1]
-        self.assertEqual(json.loads(out)["profile"], "prerelease")
+        for name in ("prerelease", "v4", "v32"):
+            out = run("--json", "--profile", name, self.write("p.json", doc))[1]
+            self.assertEqual(json.loads(out)["profile"], name)
 
     def test_json(self):
         with open(os.path.join(HERE, "show_case.json"), encoding="utf-8") as f:
@@ -364,6 +378,38 @@ class Diff(TempFiles, unittest.TestCase):
         text = run("--profile", "prerelease", "--diff", "v41", path)[1].decode()
         self.assertTrue(text.startswith("--- prerelease\n+++ v41\n"))
 
+    def test_across_dialects(self):
+        # a lane moving from V4 to V4.1: the tags, the System token and the
+        # effort line change; V3.2 puts the tool results after the calls
+        doc = {"thinking_mode": "thinking", "messages": [
+            {"role": "system", "content": "Be brief."}, USER,
+            {"role": "assistant", "content": "", "reasoning_content": "Add.", "tool_calls": [
+                {"type": "function", "function": {"name": "calc", "arguments": "{\"a\": 2}"}}]},
+            {"role": "tool", "content": "4"}]}
+        path = self.write("c.json", doc)
+        status, out, err = run("--profile", "v4", "--diff", "v41", path)
+        self.assertEqual(status, 1, err)
+        text = out.decode()
+        self.assertTrue(text.startswith("--- v4\n+++ v41\n"), text)
+        self.assertIn("-" + BOS + "Be brief.", text)
+        self.assertIn("+" + BOS + "<｜System｜>Reasoning Effort: 75 ", text)
+        self.assertIn("-<｜DSML｜tool_calls>\n", text)
+        self.assertIn("+<｜DSML｜ calls>\n", text)
+        a, b = run("--profile", "v4", path)[1], run(path)[1]
+        self.assertEqual(apply_unified(a.decode(), text), b.decode())
+        text = run("--profile", "v32", "--diff", "v4", path)[1].decode()
+        self.assertTrue(text.startswith("--- v32\n+++ v4\n"), text)
+        self.assertIn("-</｜DSML｜function_calls><｜end▁of▁sentence｜>\n", text)
+        self.assertIn("<function_results>", text)
+        # a refusal on one side names the profile that refused
+        path = self.write("e.json", dict(doc, reasoning_effort=50))
+        status, out, err = run("--profile", "v41", "--diff", "v4", path)
+        self.assertEqual((status, out), (1, b""))
+        self.assertIn("(profile v4)", err)
+        self.assertIn("DSML_ERR_EFFORT", err)
+        self.assertEqual(run("--profile", "v32", "--diff=v32", self.write("u.json", {"messages": [USER]})),
+                         (0, b"", ""))
+
     def test_hunks_rebuild_the_second_prompt(self):
         checked = 0
         for g in golden("developer-render.jsonl", step=7):
@@ -436,9 +482,9 @@ class Parse(TempFiles, unittest.TestCase):
                 events.append((kind, rest))
         return events, message
 
-    def check_file(self, name, options):
+    def check_file(self, name, options, step=10):
         cases = failures = 0
-        for g in golden(name):
+        for g in golden(name, step):
             cases += 1
             path = self.write("completion.txt", g["text"].encode("utf-8"))
             mode = ["--thinking"] if g["thinking_mode"] == "thinking" else []
@@ -470,6 +516,8 @@ class Parse(TempFiles, unittest.TestCase):
             if not ok:
                 failures += 1
                 print(f"{name} {g['id']}: status {status}, stderr {err!r}", file=sys.stderr)
+        print(f"{name} through dsml-render parse {' '.join(options)}: {cases - failures}/{cases}",
+              file=sys.stderr)
         self.assertGreater(cases, 10)
         self.assertEqual(failures, 0, f"{failures} of {cases} cases of {name}")
 
@@ -478,6 +526,12 @@ class Parse(TempFiles, unittest.TestCase):
 
     def test_golden_prerelease(self):
         self.check_file("prerelease-parse.jsonl", ["--strict", "--profile", "prerelease"])
+
+    def test_golden_v4(self):
+        self.check_file("v4-parse.jsonl", ["--strict", "--profile", "v4"], step=1)
+
+    def test_golden_v32(self):
+        self.check_file("v32-parse.jsonl", ["--strict", "--profile", "v32"], step=1)
 
     def test_stream_events(self):
         text = ("Let me check.</think>Checking.\n\n<｜DSML｜ calls>\n"
@@ -545,6 +599,132 @@ class ParseUsage(TempFiles, unittest.TestCase):
         self.assertIn(b"--stream", out)
 
 
+class ShowRequest(TempFiles, unittest.TestCase):
+    def test_added_system_message(self):
+        # the system message a request's tools are attached to has no index
+        # in the body: labelled "+ system", the body's messages by theirs
+        body = {"model": "m", "messages": [{"role": "user", "content": "Hi"}],
+                "tools": [{"type": "function", "function": {"name": "f"}}]}
+        status, out, err = run("--show", "--no-color", self.write("r.json", body))
+        self.assertEqual(status, 0, err)
+        labels = [line.split("│")[0].strip() for line in out.decode().splitlines()
+                  if "│" in line and line.split("│")[0].strip()]
+        self.assertEqual(labels, ["-", "+ system", "#0 user"])
+
+
+class Respond(TempFiles, unittest.TestCase):
+    """`dsml-render respond`: the chat.completion object, and the SSE lines
+    that add up to it at every chunk size."""
+
+    REQUEST = {"model": "deepseek-v4.1", "thinking_mode": "thinking",
+               "messages": [{"role": "user", "content": "Weather in Zürich?"}],
+               "tools": [{"type": "function", "function": {"name": "weather"}}]}
+    # the engine stopped at the EOS and left it out of the text
+    TEXT = ("Look it up.</think>\n\n<｜DSML｜ calls>\n<｜DSML｜ invoke name=\"weather\">\n"
+            "<｜DSML｜ parameter name=\"city\" string=\"true\">Zürich \"Süd\"</｜DSML｜ parameter>\n"
+            "</｜DSML｜ invoke>\n</｜DSML｜ calls>")
+    FIXED = ["--seed", "7", "--created", "1700000000", "--id", "chatcmpl-t"]
+
+    def files(self, request=None, text=None):
+        return (self.write("req.json", request or self.REQUEST),
+                self.write("c.txt", text if text is not None else self.TEXT))
+
+    def completion(self, *argv):
+        status, out, err = run("respond", *self.FIXED, *argv)
+        self.assertEqual(status, 0, err)
+        self.assertTrue(out.endswith(b"\n") and out.count(b"\n") == 1)
+        return json.loads(out), err
+
+    @staticmethod
+    def add_up(out):
+        """The message the SSE lines add up to, and the finish reason."""
+        events = out.decode("utf-8").split("\n\n")
+        assert events.pop() == "", "ends with a blank line"
+        assert events.pop() == "data: [DONE]"
+        msg, finish = {"role": "assistant"}, None
+        for i, ev in enumerate(events):
+            assert ev.startswith("data: ") and "\n" not in ev, ev
+            chunk = json.loads(ev[6:])
+            assert chunk["object"] == "chat.completion.chunk" and chunk["id"] == "chatcmpl-t"
+            (choice,) = chunk["choices"]
+            assert finish is None
+            finish = choice["finish_reason"]
+            for key, value in choice["delta"].items():
+                if key in ("content", "reasoning_content"):
+                    msg[key] = msg.get(key, "") + value
+                elif key == "tool_calls":
+                    (call,) = value
+                    calls = msg.setdefault("tool_calls", [])
+                    if "id" in call:
+                        assert call["index"] == len(calls) and call["type"] == "function"
+                        assert call["function"]["name"]
+                        calls.append({k: v for k, v in call.items() if k != "index"})
+                    else:
+                        calls[call["index"]]["function"]["arguments"] += call["function"]["arguments"]
+                else:
+                    assert key == "role" and i == 0
+        return msg, finish
+
+    def test_completion_object(self):
+        req, text = self.files()
+        obj, err = self.completion(req, text)
+        self.assertEqual(err, "")  # no missing-EOS note: --end stop is the default
+        self.assertEqual((obj["object"], obj["id"], obj["created"], obj["model"]),
+                         ("chat.completion", "chatcmpl-t", 1700000000, "deepseek-v4.1"))
+        (choice,) = obj["choices"]
+        self.assertEqual(choice["finish_reason"], "tool_calls")
+        msg = choice["message"]
+        self.assertIsNone(msg["content"])
+        self.assertEqual(msg["reasoning_content"], "Look it up.")
+        (call,) = msg["tool_calls"]
+        self.assertRegex(call["id"], r"^call_[A-Za-z0-9]{24}$")
+        self.assertEqual(call["function"], {"name": "weather",
+                                            "arguments": '{"city": "Zürich \\"Süd\\""}'})
+        # the same seed, the same ids
+        self.assertEqual(self.completion(req, text)[0], obj)
+
+    def test_stream_adds_up_at_every_chunk_size(self):
+        req, text = self.files()
+        want = self.completion(req, text)[0]["choices"][0]
+        for n in range(1, len(self.TEXT.encode()) + 2):
+            status, out, err = run("respond", *self.FIXED, "--stream", str(n), req, text)
+            self.assertEqual(status, 0, err)
+            msg, finish = self.add_up(out)
+            self.assertEqual(finish, want["finish_reason"], n)
+            self.assertEqual(msg, {k: v for k, v in want["message"].items() if v is not None}, n)
+
+    def test_end_reasons(self):
+        req, text = self.files(text="Hello, this is")
+        obj, err = self.completion("--end", "length", req, text)
+        self.assertEqual(obj["choices"][0]["finish_reason"], "length")
+        self.assertEqual(err, "")
+        obj, _ = self.completion("--end", "abort", req, text)
+        self.assertEqual(obj["choices"][0]["finish_reason"], "abort")
+        # a call cut by the length limit is not sent with --hold-calls
+        req, text = self.files(text=self.TEXT[:-60])
+        status, out, err = run("respond", *self.FIXED, "--stream", "3", "--hold-calls",
+                               "--end", "length", req, text)
+        self.assertEqual(status, 0, err)
+        msg, finish = self.add_up(out)
+        self.assertEqual(finish, "length")
+        self.assertNotIn("tool_calls", msg)
+        self.assertIn("is incomplete: not sent", err)
+
+    def test_refusals(self):
+        req, text = self.files(request={"messages": [], "tools": [{"function": {"name": 1}}]})
+        status, out, err = run("respond", req, text)
+        self.assertEqual((status, out), (1, b""))
+        self.assertIn("$.tools[0].function.name", err)
+        for argv in ([req], ["--end", "eos", req, text], ["--stream", "0", req, text],
+                     ["--created", "x", req, text], ["-", "-"], [req, text, text], ["--x", req, text]):
+            status, out, err = run("respond", *argv)
+            self.assertEqual((status, out), (2, b""), argv)
+            self.assertIn("dsml-render respond --help", err)
+        status, out, _ = run("respond", "--help")
+        self.assertEqual(status, 0)
+        self.assertIn(b"--hold-calls", out)
+
+
 class ExitStatus(TempFiles, unittest.TestCase):
     def test_usage_errors(self):
         path = self.write("c.json", {"messages": [USER]})
@@ -565,6 +745,78 @@ class ExitStatus(TempFiles, unittest.TestCase):
         self.assertEqual((status, out), (1, b""))
         self.assertIn("DSML_ERR_JSON", err)
         self.assertIn("byte", err)
+
+    def test_directory_refused(self):
+        # refused with the system's message alone: under the sanitizer
+        # build, a leak would add LeakSanitizer's report to it
+        for argv in ([self.tmp.name], ["parse", self.tmp.name],
+                     ["--context", self.tmp.name, self.write("c.json", {"messages": [USER]})]):
+            status, out, err = run(*argv)
+            self.assertEqual((status, out), (1, b""), argv)
+            self.assertEqual(err, "dsml-render: %s: Is a directory\n" % self.tmp.name, argv)
+
+    LIMIT = 256 << 20  # DSML_DEFAULT_MAX_INPUT_BYTES
+
+    def test_input_limit(self):
+        # a regular file larger than the limit: refused without reading it
+        path = os.path.join(self.tmp.name, "big.json")
+        with open(path, "wb") as f:
+            f.truncate(self.LIMIT + 1)
+        status, out, err = run(path)
+        self.assertEqual((status, out), (1, b""))
+        self.assertIn("larger than the input limit of %d bytes" % self.LIMIT, err)
+        if os.path.exists("/dev/zero"):
+            status, out, err = run("/dev/zero")
+            self.assertEqual((status, out), (1, b""))
+            self.assertIn("/dev/zero: larger than the input limit", err)
+
+    def test_endless_input_stops_at_the_limit(self):
+        # standard input that never ends: the tool stops reading past the
+        # limit and refuses it; it must not read (and hold) what follows
+        p = subprocess.Popen([ARGS.binary], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, bufsize=0)
+        chunk = b" " * (1 << 20)
+        written, stopped = 0, False
+        try:
+            while written < self.LIMIT + (64 << 20):
+                p.stdin.write(chunk)
+                written += len(chunk)
+        except BrokenPipeError:
+            stopped = True
+        if not stopped:
+            p.kill()
+        try:
+            p.stdin.close()
+        except BrokenPipeError:
+            pass
+        p.stdin = None
+        out, err = p.communicate(timeout=120)
+        self.assertTrue(stopped, "read %d bytes without stopping" % written)
+        self.assertEqual((p.returncode, out), (1, b""))
+        self.assertIn("standard input: larger than the input limit", err.decode())
+
+    def test_effort_out_of_int_range(self):
+        path = self.write("e.json", {"messages": [USER], "thinking_mode": "thinking"})
+        for bad in ("99999999999999999999", "-99999999999999999999", "2147483648"):
+            status, out, err = run("--effort", bad, path)
+            self.assertEqual((status, out), (2, b""), bad)
+            self.assertIn("--effort %s: out of range" % bad, err)
+            self.assertNotIn("2147483647", err)
+
+    def test_messages_are_safe_to_print(self):
+        # control characters from a file name, an option or the input are
+        # escaped in what goes to the terminal
+        name = os.path.join(self.tmp.name, "no\x1b[2J\u202efile.json")
+        cases = [([name], 1, "no\\u001b[2J\\u202efile.json"),
+                 (["--bogus\x1b]0;title\x07"], 2, "--bogus\\u001b]0;title\\u0007"),
+                 ([self.write("r.json", [{"role": "\x1b[2Jx\x9b", "content": "q"}])], 1,
+                  "Unknown role: \\u001b[2Jx\\u009b")]
+        for argv, want_status, want_text in cases:
+            status, _, err = run(*argv)
+            self.assertEqual(status, want_status, argv)
+            self.assertIn(want_text, err)
+            for raw in ("\x1b", "\x07", "\x9b", "\u202e"):
+                self.assertNotIn(raw, err, argv)
 
     def test_help_and_version(self):
         status, out, err = run("--help")

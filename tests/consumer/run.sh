@@ -72,9 +72,9 @@ check_examples() { # check_examples HOW DIR: runs DIR/render, stream, quickstart
     *'<｜User｜>Is the main branch open on Sunday afternoons?<｜Assistant｜><think>') ;;
     *) echo "FAIL: render ($1) printed: $out" >&2; exit 1 ;;
   esac
-  out=$("$2/stream" --thinking --chunk 3 "$examples/completion.txt")
+  out=$("$2/stream" --chunk 3 "$examples/request.json" "$examples/reply.txt" 2>/dev/null)
   case $out in
-    '{"choices":[{"index":0,"delta":{"reasoning_content":"Ord"}}]}'*'"function":{"name":"lookup_order","arguments":""}'*'{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}') ;;
+    'data: {"id":"chatcmpl-'*'"delta":{"role":"assistant","reasoning_content":"The"}'*'"function":{"name":"opening_hours","arguments":""}'*'"delta":{},"logprobs":null,"finish_reason":"tool_calls"}]}'*'data: [DONE]') ;;
     *) echo "FAIL: stream ($1) printed: $out" >&2; exit 1 ;;
   esac
   out=$("$2/quickstart")

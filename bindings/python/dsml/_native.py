@@ -36,6 +36,7 @@ ERR_EFFORT = -12
 ERR_TASK = -13
 ERR_IMAGE = -14
 ERR_TOOL_NAME = -15
+ERR_TOOL_ARGUMENTS = -16
 ERR_CALL_FORMAT = -22
 ERR_INVOKE_FORMAT = -23
 ERR_PARAMETER_FORMAT = -24
@@ -105,6 +106,7 @@ class RenderOptions(ctypes.Structure):
         ("context_len", size_t),
         ("limits", ctypes.POINTER(Limits)),
         ("allocator", ctypes.POINTER(Allocator)),
+        ("max_json_values", size_t),
     ]
 
 
@@ -127,6 +129,12 @@ class DetectorOptions(ctypes.Structure):
         ("tools_len", size_t),
         ("limits", ctypes.POINTER(Limits)),
         ("allocator", ctypes.POINTER(Allocator)),
+        # set up with dsml_detector_options_init_size(sizeof this struct):
+        # the library reads what this struct declares, no more
+        ("tool_choice", ctypes.c_int),
+        ("tool_choice_name", ctypes.c_char_p),
+        ("tool_choice_name_len", size_t),
+        ("parallel_calls", ctypes.c_int),
     ]
 
 
@@ -151,6 +159,8 @@ CHAT = 0
 THINKING = 1
 PROFILE_V41 = 0
 PROFILE_PRERELEASE = 1
+PROFILE_V4 = 2
+PROFILE_V32 = 3
 EFFORT_ABSENT = 0
 EFFORT_NAME = 1
 EFFORT_LEVEL = 2
@@ -173,6 +183,9 @@ EVENT_CALL_END = 5
 EVENT_DIAGNOSTIC = 6
 CALL_COMPLETE = 0
 CALL_INCOMPLETE = 1
+PACK_FINISH = 0x1
+PACKED_HEADER_SIZE = 48
+PACKED_NO_NS = (1 << 64) - 1
 
 # The detector's policies: keyword -> (value names in enum order).  Value 0
 # is the reference's behaviour.
@@ -187,7 +200,8 @@ POLICIES = {
     "markers": ("exact", "variants"),
 }
 
-PROFILES = {"v41": PROFILE_V41, "prerelease": PROFILE_PRERELEASE}
+PROFILES = {"v41": PROFILE_V41, "prerelease": PROFILE_PRERELEASE,
+            "v4": PROFILE_V4, "v32": PROFILE_V32}
 
 # ---------------------------------------------------------------------------
 # Prototype table: (name, restype, argtypes).  Every C function the binding
@@ -204,19 +218,23 @@ PROTOTYPES = [
     ("dsml_status_message", ctypes.c_char_p, [ctypes.c_int]),
     ("dsml_error_init", None, [_p(Error)]),
     ("dsml_output_free", None, [_p(Output)]),
-    ("dsml_render_options_init", None, [_p(RenderOptions)]),
+    ("dsml_render_options_init_size", None, [_p(RenderOptions), size_t]),
     ("dsml_render", ctypes.c_int,
      [_c, size_t, _p(RenderOptions), _p(Output), _p(Error)]),
     ("dsml_render_request", ctypes.c_int,
      [_c, size_t, _p(RenderOptions), _p(Output), _p(Error)]),
     ("dsml_render_case", ctypes.c_int,
      [_c, size_t, _p(RenderOptions), _p(Output), _p(Error)]),
-    ("dsml_detector_options_init", None, [_p(DetectorOptions)]),
+    ("dsml_detector_options_init_size", None, [_p(DetectorOptions), size_t]),
     ("dsml_detector_create", ctypes.c_int,
      [_p(DetectorOptions), _p(ctypes.c_void_p), _p(Error)]),
     ("dsml_detector_destroy", None, [ctypes.c_void_p]),
     ("dsml_detector_feed", ctypes.c_int, [ctypes.c_void_p, _c, size_t]),
     ("dsml_detector_next", ctypes.c_int, [ctypes.c_void_p, _p(Event)]),
+    # called once per token: no argtypes, so that ctypes converts nothing
+    # (the binding passes c_void_p, bytes, c_size_t, int, the buffer array,
+    # c_size_t, None: exactly the C types)
+    ("dsml_detector_feed_packed", ctypes.c_int, None),
     ("dsml_detector_finish", ctypes.c_int, [ctypes.c_void_p]),
     ("dsml_detector_reset", None, [ctypes.c_void_p]),
     ("dsml_detector_error", _p(Error), [ctypes.c_void_p]),
@@ -394,7 +412,13 @@ def take_output(out, want_images=False):
 
 def new_render_options():
     opts = RenderOptions()
-    lib.dsml_render_options_init(ctypes.byref(opts))
+    lib.dsml_render_options_init_size(ctypes.byref(opts), ctypes.sizeof(opts))
+    return opts
+
+
+def new_detector_options():
+    opts = DetectorOptions()
+    lib.dsml_detector_options_init_size(ctypes.byref(opts), ctypes.sizeof(opts))
     return opts
 
 

@@ -5,14 +5,17 @@ streaming detector (feed text, get typed events, finish, take the message).
 
 import ctypes
 import json
+import struct
 from collections import namedtuple
 
+from . import _fast
 from . import _native as N
 from ._native import DsmlError
 from .render import _utf8, to_json_text
 
 _byref = ctypes.byref
 _string_at = ctypes.string_at
+_size_t = ctypes.c_size_t
 _loads = json.loads
 # The library's message JSON is well-formed, starts at offset 0 and has no
 # surrounding space, so the decoder's scanner is called directly.
@@ -58,8 +61,7 @@ def _limits(limits):
 def _detector_options(thinking_mode, profile, strict, tools, limits,
                       keep_message, policies):
     """(options struct, objects that must outlive it)."""
-    opts = N.DetectorOptions()
-    _lib.dsml_detector_options_init(_byref(opts))
+    opts = N.new_detector_options()
     mode = _THINKING.get(thinking_mode) if type(thinking_mode) is str else None
     if mode is None:
         raise DsmlError(N.ERR_THINKING_MODE, "Invalid thinking_mode `%s`"
@@ -102,8 +104,7 @@ def _strict_options(thinking, profile):
     key = (thinking, profile)
     opts = _strict_cache.get(key)
     if opts is None:
-        opts = N.DetectorOptions()
-        _lib.dsml_detector_options_init(_byref(opts))
+        opts = N.new_detector_options()
         opts.thinking_mode = thinking
         opts.profile = N.profile_value(profile)
         opts.mode = N.DETECT_STRICT
@@ -201,27 +202,63 @@ class Event(namedtuple("Event", "kind text index name namespace code offset")):
         return N.status_name(self.code) if self.kind == "diagnostic" else None
 
 
-def _event(ev):
-    t = ev.type
-    kind = _KINDS.get(t, "unknown")
-    offset = None if ev.offset == N.NO_OFFSET else ev.offset
-    if t == N.EVENT_REASONING or t == N.EVENT_CONTENT:
-        return Event(kind, _string_at(ev.text, ev.len).decode("utf-8"),
-                     None, None, None, None, None)
-    if t == N.EVENT_ARGUMENTS:
-        return Event(kind, _string_at(ev.text, ev.len).decode("utf-8"),
-                     ev.call_index, None, None, None, None)
-    if t == N.EVENT_CALL_BEGIN:
-        name = _string_at(ev.name, ev.name_len).decode("utf-8") if ev.name else ""
-        ns = _string_at(ev.ns, ev.ns_len).decode("utf-8") if ev.ns else None
-        return Event(kind, None, ev.call_index, name, ns, None, offset)
-    if t == N.EVENT_CALL_END:
-        return Event(kind, None, ev.call_index, None, None, ev.status, offset)
-    if t == N.EVENT_DIAGNOSTIC:
-        text = (_string_at(ev.text, ev.len).decode("utf-8", "replace")
-                if ev.text else "")
-        return Event(kind, text, None, None, None, ev.status, offset)
-    return Event(kind, None, None, None, None, ev.status, offset)
+_tuple_new = tuple.__new__
+_TEXT_KINDS = (None, "reasoning", "content")
+# dsml_packed_event: type, status, text_len | name_len, ns_len, call_index,
+# offset (machine byte order)
+_HEAD = struct.Struct("=IiQ").unpack_from
+_TAIL = struct.Struct("=QQQQ").unpack_from
+_HEADER = N.PACKED_HEADER_SIZE
+
+
+def _records(buf, events):
+    """Appends the events of the packed records in buf; returns the final
+    header's text_len (the capacity the next event needs, or 0)."""
+    off = 0
+    append = events.append
+    while True:
+        t, status, n = _HEAD(buf, off)
+        start = off + _HEADER
+        if t == 1 or t == 2:
+            # reasoning, content: most feeds make one of these
+            append(_tuple_new(Event, (_TEXT_KINDS[t], buf[start:start + n].decode("utf-8"),
+                                      None, None, None, None, None)))
+            off = (start + n + 7) & ~7
+            continue
+        if t == 0:
+            return n
+        name_len, ns_len, index, offset = _TAIL(buf, off + 16)
+        offset = None if offset == N.NO_OFFSET else offset
+        if t == N.EVENT_ARGUMENTS:
+            ev = (_KINDS[t], buf[start:start + n].decode("utf-8"), index, None, None,
+                  None, None)
+        elif t == N.EVENT_CALL_BEGIN:
+            name = buf[start:start + name_len].decode("utf-8")
+            ns = None
+            if ns_len != N.PACKED_NO_NS:
+                ns = buf[start + name_len:start + name_len + ns_len].decode("utf-8")
+            else:
+                ns_len = 0
+            ev = (_KINDS[t], None, index, name, ns, None, offset)
+            n = name_len + ns_len
+        elif t == N.EVENT_CALL_END:
+            ev = (_KINDS[t], None, index, None, None, status, offset)
+        elif t == N.EVENT_DIAGNOSTIC:
+            ev = (_KINDS[t], buf[start:start + n].decode("utf-8", "replace"), None, None,
+                  None, status, offset)
+        else:
+            ev = (_KINDS.get(t, "unknown"), None, None, None, None, status, offset)
+        append(_tuple_new(Event, ev))
+        off = (start + n + 7) & ~7
+
+
+_BUFFER = 1 << 16
+
+_speedups = _fast.speedups
+if _speedups is not None:
+    _fast._bind(_speedups, Event, (_KINDS.get(0, "unknown"),) + tuple(
+        _KINDS[t] for t in range(1, 7)))
+    _fast_feed = _speedups.feed
 
 
 class Detector:
@@ -260,32 +297,42 @@ class Detector:
         if status != 0:
             N.raise_error(status, err)
         self._handle = handle
-        self._event = N.Event()
-        self._event.size = ctypes.sizeof(N.Event)
+        self._set_buffer(_BUFFER)
+        self._len = _size_t(0)
         self.thinking_mode = thinking_mode
         self.strict = bool(strict)
+
+    def _set_buffer(self, size):
+        # the records of one call land in a bytearray that ctypes writes
+        # through an array sharing its memory
+        self._buf = bytearray(size)
+        self._arr = (ctypes.c_char * size).from_buffer(self._buf)
+        self._cap = _size_t(size)
 
     def _check(self):
         if self._handle is None:
             raise DsmlError(N.ERR_STATE, "the detector is closed")
         return self._handle
 
-    def _drain(self, status):
+    def _pump(self, data, flags, _packed=_lib.dsml_detector_feed_packed):
+        """One dsml_detector_feed_packed call (more while the buffer was
+        full); returns the events."""
         handle = self._handle
-        ev = self._event
+        if handle is None:
+            raise DsmlError(N.ERR_STATE, "the detector is closed")
+        length = self._len
+        length.value = len(data) if data is not None else 0
+        r = _packed(handle, data, length, flags, self._arr, self._cap, None)
         events = []
-        nxt = _lib.dsml_detector_next
-        while True:
-            r = nxt(handle, _byref(ev))
-            if r == 1:
-                events.append(_event(ev))
-            elif r == 0:
-                break
-            else:
-                status = r
-                break
-        if status != 0:
-            raise self._error(status, events)
+        need = _records(self._buf, events)
+        while r == 1:
+            if need:
+                self._set_buffer(max(need, 2 * len(self._buf)))
+            length.value = 0
+            r = _packed(handle, None, length, 0, self._arr, self._cap, None)
+            need = _records(self._buf, events)
+        if r != 0:
+            raise self._error(r, events)
         return events
 
     def _error(self, status, events):
@@ -296,16 +343,29 @@ class Detector:
 
     def feed(self, data):
         """Feed the next piece of the completion; returns the new events."""
-        handle = self._check()
+        if _speedups is not None and self._handle is not None:
+            r = _fast_feed(self._handle.value, data, False)
+            if type(r) is list:
+                return r
+            if r is not NotImplemented:
+                raise self._error(r[1], r[0])
         if type(data) is str:
+            try:
+                data = data.encode("utf-8")
+            except UnicodeEncodeError:
+                data = _text_bytes(data)
+        elif type(data) is not bytes:
             data = _text_bytes(data)
-        elif not isinstance(data, bytes):
-            data = _text_bytes(data)
-        return self._drain(_lib.dsml_detector_feed(handle, data, len(data)))
+        return self._pump(data, 0)
 
     def finish(self):
         """End of the stream; returns the last events."""
-        return self._drain(_lib.dsml_detector_finish(self._check()))
+        if _speedups is not None and self._handle is not None:
+            r = _fast_feed(self._handle.value, None, True)
+            if type(r) is list:
+                return r
+            raise self._error(r[1], r[0])
+        return self._pump(None, N.PACK_FINISH)
 
     def message(self):
         """After finish(): the whole message as a dict."""

@@ -8,7 +8,10 @@ integers) reach the library exactly as the reference would print them.
 
 import ctypes
 import json
+import math
+import re
 
+from . import _fast
 from . import _native as N
 from ._native import DsmlError
 
@@ -20,30 +23,26 @@ _loads = json.loads
 
 # Infinite floats have no JSON text; the library reads an out-of-range
 # number such as 1e400 as infinity and prints it as the reference does
-# ("Infinity"), so they are sent that way.
-_INF = {float("inf"): ("\x00dsml+inf\x00", "1e400"),
-        float("-inf"): ("\x00dsml-inf\x00", "-1e400")}
+# ("Infinity"), so they are sent that way.  The serializer's own
+# Infinity/-Infinity/NaN tokens are rewritten where they stand outside
+# strings: no string, whatever it holds, can be taken for one.
+_dumps_nonfinite = json.JSONEncoder(ensure_ascii=False, check_circular=False,
+                                    allow_nan=True).encode
+_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|-?Infinity|NaN')
+_FINITE = {"Infinity": "1e400", "-Infinity": "-1e400"}
 
 
-def _mark_infinities(value):
-    if type(value) is float or isinstance(value, float):
-        if value != value:
-            raise DsmlError(N.ERR_TYPE, "NaN has no JSON text libdsml can read")
-        if value in _INF:
-            return _INF[value][0]
-        return value
-    if isinstance(value, dict):
-        return {k: _mark_infinities(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_mark_infinities(v) for v in value]
-    return value
+def _finite_token(match):
+    token = match.group()
+    if token[0] == '"':
+        return token
+    if token == "NaN":
+        raise DsmlError(N.ERR_TYPE, "NaN has no JSON text libdsml can read")
+    return _FINITE[token]
 
 
 def _dumps_infinities(value):
-    text = _dumps(_mark_infinities(value))
-    for marker, lexeme in _INF.values():
-        text = text.replace(_dumps(marker), lexeme)
-    return text
+    return _TOKENS.sub(_finite_token, _dumps_nonfinite(value))
 _byref = ctypes.byref
 _render_case = N.lib.dsml_render_case
 _render_request = N.lib.dsml_render_request
@@ -53,6 +52,10 @@ _Output = N.Output
 _error_struct = N.error_struct
 
 _MODES = {"chat": N.CHAT, "thinking": N.THINKING}
+
+# The compiled fast path (dsml._speedups): Python objects read straight into
+# the renderer's tree; None from it means "take the JSON text path".
+_fast_render = _fast.speedups.render_case if _fast.speedups is not None else None
 
 # Options are read-only for the library, so one struct per combination is
 # shared by every call (and thread).
@@ -99,6 +102,45 @@ def _utf8(text, what):
             % (what, exc.object[exc.start:exc.end], exc.start)) from None
 
 
+# The reference's effort names: a str subclass is looked up in this dict
+# (its own __hash__ and __eq__ decide), then written into the effort line
+# with str.format, as itself.
+_V41_EFFORTS = {"low": 50, "high": 75, "max": 100}
+_BOS = "<｜begin▁of▁sentence｜>"
+_EFFORT_LINE = "<｜System｜>Reasoning Effort: "
+
+
+def _effort_subclass(effort):
+    """(JSON text, line text) for a V4.1 effort that is a str subclass.
+
+    The reference accepts it when `effort in {"low", "high", "max"}` and then
+    writes format(effort, "") where the level goes ("Reasoning Effort:
+    max"); the library is given a valid name and the level is replaced in
+    the prompt.  Otherwise the library is given a text no name equals, so
+    that it refuses it when a message is rendered, as the reference does.
+    """
+    try:
+        known = effort in _V41_EFFORTS
+        text = format(effort, "")
+    except Exception as exc:  # the reference's lookup or format raises too
+        raise DsmlError(N.ERR_EFFORT, "Invalid reasoning effort: %s: %s"
+                        % (type(effort).__name__, exc)) from None
+    if known:
+        return '"max"', text
+    if text in _V41_EFFORTS:
+        text = "%s (%s)" % (text, type(effort).__name__)
+    return _dumps(text), None
+
+
+def _effort_line(prompt, bos, text):
+    """The prompt with the effort line's level ("100", for "max") replaced
+    by `text`; the line is the prompt's start when it is there."""
+    head = (_BOS if bos else "") + _EFFORT_LINE
+    if prompt.startswith(head + "100 (range 1-100"):
+        return head + text + prompt[len(head) + 3:]
+    return prompt
+
+
 def _effort_json(effort):
     """reasoning_effort as JSON for a case object.
 
@@ -112,9 +154,9 @@ def _effort_json(effort):
     if t is bool:
         return "true" if effort else "false"
     if t is float:
-        return '"%r"' % effort if effort != effort or effort in _INF else _dumps(effort)
+        return '"%r"' % effort if not math.isfinite(effort) else _dumps(effort)
     if isinstance(effort, str):
-        # a str subclass: the reference compares it with the effort names
+        # a str subclass (pre-release profile): compared by its text
         return _dumps(str(effort))
     try:
         text = _dumps(effort)
@@ -124,6 +166,70 @@ def _effort_json(effort):
         # an int subclass (IntEnum ...) is not `type(effort) is int`
         return _dumps(repr(effort))
     return text
+
+
+def _text_keys(arguments, where):
+    """Tool-call arguments with every key as the reference writes it into a
+    parameter's name="..." (str.format: None -> "None", True -> "True"),
+    where json.dumps would write "null", "true"."""
+    out, first = {}, {}
+    for key, value in arguments.items():
+        text = key if type(key) is str else format(key, "")
+        if text in out:
+            raise DsmlError(N.ERR_TOOL_ARGUMENTS,
+                            "%s: keys %r and %r are both parameter name %r; JSON text "
+                            "cannot carry both" % (where, first[text], key, text),
+                            path=where)
+        out[text] = value
+        first[text] = key
+    return out
+
+
+def _str_keys(args):
+    for key in args:
+        if type(key) is not str:
+            return False
+    return True
+
+
+def _argument_keys(messages, what):
+    """`messages` with each tool call's dict arguments keyed by text (copies
+    made only where a key is not a str; the caller's objects are left
+    alone)."""
+    if type(messages) is not list and not isinstance(messages, (list, tuple)):
+        return messages
+    out = None
+    for i, msg in enumerate(messages):
+        calls = msg.get("tool_calls") if isinstance(msg, dict) else None
+        if not calls or not isinstance(calls, (list, tuple)):
+            continue
+        new_calls = None
+        for j, call in enumerate(calls):
+            fn = call.get("function") if isinstance(call, dict) else None
+            args = fn.get("arguments") if isinstance(fn, dict) else None
+            if not isinstance(args, dict) or _str_keys(args):
+                continue
+            where = "%s[%d].tool_calls[%d].function.arguments" % (what, i, j)
+            if new_calls is None:
+                new_calls = list(calls)
+            new_calls[j] = dict(call, function=dict(fn, arguments=_text_keys(args, where)))
+        if new_calls is not None:
+            if out is None:
+                out = list(messages)
+            out[i] = dict(msg, tool_calls=new_calls)
+    return messages if out is None else out
+
+
+def _document_keys(doc):
+    """A case or request dict with its messages' (and context's) argument
+    keys as text."""
+    if not isinstance(doc, dict):
+        return doc
+    new = {key: _argument_keys(doc[key], "$." + key)
+           for key in ("messages", "context") if key in doc}
+    if all(new[key] is doc[key] for key in new):
+        return doc
+    return dict(doc, **new)
 
 
 def _mode_text(mode):
@@ -173,29 +279,66 @@ def encode_messages(messages, thinking_mode, context=None, drop_thinking=True,
 
     Same arguments and result as the reference encoder's encode_messages:
     the prompt text, or ``(prompt, {"images": [...]})`` when
-    return_multi_modal_data is true.  Keyword-only extras: profile ("v41" or
-    "prerelease"), strict (refuse the developer role, as the reference does)
+    return_multi_modal_data is true.  Keyword-only extras: profile ("v41",
+    "prerelease", or DeepSeek-V4's "v4" and V3.2's "v32", each its own
+    reference encoder), strict (refuse the developer role, as the reference does)
     and guard (refuse special tokens inside user, tool, system and developer
     text).  Every refusal raises DsmlError.
     """
     mode = _MODES.get(thinking_mode) if type(thinking_mode) is str else None
     opts = _options(N.CHAT if mode is None else mode, profile,
                     _flags(strict, guard, drop_thinking, add_default_bos_token))
-    parts = ['{"messages": ', to_json_text(messages, "messages")]
+    if _fast_render is not None:
+        result = _fast_encode(messages, mode, thinking_mode, context, reasoning_effort,
+                              profile, opts, return_multi_modal_data)
+        if result is not None:
+            return result
+    parts = ['{"messages": ', to_json_text(_argument_keys(messages, "$.messages"), "messages")]
     if context:
         parts.append(', "context": ')
-        parts.append(to_json_text(context, "context"))
+        parts.append(to_json_text(_argument_keys(context, "$.context"), "context"))
     if mode is None:
         # refused by the library when a message is rendered, as the
         # reference refuses it
         parts.append(', "thinking_mode": ')
         parts.append(_dumps(_mode_text(thinking_mode)))
+    line_text = None
     if reasoning_effort is not None:
         parts.append(', "reasoning_effort": ')
-        parts.append(_effort_json(reasoning_effort))
+        if (isinstance(reasoning_effort, str) and type(reasoning_effort) is not str
+                and profile == "v41"):
+            effort, line_text = _effort_subclass(reasoning_effort)
+            parts.append(effort)
+        else:
+            parts.append(_effort_json(reasoning_effort))
     parts.append("}")
     data = _utf8("".join(parts), "messages")
-    return _call(_render_case, data, opts, return_multi_modal_data)
+    result = _call(_render_case, data, opts, return_multi_modal_data)
+    if line_text is not None and mode == N.THINKING and not context:
+        # the line is written at index 0, which is rendered without a context
+        if return_multi_modal_data:
+            return _effort_line(result[0], add_default_bos_token, line_text), result[1]
+        return _effort_line(result, add_default_bos_token, line_text)
+    return result
+
+
+def _fast_encode(messages, mode, thinking_mode, context, effort, profile, opts,
+                 want_images):
+    """encode_messages through dsml._speedups, or None when the JSON text
+    path must take it (anything unusual, and every refusal, so that errors
+    carry their offsets in that text)."""
+    if effort is None:
+        effort_json = None
+    elif isinstance(effort, str) and type(effort) is not str and profile == "v41":
+        return None  # a str subclass: its own line text
+    else:
+        effort_json = _effort_json(effort)
+    mode_json = None if mode is not None else _dumps(_mode_text(thinking_mode))
+    result = _fast_render(messages, context or None, mode_json, effort_json,
+                          ctypes.addressof(opts), want_images)
+    if result is not None and want_images:
+        return result[0], {"images": _loads(result[1])}
+    return result
 
 
 def _json_bytes(doc, what):
@@ -216,7 +359,7 @@ def render_case(case, *, profile="v41", strict=False, guard=False,
     ``add_default_bos_token`` and ``reasoning_effort``.
     """
     opts = _options(N.CHAT, profile, _flags(strict, guard))
-    data = _json_bytes(case, "case")
+    data = _json_bytes(_document_keys(case), "case")
     return _call(_render_case, data, opts, return_multi_modal_data)
 
 
@@ -254,5 +397,5 @@ def render_request(body, *, thinking_mode=None, reasoning_effort=None,
             raise DsmlError(N.ERR_EFFORT,
                             "Invalid reasoning effort: %r, should be int within "
                             "[1,100] or a name" % (reasoning_effort,))
-    data = _json_bytes(body, "body")
+    data = _json_bytes(_document_keys(body), "body")
     return _call(_render_request, data, opts, return_multi_modal_data)

@@ -55,8 +55,11 @@ class Loading(unittest.TestCase):
         self.assertEqual(N.Error.message.size, 512)
         self.assertEqual(N.Output.alloc_.offset, 7 * p + 4 * p)
         self.assertEqual(ctypes.sizeof(N.Limits), 6 * ctypes.sizeof(ctypes.c_size_t))
-        self.assertEqual(N.RenderOptions.allocator.offset
+        self.assertEqual(N.RenderOptions.max_json_values.offset
                          + p, ctypes.sizeof(N.RenderOptions))
+        # the library reads as far as the binding's structs go
+        self.assertEqual(N.new_render_options().size, ctypes.sizeof(N.RenderOptions))
+        self.assertEqual(N.new_detector_options().size, ctypes.sizeof(N.DetectorOptions))
 
     def test_status_table(self):
         self.assertEqual(dsml.status_name(0), "DSML_OK")
@@ -135,7 +138,7 @@ class Render(unittest.TestCase):
         with self.assertRaises(dsml.DsmlError):
             dsml.encode_messages(dev, "chat", strict=True)
         with self.assertRaises(dsml.DsmlError) as cm:
-            dsml.encode_messages(USER, "chat", profile="v4")
+            dsml.encode_messages(USER, "chat", profile="v40")
         self.assertEqual(cm.exception.name, "DSML_ERR_ARGUMENT")
 
     def test_guard(self):
@@ -167,6 +170,88 @@ class Render(unittest.TestCase):
                 {"type": "function", "function": {"name": "f",
                                                   "arguments": {"a": float("nan")}}}]}],
                 "chat")
+
+    def test_argument_keys_as_the_reference_writes_them(self):
+        # encode_arguments_to_dsml in the reference encoding.py formats each
+        # key into name="{key}" with str.format: None -> "None", True -> "True"
+        args = {None: 1, True: "x", 1.5: [None], 2: {None: 0}, "s": "t"}
+        calls = [{"type": "function", "function": {"name": "f", "arguments": args}}]
+        msgs = [{"role": "assistant", "content": "", "tool_calls": calls}]
+        prompt = dsml.encode_messages(msgs, "chat")
+        for piece in ('name="None" string="false">1<', 'name="True" string="true">x<',
+                      'name="1.5" string="false">[null]<',
+                      # a value is JSON: its own keys are json.dumps keys
+                      'name="2" string="false">{"null": 0}<', 'name="s" string="true">t<'):
+            self.assertIn(piece, prompt)
+        self.assertEqual(list(args), [None, True, 1.5, 2, "s"])  # left alone
+        case = {"messages": msgs, "context": [{"role": "user", "content": "q"}] + msgs}
+        self.assertIn('name="None"', dsml.render_case(case))
+        self.assertIn('name="None"', dsml.render_request({"messages": msgs}))
+        # two keys written alike cannot both reach the library as JSON
+        calls[0]["function"]["arguments"] = {None: 1, "None": 2}
+        with self.assertRaises(dsml.DsmlError) as cm:
+            dsml.encode_messages(msgs, "chat")
+        self.assertEqual(cm.exception.name, "DSML_ERR_TOOL_ARGUMENTS")
+        self.assertEqual(cm.exception.path, "$.messages[0].tool_calls[0].function.arguments")
+
+    def test_effort_str_subclass(self):
+        # the reference checks `effort in {"low": 50, "high": 75, "max": 100}`
+        # and converts only `type(effort) is str`: a subclass is written into
+        # the effort line as itself ("Reasoning Effort: max")
+        class Effort(str):
+            pass
+
+        class Alias(str):  # its own lookup decides
+            def __hash__(self):
+                return hash("max")
+
+            def __eq__(self, other):
+                return other == "max"
+
+        class Shown(str):
+            def __format__(self, spec):
+                return "shown"
+
+        def line(e, **kw):
+            return dsml.encode_messages(USER, "thinking", reasoning_effort=e, **kw)
+        tail = " (range 1-100, the higher the value, the more thorough the reasoning)\n\n"
+        self.assertEqual(line(Effort("max")),
+                         BOS + "<｜System｜>Reasoning Effort: max" + tail
+                         + "<｜User｜>hi<｜Assistant｜><think>")
+        self.assertTrue(line(Effort("low"), add_default_bos_token=False).startswith(
+            "<｜System｜>Reasoning Effort: low" + tail))
+        self.assertIn("Reasoning Effort: maximum" + tail, line(Alias("maximum")))
+        self.assertIn("Reasoning Effort: shown" + tail, line(Shown("high")))
+        prompt, media = line(Effort("high"), return_multi_modal_data=True)
+        self.assertIn("Reasoning Effort: high" + tail, prompt)
+        # no line in chat mode, nor with a context (index 0 is not rendered)
+        self.assertEqual(dsml.encode_messages(USER, "chat", reasoning_effort=Effort("max")),
+                         BOS + "<｜User｜>hi<｜Assistant｜></think>")
+        self.assertNotIn("Reasoning Effort", line(Effort("max"), context=USER))
+        # refused as the reference refuses it, when a message is rendered
+        for bad in (Effort("medium"), Effort("xhigh"), Shown("medium")):
+            for mode in ("thinking", "chat"):
+                with self.assertRaises(dsml.DsmlError, msg=repr(bad)) as cm:
+                    dsml.encode_messages(USER, mode, reasoning_effort=bad)
+                self.assertEqual(cm.exception.name, "DSML_ERR_EFFORT")
+        self.assertEqual(dsml.encode_messages([], "thinking", reasoning_effort=Effort("x")), BOS)
+
+    def test_no_string_is_taken_for_an_infinity(self):
+        # infinite floats become out-of-range numbers; a string, whatever it
+        # holds, stays a string (here one the library then refuses)
+        for marker in ("\x00dsml+inf\x00", "\x00dsml-inf\x00"):
+            msgs = [{"role": "assistant", "content": "", "tool_calls": [{
+                "type": "function", "function": {"name": "f", "arguments": {
+                    "a": float("inf"), "b": marker}}}]}]
+            with self.assertRaises(dsml.DsmlError) as cm:
+                dsml.encode_messages(msgs, "chat")
+            self.assertEqual(cm.exception.name, "DSML_ERR_NUL_ESCAPE")
+        text = 'Infinity "-Infinity" \\"NaN\\'
+        msgs = [{"role": "system", "content": text, "tools": [{"type": "function", "function": {
+            "name": "f", "parameters": {"max": float("inf"), "s": text}}}]}]
+        prompt = dsml.encode_messages(msgs, "chat")
+        self.assertIn('"max": Infinity, "s": %s' % json.dumps(text, ensure_ascii=False), prompt)
+        self.assertIn("<｜System｜>" + text + "\n\n", prompt)
 
     def test_number_texts(self):
         tools = [{"type": "function", "function": {

@@ -15,6 +15,8 @@ FILES = [
     # file, profile, cases
     ("parse.jsonl", "v41", 900),
     ("prerelease-parse.jsonl", "prerelease", 300),
+    ("v4-parse.jsonl", "v4", 600),
+    ("v32-parse.jsonl", "v32", 500),
 ]
 
 

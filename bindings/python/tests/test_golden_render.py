@@ -2,6 +2,7 @@
 the image records byte for byte, and a DsmlError wherever the reference
 refused.  Same files, modes and counts as the C golden runner."""
 
+import copy
 import json
 import sys
 import unittest
@@ -14,6 +15,9 @@ FILES = [
     ("render.jsonl", "v41", True, 1200),
     ("developer-render.jsonl", "v41", False, 400),
     ("prerelease-render.jsonl", "prerelease", False, 400),
+    ("v4-render.jsonl", "v4", False, 1200),
+    ("v4-render.jsonl", "v4", True, 1200),
+    ("v32-render.jsonl", "v32", False, 800),
 ]
 
 
@@ -78,8 +82,9 @@ class GoldenRender(unittest.TestCase):
             with self.subTest(file=name):
                 self.run_file(name, profile, strict, n, self.via_render_case)
 
-    def test_official_cases(self):
-        path = _support.shared("golden", "official", "cases.json")
+    def official(self, name, profile, stripped=False):
+        """The publishers' cases of ../shared/golden/official/<name>."""
+        path = _support.shared("golden", "official", name)
         try:
             with open(path, encoding="utf-8") as f:
                 doc = json.load(f)
@@ -88,20 +93,50 @@ class GoldenRender(unittest.TestCase):
         n = passed = 0
         for c in doc["cases"]:
             n += 1
+            case = c["input"]
+            if isinstance(case, list):
+                case = {"messages": case}
+            if "thinking_mode" in c:
+                case = dict(case, thinking_mode=c["thinking_mode"])
             try:
-                got = dsml.render_case(c["input"])
+                got = dsml.render_case(case, profile=profile)
             except dsml.DsmlError as e:
                 print("official-%s: refused: %s" % (c["case_id"], e), file=sys.stderr)
                 continue
-            diff = _support.first_difference(c["expected_prompt"], got)
+            diff = _support.first_difference(c["expected_prompt"],
+                                             got.strip() if stripped else got)
             if diff:
                 print("official-%s: prompt %s" % (c["case_id"], diff), file=sys.stderr)
             else:
                 passed += 1
-        print("official cases: %d/%d" % (passed, n))
+        print("official %s: %d/%d" % (name, passed, n))
         self.assertGreater(n, 0)
         self.assertEqual(passed, n)
+        return doc
 
+    def test_official_cases(self):
+        self.official("cases.json", "v41")
+
+    def test_official_cases_v4(self):
+        self.official("cases-v4.json", "v4")
+
+    def test_official_cases_v32(self):
+        # the official V3.2 test compares stripped prompts, and parses two
+        # messages back after rendering each with the earlier ones as context
+        doc = self.official("cases-v32.json", "v32", stripped=True)
+        trip = doc["parse_round_trip_input"]
+        messages = trip["messages"]
+        messages[0]["tools"] = trip["tools"]
+        for at, dropped in ((4, "content"), (len(messages) - 6, "tool_calls")):
+            message = copy.deepcopy(messages[at])
+            for call in message.get("tool_calls") or []:
+                call.pop("id")
+            prompt = dsml.encode_messages([messages[at]], "thinking", context=messages[:at],
+                                          profile="v32")
+            parsed = dsml.parse_message_from_completion_text(prompt, "thinking",
+                                                              profile="v32")
+            parsed.pop(dropped)
+            self.assertEqual(parsed, message, at)
 
 if __name__ == "__main__":
     unittest.main()

@@ -1,16 +1,32 @@
 #!/usr/bin/env python3
-"""Speed of the binding against the reference encoder, measured in the same
-run on the golden cases the reference accepts.
+"""Speed of the binding against the reference encoder and against a bare
+ctypes call, measured in the same run.
 
 usage: bench.py REFERENCE [--runs R] [--breakdown]
+                [--only render,parse,tokens,sessions]
 
-Renders every accepted case of testdata/render.jsonl with encode_messages
-and parses every accepted completion of testdata/parse.jsonl with
-parse_message_from_completion_text, through the reference and through the
-binding, alternating, R times (default 7); prints the median time of a pass
-for each and the ratio reference / binding.  Targets: render >= 5x,
-parse >= 3x.  --breakdown also times the parts of a binding call (Python
-serialization, the bare C call, result decoding) to show where time goes.
+render    every accepted case of testdata/render.jsonl with encode_messages,
+          through the reference and through the binding, alternating, R
+          times (default 7): the median time of a pass for each and the
+          ratio reference / binding.  Target >= 5x.
+parse     the same for the accepted completions of testdata/parse.jsonl and
+          parse_message_from_completion_text.  Target >= 3x.
+tokens    Detector("thinking").feed called once per token on agent
+          completions of about 4k, 32k and 131k tokens (tools/benchinputs.py:
+          special tokens whole, other pieces of at most 4 bytes), against a
+          bare ctypes call (dsml_version_number(), no arguments) made as
+          many times in the same run.  Target: a token costs <= 8 bare calls.
+sessions  encode_messages(messages, "thinking") of long agent sessions (200
+          and 1600 turns with tool calls and results, about 1.2 and 9.6 MB
+          of JSON) and of a text-heavy one (200 turns, every text 8 times
+          longer, about 8.4 MB), through the reference, the binding, and the bare C render
+          (dsml_render_case on the case's JSON text made beforehand).
+          Targets: the binding >= 2x the reference on the agent sessions
+          and >= 1x on the text-heavy one; the C render >= 2x the reference
+          on the text-heavy one.
+
+--breakdown also times the parts of a binding call (Python serialization,
+the bare C call, result decoding) to show where time goes.
 """
 
 import argparse
@@ -29,9 +45,13 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, BINDING)
 
 import dsml  # noqa: E402
+import benchinputs as B  # noqa: E402
 import paritylib as P  # noqa: E402
 
 TARGETS = {"render": 5.0, "parse": 3.0}
+TOKEN_TARGET = 8.0        # a token's feed in bare ctypes calls, at most
+SESSION_TARGETS = {"agent": 2.0, "text": 1.0}   # binding vs reference
+C_TEXT_TARGET = 2.0       # the C render vs the reference, text-heavy
 
 
 def render_cases():
@@ -147,35 +167,136 @@ def breakdown_parse(cases, runs):
         print("         parse  %-24s %7.1f ms" % (k, statistics.median(v) * 1e3))
 
 
+def interleaved(kernels, runs):
+    """Median seconds of each kernel, run `runs` times interleaved (the
+    order rotates), after one untimed run each."""
+    for fn in kernels:
+        fn()
+    times = [[] for _ in kernels]
+    for r in range(runs):
+        for j in range(len(kernels)):
+            k = (j + r) % len(kernels)
+            start = time.perf_counter()
+            kernels[k]()
+            times[k].append(time.perf_counter() - start)
+    return [statistics.median(t) for t in times]
+
+
+def bench_tokens(runs):
+    """Detector.feed per token against a bare ctypes call."""
+    bare = dsml._native.lib.dsml_version_number
+    ok = True
+    for wanted in (4096, 32768, 131072):
+        toks = B.token_stream(wanted)
+
+        def feed():
+            det = dsml.Detector("thinking")
+            f = det.feed
+            for t in toks:
+                f(t)
+            det.finish()
+
+        def calls():
+            for _ in toks:
+                bare()
+        t_feed, t_bare = interleaved([feed, calls], runs)
+        n = len(toks)
+        ratio = t_feed / t_bare
+        ok &= ratio <= TOKEN_TARGET
+        print("tokens %6d: Detector.feed %6.0f ns/token, bare ctypes call %5.0f ns: "
+              "%.2fx a bare call (target <= %.0fx%s)"
+              % (n, t_feed / n * 1e9, t_bare / n * 1e9, ratio, TOKEN_TARGET,
+                 "" if ratio <= TOKEN_TARGET else ", MISSED"))
+    return ok
+
+
+def bench_sessions(ref, runs):
+    """encode_messages of long sessions: reference, binding, bare C render."""
+    from dsml import _native as N
+    from dsml import render as R
+    ok = True
+    series = [("agent", 200, 1), ("agent", 1600, 1), ("text", 200, 8)]
+    for kind, turns, scale in series:
+        heavy = scale > 1
+        msgs = B.session(turns, scale)
+        msgs_ref = copy.deepcopy(msgs)
+        case = {"messages": msgs, "thinking_mode": "thinking"}
+        data = R._dumps(case).encode("utf-8")
+        opts = R._options(N.CHAT, "v41", 0)
+        fn, free, byref = N.lib.dsml_render_case, N.lib.dsml_output_free, ctypes.byref
+        want = ref.encode_messages(msgs_ref, "thinking")
+        if dsml.encode_messages(msgs, "thinking") != want:
+            raise SystemExit("bench.py: the binding's prompt differs from the "
+                             "reference's on the %s session of %d turns" % (kind, turns))
+
+        def c_render():
+            out, err = N.Output(), N.Error()
+            if fn(data, len(data), byref(opts), byref(out), byref(err)) != 0:
+                raise SystemExit("bench.py: the C render refused a session")
+            free(byref(out))
+        t_ref, t_bin, t_c = interleaved(
+            [lambda: ref.encode_messages(msgs_ref, "thinking"),
+             lambda: dsml.encode_messages(msgs, "thinking"), c_render], runs)
+        r_bin, r_c = t_ref / t_bin, t_ref / t_c
+        target = SESSION_TARGETS[kind]
+        ok &= r_bin >= target
+        line = ("session %-5s %4d turns, %4.1f MB: reference %7.1f ms, binding %7.1f ms, "
+                "C render %7.1f ms: binding %.2fx (target %.0fx%s), C render %.2fx"
+                % (kind, turns, len(data) / 1e6, t_ref * 1e3, t_bin * 1e3, t_c * 1e3,
+                   r_bin, target, "" if r_bin >= target else ", MISSED", r_c))
+        if heavy:
+            ok &= r_c >= C_TEXT_TARGET
+            line += " (target %.0fx%s)" % (C_TEXT_TARGET,
+                                           "" if r_c >= C_TEXT_TARGET else ", MISSED")
+        print(line)
+    return ok
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("reference")
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--breakdown", action="store_true")
+    ap.add_argument("--only", default="render,parse,tokens,sessions",
+                    help="comma-separated sections (render, parse, tokens, sessions)")
     args = ap.parse_args(argv)
+    only = set(args.only.split(","))
     ref = P.load_reference(args.reference)
-    print("libdsml %s at %s; Python %s" % (dsml.library_version, dsml.library_path,
-                                            sys.version.split()[0]))
+    from dsml import _fast
+    print("libdsml %s at %s; Python %s; compiled fast path: %s"
+          % (dsml.library_version, dsml.library_path, sys.version.split()[0], _fast.origin))
+    ok = True
+    if "render" in only:
+        ok &= section_render(ref, args)
+    if "parse" in only:
+        ok &= section_parse(ref, args)
+    if "tokens" in only:
+        ok &= bench_tokens(args.runs)
+    if "sessions" in only:
+        ok &= bench_sessions(ref, args.runs)
+    return 0 if ok else 1
 
+
+def section_render(ref, args):
     rc = render_cases()
     # the reference does not modify its input; copy once so neither side
     # sees the other's objects
     rc_ref = copy.deepcopy(rc)
     nbytes = sum(len(json.dumps(m, ensure_ascii=False).encode()) for m, _, _ in rc)
-    ok = True
     ratio = compare_render(ref, rc, rc_ref, args.runs, nbytes)
-    ok &= ratio >= TARGETS["render"]
     if args.breakdown:
         breakdown_render(rc, args.runs)
+    return ratio >= TARGETS["render"]
 
+
+def section_parse(ref, args):
     pc = parse_cases()
     nbytes = sum(len(t.encode()) for t, _ in pc)
     ratio = compare("parse", ref.parse_message_from_completion_text,
                     dsml.parse_message_from_completion_text, pc, args.runs, nbytes)
-    ok &= ratio >= TARGETS["parse"]
     if args.breakdown:
         breakdown_parse(pc, args.runs)
-    return 0 if ok else 1
+    return ratio >= TARGETS["parse"]
 
 
 def compare_render(ref, rc, rc_ref, runs, nbytes):

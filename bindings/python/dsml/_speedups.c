@@ -1,0 +1,578 @@
+/*
+ * _speedups.c - the binding's optional compiled fast path (dsml._speedups).
+ *
+ * - render_case(): encode_messages without JSON text.  The messages (and
+ *   context) are read from the Python objects straight into the tree the
+ *   renderer reads (the same cJSON nodes, number lexemes as json.dumps
+ *   writes them), and rendered by the one renderer, compiled into this
+ *   module from the library's sources.  Anything out of the ordinary (a
+ *   type other than dict, list, tuple, str, int, float, bool and None, a
+ *   subclass, a key that is not a str, NaN or an infinity, a NUL or lone
+ *   surrogate in a str, deep nesting, too many values) and every refusal
+ *   return None: the caller then takes the ctypes path, whose JSON text
+ *   gives the exact error, offsets included.
+ * - feed(): Detector.feed and finish in one call, through the functions of
+ *   the libdsml that ctypes loaded (bind() hands over their addresses, so
+ *   that one library owns the handle), events built as dsml.Event tuples.
+ *
+ * Standard C and the CPython API only; the binding works without it.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <math.h>
+#include <string.h>
+
+#include "dsml/dsml.h"
+#include "render/render_internal.h"
+
+static PyObject *new_ref(PyObject *o)
+{
+    Py_INCREF(o);
+    return o;
+}
+
+/* ---- memory for the strings of one tree --------------------------------- */
+
+typedef struct chunk {
+    struct chunk *next;
+    size_t used, cap;
+    char data[];
+} chunk;
+
+typedef struct tree {
+    chunk *chunks;
+    size_t values;
+    size_t bytes; /* about the size of the JSON text */
+} tree;
+
+static char *tree_alloc(tree *t, size_t n)
+{
+    chunk *c = t->chunks;
+    if (c == NULL || c->cap - c->used < n) {
+        size_t cap = n > 60000 ? n : 60000;
+        c = malloc(sizeof *c + cap);
+        if (c == NULL)
+            return NULL;
+        c->cap = cap;
+        c->used = 0;
+        c->next = t->chunks;
+        t->chunks = c;
+    }
+    char *p = c->data + c->used;
+    c->used += n;
+    return p;
+}
+
+static void tree_release(tree *t)
+{
+    for (chunk *c = t->chunks, *next; c != NULL; c = next) {
+        next = c->next;
+        free(c);
+    }
+    t->chunks = NULL;
+}
+
+/* ---- Python values -> nodes --------------------------------------------- */
+
+#define MAX_DEPTH 500 /* below the reader's default max_depth */
+
+/* The UTF-8 text of a str, NUL-terminated, in the tree's memory; NULL when
+ * it holds a NUL or a lone surrogate (or memory ran out). */
+static char *utf8_of(tree *t, PyObject *s, size_t *len)
+{
+    Py_ssize_t n = PyUnicode_GET_LENGTH(s);
+    int kind = PyUnicode_KIND(s);
+    const void *data = PyUnicode_DATA(s);
+    if (PyUnicode_IS_ASCII(s)) {
+        if (memchr(data, 0, (size_t)n) != NULL)
+            return NULL;
+        char *p = tree_alloc(t, (size_t)n + 1);
+        if (p == NULL)
+            return NULL;
+        memcpy(p, data, (size_t)n);
+        p[n] = '\0';
+        *len = (size_t)n;
+        return p;
+    }
+    size_t per = kind == PyUnicode_1BYTE_KIND ? 2 : kind == PyUnicode_2BYTE_KIND ? 3 : 4;
+    char *p = tree_alloc(t, (size_t)n * per + 1);
+    if (p == NULL)
+        return NULL;
+    unsigned char *o = (unsigned char *)p;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (c < 0x80) {
+            if (c == 0)
+                return NULL;
+            *o++ = (unsigned char)c;
+        } else if (c < 0x800) {
+            *o++ = (unsigned char)(0xc0 | c >> 6);
+            *o++ = (unsigned char)(0x80 | (c & 0x3f));
+        } else if (c < 0x10000) {
+            if (c >= 0xd800 && c <= 0xdfff)
+                return NULL;
+            *o++ = (unsigned char)(0xe0 | c >> 12);
+            *o++ = (unsigned char)(0x80 | ((c >> 6) & 0x3f));
+            *o++ = (unsigned char)(0x80 | (c & 0x3f));
+        } else {
+            *o++ = (unsigned char)(0xf0 | c >> 18);
+            *o++ = (unsigned char)(0x80 | ((c >> 12) & 0x3f));
+            *o++ = (unsigned char)(0x80 | ((c >> 6) & 0x3f));
+            *o++ = (unsigned char)(0x80 | (c & 0x3f));
+        }
+    }
+    *o = '\0';
+    *len = (size_t)((char *)o - p);
+    return p;
+}
+
+/* A number node whose lexeme is `text` (as json.dumps writes the value). */
+static cJSON *number_node(tree *t, const char *text, size_t n, double value)
+{
+    if (n > 63)
+        return NULL; /* the reader refuses such numbers */
+    char *lex = tree_alloc(t, n + 1);
+    cJSON *node = lex != NULL ? cJSON_CreateNumber(value) : NULL;
+    if (node == NULL)
+        return NULL;
+    memcpy(lex, text, n);
+    lex[n] = '\0';
+    /* as the reader's guided pass leaves a number: the lexeme borrowed */
+    node->valuestring = lex;
+    node->valueint = (int)n;
+    node->type |= cJSON_IsReference;
+    t->bytes += n;
+    return node;
+}
+
+static cJSON *node_of(tree *t, PyObject *v, int depth);
+
+/* Appends item to parent's children, `*last` being the last one so far
+ * (cJSON keeps the last child in the first child's prev). */
+static void append_child(cJSON *parent, cJSON **last, cJSON *item)
+{
+    if (*last == NULL) {
+        parent->child = item;
+    } else {
+        (*last)->next = item;
+        item->prev = *last;
+    }
+    parent->child->prev = item;
+    *last = item;
+}
+
+static cJSON *container_of(tree *t, PyObject *v, int depth)
+{
+    if (depth >= MAX_DEPTH)
+        return NULL;
+    if (PyDict_CheckExact(v)) {
+        cJSON *obj = cJSON_CreateObject();
+        if (obj == NULL)
+            return NULL;
+        PyObject *key, *value;
+        Py_ssize_t pos = 0;
+        cJSON *last = NULL;
+        while (PyDict_Next(v, &pos, &key, &value)) {
+            size_t n;
+            char *k = PyUnicode_CheckExact(key) ? utf8_of(t, key, &n) : NULL;
+            cJSON *item = k != NULL ? node_of(t, value, depth + 1) : NULL;
+            if (item == NULL) {
+                cJSON_Delete(obj);
+                return NULL;
+            }
+            item->string = k;
+            item->type |= cJSON_StringIsConst;
+            append_child(obj, &last, item);
+            t->bytes += n + 6;
+        }
+        return obj;
+    }
+    int list = PyList_CheckExact(v);
+    Py_ssize_t n = list ? PyList_GET_SIZE(v) : PyTuple_GET_SIZE(v);
+    cJSON *arr = cJSON_CreateArray();
+    if (arr == NULL)
+        return NULL;
+    cJSON *last = NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        /* a list can change under a callback; none runs here, but the size
+         * is read again */
+        if (list && i >= PyList_GET_SIZE(v))
+            break;
+        cJSON *item = node_of(t, list ? PyList_GET_ITEM(v, i) : PyTuple_GET_ITEM(v, i),
+                              depth + 1);
+        if (item == NULL) {
+            cJSON_Delete(arr);
+            return NULL;
+        }
+        append_child(arr, &last, item);
+        t->bytes += 2;
+    }
+    return arr;
+}
+
+static cJSON *node_of(tree *t, PyObject *v, int depth)
+{
+    t->values++;
+    if (v == Py_None)
+        return cJSON_CreateNull();
+    if (v == Py_True)
+        return cJSON_CreateTrue();
+    if (v == Py_False)
+        return cJSON_CreateFalse();
+    if (PyUnicode_CheckExact(v)) {
+        size_t n;
+        char *s = utf8_of(t, v, &n);
+        if (s == NULL)
+            return NULL;
+        t->bytes += n + 2;
+        return cJSON_CreateStringReference(s);
+    }
+    if (PyLong_CheckExact(v)) {
+        int overflow = 0;
+        long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+        if (!overflow && !(x == -1 && PyErr_Occurred())) {
+            char buf[32];
+            int n = snprintf(buf, sizeof buf, "%lld", x);
+            return number_node(t, buf, (size_t)n, (double)x);
+        }
+        PyErr_Clear();
+        PyObject *s = PyObject_Str(v);
+        if (s == NULL) {
+            PyErr_Clear();
+            return NULL;
+        }
+        Py_ssize_t n;
+        const char *text = PyUnicode_AsUTF8AndSize(s, &n);
+        double d = PyLong_AsDouble(v);
+        cJSON *node = NULL;
+        if (text != NULL && !(d == -1.0 && PyErr_Occurred()))
+            node = number_node(t, text, (size_t)n, d);
+        PyErr_Clear();
+        Py_DECREF(s);
+        return node;
+    }
+    if (PyFloat_CheckExact(v)) {
+        double d = PyFloat_AS_DOUBLE(v);
+        if (!isfinite(d))
+            return NULL;
+        char *text = PyOS_double_to_string(d, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
+        if (text == NULL) {
+            PyErr_Clear();
+            return NULL;
+        }
+        cJSON *node = number_node(t, text, strlen(text), d);
+        PyMem_Free(text);
+        return node;
+    }
+    if (PyDict_CheckExact(v) || PyList_CheckExact(v) || PyTuple_CheckExact(v))
+        return container_of(t, v, depth);
+    return NULL;
+}
+
+/* A small JSON text (reasoning_effort, thinking_mode) as a node. */
+static cJSON *node_of_json(tree *t, PyObject *text)
+{
+    Py_ssize_t n;
+    const char *s = PyUnicode_AsUTF8AndSize(text, &n);
+    if (s == NULL) {
+        PyErr_Clear();
+        return NULL;
+    }
+    char *copy = tree_alloc(t, (size_t)n + 1);
+    if (copy == NULL)
+        return NULL;
+    memcpy(copy, s, (size_t)n);
+    copy[n] = '\0';
+    cJSON *node = NULL;
+    if (dsml_json_try_read(copy, (size_t)n, NULL, NULL, &node) != DSML_OK)
+        return NULL;
+    t->values++;
+    t->bytes += (size_t)n;
+    return node;
+}
+
+static int add_member(tree *t, cJSON *obj, const char *key, cJSON *item)
+{
+    if (item == NULL)
+        return 0;
+    (void)t;
+    cJSON_AddItemToObjectCS(obj, key, item);
+    return 1;
+}
+
+/*
+ * render_case(messages, context, thinking_mode_json, effort_json,
+ *             options_address, want_images)
+ * -> prompt, (prompt, images JSON text), or None (take the ctypes path).
+ */
+static PyObject *render_case(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 6)
+        Py_RETURN_NONE;
+    PyObject *messages = args[0], *context = args[1], *mode = args[2], *effort = args[3];
+    void *opts = PyLong_AsVoidPtr(args[4]);
+    int want_images = PyObject_IsTrue(args[5]);
+    if (opts == NULL || want_images < 0) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    tree t = {NULL, 1, 16};
+    cJSON *doc = cJSON_CreateObject();
+    int ok = doc != NULL && add_member(&t, doc, "messages", node_of(&t, messages, 1));
+    if (ok && context != Py_None)
+        ok = add_member(&t, doc, "context", node_of(&t, context, 1));
+    if (ok && mode != Py_None)
+        ok = add_member(&t, doc, "thinking_mode", node_of_json(&t, mode));
+    if (ok && effort != Py_None)
+        ok = add_member(&t, doc, "reasoning_effort", node_of_json(&t, effort));
+    PyObject *result = NULL;
+    if (ok) {
+        dsml_output out;
+        int r;
+        Py_BEGIN_ALLOW_THREADS
+        r = dsml_render_case_tree(doc, t.values, t.bytes, opts, &out, NULL);
+        Py_END_ALLOW_THREADS
+        if (r == DSML_OK) {
+            PyObject *prompt = PyUnicode_DecodeUTF8(out.text, (Py_ssize_t)out.len, "strict");
+            if (prompt != NULL && want_images) {
+                result = Py_BuildValue("(Ns#)", prompt, out.images ? out.images : "[]",
+                                       (Py_ssize_t)(out.images ? out.images_len : 2));
+            } else {
+                result = prompt;
+            }
+            dsml_output_free(&out);
+        }
+    }
+    cJSON_Delete(doc);
+    tree_release(&t);
+    if (result == NULL) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    return result;
+}
+
+/* ---- the detector -------------------------------------------------------- */
+
+typedef struct speed_state {
+    int (*feed)(dsml_detector *, const char *, size_t);
+    int (*next)(dsml_detector *, dsml_event *);
+    int (*finish)(dsml_detector *);
+    PyTypeObject *event_type;
+    PyObject *kinds[7]; /* by dsml_event_type */
+} speed_state;
+
+static speed_state *state_of(PyObject *module)
+{
+    return (speed_state *)PyModule_GetState(module);
+}
+
+/* bind(feed, next, finish, Event, kinds): the addresses of the loaded
+ * library's functions, the Event class and the kind strings by type. */
+static PyObject *bind(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    speed_state *st = state_of(module);
+    if (nargs != 5 || !PyType_Check(args[3]) || !PyTuple_Check(args[4]) ||
+        PyTuple_GET_SIZE(args[4]) != 7) {
+        PyErr_SetString(PyExc_TypeError, "bind(feed, next, finish, Event, kinds)");
+        return NULL;
+    }
+    void *f = PyLong_AsVoidPtr(args[0]), *n = PyLong_AsVoidPtr(args[1]),
+         *e = PyLong_AsVoidPtr(args[2]);
+    if (PyErr_Occurred())
+        return NULL;
+    memcpy(&st->feed, &f, sizeof f);
+    memcpy(&st->next, &n, sizeof n);
+    memcpy(&st->finish, &e, sizeof e);
+    PyObject *old = (PyObject *)st->event_type;
+    st->event_type = (PyTypeObject *)new_ref(args[3]);
+    Py_XDECREF(old);
+    for (int k = 0; k < 7; k++) {
+        old = st->kinds[k];
+        st->kinds[k] = new_ref(PyTuple_GET_ITEM(args[4], k));
+        Py_XDECREF(old);
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *text_of(const char *p, size_t n, const char *errors)
+{
+    return PyUnicode_DecodeUTF8(p != NULL ? p : "", (Py_ssize_t)n, errors);
+}
+
+static PyObject *size_or_none(size_t v)
+{
+    if (v == DSML_NO_OFFSET)
+        Py_RETURN_NONE;
+    return PyLong_FromSize_t(v);
+}
+
+/* One dsml.Event: (kind, text, index, name, namespace, code, offset). */
+static PyObject *event_of(speed_state *st, const dsml_event *ev)
+{
+    PyObject *f[7] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    int t = (int)ev->type;
+    f[0] = new_ref(st->kinds[t >= 0 && t < 7 ? t : 0]);
+    switch (t) {
+    case DSML_EVENT_REASONING:
+    case DSML_EVENT_CONTENT:
+        f[1] = text_of(ev->text, ev->len, "strict");
+        break;
+    case DSML_EVENT_ARGUMENTS:
+        f[1] = text_of(ev->text, ev->len, "strict");
+        f[2] = PyLong_FromSize_t(ev->call_index);
+        break;
+    case DSML_EVENT_CALL_BEGIN:
+        f[2] = PyLong_FromSize_t(ev->call_index);
+        f[3] = text_of(ev->name, ev->name ? ev->name_len : 0, "strict");
+        f[4] = ev->ns != NULL ? text_of(ev->ns, ev->ns_len, "strict") : new_ref(Py_None);
+        f[6] = size_or_none(ev->offset);
+        break;
+    case DSML_EVENT_CALL_END:
+        f[2] = PyLong_FromSize_t(ev->call_index);
+        f[5] = PyLong_FromLong(ev->status);
+        f[6] = size_or_none(ev->offset);
+        break;
+    case DSML_EVENT_DIAGNOSTIC:
+        f[1] = text_of(ev->text, ev->text ? ev->len : 0, "replace");
+        f[5] = PyLong_FromLong(ev->status);
+        f[6] = size_or_none(ev->offset);
+        break;
+    default:
+        f[5] = PyLong_FromLong(ev->status);
+        f[6] = size_or_none(ev->offset);
+        break;
+    }
+    PyObject *e = st->event_type->tp_alloc(st->event_type, 7);
+    for (int k = 0; k < 7; k++) {
+        if (f[k] == NULL && (k == 1 && (t == DSML_EVENT_REASONING || t == DSML_EVENT_CONTENT ||
+                                        t == DSML_EVENT_ARGUMENTS || t == DSML_EVENT_DIAGNOSTIC))) {
+            /* a decoding error */
+            for (int j = 0; j < 7; j++)
+                Py_XDECREF(f[j]);
+            Py_XDECREF(e);
+            return NULL;
+        }
+        if (f[k] == NULL)
+            f[k] = new_ref(Py_None);
+    }
+    if (e == NULL) {
+        for (int j = 0; j < 7; j++)
+            Py_DECREF(f[j]);
+        return NULL;
+    }
+    for (int k = 0; k < 7; k++)
+        PyTuple_SET_ITEM(e, k, f[k]);
+    return e;
+}
+
+/*
+ * feed(handle_address, data, finish) -> list of events, or (events, status)
+ * when the detector failed or refused; NotImplemented when data is neither
+ * bytes nor a str that encodes (the caller's path reports it).
+ */
+static PyObject *feed(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    speed_state *st = state_of(module);
+    if (nargs != 3 || st->feed == NULL)
+        Py_RETURN_NOTIMPLEMENTED;
+    dsml_detector *d = PyLong_AsVoidPtr(args[0]);
+    if (d == NULL) {
+        PyErr_Clear();
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    const char *bytes = NULL;
+    Py_ssize_t len = 0;
+    PyObject *data = args[1];
+    if (PyBytes_CheckExact(data)) {
+        bytes = PyBytes_AS_STRING(data);
+        len = PyBytes_GET_SIZE(data);
+    } else if (PyUnicode_CheckExact(data)) {
+        bytes = PyUnicode_AsUTF8AndSize(data, &len);
+        if (bytes == NULL) {
+            PyErr_Clear();
+            Py_RETURN_NOTIMPLEMENTED;
+        }
+    } else if (data != Py_None) {
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    int status = len > 0 ? st->feed(d, bytes, (size_t)len) : DSML_OK;
+    if (status == DSML_OK && args[2] == Py_True)
+        status = st->finish(d);
+    PyObject *events = PyList_New(0);
+    if (events == NULL)
+        return NULL;
+    dsml_event ev;
+    ev.size = sizeof ev;
+    int r;
+    while ((r = st->next(d, &ev)) == 1) {
+        PyObject *e = event_of(st, &ev);
+        if (e == NULL || PyList_Append(events, e) < 0) {
+            Py_XDECREF(e);
+            Py_DECREF(events);
+            return NULL;
+        }
+        Py_DECREF(e);
+    }
+    if (status == DSML_OK && r < 0)
+        status = r;
+    if (status == DSML_OK)
+        return events;
+    return Py_BuildValue("(Ni)", events, status);
+}
+
+static PyObject *version_number(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    return PyLong_FromLong(dsml_version_number());
+}
+
+static PyMethodDef methods[] = {
+    {"render_case", (PyCFunction)(void (*)(void))render_case, METH_FASTCALL,
+     "render_case(messages, context, thinking_mode_json, effort_json, options_address, "
+     "want_images): the prompt, or None to take the ctypes path"},
+    {"bind", (PyCFunction)(void (*)(void))bind, METH_FASTCALL,
+     "bind(feed, next, finish, Event, kinds): the loaded library's detector functions"},
+    {"feed", (PyCFunction)(void (*)(void))feed, METH_FASTCALL,
+     "feed(handle, data, finish): the events, or (events, status)"},
+    {"version_number", version_number, METH_NOARGS,
+     "DSML_VERSION_NUMBER of the renderer compiled in"},
+    {NULL, NULL, 0, NULL},
+};
+
+static int traverse(PyObject *module, visitproc visit, void *arg)
+{
+    speed_state *st = state_of(module);
+    Py_VISIT(st->event_type);
+    for (int k = 0; k < 7; k++)
+        Py_VISIT(st->kinds[k]);
+    return 0;
+}
+
+static int clear(PyObject *module)
+{
+    speed_state *st = state_of(module);
+    Py_CLEAR(st->event_type);
+    for (int k = 0; k < 7; k++)
+        Py_CLEAR(st->kinds[k]);
+    return 0;
+}
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "_speedups",
+    "The compiled fast path of the dsml binding (optional).", sizeof(speed_state),
+    methods, NULL, traverse, clear, NULL,
+};
+
+PyMODINIT_FUNC PyInit__speedups(void);
+
+PyMODINIT_FUNC PyInit__speedups(void)
+{
+    PyObject *m = PyModule_Create(&module_def);
+    if (m != NULL)
+        memset(state_of(m), 0, sizeof(speed_state));
+    return m;
+}

@@ -1,0 +1,141 @@
+"""The compiled fast path (dsml._speedups) against the ctypes path: the same
+prompt, or the same refusal (code, message, offset), for values whose JSON
+text needs care (float and integer lexemes, tuples, every width of str,
+keys that are not str, NaN and infinities, subclasses, deep nesting, NUL
+and lone surrogates), with and without images; and Detector events alike.
+Skipped when the fast path is not loaded (DSML_SPEEDUPS=off, or not built).
+"""
+
+import enum
+import unittest
+
+import _support  # noqa: F401  (loads the library)
+import dsml
+from dsml import _fast
+from dsml import parse as P
+from dsml import render as R
+
+
+class Tag(enum.IntEnum):
+    ONE = 1
+
+
+class Text(str):
+    pass
+
+
+def call(args):
+    return [{"role": "user", "content": "q"},
+            {"role": "assistant", "content": "", "tool_calls": [
+                {"id": "a", "type": "function",
+                 "function": {"name": "f", "arguments": args}}]},
+            {"role": "tool", "tool_call_id": "a", "content": "done"}]
+
+
+CASES = [
+    [{"role": "user", "content": "plain"}],
+    [{"role": "user", "content": "é 東京 👍🏽 \x7f \t\n\"\\ <｜x"}],
+    [{"role": "system", "content": "s", "tools": [{"type": "function", "function": {
+        "name": "f", "description": "d", "parameters": {
+            "type": "object", "properties": {"x": {"type": "number", "default": 1.0}}}}}]},
+     {"role": "user", "content": "q"}],
+    call({"a": 1.0, "b": 1e-07, "c": 1e22, "d": -0.0, "e": 2 ** 70, "f": 10 ** 62,
+          "g": True, "h": None, "i": [1, (2, 3)], "j": {"k": "v"}}),
+    call({"big": 10 ** 63}),
+    call({"inf": float("inf")}),
+    call({"nan": float("nan")}),
+    call({None: 1, True: 2}),
+    call({"enum": Tag.ONE, "sub": Text("t")}),
+    call("{\"x\": 1.50}"),
+    [{"role": "user", "content": "nul \x00 inside"}],
+    [{"role": "user", "content": "lone \ud800 surrogate"}],
+    [{"role": "user", "content": [{"type": "text", "text": "a"},
+                                  {"type": "image_url", "image_url": {"url": "http://x/y.png"}}]}],
+    [{"role": "user", "content": "deep", "x": [[[[[[[[[[[]]]]]]]]]]]}],
+    [{"role": "user", "content": "deeper", "x": "nested below"}],
+    [{"role": "assistant", "content": "no user"}],
+    [{"role": "wizard", "content": "bad role"}],
+    ({"role": "user", "content": "a tuple of messages"},),
+]
+
+
+def nested(depth):
+    v = []
+    for _ in range(depth):
+        v = [v]
+    return v
+
+
+CASES[-4][0]["x"] = nested(600)
+
+
+def outcome(fn):
+    try:
+        return ("ok", fn())
+    except dsml.DsmlError as exc:
+        return ("error", exc.code, exc.message, exc.offset, exc.path)
+    except Exception as exc:  # noqa: BLE001 - compared, not hidden
+        return ("raised", type(exc).__name__, str(exc))
+
+
+@unittest.skipIf(_fast.speedups is None, "the compiled fast path is not loaded (%s)"
+                 % _fast.origin)
+class FastPath(unittest.TestCase):
+
+    def both(self, *args, **kw):
+        fast = outcome(lambda: dsml.encode_messages(*args, **kw))
+        saved = R._fast_render
+        R._fast_render = None
+        try:
+            slow = outcome(lambda: dsml.encode_messages(*args, **kw))
+        finally:
+            R._fast_render = saved
+        self.assertEqual(fast, slow, args)
+        return fast
+
+    def test_values(self):
+        for messages in CASES:
+            for mode in ("chat", "thinking", "bogus"):
+                for effort in (None, "max", 30, Text("max"), 1.5):
+                    self.both(messages, mode, reasoning_effort=effort)
+            self.both(messages, "thinking", return_multi_modal_data=True)
+            self.both(messages, "chat", guard=True)
+            self.both(messages, "chat", context=[{"role": "user", "content": "c 1.0"}])
+
+    def test_fast_path_taken(self):
+        # a plain conversation is rendered without JSON text
+        self.assertIsNotNone(R._fast_encode(
+            CASES[0], dsml._native.CHAT, "chat", None, None, "v41",
+            R._options(dsml._native.CHAT, "v41", 0), False))
+
+    def test_detector_events(self):
+        text = ("why</think>ok\n\n<｜DSML｜ calls>\n<｜DSML｜ invoke name=\"f\">\n"
+                "<｜DSML｜ parameter name=\"q\" string=\"true\">x\"y</｜DSML｜ parameter>\n"
+                "</｜DSML｜ invoke>\n</｜DSML｜ calls><｜end▁of▁sentence｜>tail")
+        runs = []
+        for fast in (True, False):
+            saved = P._speedups
+            if not fast:
+                P._speedups = None
+            try:
+                det = dsml.Detector("thinking")
+                events = []
+                for i in range(0, len(text), 3):
+                    events += det.feed(text[i:i + 3])
+                events += det.finish()
+                runs.append((events, det.message()))
+                with self.assertRaises(dsml.DsmlError) as cm:
+                    det.feed("more")
+                self.assertEqual(cm.exception.name, "DSML_ERR_STATE")
+                bad = dsml.Detector("chat")
+                with self.assertRaises(dsml.DsmlError) as cm:
+                    bad.feed(b"ok\xff")
+                runs.append((cm.exception.code, cm.exception.events))
+            finally:
+                P._speedups = saved
+        self.assertEqual(runs[0], runs[2])
+        self.assertEqual(runs[1], runs[3])
+
+
+if __name__ == "__main__":
+    unittest.main()

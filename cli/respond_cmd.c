@@ -1,0 +1,250 @@
+/*
+ * respond_cmd.c - `dsml-render respond`: a request body and a completion in,
+ * the response a server would send out -- the chat.completion object, or
+ * with --stream N the completion fed N bytes at a time and the server-sent
+ * events (`data: {...}` lines, `data: [DONE]` last).  Thinking mode, tools
+ * and policies come from the request alone (the library's turn).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char respond_usage[] =
+    "Usage: dsml-render respond [--stream N] [--end stop|length|abort] [--hold-calls]\n"
+    "                           [--drop-raw] [--id ID] [--created T] [--seed S]\n"
+    "                           REQUEST COMPLETION\n"
+    "\n"
+    "Prints the chat.completion object a server would send for COMPLETION (the\n"
+    "text the model produced) in reply to REQUEST (an OpenAI chat-completion\n"
+    "request body).  Thinking mode, tools, tool_choice and parallel_tool_calls\n"
+    "come from the request.  '-' reads one of the two from standard input.\n"
+    "\n"
+    "  --stream N        feed the completion N bytes at a time and print the\n"
+    "                    server-sent events: 'data: {chunk}' lines, then\n"
+    "                    'data: [DONE]'\n"
+    "  --end REASON      why the engine stopped: stop (the default: the model's\n"
+    "                    EOS, which the text may leave out), length (max_tokens)\n"
+    "                    or abort\n"
+    "  --hold-calls      send a tool call whole once it is complete\n"
+    "  --drop-raw        drop the raw text of a broken tool call (default: it\n"
+    "                    stays content)\n"
+    "  --id ID           the response id (default: chatcmpl- and 24 random)\n"
+    "  --created T       the 'created' time, Unix seconds (default: now)\n"
+    "  --seed S          seed the tool-call ids (default: random)\n"
+    "  -h, --help        this text\n"
+    "\n"
+    "Diagnostics go to standard error.  Exit status: 0 responded, 1 a refused\n"
+    "request or completion (strict mode), an unreadable file; 2 a bad command\n"
+    "line.\n";
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 1, 2)))
+#endif
+static int respond_usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("dsml-render: respond: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputs("\nTry 'dsml-render respond --help'.\n", stderr);
+    va_end(ap);
+    return CLI_EXIT_USAGE;
+}
+
+typedef struct respond_args {
+    const char *request, *completion;
+    size_t chunk;
+    dsml_end_reason why;
+    dsml_responder_options ro;
+} respond_args;
+
+static int parse_end(const char *v, dsml_end_reason *why)
+{
+    static const struct {
+        const char *name;
+        dsml_end_reason why;
+    } names[] = {{"stop", DSML_END_STOP}, {"length", DSML_END_LENGTH}, {"abort", DSML_END_ABORT}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(v, names[i].name) == 0) {
+            *why = names[i].why;
+            return 0;
+        }
+    return -1;
+}
+
+static int parse_number(const char *v, unsigned long long *n)
+{
+    char *end = NULL;
+    errno = 0;
+    if (v == NULL || *v == '\0' || *v == '-')
+        return -1;
+    *n = strtoull(v, &end, 10);
+    return *end != '\0' || errno != 0 ? -1 : 0;
+}
+
+static int parse_respond_args(int argc, char **argv, respond_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->why = DSML_END_STOP;
+    dsml_responder_options_init(&a->ro);
+    int files_only = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i];
+        const char *eq = strchr(s, '=');
+        size_t nlen = eq != NULL && s[0] == '-' ? (size_t)(eq - s) : strlen(s);
+        const char *v = NULL;
+        unsigned long long n = 0;
+#define NAMED(name) (strlen(name) == nlen && strncmp(s, name, nlen) == 0)
+#define VALUE() (eq != NULL ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL))
+        if (files_only || s[0] != '-' || strcmp(s, "-") == 0) {
+            if (a->request == NULL)
+                a->request = s;
+            else if (a->completion == NULL)
+                a->completion = s;
+            else
+                return respond_usage_error("more than two files ('%s')", s);
+        } else if (strcmp(s, "--") == 0) {
+            files_only = 1;
+        } else if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0) {
+            fputs(respond_usage, stdout);
+            exit(fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL);
+        } else if (NAMED("--stream")) {
+            if (parse_number(VALUE(), &n) != 0 || n == 0 || n > (unsigned long long)SIZE_MAX)
+                return respond_usage_error("--stream needs a chunk size of 1 or more");
+            a->chunk = (size_t)n;
+        } else if (NAMED("--end")) {
+            if ((v = VALUE()) == NULL || parse_end(v, &a->why) != 0)
+                return respond_usage_error("--end needs stop, length or abort");
+        } else if (strcmp(s, "--hold-calls") == 0) {
+            a->ro.flags |= DSML_RESPOND_HOLD_CALLS;
+        } else if (strcmp(s, "--drop-raw") == 0) {
+            a->ro.flags |= DSML_RESPOND_DROP_RAW;
+        } else if (NAMED("--id")) {
+            if ((v = VALUE()) == NULL)
+                return respond_usage_error("--id needs a value");
+            a->ro.id = v;
+            a->ro.id_len = strlen(v);
+        } else if (NAMED("--created")) {
+            if (parse_number(VALUE(), &n) != 0 || n == 0 || n > (unsigned long long)INT64_MAX)
+                return respond_usage_error("--created needs a time in Unix seconds");
+            a->ro.created = (long long)n;
+        } else if (NAMED("--seed")) {
+            if ((v = VALUE()) == NULL)
+                return respond_usage_error("--seed needs a value");
+            a->ro.seed = (const unsigned char *)v;
+            a->ro.seed_len = strlen(v);
+        } else {
+            return respond_usage_error("unknown option '%s'", s);
+        }
+#undef NAMED
+#undef VALUE
+    }
+    if (a->completion == NULL)
+        return respond_usage_error("needs a REQUEST file and a COMPLETION file");
+    if (strcmp(a->request, "-") == 0 && strcmp(a->completion, "-") == 0)
+        return respond_usage_error("only one of REQUEST and COMPLETION can be '-'");
+    return CLI_EXIT_OK;
+}
+
+static const char *file_name(const char *f)
+{
+    return strcmp(f, "-") == 0 ? "standard input" : f;
+}
+
+/* Pulls every item: chunks (and [DONE]) to out, diagnostics to stderr. */
+static int drain(dsml_responder *r, cli_buf *out)
+{
+    dsml_item it;
+    it.size = sizeof it;
+    int rc;
+    while ((rc = dsml_responder_next(r, &it)) == 1) {
+        if (it.type == DSML_ITEM_DIAGNOSTIC) {
+            char where[64] = "";
+            if (it.offset != DSML_NO_OFFSET)
+                snprintf(where, sizeof where, " at byte %zu", it.offset);
+            cli_errorf("respond: note%s: %s (%s)", where, it.text, dsml_status_name(it.status));
+        } else if (out != NULL) {
+            cli_buf_put(out, it.text, it.len);
+        }
+    }
+    return rc;
+}
+
+static int respond(const respond_args *a, const cli_buf *request, const cli_buf *completion)
+{
+    dsml_error err;
+    dsml_error_init(&err);
+    dsml_turn *turn = NULL;
+    int st = dsml_turn_create(request->data, request->len, NULL, &turn, &err);
+    if (st != DSML_OK) {
+        cli_report(file_name(a->request), st, &err);
+        return CLI_EXIT_FAIL;
+    }
+    dsml_responder_options ro = a->ro;
+    if (a->chunk > 0)
+        ro.flags |= DSML_RESPOND_SSE | DSML_RESPOND_NO_COMPLETION;
+    dsml_responder *r = NULL;
+    st = dsml_responder_create(turn, &ro, &r, &err);
+    dsml_turn_destroy(turn);
+    if (st != DSML_OK) {
+        cli_report(file_name(a->request), st, &err);
+        return CLI_EXIT_FAIL;
+    }
+    cli_buf out = {0};
+    cli_buf *sse = a->chunk > 0 ? &out : NULL;
+    size_t chunk = a->chunk > 0 ? a->chunk : completion->len;
+    for (size_t at = 0; st == DSML_OK && at < completion->len; at += chunk) {
+        size_t n = completion->len - at < chunk ? completion->len - at : chunk;
+        st = dsml_responder_feed(r, completion->data + at, n);
+        if (st == DSML_OK)
+            st = drain(r, sse);
+        if (out.len > 1 << 16) {
+            cli_write_stdout(out.data, out.len);
+            out.len = 0;
+        }
+    }
+    if (st == DSML_OK)
+        st = dsml_responder_end(r, a->why);
+    if (st == DSML_OK)
+        st = drain(r, sse);
+    if (st == DSML_OK && a->chunk == 0) {
+        dsml_output o;
+        st = dsml_responder_completion(r, &o, &err);
+        if (st == DSML_OK) {
+            cli_buf_put(&out, o.text, o.len);
+            cli_buf_putc(&out, '\n');
+            dsml_output_free(&o);
+        }
+    } else if (st != DSML_OK) {
+        err = *dsml_responder_error(r);
+    }
+    int wr = cli_write_stdout(out.data, out.len);
+    if (st != DSML_OK)
+        cli_report(file_name(a->completion), st, &err);
+    cli_buf_free(&out);
+    dsml_responder_destroy(r);
+    return st == DSML_OK && wr == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+}
+
+int cli_respond_main(int argc, char **argv)
+{
+    respond_args a;
+    int r = parse_respond_args(argc, argv, &a);
+    if (r != CLI_EXIT_OK)
+        return r;
+    cli_buf request = {0}, completion = {0};
+    if (cli_read_file(a.request, &request) != 0)
+        return CLI_EXIT_FAIL;
+    if (cli_read_file(a.completion, &completion) != 0) {
+        cli_buf_free(&request);
+        return CLI_EXIT_FAIL;
+    }
+    r = respond(&a, &request, &completion);
+    cli_buf_free(&request);
+    cli_buf_free(&completion);
+    return r;
+}

@@ -1,0 +1,217 @@
+/*
+ * fuzz_serve.c - the serving layer on arbitrary bytes: a request body and a
+ * completion (split at the first 0xFF byte) after two option bytes:
+ *
+ *   byte 0  bit 0 DSML_RESPOND_HOLD_CALLS, bit 1 DSML_RESPOND_DROP_RAW,
+ *           bit 2 DSML_RESPOND_SSE, bits 3-4 the end reason,
+ *           bits 5-7 the largest chunk (1, 2, 3, 5, 8, 16, 64, 4096 bytes)
+ *           of the split run (the other feeds the completion whole)
+ *   byte 1  seeds the chunk sizes
+ *
+ * Checks: the turn is made or refused with a well-formed error; its info
+ * texts are NUL-terminated JSON where they should be; every chunk is one
+ * line of JSON naming its object, the finish reason comes once and last,
+ * [DONE] after it (SSE); the completion object is JSON and does not depend
+ * on how the completion was split; with held calls the content deltas add
+ * up to the completion's content.
+ */
+#include <cjson/cJSON.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz_common.h"
+#include "json/json.h"
+
+static int is_json(const char *s, size_t n)
+{
+    dsml_allocator std;
+    dsml_alloc_resolve(&std, NULL);
+    cJSON *v = NULL;
+    int r = dsml_json_read(s, n, NULL, &std, "$", 0, &v, NULL);
+    cJSON_Delete(v);
+    /* NUL bytes of the completion come out as \u0000, which the reader
+     * refuses by design */
+    return r == DSML_OK || r == DSML_ERR_NUL_ESCAPE;
+}
+
+typedef struct fz_out {
+    char *completion;
+    size_t len;
+    int status;
+    char *content; /* the content deltas, concatenated */
+    size_t content_len;
+} fz_out;
+
+/* The content delta of a chunk, appended to o->content. */
+static void add_content(fz_out *o, const char *json, size_t n)
+{
+    cJSON *c = cJSON_ParseWithLength(json, n);
+    if (c == NULL)
+        return; /* a \u0000: cJSON cuts the string, skip the check */
+    const cJSON *ch = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(c, "choices"), 0);
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(ch, "delta"),
+                                                     "content");
+    if (cJSON_IsString(t)) {
+        size_t k = strlen(t->valuestring);
+        o->content = realloc(o->content, o->content_len + k + 1);
+        FZ_CHECK(o->content != NULL);
+        memcpy(o->content + o->content_len, t->valuestring, k + 1);
+        o->content_len += k;
+    }
+    cJSON_Delete(c);
+}
+
+static void one_run(const dsml_turn *t, unsigned flags, dsml_end_reason why, const char *text,
+                    size_t n, size_t max_chunk, uint32_t seed, fz_out *o)
+{
+    memset(o, 0, sizeof *o);
+    dsml_responder_options ro;
+    dsml_responder_options_init(&ro);
+    ro.flags = flags;
+    ro.created = 1;
+    ro.seed = (const unsigned char *)"fuzz";
+    ro.seed_len = 4;
+    dsml_responder *r = NULL;
+    dsml_error err;
+    int st = dsml_responder_create(t, &ro, &r, &err);
+    FZ_CHECK(st == DSML_OK);
+    uint32_t x = seed ? seed : 0x9e3779b9u;
+    size_t at = 0;
+    int ended = 0, finished = 0, done = 0;
+    int sse = (flags & DSML_RESPOND_SSE) != 0;
+    for (;;) {
+        if (at < n) {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            size_t k = max_chunk == 0 ? n - at : 1 + (size_t)x % max_chunk;
+            if (k > n - at)
+                k = n - at;
+            FZ_CHECK(dsml_responder_feed(r, text + at, k) == DSML_OK);
+            at += k;
+        } else if (!ended) {
+            FZ_CHECK(dsml_responder_end(r, why) == DSML_OK);
+            ended = 1;
+        } else {
+            break;
+        }
+        dsml_item it;
+        it.size = sizeof it;
+        while ((st = dsml_responder_next(r, &it)) == 1) {
+            FZ_CHECK(!done && it.text != NULL && it.text[it.len] == '\0');
+            if (it.type == DSML_ITEM_DIAGNOSTIC) {
+                FZ_CHECK(fz_known_status(it.status) && it.status < 0);
+                continue;
+            }
+            if (it.type == DSML_ITEM_DONE) {
+                FZ_CHECK(sse && finished);
+                done = 1;
+                continue;
+            }
+            FZ_CHECK(it.type == DSML_ITEM_CHUNK && !finished);
+            const char *j = it.text;
+            size_t jn = it.len;
+            if (sse) {
+                FZ_CHECK(jn > 8 && memcmp(j, "data: ", 6) == 0 &&
+                         memcmp(j + jn - 2, "\n\n", 2) == 0);
+                j += 6;
+                jn -= 8;
+            }
+            FZ_CHECK(memchr(j, '\n', jn) == NULL);
+            FZ_CHECK(is_json(j, jn));
+            FZ_CHECK(strstr(j, "\"object\":\"chat.completion.chunk\"") != NULL);
+            if (strstr(j, "\"finish_reason\":null") == NULL)
+                finished = 1;
+            else
+                add_content(o, j, jn);
+        }
+        if (st < 0)
+            break;
+    }
+    o->status = st;
+    if (st == 0) {
+        FZ_CHECK(finished && done == sse);
+        dsml_output out;
+        FZ_CHECK(dsml_responder_completion(r, &out, &err) == DSML_OK);
+        FZ_CHECK(out.text[out.len] == '\0' && is_json(out.text, out.len));
+        o->completion = malloc(out.len + 1);
+        FZ_CHECK(o->completion != NULL);
+        memcpy(o->completion, out.text, out.len + 1);
+        o->len = out.len;
+        dsml_output_free(&out);
+    } else {
+        FZ_CHECK(fz_known_status(st));
+        FZ_CHECK(dsml_responder_error(r)->code == st);
+    }
+    dsml_responder_destroy(r);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    fz_input in = {data, size};
+    uint8_t b0 = fz_byte(&in), b1 = fz_byte(&in);
+    const char *body, *text;
+    size_t nbody, ntext;
+    fz_split(&in, &body, &nbody, &text, &ntext);
+    if (text == NULL) {
+        text = "";
+        ntext = 0;
+    }
+    /* exact-size copies: a read past the end is caught */
+    char *b = malloc(nbody ? nbody : 1), *c = malloc(ntext ? ntext : 1);
+    FZ_CHECK(b != NULL && c != NULL);
+    memcpy(b, body, nbody);
+    memcpy(c, text, ntext);
+
+    dsml_turn *t = NULL;
+    dsml_error err;
+    int st = dsml_turn_create(b, nbody, NULL, &t, &err);
+    if (st != DSML_OK) {
+        FZ_CHECK(t == NULL);
+        fz_check_error(&err, st);
+        free(b);
+        free(c);
+        return 0;
+    }
+    const dsml_turn_info *info = dsml_turn_get_info(t);
+    FZ_CHECK(info->prompt[info->prompt_len] == '\0');
+    FZ_CHECK(is_json(info->tools, info->tools_len));
+    FZ_CHECK(is_json(info->ignored, info->ignored_len));
+    FZ_CHECK(info->response_format == NULL ||
+             is_json(info->response_format, info->response_format_len));
+    FZ_CHECK(info->tool_choice != DSML_TOOL_CHOICE_FUNCTION || info->tool_choice_name != NULL);
+
+    static const size_t maxes[8] = {1, 2, 3, 5, 8, 16, 64, 4096};
+    unsigned flags = b0 & 7u;
+    dsml_end_reason why = (dsml_end_reason)((b0 >> 3) & 3);
+    fz_out whole, split;
+    one_run(t, flags, why, c, ntext, 0, 1, &whole);
+    one_run(t, flags, why, c, ntext, maxes[(b0 >> 5) & 7], (uint32_t)b1 * 2654435761u + 1,
+            &split);
+    FZ_CHECK(whole.status == split.status);
+    if (whole.status == 0) {
+        FZ_CHECK(whole.len == split.len && memcmp(whole.completion, split.completion, whole.len) == 0);
+        if ((flags & DSML_RESPOND_HOLD_CALLS) && memchr(c, '\0', ntext) == NULL) {
+            /* the content deltas add up to the completion's content */
+            cJSON *v = cJSON_ParseWithLength(whole.completion, whole.len);
+            FZ_CHECK(v != NULL);
+            const cJSON *m = cJSON_GetObjectItemCaseSensitive(
+                cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(v, "choices"), 0), "message");
+            const cJSON *content = cJSON_GetObjectItemCaseSensitive(m, "content");
+            const char *want = cJSON_IsString(content) ? content->valuestring : "";
+            FZ_CHECK(strlen(want) == split.content_len &&
+                     (split.content_len == 0 || memcmp(want, split.content, split.content_len) == 0));
+            cJSON_Delete(v);
+        }
+    }
+    free(whole.completion);
+    free(whole.content);
+    free(split.completion);
+    free(split.content);
+    dsml_turn_destroy(t);
+    free(b);
+    free(c);
+    return 0;
+}

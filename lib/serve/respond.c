@@ -1,0 +1,485 @@
+/*
+ * respond.c - the responder: a turn's completion, fed as it is generated,
+ * through the turn's detector; each event becomes at most one item (a
+ * chat.completion.chunk, or a diagnostic to log); what the completion
+ * object needs is kept.  Which calls are sent, held, or reported as not
+ * executable is decided here; the JSON is written by respond_json.c.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "serve/serve.h"
+
+void dsml_responder_options_init(dsml_responder_options *opts)
+{
+    if (opts == NULL)
+        return;
+    memset(opts, 0, sizeof *opts);
+    opts->size = sizeof *opts;
+}
+
+static int nomem(dsml_responder *r)
+{
+    if (!r->failed) {
+        dsml_fail(&r->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
+        r->failed = DSML_ERR_NOMEM;
+    }
+    return r->failed;
+}
+
+static void call_free(dsml_responder *r, srv_call *c)
+{
+    (void)r;
+    dsml_buf_release(&c->name);
+    dsml_buf_release(&c->ns);
+    dsml_buf_release(&c->args);
+}
+
+void dsml_responder_destroy(dsml_responder *r)
+{
+    if (r == NULL)
+        return;
+    dsml_detector_destroy(r->d);
+    dsml_buf *bufs[] = {&r->chunk_head, &r->head, &r->item, &r->content, &r->reasoning};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        dsml_buf_release(bufs[i]);
+    for (size_t i = 0; i < r->capcalls; i++)
+        call_free(r, &r->calls[i]);
+    dsml_free(&r->alloc, r->calls);
+    dsml_allocator a = r->alloc;
+    dsml_free(&a, r);
+}
+
+/* The heads every chunk and the completion start with. */
+static int make_heads(dsml_responder *r, const dsml_turn *turn, const dsml_responder_options *o,
+                      dsml_error *err)
+{
+    char made[16 + SRV_ID_CHARS];
+    const char *id = o->id;
+    size_t id_len = o->id_len;
+    if (id == NULL) {
+        id_len = srv_rng_id(&r->rng, "chatcmpl-", made, sizeof made);
+        id = made;
+    }
+    const char *model = o->model;
+    size_t model_len = o->model_len;
+    if (model == NULL) {
+        model = turn->info.model != NULL ? turn->info.model : "";
+        model_len = turn->info.model_len;
+    }
+    long long created = o->created != 0 ? o->created : (long long)time(NULL);
+    srv_json_head(&r->chunk_head, "chat.completion.chunk", id, id_len, created, model,
+                  model_len);
+    srv_json_head(&r->head, "chat.completion", id, id_len, created, model, model_len);
+    if (r->chunk_head.failed || r->head.failed)
+        return dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
+    return DSML_OK;
+}
+
+int dsml_responder_create(const dsml_turn *turn, const dsml_responder_options *opts,
+                          dsml_responder **out, dsml_error *err)
+{
+    if (out == NULL || turn == NULL)
+        return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
+                         "dsml_responder_create: NULL argument");
+    *out = NULL;
+    dsml_responder_options o;
+    dsml_responder_options_init(&o);
+    if (opts != NULL) {
+        int rc = dsml_options_copy(&o, sizeof o, opts, "dsml_responder_options", err);
+        if (rc != DSML_OK)
+            return rc;
+    }
+    if ((o.flags & ~(unsigned)(DSML_RESPOND_HOLD_CALLS | DSML_RESPOND_DROP_RAW |
+                               DSML_RESPOND_SSE | DSML_RESPOND_NO_COMPLETION)) != 0 ||
+        (o.id == NULL && o.id_len != 0) || (o.model == NULL && o.model_len != 0) ||
+        (o.seed == NULL && o.seed_len != 0))
+        return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
+                         "invalid responder option value");
+    dsml_allocator a;
+    dsml_alloc_resolve(&a, o.allocator != NULL ? o.allocator : &turn->detect_alloc);
+    dsml_responder *r = dsml_malloc(&a, sizeof *r);
+    if (r == NULL)
+        return dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
+    memset(r, 0, sizeof *r);
+    r->alloc = a;
+    r->flags = o.flags;
+    r->call_id = o.call_id;
+    r->call_id_ctx = o.call_id_ctx;
+    dsml_error_init(&r->err);
+    dsml_buf *bufs[] = {&r->chunk_head, &r->head, &r->item, &r->content, &r->reasoning};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        dsml_buf_init(bufs[i], &r->alloc);
+    srv_rng_seed(&r->rng, o.seed, o.seed_len);
+    int rc = make_heads(r, turn, &o, err);
+    if (rc == DSML_OK)
+        rc = srv_turn_detector(turn,
+                               (o.flags & DSML_RESPOND_NO_COMPLETION) ? DSML_DETECT_NO_MESSAGE
+                                                                      : 0,
+                               &r->d, err);
+    if (rc != DSML_OK) {
+        dsml_responder_destroy(r);
+        return rc;
+    }
+    *out = r;
+    return DSML_OK;
+}
+
+/* ---- calls ------------------------------------------------------------- */
+
+static int keep(const dsml_responder *r)
+{
+    return !(r->flags & DSML_RESPOND_NO_COMPLETION);
+}
+
+/* A slot for a new call (without the completion: the one slot, reused). */
+static srv_call *new_call(dsml_responder *r)
+{
+    if (!keep(r))
+        r->ncalls = 0;
+    if (r->ncalls == r->capcalls) {
+        size_t cap = r->capcalls ? r->capcalls * 2 : 4;
+        srv_call *p = dsml_realloc(&r->alloc, r->calls, r->capcalls * sizeof *p, cap * sizeof *p);
+        if (p == NULL)
+            return NULL;
+        for (size_t i = r->capcalls; i < cap; i++) {
+            memset(&p[i], 0, sizeof p[i]);
+            dsml_buf_init(&p[i].name, &r->alloc);
+            dsml_buf_init(&p[i].ns, &r->alloc);
+            dsml_buf_init(&p[i].args, &r->alloc);
+        }
+        r->calls = p;
+        r->capcalls = cap;
+    }
+    srv_call *c = &r->calls[r->ncalls++];
+    c->name.len = c->ns.len = c->args.len = 0;
+    c->indexed = 0;
+    c->status = -1;
+    return c;
+}
+
+/* Gives the call its OpenAI index and its id. */
+static void index_call(dsml_responder *r, srv_call *c)
+{
+    c->index = r->sent++;
+    c->indexed = 1;
+    c->id_len = 0;
+    if (r->call_id != NULL) {
+        c->id_len = r->call_id(r->call_id_ctx, c->index, c->id, DSML_CALL_ID_MAX);
+        if (c->id_len > DSML_CALL_ID_MAX)
+            c->id_len = 0;
+    }
+    if (c->id_len == 0)
+        c->id_len = srv_rng_id(&r->rng, "call_", c->id, sizeof c->id);
+}
+
+static int held(const dsml_responder *r)
+{
+    return (r->flags & DSML_RESPOND_HOLD_CALLS) != 0;
+}
+
+static const char *status_word(int status)
+{
+    switch (status) {
+    case DSML_CALL_INCOMPLETE: return "incomplete";
+    case DSML_CALL_UNTERMINATED: return "unterminated (no end tag)";
+    default: return "refused";
+    }
+}
+
+/* A diagnostic item. */
+static int diagnostic(dsml_responder *r, int code, size_t offset, const char *text,
+                      size_t len, dsml_item *item)
+{
+    r->item.len = 0;
+    dsml_buf_append(&r->item, text, len);
+    dsml_buf_putc(&r->item, '\0');
+    if (r->item.failed)
+        return nomem(r);
+    item->type = DSML_ITEM_DIAGNOSTIC;
+    item->status = code;
+    item->offset = offset;
+    item->len = r->item.len - 1;
+    return 1;
+}
+
+static int call_end(dsml_responder *r, const dsml_event *e, dsml_item *item)
+{
+    srv_call *c = r->cur;
+    r->cur = NULL;
+    if (c == NULL)
+        return 0; /* refused at its begin: reported by the detector */
+    c->status = e->status;
+    if (e->status == DSML_CALL_INCOMPLETE) {
+        r->raw = 1; /* its raw text follows as content (lenient) */
+        r->raw_code = DSML_ERR_INCOMPLETE;
+        r->raw_reported = 0;
+    }
+    if (e->status == DSML_CALL_COMPLETE) {
+        r->executable++;
+        if (!held(r))
+            return 0;
+        index_call(r, c);
+        srv_chunk_call(r, c, c->args.data, c->args.len);
+        return r->item.failed ? nomem(r) : 1;
+    }
+    char msg[200];
+    int n = snprintf(msg, sizeof msg, "tool call '%.*s' is %s: %s", (int)(c->name.len > 80 ? 80 : c->name.len),
+                     c->name.data != NULL ? c->name.data : "", status_word(e->status),
+                     held(r) ? "not sent" : "sent in part, not to be executed");
+    return diagnostic(r, DSML_ERR_INCOMPLETE, e->offset, msg, (size_t)n, item);
+}
+
+static int call_begin(dsml_responder *r, const dsml_event *e)
+{
+    r->raw = 0;
+    r->cur = NULL;
+    if (e->status == DSML_CALL_REFUSED)
+        return 0;
+    srv_call *c = new_call(r);
+    if (c == NULL)
+        return nomem(r);
+    dsml_buf_append(&c->name, e->name, e->name_len);
+    c->has_ns = e->ns != NULL;
+    if (c->has_ns)
+        dsml_buf_append(&c->ns, e->ns, e->ns_len);
+    if (c->name.failed || c->ns.failed)
+        return nomem(r);
+    r->cur = c;
+    if (held(r))
+        return 0;
+    index_call(r, c);
+    srv_chunk_call(r, c, "", 0);
+    return r->item.failed ? nomem(r) : 1;
+}
+
+static int arguments(dsml_responder *r, const dsml_event *e)
+{
+    srv_call *c = r->cur;
+    if (c == NULL)
+        return 0;
+    if (held(r) || keep(r)) {
+        dsml_buf_append(&c->args, e->text, e->len);
+        if (c->args.failed)
+            return nomem(r);
+    }
+    if (held(r))
+        return 0;
+    srv_chunk_arguments(r, c->index, e->text, e->len);
+    return r->item.failed ? nomem(r) : 1;
+}
+
+/* ---- events -> items ------------------------------------------------------ */
+
+/* Diagnostics after which the detector gives a broken block's raw text as
+ * content (lenient mode). */
+static int raw_follows(int code)
+{
+    switch (code) {
+    case DSML_ERR_CALL_FORMAT:
+    case DSML_ERR_INVOKE_FORMAT:
+    case DSML_ERR_PARAMETER_FORMAT:
+    case DSML_ERR_DUPLICATE_PARAMETER:
+    case DSML_ERR_TOOL_NAME:
+    case DSML_ERR_UNKNOWN_TOOL:
+    case DSML_ERR_INCOMPLETE:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static int text(dsml_responder *r, const dsml_event *e, dsml_item *item)
+{
+    int content = e->type == DSML_EVENT_CONTENT;
+    if (content && r->raw && (r->flags & DSML_RESPOND_DROP_RAW)) {
+        if (r->raw_reported)
+            return 0;
+        r->raw_reported = 1;
+        static const char msg[] = "the raw text of a broken tool-call block is dropped";
+        return diagnostic(r, r->raw_code, DSML_NO_OFFSET, msg, sizeof msg - 1, item);
+    }
+    if (keep(r)) {
+        dsml_buf *b = content ? &r->content : &r->reasoning;
+        dsml_buf_append(b, e->text, e->len);
+        if (b->failed)
+            return nomem(r);
+    }
+    srv_chunk_text(r, content ? "content" : "reasoning_content", e->text, e->len);
+    return r->item.failed ? nomem(r) : 1;
+}
+
+/* One event: 1 and an item, 0 for none, or an error. */
+static int on_event(dsml_responder *r, const dsml_event *e, dsml_item *item)
+{
+    switch (e->type) {
+    case DSML_EVENT_REASONING:
+    case DSML_EVENT_CONTENT:
+        return text(r, e, item);
+    case DSML_EVENT_CALL_BEGIN:
+        return call_begin(r, e);
+    case DSML_EVENT_ARGUMENTS:
+        return arguments(r, e);
+    case DSML_EVENT_CALL_END:
+        return call_end(r, e, item);
+    case DSML_EVENT_DIAGNOSTIC:
+        if (raw_follows(e->status)) {
+            r->raw = 1;
+            r->raw_code = e->status;
+            r->raw_reported = 0;
+        } else if (e->status == DSML_ERR_TRAILING_TEXT) {
+            r->raw = 0;
+        }
+        return diagnostic(r, e->status, e->offset, e->text, e->len, item);
+    default:
+        return 0;
+    }
+}
+
+static void fail_with(dsml_responder *r, int code)
+{
+    if (!r->failed) {
+        r->err = *dsml_detector_error(r->d);
+        r->failed = code;
+    }
+}
+
+int dsml_responder_next(dsml_responder *r, dsml_item *item)
+{
+    if (r == NULL || item == NULL || (item->size != 0 && item->size < sizeof *item))
+        return DSML_ERR_ARGUMENT;
+    memset(item, 0, sizeof *item);
+    item->size = sizeof *item;
+    item->offset = DSML_NO_OFFSET;
+    for (;;) {
+        if (r->failed)
+            return r->failed;
+        dsml_event e;
+        e.size = sizeof e;
+        int rc = dsml_detector_next(r->d, &e);
+        if (rc < 0) {
+            fail_with(r, rc);
+            return rc;
+        }
+        if (rc == 0)
+            break;
+        rc = on_event(r, &e, item);
+        if (rc < 0)
+            return rc;
+        if (rc == 1) {
+            item->text = r->item.data;
+            if (item->type == DSML_ITEM_NONE) {
+                item->type = DSML_ITEM_CHUNK;
+                item->len = r->item.len;
+            }
+            return 1;
+        }
+    }
+    if (!r->ended)
+        return 0;
+    if (!r->final_sent) {
+        r->final_sent = 1;
+        srv_chunk_finish(r);
+        if (r->item.failed)
+            return nomem(r);
+        item->type = DSML_ITEM_CHUNK;
+        item->text = r->item.data;
+        item->len = r->item.len;
+        return 1;
+    }
+    if ((r->flags & DSML_RESPOND_SSE) && !r->done_sent) {
+        r->done_sent = 1;
+        item->type = DSML_ITEM_DONE;
+        item->text = "data: [DONE]\n\n";
+        item->len = 14;
+        return 1;
+    }
+    return 0;
+}
+
+int dsml_responder_feed(dsml_responder *r, const char *bytes, size_t len)
+{
+    if (r == NULL)
+        return DSML_ERR_ARGUMENT;
+    if (r->failed)
+        return r->failed;
+    int rc = dsml_detector_feed(r->d, bytes, len);
+    if (rc == DSML_ERR_ARGUMENT || rc == DSML_ERR_STATE)
+        return rc;
+    return DSML_OK; /* a failure comes out of next() after the items before it */
+}
+
+int dsml_responder_end(dsml_responder *r, dsml_end_reason why)
+{
+    if (r == NULL)
+        return DSML_ERR_ARGUMENT;
+    if (r->failed)
+        return r->failed;
+    if (r->ended)
+        return DSML_OK;
+    int rc = dsml_detector_end(r->d, why);
+    if (rc == DSML_ERR_ARGUMENT)
+        return rc;
+    r->ended = 1;
+    r->why = why;
+    return DSML_OK;
+}
+
+const dsml_error *dsml_responder_error(const dsml_responder *r)
+{
+    return r != NULL ? &r->err : NULL;
+}
+
+int dsml_responder_completion(dsml_responder *r, dsml_output *out, dsml_error *err)
+{
+    if (out != NULL)
+        memset(out, 0, sizeof *out);
+    if (r == NULL || out == NULL)
+        return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
+                         "dsml_responder_completion: NULL argument");
+    if (!r->ended || !keep(r))
+        return dsml_fail(err, DSML_ERR_STATE, DSML_NO_OFFSET, NULL,
+                         "the completion is made after dsml_responder_end(), unless "
+                         "DSML_RESPOND_NO_COMPLETION was set");
+    /* the items not pulled yet still count */
+    dsml_item item;
+    item.size = sizeof item;
+    int rc;
+    while ((rc = dsml_responder_next(r, &item)) == 1)
+        ;
+    if (rc < 0) {
+        if (err != NULL)
+            *err = r->err;
+        return rc;
+    }
+    dsml_buf b;
+    dsml_buf_init(&b, &r->alloc);
+    srv_completion_json(r, &b);
+    out->text = dsml_buf_take(&b, &out->len);
+    if (out->text == NULL)
+        return dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
+    out->alloc_ = r->alloc;
+    return DSML_OK;
+}
+
+int dsml_respond(const dsml_turn *turn, const char *completion, size_t len,
+                 dsml_end_reason why, const dsml_responder_options *opts, dsml_output *out,
+                 dsml_error *err)
+{
+    if (out != NULL)
+        memset(out, 0, sizeof *out);
+    dsml_responder *r = NULL;
+    int rc = dsml_responder_create(turn, opts, &r, err);
+    if (rc != DSML_OK)
+        return rc;
+    rc = dsml_responder_feed(r, completion, len);
+    if (rc == DSML_OK)
+        rc = dsml_responder_end(r, why);
+    if (rc == DSML_OK)
+        rc = dsml_responder_completion(r, out, err);
+    else if (err != NULL)
+        *err = r->err;
+    dsml_responder_destroy(r);
+    return rc;
+}

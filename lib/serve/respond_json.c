@@ -1,0 +1,171 @@
+/*
+ * respond_json.c - the JSON a server sends: chat.completion.chunk objects
+ * (text deltas, a tool call's first delta and its argument pieces, the last
+ * chunk with the finish reason), their server-sent-event framing, and the
+ * whole chat.completion object.  Compact separators; strings are written by
+ * the library's one emitter (json_emit.c).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "serve/serve.h"
+
+static const char chunk_tail[] = "},\"logprobs\":null,\"finish_reason\":null}]}";
+
+void srv_json_head(dsml_buf *b, const char *object, const char *id, size_t id_len,
+                   long long created, const char *model, size_t model_len)
+{
+    char num[32];
+    DSML_BUF_LIT(b, "{\"id\":");
+    dsml_emit_string(b, id, id_len);
+    DSML_BUF_LIT(b, ",\"object\":\"");
+    dsml_buf_puts(b, object);
+    DSML_BUF_LIT(b, "\",\"created\":");
+    snprintf(num, sizeof num, "%lld", created);
+    dsml_buf_puts(b, num);
+    DSML_BUF_LIT(b, ",\"model\":");
+    dsml_emit_string(b, model != NULL ? model : "", model_len);
+    DSML_BUF_LIT(b, ",\"choices\":[{\"index\":0,");
+}
+
+/* Starts an item's chunk: the SSE prefix, the head, the delta's brace and,
+ * on the first delta, the role. */
+static void begin_chunk(dsml_responder *r)
+{
+    dsml_buf *b = &r->item;
+    b->len = 0;
+    if (r->flags & DSML_RESPOND_SSE)
+        DSML_BUF_LIT(b, "data: ");
+    dsml_buf_append(b, r->chunk_head.data, r->chunk_head.len);
+    DSML_BUF_LIT(b, "\"delta\":{");
+    if (!r->role_sent) {
+        DSML_BUF_LIT(b, "\"role\":\"assistant\"");
+        r->role_sent = 1;
+    }
+}
+
+static void delta_key(dsml_buf *b, const char *key)
+{
+    if (b->len > 0 && b->data[b->len - 1] != '{') /* (nothing after a failed allocation) */
+        dsml_buf_putc(b, ',');
+    dsml_buf_putc(b, '"');
+    dsml_buf_puts(b, key);
+    DSML_BUF_LIT(b, "\":");
+}
+
+static void end_chunk(dsml_responder *r, const char *tail, size_t tail_len)
+{
+    dsml_buf_append(&r->item, tail, tail_len);
+    if (r->flags & DSML_RESPOND_SSE)
+        DSML_BUF_LIT(&r->item, "\n\n");
+    dsml_buf_putc(&r->item, '\0'); /* the item's text is NUL-terminated */
+    if (!r->item.failed)
+        r->item.len--;
+}
+
+void srv_chunk_text(dsml_responder *r, const char *key, const char *text, size_t len)
+{
+    begin_chunk(r);
+    delta_key(&r->item, key);
+    dsml_emit_string(&r->item, text, len);
+    end_chunk(r, chunk_tail, sizeof chunk_tail - 1);
+}
+
+static void call_index(dsml_buf *b, size_t index)
+{
+    DSML_BUF_LIT(b, "[{\"index\":");
+    dsml_buf_put_size(b, index);
+}
+
+void srv_chunk_call(dsml_responder *r, const srv_call *c, const char *args, size_t args_len)
+{
+    dsml_buf *b = &r->item;
+    begin_chunk(r);
+    delta_key(b, "tool_calls");
+    call_index(b, c->index);
+    DSML_BUF_LIT(b, ",\"id\":");
+    dsml_emit_string(b, c->id, c->id_len);
+    DSML_BUF_LIT(b, ",\"type\":\"function\",\"function\":{\"name\":");
+    dsml_emit_string(b, c->name.data != NULL ? c->name.data : "", c->name.len);
+    DSML_BUF_LIT(b, ",\"arguments\":");
+    dsml_emit_string(b, args != NULL ? args : "", args_len);
+    dsml_buf_putc(b, '}');
+    if (c->has_ns) {
+        DSML_BUF_LIT(b, ",\"namespace\":");
+        dsml_emit_string(b, c->ns.data != NULL ? c->ns.data : "", c->ns.len);
+    }
+    DSML_BUF_LIT(b, "}]");
+    end_chunk(r, chunk_tail, sizeof chunk_tail - 1);
+}
+
+void srv_chunk_arguments(dsml_responder *r, size_t index, const char *text, size_t len)
+{
+    dsml_buf *b = &r->item;
+    begin_chunk(r);
+    delta_key(b, "tool_calls");
+    call_index(b, index);
+    DSML_BUF_LIT(b, ",\"function\":{\"arguments\":");
+    dsml_emit_string(b, text, len);
+    DSML_BUF_LIT(b, "}}]");
+    end_chunk(r, chunk_tail, sizeof chunk_tail - 1);
+}
+
+const char *srv_finish_reason(const dsml_responder *r)
+{
+    switch (r->why) {
+    case DSML_END_LENGTH: return "length";
+    case DSML_END_ABORT: return "abort";
+    default: return r->executable > 0 ? "tool_calls" : "stop";
+    }
+}
+
+void srv_chunk_finish(dsml_responder *r)
+{
+    begin_chunk(r);
+    dsml_buf *b = &r->item;
+    DSML_BUF_LIT(b, "},\"logprobs\":null,\"finish_reason\":\"");
+    dsml_buf_puts(b, srv_finish_reason(r));
+    end_chunk(r, "\"}]}", 4);
+}
+
+void srv_completion_json(const dsml_responder *r, dsml_buf *b)
+{
+    dsml_buf_append(b, r->head.data, r->head.len);
+    DSML_BUF_LIT(b, "\"message\":{\"role\":\"assistant\",\"content\":");
+    if (r->content.len == 0 && r->executable > 0)
+        DSML_BUF_LIT(b, "null");
+    else
+        dsml_emit_string(b, r->content.data != NULL ? r->content.data : "", r->content.len);
+    if (r->reasoning.len > 0) {
+        DSML_BUF_LIT(b, ",\"reasoning_content\":");
+        dsml_emit_string(b, r->reasoning.data, r->reasoning.len);
+    }
+    int first = 1;
+    for (size_t i = 0; i < r->ncalls; i++) {
+        const srv_call *c = &r->calls[i];
+        if (c->status != DSML_CALL_COMPLETE)
+            continue;
+        if (first)
+            DSML_BUF_LIT(b, ",\"tool_calls\":[");
+        else
+            dsml_buf_putc(b, ',');
+        first = 0;
+        DSML_BUF_LIT(b, "{\"id\":");
+        dsml_emit_string(b, c->id, c->id_len);
+        DSML_BUF_LIT(b, ",\"type\":\"function\",\"function\":{\"name\":");
+        dsml_emit_string(b, c->name.data != NULL ? c->name.data : "", c->name.len);
+        DSML_BUF_LIT(b, ",\"arguments\":");
+        dsml_emit_string(b, c->args.data != NULL ? c->args.data : "", c->args.len);
+        dsml_buf_putc(b, '}');
+        if (c->has_ns) {
+            DSML_BUF_LIT(b, ",\"namespace\":");
+            dsml_emit_string(b, c->ns.data != NULL ? c->ns.data : "", c->ns.len);
+        }
+        dsml_buf_putc(b, '}');
+    }
+    if (!first)
+        dsml_buf_putc(b, ']');
+    DSML_BUF_LIT(b, "},\"logprobs\":null,\"finish_reason\":\"");
+    dsml_buf_puts(b, srv_finish_reason(r));
+    DSML_BUF_LIT(b, "\"}]}");
+}

@@ -1,0 +1,111 @@
+/*
+ * serve.h - the serving layer's own model, shared by its files:
+ *
+ *   request.c   a request body -> the turn's decisions and its prompt
+ *   turn.c      the turn handle: its decisions, the detector made from it
+ *   respond.c   the responder: a completion's events -> OpenAI chunks and
+ *               the whole response
+ *   respond_json.c  the JSON of chunks and of the chat.completion object
+ *   ids.c       response and tool-call ids from a per-responder source
+ *
+ * The serving layer uses the renderer (lib/render) and the detector
+ * (lib/detect); neither knows it.  Nothing here is exported.
+ */
+#ifndef DSML_SERVE_H
+#define DSML_SERVE_H
+
+#include "render/render_internal.h"
+
+struct dsml_turn {
+    dsml_allocator alloc;
+    dsml_turn_info info;
+    dsml_output out;          /* prompt, images, segments */
+    /* texts the info points into, each NUL-terminated */
+    char *tools, *choice, *response_format, *ignored, *model;
+    const char *thinking_from; /* static */
+    /* the detectors' options: the caller's, then the turn's decisions */
+    dsml_detector_options detect;
+    dsml_limits detect_limits;
+    int has_detect_limits;
+    dsml_allocator detect_alloc;
+};
+
+/* ids.c: a responder's random source and the ids drawn from it. */
+#include <stdint.h>
+
+typedef struct srv_rng {
+    uint64_t s[4];
+} srv_rng;
+
+#define SRV_ID_CHARS 24
+/* Seeds from `seed` (n bytes), or from getrandom() when seed is NULL. */
+void srv_rng_seed(srv_rng *g, const unsigned char *seed, size_t n);
+/* Writes prefix + 24 letters and digits + NUL into out[cap]; returns the
+ * length (0 when cap is too small). */
+size_t srv_rng_id(srv_rng *g, const char *prefix, char *out, size_t cap);
+
+/* ---- the responder (respond.c, respond_json.c) ------------------------- */
+
+/* A tool call as the responder keeps it. */
+typedef struct srv_call {
+    size_t index;        /* OpenAI index (calls sent, in order) */
+    int indexed;         /* index and id given */
+    char id[DSML_CALL_ID_MAX + 1];
+    size_t id_len;
+    dsml_buf name, ns;
+    int has_ns;
+    dsml_buf args;       /* kept for a held call and for the completion */
+    int status;          /* DSML_CALL_*, or -1 while open */
+} srv_call;
+
+struct dsml_responder {
+    dsml_allocator alloc;
+    unsigned flags;
+    dsml_detector *d;
+    srv_rng rng;
+    dsml_call_id_fn call_id;
+    void *call_id_ctx;
+    dsml_buf chunk_head;   /* a chunk's JSON up to its "delta" */
+    dsml_buf head;         /* the completion's JSON up to its "message" */
+    dsml_buf item;         /* the text of the item next() returned */
+    dsml_buf content, reasoning; /* kept for the completion */
+    srv_call *calls;       /* kept calls (NO_COMPLETION: one slot, reused) */
+    size_t ncalls, capcalls;
+    srv_call *cur;         /* the open call, NULL when none or refused */
+    size_t sent;           /* OpenAI indexes given */
+    size_t executable;
+    int role_sent;
+    int raw;               /* lenient raw text of a broken call comes next */
+    int raw_code, raw_reported;
+    int ended;
+    dsml_end_reason why;
+    int final_sent, done_sent;
+    int failed;
+    dsml_error err;
+};
+
+/* respond_json.c */
+void srv_json_head(dsml_buf *b, const char *object, const char *id, size_t id_len,
+                   long long created, const char *model, size_t model_len);
+/* The chunk of a text delta ("content" / "reasoning_content"). */
+void srv_chunk_text(dsml_responder *r, const char *key, const char *text, size_t len);
+/* A call's first delta; with `args`, its whole arguments too (held). */
+void srv_chunk_call(dsml_responder *r, const srv_call *c, const char *args, size_t args_len);
+void srv_chunk_arguments(dsml_responder *r, size_t index, const char *text, size_t len);
+/* The last chunk. */
+void srv_chunk_finish(dsml_responder *r);
+const char *srv_finish_reason(const dsml_responder *r);
+void srv_completion_json(const dsml_responder *r, dsml_buf *b);
+
+/* turn.c: a detector for the turn, with extra DSML_DETECT_* flags. */
+int srv_turn_detector(const dsml_turn *turn, unsigned flags, dsml_detector **out,
+                      dsml_error *err);
+
+/* request.c: reads and renders `body` into `t` (zeroed by the caller, its
+ * allocator set). */
+int dsml_turn_build(dsml_turn *t, const char *body, size_t len,
+                    const dsml_turn_options *opts, dsml_error *err);
+/* Frees what dsml_turn_build put into `t`. */
+void dsml_turn_release(dsml_turn *t);
+
+#endif /* DSML_SERVE_H */
