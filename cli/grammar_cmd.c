@@ -8,10 +8,11 @@
 #include <string.h>
 
 #include "cli.h"
+#include "profiles.h"
 
 static const char grammar_usage[] =
     "Usage: dsml-render grammar [--format gbnf|lark|structural-tag]\n"
-    "                           [--profile v41|prerelease] [--thinking|--chat]\n"
+    "                           [--profile NAME] [--thinking|--chat]\n"
     "                           [--tool-choice auto|none|required|NAME]\n"
     "                           [--whole-turn] [--json] [REQUEST|-]\n"
     "\n"
@@ -23,7 +24,7 @@ static const char grammar_usage[] =
     "\n"
     "  --format F         gbnf (llama.cpp; the default), lark (llguidance) or\n"
     "                     structural-tag (XGrammar: SGLang, vLLM)\n"
-    "  --profile P        v41 (default) or prerelease\n"
+    "  --profile NAME     the dialect (default v41):" CLI_PROFILE_NAMES "\n"
     "  --thinking, --chat the thinking mode, instead of the request's\n"
     "  --tool-choice C    instead of the request's: auto, none, required, or\n"
     "                     the name of the one tool to call\n"
@@ -79,7 +80,7 @@ static int parse_grammar_args(int argc, char **argv, grammar_args *a)
             a->format = (dsml_grammar_format)k;
         } else if (NAMED("--profile")) {
             if ((v = VALUE()) == NULL || cli_parse_profile(v, &a->profile) != 0)
-                return cli_usage_error("grammar", "--profile needs v41 or prerelease");
+                return cli_usage_error("grammar", "--profile needs one of:" CLI_PROFILE_NAMES);
         } else if (strcmp(s, "--thinking") == 0 || strcmp(s, "--chat") == 0) {
             a->mode_set = 1;
             a->mode = s[2] == 't' ? DSML_THINKING : DSML_CHAT;

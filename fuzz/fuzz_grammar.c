@@ -11,7 +11,7 @@
  *           pre-release profile; bits 4-5 tool_choice (auto, none,
  *           required, function); bit 6 parallel calls off; bit 7 whole turn
  *   byte 1  bits 0-1 allocation failures (none, the k-th only, from the
- *           k-th on)
+ *           k-th on); bit 2 the V4 profile, bit 3 V3.2 (over byte 0's)
  *   byte 2  k
  *   byte 3  the seed of the drawn texts
  *   rest    the tools JSON [0xFF the named tool]
@@ -61,7 +61,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     dsml_grammar_options_init(&o);
     o.format = (b0 & 3) == 3 ? DSML_GRAMMAR_GBNF : (dsml_grammar_format)(b0 & 3);
     o.thinking_mode = (b0 & 4) ? DSML_THINKING : DSML_CHAT;
-    o.profile = (b0 & 8) ? DSML_PROFILE_PRERELEASE : DSML_PROFILE_V41;
+    o.profile = (b1 & 8)   ? DSML_PROFILE_V32
+                : (b1 & 4) ? DSML_PROFILE_V4
+                : (b0 & 8) ? DSML_PROFILE_PRERELEASE
+                           : DSML_PROFILE_V41;
     o.tool_choice = (dsml_tool_choice)((b0 >> 4) & 3);
     o.parallel_calls = (b0 & 64) ? DSML_PARALLEL_CALLS_FIRST : DSML_PARALLEL_CALLS_ALLOW;
     o.flags = (b0 & 128) ? DSML_GRAMMAR_WHOLE_TURN : 0;

@@ -144,7 +144,7 @@ static inline int go_build(gm_grammar *g, const char *tools, size_t len,
     gm_request rq = {*doc, o->tool_choice, o->tool_choice_name, o->tool_choice_name_len,
                      o->parallel_calls == DSML_PARALLEL_CALLS_FIRST,
                      o->thinking_mode == DSML_THINKING};
-    return gm_build(g, gm_dialect_for(o->profile), o->profile, &rq, err);
+    return gm_build(g, o->profile, &rq, err);
 }
 
 /* The strict parser, for the texts of that turn. */

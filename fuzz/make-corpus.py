@@ -244,9 +244,10 @@ def grammar_seeds():
     import grammarlib
     out = []
     n = 0
-    for name, pre in (("parse.jsonl", False), ("prerelease-parse.jsonl", True)):
+    for name, pre, b1 in (("parse.jsonl", False, 0), ("prerelease-parse.jsonl", True, 0),
+                          ("v4-parse.jsonl", False, 4), ("v32-parse.jsonl", False, 8)):
         rows = [r for r in load(name) if r["expect"].get("message", {}).get("tool_calls")]
-        for row in rows[:: max(1, len(rows) // 20)][:20]:
+        for row in rows[:: max(1, len(rows) // 12)][:12]:
             tools = grammarlib.tools_for(row["expect"]["message"]["tool_calls"])
             if tools is None:
                 continue
@@ -259,7 +260,7 @@ def grammar_seeds():
             tail = b""
             if (n % 4) == 3:
                 tail = b"\xff" + tools[0]["function"]["name"].encode("utf-8")
-            out.append(bytes([b0, n % 3, (n * 13) % 256, n % 256]) + body + tail)
+            out.append(bytes([b0, n % 3 | b1, (n * 13) % 256, n % 256]) + body + tail)
             n += 1
     for k, schema in enumerate(GRAMMAR_SCHEMAS):
         tools = [{"type": "function", "function": {"name": "f", "parameters": schema}},

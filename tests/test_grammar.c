@@ -181,6 +181,72 @@ static void test_info(void **state)
     }
 }
 
+/* Each dialect's spellings, as its reference writes them (DIALECTS.md):
+ * the lazy grammar's opener and trigger, the tags, and none of the other
+ * dialects' spellings. */
+static void test_dialect_tags(void **state)
+{
+    (void)state;
+    static const struct {
+        dsml_profile profile;
+        const char *block, *invoke, *param;
+    } dialects[] = {
+        {DSML_PROFILE_V41, " calls", " invoke", " parameter"},
+        {DSML_PROFILE_PRERELEASE, " calls", " invoke", " parameter"},
+        {DSML_PROFILE_V4, "tool_calls", "invoke", "parameter"},
+        {DSML_PROFILE_V32, "function_calls", "invoke", "parameter"},
+    };
+    static const char *const blocks[] = {" calls", "tool_calls", "function_calls"};
+    char want[128];
+    for (size_t i = 0; i < sizeof dialects / sizeof dialects[0]; i++) {
+        dsml_grammar_options o;
+        dsml_grammar_options_init(&o);
+        o.profile = dialects[i].profile;
+        o.thinking_mode = DSML_THINKING;
+        dsml_output out;
+        dsml_error err;
+        dsml_grammar_info info = {.size = sizeof info};
+        assert_int_equal(run(tools_basic, &o, &out, &info, &err), DSML_OK);
+        assert_int_equal(info.lazy, 1);
+        snprintf(want, sizeof want, "\n\n<" D "%s>", dialects[i].block);
+        assert_string_equal(info.trigger, want);
+        assert_int_equal(info.trigger_len, strlen(want));
+        snprintf(want, sizeof want, "[\\s\\S]*?</think>[\\s\\S]*?(\\n\\n<" D "%s>)[\\s\\S]*",
+                 dialects[i].block);
+        assert_string_equal(info.trigger_pattern, want);
+        assert_int_equal(info.trigger_pattern_len, strlen(want));
+        /* the trigger and its pattern live in the output, after the grammar */
+        assert_ptr_equal(info.trigger, out.text + out.len + 1);
+        snprintf(want, sizeof want, "root ::= \"\\n\\n<" D "%s>\\n\" calls\n",
+                 dialects[i].block);
+        assert_int_equal(strncmp(out.text, want, strlen(want)), 0);
+        snprintf(want, sizeof want, "\"\\n</" D "%s>\"", dialects[i].block);
+        assert_non_null(strstr(out.text, want));
+        snprintf(want, sizeof want, "\"<" D "%s name=\\\"get_weather\\\">\\n\"",
+                 dialects[i].invoke);
+        assert_non_null(strstr(out.text, want));
+        snprintf(want, sizeof want, "</" D "%s>", dialects[i].invoke);
+        assert_non_null(strstr(out.text, want));
+        snprintf(want, sizeof want, "<" D "%s name=\\\"city\\\" string=\\\"true\\\">",
+                 dialects[i].param);
+        assert_non_null(strstr(out.text, want));
+        for (size_t k = 0; k < sizeof blocks / sizeof blocks[0]; k++) {
+            snprintf(want, sizeof want, D "%s>", blocks[k]);
+            assert_true((strstr(out.text, want) != NULL) ==
+                        (strcmp(blocks[k], dialects[i].block) == 0));
+        }
+        dsml_output_free(&out);
+        /* the names: qualified where the dialect qualifies them */
+        o.tool_choice = DSML_TOOL_CHOICE_REQUIRED;
+        assert_int_equal(run(tools_basic, &o, &out, NULL, &err), DSML_OK);
+        assert_true((strstr(out.text, "name=\\\"shop::lookup\\\"") != NULL) ==
+                    (dialects[i].profile == DSML_PROFILE_V41));
+        assert_true((strstr(out.text, "name=\\\"lookup\\\"") != NULL) ==
+                    (dialects[i].profile != DSML_PROFILE_V41));
+        dsml_output_free(&out);
+    }
+}
+
 /* The GBNF root rule of a grammar. */
 static char *root_line(const char *tools, const dsml_grammar_options *o)
 {
@@ -433,6 +499,9 @@ static void test_drawn_texts_parse(void **state)
          0},
         {tools_basic, DSML_PROFILE_PRERELEASE, DSML_CHAT, DSML_TOOL_CHOICE_FUNCTION,
          "get_weather", 0},
+        {tools_rich, DSML_PROFILE_V4, DSML_THINKING, DSML_TOOL_CHOICE_REQUIRED, NULL, 0},
+        {tools_rich, DSML_PROFILE_V32, DSML_CHAT, DSML_TOOL_CHOICE_AUTO, NULL, 1},
+        {tools_rich, DSML_PROFILE_V32, DSML_THINKING, DSML_TOOL_CHOICE_REQUIRED, NULL, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         sample_turns(&cases[i], 1500, (uint32_t)(7 + i));
@@ -576,6 +645,7 @@ int main(void)
         cmocka_unit_test(test_options),
         cmocka_unit_test(test_arguments),
         cmocka_unit_test(test_info),
+        cmocka_unit_test(test_dialect_tags),
         cmocka_unit_test(test_tool_choice),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_drawn_texts_parse),

@@ -1280,6 +1280,9 @@ DSML_API int dsml_respond(const dsml_turn *turn, const char *completion,
  *   </｜DSML｜ invoke>\n
  *   </｜DSML｜ calls>
  *
+ * (V4.1's and the pre-release profile's spellings; V4 writes
+ * <｜DSML｜tool_calls>, V3.2 <｜DSML｜function_calls>, both with the tags
+ * <｜DSML｜invoke and <｜DSML｜parameter: each profile's dialect)
  * -- with invokes of the declared tools only (of the named one under a
  * named tool_choice; one invoke when parallel calls are off), each with the
  * parameters of its schema in the schema's order, the required ones
@@ -1318,7 +1321,8 @@ typedef struct dsml_grammar_options {
     size_t size;                      /* sizeof(dsml_grammar_options) */
     dsml_grammar_format format;       /* DSML_GRAMMAR_GBNF by default */
     dsml_profile profile;             /* DSML_PROFILE_V41 by default: the tag
-                                         spellings, and whether names are
+                                         spellings (V4.1, pre-release, V4,
+                                         V3.2), and whether names are
                                          qualified "ns::name" */
     dsml_thinking_mode thinking_mode; /* DSML_THINKING when the prompt ended
                                          with <think> (the turn's thinking
@@ -1352,8 +1356,8 @@ DSML_API void(dsml_grammar_options_init)(dsml_grammar_options *opts);
     dsml_grammar_options_init_size((opts), sizeof *(opts))
 
 /* What a grammar needs besides its text.  Filled by dsml_grammar() up to
- * the caller's `size`.  The strings are static: they live as long as the
- * library. */
+ * the caller's `size`.  The strings are NUL-terminated and owned by the
+ * grammar's dsml_output: valid until dsml_output_free() of it. */
 typedef struct dsml_grammar_info {
     size_t size;                 /* set by the caller: sizeof(dsml_grammar_info)
                                     (0 is taken as this header's size) */
@@ -1361,8 +1365,9 @@ typedef struct dsml_grammar_info {
                                     (GBNF under "auto"); 0: from the first
                                     token */
     const char *trigger;         /* lazy: the text the grammar starts with,
-                                    "\n\n<｜DSML｜ calls>" (a llama.cpp
-                                    trigger word); else NULL */
+                                    the block opener ("\n\n<｜DSML｜ calls>"
+                                    in V4.1, "\n\n<｜DSML｜tool_calls>" in
+                                    V4; a llama.cpp trigger word); else NULL */
     size_t trigger_len;
     const char *trigger_pattern; /* lazy: the same as a regular expression
                                     over the whole output so far, the grammar

@@ -5,11 +5,15 @@ it is missing).
 
   run_tests.py --binary PATH --testdata DIR
 
-- Every golden completion with calls (parse.jsonl, prerelease-parse.jsonl):
+- Every golden completion with calls (parse.jsonl, prerelease-parse.jsonl,
+  v4-parse.jsonl, v32-parse.jsonl, each in its profile):
   the golden completions carry no tool declarations, so the tools are read
   back from the expected calls -- one tool a name, its parameters inferred
   from the argument values of its calls (types; objects with the keys every
-  value has required; array items).  The Lark grammar for those tools
+  value has required; array items); the grammar writes properties in their
+  schema's order, so calls (or objects) whose keys come in orders no one
+  order fits get a declaration (a schema in an anyOf) each.  The Lark
+  grammar for those tools
   accepts the completion under "required" and "auto", under a named
   tool_choice when every call names that tool, with parallel calls off when
   there is one call; it rejects the completion with an undeclared name, with
@@ -47,8 +51,9 @@ SPECIALS = ["<｜begin▁of▁sentence｜>", gl.EOS, "<think>", "</think>", D]
 STOP = "/" + D + " parameter"
 
 # The dialects and their golden completions; a profile added to the
-# library adds a line here.
-DIALECTS = [("v41", "parse.jsonl"), ("prerelease", "prerelease-parse.jsonl")]
+# library adds a line here (and its tag names to grammarlib.TAGS).
+DIALECTS = [("v41", "parse.jsonl"), ("prerelease", "prerelease-parse.jsonl"),
+            ("v4", "v4-parse.jsonl"), ("v32", "v32-parse.jsonl")]
 
 
 def grammar(request, fmt="lark", *options):
@@ -99,6 +104,7 @@ def golden_calls(name):
 
 class Golden(unittest.TestCase):
     def run_dialect(self, profile, name):
+        tags = gl.TAGS[profile]
         counts = dict(cases=0, not_json=0, mutants=0, gbnf=0, tags=0, named=0, single=0)
         failures = []
 
@@ -116,7 +122,7 @@ class Golden(unittest.TestCase):
                 # not JSON
                 counts["not_json"] += 1
                 names = {}
-                for _, _, n, params in gl.invokes(text):
+                for _, _, n, params in gl.invokes(text, tags):
                     props = names.setdefault(n, {})
                     for p in params:
                         props[p.group(1)] = {}
@@ -131,10 +137,10 @@ class Golden(unittest.TestCase):
             request = {"tools": tools, "tool_choice": "required"}
             g = parser(must(request, "lark", mode, "--profile", profile))
             check(accepts(g, text), case, "the required grammar refused the completion")
-            mutants = [("undeclared name", gl.undeclared_name(text)),
-                       ("missing required parameter", gl.missing_required(text, tools)),
-                       ("wrong type", gl.wrong_type(text, tools))]
-            mutants += [("stray byte", t) for t in gl.stray_bytes(text, case["id"])]
+            mutants = [("undeclared name", gl.undeclared_name(text, tags)),
+                       ("missing required parameter", gl.missing_required(text, tools, tags)),
+                       ("wrong type", gl.wrong_type(text, tools, tags))]
+            mutants += [("stray byte", t) for t in gl.stray_bytes(text, case["id"], tags)]
             for what, t in mutants:
                 if t is None:
                     continue
@@ -171,10 +177,10 @@ class Golden(unittest.TestCase):
                     if t is not None:
                         check(not accepts(gg, t), case, f"GBNF accepted a mutant ({what})")
                 tag = json.loads(must(request, "structural-tag", mode, "--profile", profile))
-                for start, end, n, _ in gl.invokes(text):
+                for start, end, n, _ in gl.invokes(text, tags):
                     counts["tags"] += 1
                     body = text[text.index(">\n", start) + 2:end]
-                    check(self.tag_accepts(tag, n, body), case,
+                    check(self.tag_accepts(tag, n, body, tags), case,
                           f"structural tag content refused invoke {n!r}")
         for f in failures[:20]:
             print(f, file=sys.stderr)
@@ -183,21 +189,21 @@ class Golden(unittest.TestCase):
         self.assertGreater(counts["cases"], 50)
         self.assertGreater(counts["mutants"], 4 * counts["cases"])
 
-    def tag_accepts(self, tag, name, body):
+    def tag_accepts(self, tag, name, body, tags):
         """Whether the structural tag's tag for the tool `name` accepts the
         parameter lines `body`."""
         fmt = tag["format"]
         elements = fmt["elements"] if fmt["type"] == "sequence" else [fmt]
         invokes = [e for e in elements if e["type"] == "tags_with_separator"][0]
-        begin = "<" + D + ' invoke name="' + name + '">\n'
+        begin = "<" + D + tags[1] + ' name="' + name + '">\n'
         for t in invokes["tags"]:
             if t["begin"] == begin:
-                self.assertEqual(t["end"], "</" + D + " invoke>")
+                self.assertEqual(t["end"], "</" + D + tags[1] + ">")
                 gl.gbnf_check(t["content"]["grammar"])
                 return accepts(parser(gl.gbnf_to_lark(t["content"]["grammar"])), body)
         return False
 
-    def test_v41_and_prerelease(self):
+    def test_dialects(self):
         for profile, name in DIALECTS:
             with self.subTest(profile=profile):
                 self.run_dialect(profile, name)
@@ -424,6 +430,18 @@ class Command(unittest.TestCase):
             self.assertIsNotNone(m)
             p = parser(gl.gbnf_to_lark(r["grammar"]))
             self.assertTrue(accepts(p, block(invoke(("a", "true", "x")))))
+        # each dialect's trigger, and its block through the lazy grammar
+        for profile, (blk, inv, par) in gl.TAGS.items():
+            r = json.loads(must({"tools": tools}, "gbnf", "--chat", "--json", "--profile", profile))
+            self.assertEqual(r["trigger"], "\n\n<" + D + blk + ">")
+            self.assertEqual(r["trigger_pattern"], "[\\s\\S]*?(\\n\\n<" + D + blk + ">)[\\s\\S]*")
+            p = parser(gl.gbnf_to_lark(r["grammar"]))
+            call = ("\n\n<" + D + blk + ">\n<" + D + inv + ' name="f">\n<' + D + par +
+                    ' name="a" string="true">x</' + D + par + ">\n</" + D + inv + ">\n</" + D +
+                    blk + ">")
+            self.assertTrue(accepts(p, call), profile)
+            for other in {b for b, _, _ in gl.TAGS.values()} - {blk}:
+                self.assertFalse(accepts(p, call.replace(blk + ">", other + ">")), profile)
         for choice in ("required", "none"):
             r = json.loads(must({"tools": tools, "tool_choice": choice}, "gbnf", "--json"))
             self.assertEqual((r["lazy"], r["trigger"], r["trigger_pattern"]), (False, None, None))
