@@ -164,19 +164,29 @@ def tools_for(calls):
 TOKEN = re.compile(r'\s+|"(?:\\.|[^"\\])*"|\[(?:\\.|[^\]\\])*\]|[a-z][a-z0-9-]*|[()|*+?]')
 
 
+def rule_lines(text, pattern):
+    """(name, body) of each line of a grammar text, one rule a line matching
+    `pattern` (blank lines and # comments skipped); raises ValueError for
+    another line or a name defined twice."""
+    seen = set()
+    for line in text.splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        m = re.match(pattern, line)
+        if m is None:
+            raise ValueError(f"not a rule: {line[:80]!r}")
+        name, body = m.groups()
+        if name in seen:
+            raise ValueError(f"rule {name} defined twice")
+        seen.add(name)
+        yield name, body
+
+
 def gbnf_rules(text):
     """{name: [tokens]} of a GBNF text, in order; raises ValueError when a
     line is not `name ::= body` or a body does not tokenize."""
     rules = {}
-    for line in text.splitlines():
-        if not line.strip() or line.startswith("#"):
-            continue
-        m = re.match(r"([a-z][a-z0-9-]*) ::= (.*)$", line)
-        if m is None:
-            raise ValueError(f"not a rule: {line[:80]!r}")
-        name, body = m.groups()
-        if name in rules:
-            raise ValueError(f"rule {name} defined twice")
+    for name, body in rule_lines(text, r"([a-z][a-z0-9-]*) ::= (.*)$"):
         toks, at = [], 0
         while at < len(body):
             t = TOKEN.match(body, at)
@@ -274,6 +284,100 @@ def gbnf_to_lark(text):
         out.append(f"g_{i}: {g}")
     return "\n".join(out) + "\n"
 
+
+# ---- many Lark grammars in one parser ------------------------------------------
+
+LARK_TOKEN = re.compile(r'"(?:\\.|[^"\\])*"|/(?:\\.|[^/\\\n])+/[imslux]*|[A-Za-z_][A-Za-z0-9_]*'
+                        r'|\s+|.', re.S)
+LARK_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def lark_rules(text):
+    """{name: [tokens]} of a Lark grammar as dsml-render and gbnf_to_lark
+    write it (one `name: body` a line), in order."""
+    return {name: LARK_TOKEN.findall(body)
+            for name, body in rule_lines(text, r"([A-Za-z_][A-Za-z0-9_]*): (.*)$")}
+
+
+class LarkBatch:
+    """Many Lark grammars built as one parser, each grammar its own start
+    symbol.  Lark's cost is building a parser (reading the grammar, the
+    widths of its regular expressions, the parser's sets), and the grammars
+    of a test share most of their rules: the text, value and JSON lexemes
+    everywhere, a tool's rules among the tool_choice forms of one tool set.
+    Rules are written once a class: two rules are in one class when they
+    are both terminals or both rules, their bodies are the same but for the
+    names they refer to, and those names are, in turn, in the same classes
+    (the coarsest such partition, found by refining).  Rules of one class
+    derive the same language, so each start symbol derives exactly its
+    grammar's; and Earley (with its dynamic lexer, the default) scans only
+    the terminals its start can reach.  Identical grammars are one."""
+
+    def __init__(self, lark):
+        self.lark = lark
+        self.keys = {}       # grammar text -> its number
+        self.grammars = []   # {name: tokens} of each grammar
+        self.starts = []     # the start symbol of each
+        self.parser = None
+
+    def add(self, text):
+        """The key of the grammar `text` (a Lark grammar whose root is
+        `start`) for accepts()."""
+        if text not in self.keys:
+            self.keys[text] = len(self.grammars)
+            self.grammars.append(lark_rules(text))
+            self.parser = None
+        return self.keys[text]
+
+    def text(self):
+        """The one grammar; sets the start symbol of each grammar."""
+        nodes, shape, refs = [], {}, {}
+        for g, rules in enumerate(self.grammars):
+            for name, toks in rules.items():
+                node = (g, name)
+                nodes.append(node)
+                named = [LARK_NAME.fullmatch(t) is not None and t in rules for t in toks]
+                shape[node] = (name[0].isupper(),
+                               tuple("\0" if k else t for t, k in zip(toks, named)))
+                refs[node] = [(g, t) for t, k in zip(toks, named) if k]
+        ids = {}
+        cls = {n: ids.setdefault(shape[n], len(ids)) for n in nodes}
+        while True:  # refine until no class splits
+            ids = {}
+            new = {n: ids.setdefault((cls[n], tuple(cls[r] for r in refs[n])), len(ids))
+                   for n in nodes}
+            stable = len(ids) == len(set(cls.values()))
+            cls = new
+            if stable:
+                break
+        names, lines = {}, []
+        for g, name in nodes:  # a class is named after its first rule
+            c = cls[(g, name)]
+            if c in names:
+                continue
+            names[c] = name + ("_C%d" if name[0].isupper() else "_c%d") % c
+        written = set()
+        for g, name in nodes:
+            c = cls[(g, name)]
+            if c in written:
+                continue
+            written.add(c)
+            rules = self.grammars[g]
+            body = "".join(names[cls[(g, t)]] if LARK_NAME.fullmatch(t) and t in rules else t
+                           for t in rules[name])
+            lines.append(names[c] + ": " + body)
+        self.starts = [names[cls[(g, "start")]] for g in range(len(self.grammars))]
+        return "\n".join(lines) + "\n"
+
+    def accepts(self, key, text):
+        if self.parser is None:
+            grammar = self.text()
+            self.parser = self.lark.Lark(grammar, start=sorted(set(self.starts)))
+        try:
+            self.parser.parse(text, start=self.starts[key])
+            return True
+        except self.lark.exceptions.LarkError:
+            return False
 
 # ---- mutations -------------------------------------------------------------
 
