@@ -98,6 +98,8 @@ static const char usage_text[] =
     "response a server sends, see 'dsml-render respond --help'\n"
     "  --stream N             the completion fed N bytes at a time: SSE lines\n"
     "  --end stop|length|abort  why the engine stopped (default stop)\n"
+    "  --grammar gbnf|lark|structural-tag  the grammar the request calls for,\n"
+    "                         first, on standard error\n"
     "\n"
     "Grammar options (dsml-render grammar; see dsml-render grammar --help):\n"
     "  --format gbnf|lark|structural-tag\n"

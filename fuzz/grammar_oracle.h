@@ -147,6 +147,25 @@ static inline int go_build(gm_grammar *g, const char *tools, size_t len,
     return gm_build(g, o->profile, &rq, err);
 }
 
+/* The grammar options of a turn's decisions (its tool_choice, the name a
+ * call gives the named tool, parallel calls, the thinking mode its
+ * completion starts in), as dsml_turn_create() is to use them. */
+static inline void go_turn_options(dsml_grammar_options *o, const dsml_turn_info *in,
+                                   dsml_profile profile, dsml_grammar_format format,
+                                   unsigned flags)
+{
+    dsml_grammar_options_init(o);
+    o->format = format;
+    o->flags = flags;
+    o->profile = profile;
+    o->thinking_mode = in->starts_in_reasoning ? DSML_THINKING : DSML_CHAT;
+    o->tool_choice = in->tool_choice;
+    o->tool_choice_name = in->tool_choice_name;
+    o->tool_choice_name_len = in->tool_choice_name_len;
+    o->parallel_calls =
+        in->parallel_tool_calls ? DSML_PARALLEL_CALLS_ALLOW : DSML_PARALLEL_CALLS_FIRST;
+}
+
 /* The strict parser, for the texts of that turn. */
 static inline void go_parse_options(dsml_parse_options *po, const dsml_grammar_options *o)
 {

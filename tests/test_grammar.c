@@ -104,6 +104,10 @@ static void test_arguments(void **state)
         assert_null(out.text);
     }
     dsml_grammar_options_init(&o);
+    o.flags = 0x80; /* no such flag */
+    assert_int_equal(run("[]", &o, &out, NULL, &err), DSML_ERR_ARGUMENT);
+    assert_null(out.text);
+    dsml_grammar_options_init(&o);
     o.tool_choice = DSML_TOOL_CHOICE_FUNCTION;
     assert_int_equal(run(tools_basic, &o, &out, NULL, &err), DSML_ERR_ARGUMENT);
     /* a newer caller's struct with unknown fields set */

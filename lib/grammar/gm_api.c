@@ -59,12 +59,15 @@ static int read_choice(const char *json, size_t len, const dsml_limits *limits,
     return DSML_OK;
 }
 
-static int check_options(const dsml_grammar_options *o, dsml_error *err)
+int gm_check_options(const dsml_grammar_options *o, dsml_error *err)
 {
     if (o->format != DSML_GRAMMAR_GBNF && o->format != DSML_GRAMMAR_LARK &&
         o->format != DSML_GRAMMAR_STRUCTURAL_TAG)
         return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL, "unknown grammar format %d",
                          (int)o->format);
+    if ((o->flags & ~DSML_GRAMMAR_WHOLE_TURN) != 0)
+        return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
+                         "unknown grammar flags 0x%x", o->flags & ~DSML_GRAMMAR_WHOLE_TURN);
     if (o->thinking_mode != DSML_CHAT && o->thinking_mode != DSML_THINKING)
         return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
                          "unknown thinking mode %d", (int)o->thinking_mode);
@@ -83,6 +86,9 @@ static int check_options(const dsml_grammar_options *o, dsml_error *err)
         o->tool_choice_name == NULL)
         return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
                          "DSML_TOOL_CHOICE_FUNCTION needs tool_choice_name");
+    if (dsml_dialect_of(o->profile) == NULL)
+        return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL, "unknown profile %d",
+                         (int)o->profile);
     return DSML_OK;
 }
 
@@ -116,12 +122,9 @@ int dsml_grammar(const char *tools_json, size_t tools_len, const dsml_grammar_op
         if (r != DSML_OK)
             return r;
     }
-    int r = check_options(&o, err);
+    int r = gm_check_options(&o, err);
     if (r != DSML_OK)
         return r;
-    if (dsml_dialect_of(o.profile) == NULL)
-        return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL, "unknown profile %d",
-                         (int)o.profile);
     dsml_allocator alloc;
     dsml_alloc_resolve(&alloc, o.allocator);
 

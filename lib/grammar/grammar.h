@@ -18,7 +18,8 @@
  *   gm_stag.c      an XGrammar structural tag (JSON)
  *   gm_api.c       dsml_grammar(): options, tool_choice, the output
  *
- * Nothing here is exported.
+ * Nothing here is exported; the serving layer (lib/serve) checks a turn's
+ * grammar options with gm_check_options.
  */
 #ifndef DSML_GRAMMAR_H
 #define DSML_GRAMMAR_H
@@ -244,6 +245,12 @@ size_t gm_rule_json_number(gm_grammar *g);
 size_t gm_rule_json_integer(gm_grammar *g);
 /* "[" (item (", " item)*)? "]" */
 gm_node *gm_json_array_of(gm_grammar *g, size_t item);
+
+/* ---- the options (gm_api.c) --------------------------------------------- */
+
+/* DSML_OK, or DSML_ERR_ARGUMENT (err filled) for a value of the options
+ * that is none of its kind's (format, flags, profile, ...). */
+int gm_check_options(const dsml_grammar_options *o, dsml_error *err);
 
 /* ---- writers (gm_text.c, gm_gbnf.c, gm_lark.c, gm_stag.c) -------------- */
 
