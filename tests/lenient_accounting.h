@@ -33,7 +33,8 @@
  * drop: the tags in every spelling (ASCII, U+2016, doubled or spaced bars,
  * V4's and V3.2's names; without the marker when tools are declared), an
  * opener with or without its '>', white space after a call or a tag taken
- * out, a block closer after a call when the block had no opener, <think>
+ * out, a block closer after a call when the block had no opener (after
+ * the call's block's other invokes too, as after an opener), <think>
  * and </think> anywhere, and closer tags that run to the end of the stream
  * or to the EOS.  Their tags are recognised here by a reading of their own.
  *
@@ -500,6 +501,9 @@ static inline int la_check(la_acct *a)
             if ((unsigned char)k[st.i] == LA_SPAN) {
                 st.i++;
                 st.ws = a->recover;
+                /* recoveries: a call with no opener before it opens a block
+                 * of its own, which a closer may end */
+                st.frame |= a->recover;
                 continue;
             }
             la_state opt[9];
