@@ -355,8 +355,6 @@ static int fast_held(dsml_detector *d, const unsigned char *p, size_t len)
     const det_set *s = &d->sets[d->phase];
     size_t held = d->in.len;
     uint64_t st[FAST_WORDS];
-    if (held == 0 && !(s->first[p[0] >> 3] & (1u << (p[0] & 7))))
-        return 0; /* begins no marker */
     if (s->one) {
         /* (one word, in a register) */
         uint64_t x = d->st[0];
@@ -411,9 +409,14 @@ static int feed_other(dsml_detector *d, int mode, unsigned x, const char *bytes,
     case FAST_HELD_NL:
         done = fast_held(d, p, len) || fast_text(d, x, p, len);
         break;
-    default:
-        done = fast_held(d, p, len);
+    default: {
+        /* (nothing held: a chunk whose first byte begins no marker is
+         * scanned at once) */
+        const unsigned char *first = d->sets[d->phase].first;
+        done = (d->in.len > 0 || (first[p[0] >> 3] & (1u << (p[0] & 7)))) &&
+               fast_held(d, p, len);
         break;
+    }
     }
     return done ? d->failed : det_feed_scan(d, bytes, len);
 }

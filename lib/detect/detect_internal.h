@@ -59,6 +59,8 @@ typedef struct det_set {
     unsigned char built;     /* mask and last filled */
     unsigned char one;       /* the state is one word, n < 64 */
     unsigned words;          /* of the state */
+    uint64_t per_byte;       /* 2^32 / n, rounded up: bit b is byte
+                                (b * per_byte) >> 32 of its marker */
     uint64_t begin;          /* bits 0 to n - 1: every marker's first byte */
     uint64_t last1;          /* one word: last[0] */
     uint64_t *mask;          /* per byte class, `words` words: the bits whose
@@ -320,9 +322,11 @@ int det_build_sets(dsml_detector *d);
  * p->s[st] != c and st > 0. */
 unsigned det_fall_back(const det_pat *p, unsigned st, unsigned char c);
 
-/* detect_stopset.c: the byte classes and the matchers' memory, at
- * creation (DSML_OK or DSML_ERR_NOMEM); a set's masks, the first time the
- * detector enters its phase. */
+/* detect_stopset.c: the byte classes (the bytes of p[0, n) numbered, as
+ * the markers are built at creation, from nclass 1 and a table of zeros),
+ * the matchers' memory, at creation (DSML_OK or DSML_ERR_NOMEM); a set's
+ * masks, the first time the detector enters its phase. */
+void det_classes_add(dsml_detector *d, const unsigned char *p, size_t n);
 int det_alloc_stops(dsml_detector *d);
 void det_build_stops(dsml_detector *d, det_set *s);
 /* The set index of the marker that ended at the byte just scanned (the
@@ -348,7 +352,7 @@ static inline size_t det_stop_depth(const det_set *s, const uint64_t *st)
 {
     if (!s->one)
         return det_stop_depth_wide(s, st);
-    return st[0] != 0 ? det_top_bit(st[0]) / s->n + 1 : 0;
+    return st[0] != 0 ? ((det_top_bit(st[0]) * s->per_byte) >> 32) + 1 : 0;
 }
 
 /* Byte c through the matcher of s: every partial match one byte on (n bits
@@ -478,7 +482,10 @@ det_event *det_ev_push(dsml_detector *d);
 void det_ev_text(dsml_detector *d, int type, size_t call, const char *p, size_t n);
 void det_queue_taken(dsml_detector *d);
 void det_queue_tidy(dsml_detector *d);
-int det_queue_large(const dsml_detector *d);
+static inline int det_queue_large(const dsml_detector *d)
+{
+    return d->arena.cap > DET_KEEP_BYTES || d->ev_cap > DET_KEEP_BYTES / sizeof *d->ev;
+}
 
 /* detect_fast.c: the byte classes (at creation), and d->fast after the
  * engine ran */

@@ -73,8 +73,17 @@ static int add_pat(dsml_detector *d, const char *a, const char *b, const char *c
 
 /* The seven markers of a calls block, for one spelling of the DSML marker
  * and of the tag names. */
+static void add_classes(dsml_detector *d, const char *s)
+{
+    det_classes_add(d, (const unsigned char *)s, strlen(s));
+}
+
 static int add_block(dsml_detector *d, const char *mk, const dsml_tags *t, int variant)
 {
+    /* the matchers' byte classes: those of the parts the markers are made of */
+    const char *parts[] = {"\n</>", mk, t->block, t->invoke, t->param};
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        add_classes(d, parts[i]);
     return add_pat(d, "\n\n<", mk, t->block, "", TK_OPEN, variant) &&
            add_pat(d, "<", mk, t->block, "", TK_OPEN_BARE, variant) &&
            add_pat(d, "<", mk, t->invoke, "", TK_INVOKE, variant) &&
@@ -92,8 +101,11 @@ static int build_patterns(dsml_detector *d)
     const dsml_dialect *dl = d->dialect;
     d->npats = 0;
     d->pat_used = 0;
-    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+    d->nclass = 1; /* (the detector was zeroed: no byte has a class) */
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
         d->pats[d->npats++] = fixed[i];
+        det_classes_add(d, fixed[i].s, fixed[i].len);
+    }
     if (!add_block(d, MK_EXACT, dl->tags, 0))
         return 0;
     if (d->opt.markers != DSML_MARKERS_VARIANTS)

@@ -96,11 +96,6 @@ message:;
         det_nomem(d);
 }
 
-int det_queue_large(const dsml_detector *d)
-{
-    return d->arena.cap > DET_KEEP_BYTES || d->ev_cap > DET_KEEP_BYTES / sizeof *d->ev;
-}
-
 /* The arena and the queue back to a small size. */
 static void shrink_queue(dsml_detector *d)
 {

@@ -8,8 +8,9 @@
  * set's markers), so that the highest bit set tells how many bytes the
  * longest partial match holds, and the highest bit of a match is the
  * longest marker.  What a byte keeps is a mask per byte class (the bytes
- * of the markers, numbered at creation); a set's masks are filled the
- * first time the detector enters its phase, in memory taken at creation.
+ * of the markers, numbered as the markers are built); a set's masks are
+ * filled the first time the detector enters its phase, in memory taken at
+ * creation.
  */
 #include <string.h>
 
@@ -25,19 +26,19 @@ static size_t set_bits(const dsml_detector *d, const det_set *s)
     return longest * s->n;
 }
 
-int det_alloc_stops(dsml_detector *d)
+void det_classes_add(dsml_detector *d, const unsigned char *p, size_t n)
 {
     /* the markers are text: no NUL, so at most 255 classes besides 0 */
     unsigned char *cls = d->cls;
-    unsigned nclass = 1;
-    memset(cls, 0, sizeof d->cls);
-    for (size_t i = 0; i < d->npats; i++) {
-        const unsigned char *p = d->pats[i].s;
-        for (size_t j = 0, n = d->pats[i].len; j < n; j++)
-            if (cls[p[j]] == 0 && p[j] != 0)
-                cls[p[j]] = (unsigned char)nclass++;
-    }
+    unsigned nclass = d->nclass;
+    for (size_t i = 0; i < n; i++)
+        if (cls[p[i]] == 0 && p[i] != 0)
+            cls[p[i]] = (unsigned char)nclass++;
     d->nclass = nclass;
+}
+
+int det_alloc_stops(dsml_detector *d)
+{
     size_t total = 0, widest = 1;
     for (int ph = 0; ph < PH_COUNT_; ph++) {
         det_set *s = &d->sets[ph];
@@ -73,10 +74,19 @@ void det_build_stops(dsml_detector *d, det_set *s)
         memset(s->mask, 0, (d->nclass + 1) * w * sizeof *s->mask);
     for (size_t k = 0; k < n; k++) {
         const det_pat *p = &d->pats[s->idx[k]];
-        for (size_t i = 0; i < p->len; i++)
-            set_bit(s->mask + (size_t)d->cls[p->s[i]] * w, i * n + k);
+        if (w == 1) {
+            uint64_t b = (uint64_t)1 << k; /* (n * len <= 64: in the word) */
+            for (size_t i = 0; i < p->len; i++, b <<= n)
+                s->mask[d->cls[p->s[i]]] |= b;
+        } else {
+            for (size_t i = 0; i < p->len; i++)
+                set_bit(s->mask + (size_t)d->cls[p->s[i]] * w, i * n + k);
+        }
         set_bit(s->last, (p->len - 1u) * n + k);
     }
+    /* (exact for bit numbers below 2^26: off by less than 1 / n) */
+    _Static_assert(DET_SET_MAX * 255 < (1 << 26), "per_byte");
+    s->per_byte = n > 0 ? (((uint64_t)1 << 32) + n - 1) / n : 0;
     s->begin = n < 64 ? ((uint64_t)1 << n) - 1 : ~(uint64_t)0;
     s->one = w == 1 && n < 64;
     s->last1 = w == 1 ? s->last[0] : 0;
@@ -85,6 +95,17 @@ void det_build_stops(dsml_detector *d, det_set *s)
 
 size_t det_stop_ended(const dsml_detector *d, const det_set *s, const uint64_t *st)
 {
+    if (s->one) {
+        /* the highest row with a match is the longest marker's; in it, the
+         * lowest bit the first marker of that length */
+        uint64_t hit = st[0] & s->last1;
+        size_t row = (det_top_bit(hit) * s->per_byte) >> 32;
+        hit = (hit >> (row * s->n)) & s->begin;
+        size_t k = 0;
+        while (!((hit >> k) & 1))
+            k++;
+        return k;
+    }
     size_t best = 0, best_len = 0;
     for (size_t k = 0; k < s->n; k++) {
         size_t len = d->pats[s->idx[k]].len, b = (len - 1) * s->n + k;
@@ -101,6 +122,6 @@ size_t det_stop_depth_wide(const det_set *s, const uint64_t *st)
 {
     for (size_t w = s->words; w-- > 0;)
         if (st[w] != 0)
-            return (w * 64 + det_top_bit(st[w])) / s->n + 1;
+            return (((w * 64 + det_top_bit(st[w])) * s->per_byte) >> 32) + 1;
     return 0;
 }
