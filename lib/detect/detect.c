@@ -1818,18 +1818,26 @@ const dsml_error *dsml_detector_error(const dsml_detector *d)
     return d == NULL ? NULL : &d->err;
 }
 
-static void drain_if_done(dsml_detector *d)
+/* After a large feed: the arena and the queue back to a small size. */
+static void shrink_queue(dsml_detector *d)
+{
+    if (d->arena.cap > DET_KEEP_BYTES)
+        dsml_buf_release(&d->arena);
+    if (d->ev_cap * sizeof *d->ev > DET_KEEP_BYTES) {
+        dsml_free(&d->alloc, d->ev);
+        d->ev = NULL;
+        d->ev_cap = 0;
+    }
+}
+
+/* Called on every feed and pull: in line, the rare shrinking apart. */
+static inline void drain_if_done(dsml_detector *d)
 {
     if (d->ev_head == d->ev_n) {
         d->ev_head = d->ev_n = 0;
-        if (d->arena.cap > DET_KEEP_BYTES)
-            dsml_buf_release(&d->arena); /* after a large feed */
+        if (d->arena.cap > DET_KEEP_BYTES || d->ev_cap > DET_KEEP_BYTES / sizeof *d->ev)
+            shrink_queue(d);
         d->arena.len = 0;
-        if (d->ev_cap * sizeof *d->ev > DET_KEEP_BYTES) {
-            dsml_free(&d->alloc, d->ev);
-            d->ev = NULL;
-            d->ev_cap = 0;
-        }
     }
 }
 
