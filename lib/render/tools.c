@@ -192,6 +192,13 @@ static int keep_doc(dsml_rctx *c, cJSON *doc)
     return DSML_OK;
 }
 
+/* Frees the documents kept after the first `held`. */
+static void drop_docs(dsml_rctx *c, size_t held)
+{
+    while (c->ndocs > held)
+        dsml_json_free(c->docs[--c->ndocs]);
+}
+
 /* The arguments as an object, as the dialect reads them (DSML_RULE_ARG_*):
  * an object as it is, JSON text decoded (up to twice).  *obj is NULL when
  * they are to be wrapped as {"arguments": value}; what the dialect neither
@@ -394,7 +401,12 @@ int dsml_render_tool_calls(dsml_rctx *c, const dsml_msg *m,
     for (const cJSON *tc = tool_calls->child; tc != NULL; tc = tc->next, i++) {
         if (out != NULL && i > 0)
             dsml_buf_putc(out, '\n');
+        /* the call's arguments, read as JSON, are written by now: their
+         * trees go at once, so that a long session holds one call's at a
+         * time instead of every call's until the render ends */
+        size_t held = c->ndocs;
         int r = one_call(c, m, i, tc, out);
+        drop_docs(c, held);
         if (r != DSML_OK)
             return r;
     }
