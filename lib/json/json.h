@@ -9,6 +9,8 @@
 #ifndef DSML_JSON_H
 #define DSML_JSON_H
 
+#include <string.h>
+
 #include <cjson/cJSON.h>
 
 #include "core/core.h"
@@ -76,6 +78,23 @@ cJSON *dsml_json_get(const cJSON *object, const char *key);
  * DSML_NO_OFFSET for numbers and NULL.  Kept in the node's `valueint`,
  * which cJSON does not use for these types. */
 size_t dsml_json_offset(const cJSON *v);
+
+/* A string value's length in bytes.  The one-pass reader (and a binding
+ * that builds a tree from its own strings) keeps it in the node, in
+ * `valuedouble`, which cJSON leaves unused for strings, and marks the node
+ * with DSML_JSON_HAS_LEN (a bit of `type` cJSON does not use); any other
+ * string is measured.  A long text is then read once, when it is written,
+ * instead of once more to find its end. */
+#define DSML_JSON_HAS_LEN (1 << 14)
+static inline size_t dsml_json_strlen(const cJSON *v)
+{
+    return (v->type & DSML_JSON_HAS_LEN) ? (size_t)v->valuedouble : strlen(v->valuestring);
+}
+static inline void dsml_json_set_strlen(cJSON *v, size_t n)
+{
+    v->valuedouble = (double)n;
+    v->type |= DSML_JSON_HAS_LEN;
+}
 
 /* Number lexeme helpers. */
 int dsml_json_number_is_int(const cJSON *num);

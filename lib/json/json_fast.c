@@ -38,26 +38,43 @@ typedef struct aheader {
     dsml_allocator alloc;
 } aheader;
 
+/* Where a stream of allocations stands: the free space of its current
+ * chunk, and the size of its next one. */
+typedef struct fspace {
+    char *at, *end;
+    size_t chunk_size;
+} fspace;
+
 typedef struct fparse {
     const unsigned char *s;
     size_t n, i;
     size_t depth_limit;
     size_t values, max_values;
     aheader *h;
-    char *at, *end; /* free space of the current chunk */
-    size_t chunk_size;
+    /* The nodes, keys and short strings (what the renderer walks), and the
+     * long strings (what it reads once, to write them).  A large document
+     * keeps them apart, so that the walks over its tree touch memory dense
+     * with nodes in document order instead of nodes strewn between long
+     * texts; a small one has one stream (text == &node). */
+    fspace node, long_text;
+    fspace *text;
     char decimal_point;
     int ok;
 } fparse;
 
 #define ALIGN 8
 
-static void *fast_alloc(fparse *p, size_t n)
+/* Strings at least this long go to the text stream of a large document. */
+#define LONG_STRING 64
+/* Documents at least this long keep two streams. */
+#define SPLIT_DOC ((size_t)1 << 16)
+
+static void *fast_alloc(fparse *p, fspace *sp, size_t n)
 {
     n = (n + ALIGN - 1) & ~(size_t)(ALIGN - 1);
-    if ((size_t)(p->end - p->at) < n) {
-        size_t size = n + sizeof(achunk) + ALIGN > p->chunk_size ? n + sizeof(achunk) + ALIGN
-                                                                 : p->chunk_size;
+    if ((size_t)(sp->end - sp->at) < n) {
+        size_t size = n + sizeof(achunk) + ALIGN > sp->chunk_size ? n + sizeof(achunk) + ALIGN
+                                                                  : sp->chunk_size;
         achunk *c = dsml_malloc(&p->h->alloc, size);
         if (c == NULL) {
             p->ok = 0;
@@ -66,11 +83,11 @@ static void *fast_alloc(fparse *p, size_t n)
         c->size = size;
         c->next = p->h->chunks;
         p->h->chunks = c;
-        p->at = (char *)c + ((sizeof(achunk) + ALIGN - 1) & ~(size_t)(ALIGN - 1));
-        p->end = (char *)c + size;
+        sp->at = (char *)c + ((sizeof(achunk) + ALIGN - 1) & ~(size_t)(ALIGN - 1));
+        sp->end = (char *)c + size;
     }
-    void *r = p->at;
-    p->at += n;
+    void *r = sp->at;
+    sp->at += n;
     return r;
 }
 
@@ -297,8 +314,9 @@ static size_t backslash(const unsigned char *s, size_t i, size_t n)
     return i;
 }
 
-/* The string at p->i ('"'): decoded into the arena, NUL-terminated. */
-static char *parse_string(fparse *p)
+/* The string at p->i ('"'): decoded into the arena, NUL-terminated; its
+ * length in *len. */
+static char *parse_string(fparse *p, size_t *len)
 {
     const unsigned char *s = p->s;
     size_t start = p->i + 1, i = start;
@@ -320,13 +338,14 @@ static char *parse_string(fparse *p)
     if (high && !valid_utf8(s + start, i - start))
         return NULL;
     size_t raw = i - start;
-    char *out = fast_alloc(p, raw + 1);
+    char *out = fast_alloc(p, raw >= LONG_STRING ? p->text : &p->node, raw + 1);
     if (out == NULL)
         return NULL;
     p->i = i + 1;
     if (!escapes) {
         memcpy(out, s + start, raw);
         out[raw] = '\0';
+        *len = raw;
         return out;
     }
     char *o = out;
@@ -380,6 +399,7 @@ static char *parse_string(fparse *p)
         }
     }
     *o = '\0';
+    *len = (size_t)(o - out);
     return out;
 }
 
@@ -469,8 +489,9 @@ static int parse_members(fparse *p, cJSON *v, int obj, size_t depth)
     }
     for (;;) {
         char *key = NULL;
+        size_t key_len;
         if (obj) {
-            if (p->i >= p->n || p->s[p->i] != '"' || (key = parse_string(p)) == NULL)
+            if (p->i >= p->n || p->s[p->i] != '"' || (key = parse_string(p, &key_len)) == NULL)
                 return 0;
             skip_ws(p);
             if (p->i >= p->n || p->s[p->i] != ':')
@@ -508,17 +529,22 @@ static cJSON *parse_value(fparse *p, size_t depth)
 {
     if (p->i >= p->n || ++p->values > p->max_values)
         return NULL;
-    cJSON *v = fast_alloc(p, sizeof *v);
+    cJSON *v = fast_alloc(p, &p->node, sizeof *v);
     if (v == NULL)
         return NULL;
     memset(v, 0, sizeof *v);
     unsigned char c = p->s[p->i];
     v->valueint = (int)p->i; /* where the value starts */
     switch (c) {
-    case '"':
+    case '"': {
+        size_t len;
         v->type = cJSON_String;
-        v->valuestring = parse_string(p);
-        return v->valuestring != NULL ? v : NULL;
+        v->valuestring = parse_string(p, &len);
+        if (v->valuestring == NULL)
+            return NULL;
+        dsml_json_set_strlen(v, len);
+        return v;
+    }
     case '{':
     case '[':
         if (depth >= p->depth_limit)
@@ -554,15 +580,22 @@ static cJSON *parse_fast(const char *text, size_t len, size_t depth_limit, size_
     const struct lconv *lc = localeconv();
     p.decimal_point = lc != NULL && lc->decimal_point != NULL ? lc->decimal_point[0] : '.';
     /* nodes and strings take about what the text takes, or more for many
-     * small values */
-    p.chunk_size = len + len / 2 + 4096;
-    if (p.chunk_size > ((size_t)1 << 22))
-        p.chunk_size = (size_t)1 << 22;
+     * small values; in a large document, the long strings about the text's
+     * size and the rest about half of it */
+    const size_t most = (size_t)1 << 22;
+    p.text = &p.node;
+    if (len >= SPLIT_DOC) {
+        p.text = &p.long_text;
+        p.long_text.chunk_size = len + 4096 < most ? len + 4096 : most;
+        p.node.chunk_size = len / 2 + 4096 < most ? len / 2 + 4096 : most;
+    } else {
+        p.node.chunk_size = len + len / 2 + 4096;
+    }
     aheader boot;
     boot.chunks = NULL;
     dsml_alloc_resolve(&boot.alloc, a);
     p.h = &boot;
-    aheader *h = fast_alloc(&p, sizeof *h);
+    aheader *h = fast_alloc(&p, &p.node, sizeof *h);
     cJSON *root = NULL;
     if (h != NULL) {
         *h = boot;

@@ -386,7 +386,7 @@ static int join_texts(dsml_rctx *c, dsml_msg *m)
                 return dsml_msg_fail(c, m, sub, DSML_ERR_TYPE,
                                      "text must be a string");
             }
-            dsml_buf_puts(&b, blk->text.node->valuestring);
+            dsml_buf_append(&b, blk->text.node->valuestring, dsml_json_strlen(blk->text.node));
         }
     }
     char *s = dsml_arena_alloc(&c->arena, b.len + 1);

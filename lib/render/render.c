@@ -66,7 +66,7 @@ static int put_text_block(dsml_rctx *c, const dsml_msg *m, const char *where,
         return DSML_OK;
     if (!dsml_is_string(b->text.node))
         return dsml_msg_fail(c, m, where, DSML_ERR_TYPE, "text must be a string");
-    dsml_buf_puts(out, b->text.node->valuestring);
+    dsml_buf_append(out, b->text.node->valuestring, dsml_json_strlen(b->text.node));
     return DSML_OK;
 }
 

@@ -226,9 +226,10 @@ static int arguments_object(dsml_rctx *c, const dsml_msg *m, const char *where,
             break;
         cJSON *doc = NULL;
         const char *s = cur->valuestring;
+        size_t sn = dsml_json_strlen(cur);
         dsml_error jerr;
         /* the arguments' values count against the render's budget */
-        int r = dsml_json_read_doc(s, strlen(s), c->limits, &c->alloc, NULL, 0,
+        int r = dsml_json_read_doc(s, sn, c->limits, &c->alloc, NULL, 0,
                                        &c->values_left, &doc, &jerr);
         if (r == DSML_ERR_NOMEM)
             return dsml_fail(c->err, r, DSML_NO_OFFSET, NULL, NULL);
@@ -244,13 +245,13 @@ static int arguments_object(dsml_rctx *c, const dsml_msg *m, const char *where,
             if (r == DSML_ERR_LIMIT) {
                 /* too deep for us; Python refuses it too when it is not
                  * JSON at any depth (or nests past its recursion limit) */
-                r = dsml_json_validate(s, strlen(s), &c->alloc, &off);
+                r = dsml_json_validate(s, sn, &c->alloc, &off);
                 if (r == DSML_ERR_NOMEM)
                     return dsml_fail(c->err, r, DSML_NO_OFFSET, NULL, NULL);
                 if (r == DSML_OK)
                     r = DSML_ERR_LIMIT, off = jerr.offset;
             }
-            const char *at = off < strlen(s) ? s + off : "";
+            const char *at = off < sn ? s + off : "";
             int python_reads = r != DSML_ERR_JSON || strncmp(at, "NaN", 3) == 0 ||
                                strncmp(at, "Infinity", 8) == 0 ||
                                strncmp(at, "-Infinity", 9) == 0;
@@ -301,7 +302,7 @@ static void put_parameter(const dsml_rctx *c, dsml_buf *out, const char *key,
     dsml_buf_puts(out, key);
     if (dsml_is_string(v)) {
         DSML_BUF_LIT(out, "\" string=\"true\">");
-        dsml_buf_puts(out, v->valuestring);
+        dsml_buf_append(out, v->valuestring, dsml_json_strlen(v));
     } else {
         DSML_BUF_LIT(out, "\" string=\"false\">");
         dsml_emit_json(out, v);
