@@ -481,8 +481,10 @@ static cJSON *parse_value(fparse *p, size_t depth);
 static int parse_members(fparse *p, cJSON *v, int obj, size_t depth)
 {
     cJSON *last = NULL;
+    size_t count = 0;
     p->i++;
     skip_ws(p);
+    dsml_json_set_size(v, 0);
     if (p->i < p->n && p->s[p->i] == (obj ? '}' : ']')) {
         p->i++;
         return 1;
@@ -511,6 +513,7 @@ static int parse_members(fparse *p, cJSON *v, int obj, size_t depth)
         }
         v->child->prev = item;
         last = item;
+        count++;
         skip_ws(p);
         if (p->i >= p->n)
             return 0;
@@ -521,6 +524,7 @@ static int parse_members(fparse *p, cJSON *v, int obj, size_t depth)
         }
         if (c != (obj ? '}' : ']'))
             return 0;
+        dsml_json_set_size(v, count);
         return !obj || !repeats_key(v);
     }
 }
@@ -542,7 +546,7 @@ static cJSON *parse_value(fparse *p, size_t depth)
         v->valuestring = parse_string(p, &len);
         if (v->valuestring == NULL)
             return NULL;
-        dsml_json_set_strlen(v, len);
+        dsml_json_set_size(v, len);
         return v;
     }
     case '{':

@@ -469,14 +469,19 @@ int dsml_render_conversation(dsml_rctx *c, const dsml_msgs *ctx_raw,
             return r;
     }
 
-    dsml_msgs full = {NULL, 0, 0};
-    r = dsml_msgs_reserve(c, &full, ctx.n + msgs.n);
-    for (size_t i = 0; i < ctx.n && r == DSML_OK; i++)
-        r = dsml_msgs_push(c, &full, &ctx.v[i]);
-    for (size_t i = 0; i < msgs.n && r == DSML_OK; i++)
-        r = dsml_msgs_push(c, &full, &msgs.v[i]);
-    if (r != DSML_OK)
-        return r;
+    /* the context's messages, then the request's (without a context, the
+     * request's list itself: nothing below changes a list it reads) */
+    dsml_msgs full = msgs;
+    if (ctx.n > 0) {
+        full = (dsml_msgs){NULL, 0, 0};
+        r = dsml_msgs_reserve(c, &full, ctx.n + msgs.n);
+        for (size_t i = 0; i < ctx.n && r == DSML_OK; i++)
+            r = dsml_msgs_push(c, &full, &ctx.v[i]);
+        for (size_t i = 0; i < msgs.n && r == DSML_OK; i++)
+            r = dsml_msgs_push(c, &full, &msgs.v[i]);
+        if (r != DSML_OK)
+            return r;
+    }
 
     if (c->add_bos && ctx.n == 0)
         DSML_BUF_LIT(out, DSML_TOK_BOS);
