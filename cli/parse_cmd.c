@@ -25,8 +25,9 @@
 #include "cli.h"
 
 static const char parse_usage[] =
-    "Usage: dsml-render parse [--thinking] [--strict] [--profile NAME]\n"
-    "                         [--tools FILE] [--stream N] [FILE|-]\n"
+    "Usage: dsml-render parse [--thinking] [--strict|--recover]\n"
+    "                         [--profile NAME] [--tools FILE] [--stream N]\n"
+    "                         [FILE|-]\n"
     "\n"
     "Parses a completion (the text the model produced after the prompt) and\n"
     "prints the assistant message as JSON.\n"
@@ -35,6 +36,9 @@ static const char parse_usage[] =
     "  --chat            the prompt ended in chat mode (the default)\n"
     "  --strict          the reference parser's rules exactly (default: lenient,\n"
     "                    text that cannot be placed becomes content)\n"
+    "  --recover         recovery mode: also take as calls what models write\n"
+    "                    beside the format (other spellings, missing line\n"
+    "                    breaks and closers, JSON bodies, ...)\n"
     "  --profile NAME    the profile, one of" CLI_PROFILE_NAMES "\n"
     "  --tools FILE      the declared tools (a JSON array); other names refused\n"
     "  --stream N        feed N-byte chunks to the streaming detector and print\n"
@@ -193,7 +197,7 @@ static int run_parse(const dsml_detector_options *opts, const cli_buf *text,
 int cli_parse_main(int argc, char **argv)
 {
     const char *file = NULL, *tools_file = NULL;
-    int thinking = 0, strict = 0, files_only = 0;
+    int thinking = 0, strict = 0, recover = 0, files_only = 0;
     dsml_profile profile = DSML_PROFILE_V41;
     size_t chunk = 0;
     for (int i = 1; i < argc; i++) {
@@ -219,6 +223,8 @@ int cli_parse_main(int argc, char **argv)
             thinking = 0;
         } else if (strcmp(s, "--strict") == 0) {
             strict = 1;
+        } else if (strcmp(s, "--recover") == 0) {
+            recover = 1;
         } else if (NAMED("--profile")) {
             if ((v = VALUE()) == NULL || cli_parse_profile(v, &profile) != 0)
                 return parse_usage_error("--profile needs one of" CLI_PROFILE_NAMES);
@@ -242,6 +248,8 @@ int cli_parse_main(int argc, char **argv)
     }
     if (file == NULL)
         file = "-";
+    if (strict && recover)
+        return parse_usage_error("--strict and --recover exclude each other");
 #ifdef CLI_HAVE_DETECTOR
     cli_buf text = {0}, tools = {0};
     if (cli_read_file(file, &text) != 0)
@@ -254,7 +262,9 @@ int cli_parse_main(int argc, char **argv)
     dsml_detector_options_init(&opts);
     opts.thinking_mode = thinking ? DSML_THINKING : DSML_CHAT;
     opts.profile = profile;
-    opts.mode = strict ? DSML_DETECT_STRICT : DSML_DETECT_LENIENT;
+    opts.mode = strict    ? DSML_DETECT_STRICT
+                : recover ? DSML_DETECT_RECOVER
+                          : DSML_DETECT_LENIENT;
     if (tools_file != NULL) {
         opts.tools_json = tools.data;
         opts.tools_len = tools.len;
@@ -265,7 +275,7 @@ int cli_parse_main(int argc, char **argv)
     cli_buf_free(&tools);
     return r;
 #else
-    (void)thinking, (void)strict, (void)profile, (void)chunk, (void)tools_file;
+    (void)thinking, (void)strict, (void)recover, (void)profile, (void)chunk, (void)tools_file;
     cli_errorf("parse: this libdsml has no completion parser");
     return CLI_EXIT_FAIL;
 #endif

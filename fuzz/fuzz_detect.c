@@ -4,9 +4,9 @@
  * are drawn from the input (next() calls interleaved at random); the
  * merged events, the final status and the message must be the same, and
  * dsml_parse_completion must agree with the one-piece run.  In lenient
- * mode every byte is accounted for (tests/lenient_accounting.h): reasoning
- * and content, in order, are the completion minus the structure of the
- * calls that complete.  A third run
+ * and recover mode every byte is accounted for (tests/lenient_accounting.h):
+ * reasoning and content, in order, are the completion minus the structure
+ * of the calls that complete (and what the recoveries drop).  A third run
  * fails allocations: it must stop with a sticky DSML_ERR_NOMEM (the events
  * before it a prefix of the reference's) or give the same result, leak
  * nothing, and after dsml_detector_reset run clean.
@@ -23,7 +23,11 @@
  *           3 V3.2
  *   byte 3  k
  *   byte 4  chunking seed
- *   rest    the completion [0xFF tools JSON]
+ *   rest    the completion [0xFE recoveries] [0xFF tools JSON]
+ *
+ * The recoveries byte (after the first 0xFE, which no UTF-8 text holds):
+ * bit 0 recover mode (unless strict), bits 1-6 option 11's recoveries in
+ * lenient mode; 0xFE last: recover mode.
  */
 #include <utf8proc.h>
 
@@ -341,12 +345,12 @@ static void check_message_json(const run_result *r, const char *text, size_t n)
     cJSON_Delete(v);
 }
 
-/* Lenient mode loses and misplaces no byte (a run that failed -- a limit,
+/* Lenient and recover mode lose and misplace no byte (a run that failed -- a limit,
  * invalid UTF-8 -- stopped short and is not checked). */
 static void check_accounting(const run_result *r, const char *text, size_t n,
                              const dsml_detector_options *o)
 {
-    if (o->mode != DSML_DETECT_LENIENT || r->status != DSML_OK)
+    if (o->mode == DSML_DETECT_STRICT || r->status != DSML_OK)
         return;
     la_acct a;
     la_init(&a, text, n, o);
@@ -366,7 +370,7 @@ static void check_accounting(const run_result *r, const char *text, size_t n,
     if (!la_check(&a)) {
         fprintf(stderr, "accounting: %s\n", la_why(&a));
         dump("events", &r->events);
-        FZ_CHECK(0 && "lenient mode keeps every byte");
+        FZ_CHECK(0 && "lenient and recover mode keep every byte");
     }
     la_free(&a);
 }
@@ -433,6 +437,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         n = in.n;
         tools = NULL;
         ntools = 0;
+    }
+    /* the recoveries, after a 0xFE */
+    const char *fe = n ? memchr(t, 0xFE, n) : NULL;
+    if (fe != NULL) {
+        size_t at = (size_t)(fe - t);
+        unsigned cfg = at + 1 < n ? (unsigned char)t[at + 1] : 1u;
+        n = at;
+        if (o.mode != DSML_DETECT_STRICT) {
+            if (cfg & 1)
+                o.mode = DSML_DETECT_RECOVER;
+            else
+                o.recoveries = (cfg >> 1) & DSML_RECOVER_ALL;
+        }
     }
     /* exact-size copies: a read past the end is caught */
     char *text = malloc(n ? n : 1);

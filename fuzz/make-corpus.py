@@ -197,6 +197,29 @@ def detect_seeds():
     return out
 
 
+def recover_seeds():
+    """What models write (real outputs, peers' cases, prose that quotes
+    DSML) for the detector's recoveries: the completion, 0xFE and the
+    recoveries byte (recover mode, or one recovery in lenient mode), the
+    declared tools after 0xFF."""
+    out = []
+    rows = load("real-outputs.jsonl") + load("prose-dsml.jsonl") + pick(load("peer-cases.jsonl"), "text")
+    for n, row in enumerate(rows):
+        if len(row["text"].encode("utf-8")) > MAX_BYTES:
+            continue
+        b0 = 1 if row.get("thinking_mode") == "thinking" else 0
+        b2 = (n % 3) | ((n % 8) << 2)           # failures, largest chunk
+        cfg = 1 if n % 4 == 0 else 2 << (n % 6)  # recover mode, or one recovery
+        tail = b""
+        if row.get("declared_tools"):
+            b0 |= 8
+            tools = [{"type": "function", "function": {"name": x}} for x in row["declared_tools"]]
+            tail = b"\xff" + dumps(tools)
+        head = bytes([b0, 0, b2, (n * 29) % 256, (n * 71) % 256])
+        out.append(head + row["text"].encode("utf-8") + bytes([0xFE, cfg]) + tail)
+    return out
+
+
 def serve_seeds():
     """A request body of the completion's thinking mode (its invoke names as
     tools, a tool_choice, parallel calls on or off), 0xFF, the completion."""
@@ -225,7 +248,7 @@ TARGETS = {
     "render": render_seeds,
     "request": request_seeds,
     "emit": emit_seeds,
-    "detect": detect_seeds,
+    "detect": lambda: detect_seeds() + recover_seeds(),
     "serve": serve_seeds,
 }
 

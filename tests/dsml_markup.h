@@ -8,7 +8,7 @@
 
 #include <dsml/dsml.h>
 
-#define FW "\xef\xbd\x9c"
+#define FW "\xef\xbd\x9c" /* U+FF5C */
 #define EOS DSML_TOKEN_EOS
 #define DSML DSML_TOKEN_DSML
 #define OPEN DSML_CALLS_OPEN "\n"

@@ -28,6 +28,16 @@
  * check needs no parser of its own: it aligns the output with the input,
  * trying each way a removable part could have been removed.
  *
+ * With the recoveries (recover mode, or option 11 in lenient mode), what
+ * may be taken out grows by what they read as structure, and by what they
+ * drop: the tags in every spelling (ASCII, U+2016, doubled or spaced bars,
+ * V4's and V3.2's names; without the marker when tools are declared), an
+ * opener with or without its '>', white space after a call or a tag taken
+ * out, a block closer after a call when the block had no opener (after
+ * the call's block's other invokes too, as after an opener), <think>
+ * and </think> anywhere, and closer tags that run to the end of the stream
+ * or to the EOS.  Their tags are recognised here by a reading of their own.
+ *
  * Use: la_init() with the completion and the detector's options, la_event()
  * for every event in order, then la_check() after a run that ended with
  * DSML_OK.  la_why() tells what did not hold.
@@ -43,6 +53,7 @@
 #include "dsml/dsml.h"
 #include "dialect/dialect.h"
 
+#define LA_FW "\xef\xbd\x9c" /* U+FF5C */
 #define LA_EOS DSML_TOKEN_EOS
 #define LA_SPAN 0xFF /* stands for an executable call in the reduced input
                         (never a byte of valid UTF-8) */
@@ -60,6 +71,9 @@ typedef struct la_acct {
     const char *s; /* the completion (borrowed) */
     size_t n;
     int thinking_end_ok; /* a "</think>" may be taken out */
+    int recover;         /* the recoveries are on */
+    int bare;            /* ... and tags without the marker count (tools
+                            declared) */
     size_t nspell;       /* spellings in effect */
     char tag[LA_TAGS][LA_SPELLINGS][48];
     size_t tag_len[LA_TAGS][LA_SPELLINGS];
@@ -80,10 +94,14 @@ static inline void la_init(la_acct *a, const char *s, size_t n,
     a->n = n;
     a->thinking_end_ok = o->thinking_mode == DSML_THINKING ||
                          o->stray_think_end == DSML_STRAY_THINK_END_REASONING;
+    a->recover = o->mode == DSML_DETECT_RECOVER || o->recoveries != 0;
+    a->bare = a->recover &&
+              (o->mode == DSML_DETECT_RECOVER || (o->recoveries & DSML_RECOVER_BARE_TAGS)) &&
+              o->tools_json != NULL;
     /* the profile's tags with its marker; with the variants, every marker
      * (exact, ASCII, doubled) with its tags and its neighbours' */
     static const char *const marks[] = {DSML_TOKEN_DSML, "|DSML|",
-                                        "\xef\xbd\x9c" DSML_TOKEN_DSML "\xef\xbd\x9c"};
+                                        LA_FW DSML_TOKEN_DSML LA_FW};
     const dsml_dialect *dl = dsml_dialect_of(o->profile);
     const dsml_tags *sets[8] = {NULL};
     size_t nsets = 0;
@@ -188,6 +206,81 @@ static inline size_t la_tag(const la_acct *a, const char *p, size_t n, int t)
     return 0;
 }
 
+/* ---- the recoveries' tags, read in every spelling ------------------------ */
+
+enum { LA_F_OPENER, LA_F_CLOSER, LA_F_INVOKE_END, LA_F_ANY_CLOSER };
+
+static inline size_t la_sp(const char *p, size_t n, size_t i)
+{
+    while (i < n && p[i] == ' ')
+        i++;
+    return i;
+}
+
+/* One or two bars at p[i]: the index after them, or 0. */
+static inline size_t la_bars(const char *p, size_t n, size_t i)
+{
+    static const char *const bars[] = {LA_FW, "|", "\xe2\x80\x96"};
+    size_t got = 0;
+    for (int round = 0; round < 2; round++) {
+        size_t j = round ? la_sp(p, n, i) : i, hit = 0;
+        for (size_t b = 0; b < 3 && !hit; b++)
+            if (la_starts(p + j, n - j, bars[b]))
+                hit = j + strlen(bars[b]);
+        if (!hit)
+            return got;
+        i = got = hit;
+    }
+    return got;
+}
+
+/* A tag of kind `k` at p[0, n) in any spelling the recoveries read: its
+ * length (a closer of a block with its '>'), or 0. */
+static inline size_t la_flex(const la_acct *a, const char *p, size_t n, int k)
+{
+    static const char *const blocks[] = {"calls", "tool_calls", "function_calls"};
+    if (n == 0 || p[0] != '<')
+        return 0;
+    size_t i = 1;
+    int closing = i < n && p[i] == '/';
+    if (closing)
+        i++;
+    if ((k == LA_F_OPENER) == closing)
+        return 0;
+    size_t j = la_sp(p, n, i), b = la_bars(p, n, j);
+    if (b != 0) {
+        i = la_sp(p, n, b);
+        if (!la_starts(p + i, n - i, "DSML"))
+            return 0;
+        i = la_bars(p, n, la_sp(p, n, i + 4));
+        if (i == 0)
+            return 0;
+        i = la_sp(p, n, i);
+    } else if (!a->bare || j != i) {
+        return 0;
+    }
+    int kinds[3] = {k == LA_F_OPENER || k == LA_F_CLOSER || k == LA_F_ANY_CLOSER,
+                    k == LA_F_INVOKE_END || k == LA_F_ANY_CLOSER, k == LA_F_ANY_CLOSER};
+    for (size_t c = 0; c < 3; c++) {
+        if (!kinds[0] || (b == 0 && c == 0))
+            continue;
+        if (la_starts(p + i, n - i, blocks[c])) {
+            size_t e = i + strlen(blocks[c]);
+            if (k == LA_F_OPENER)
+                return e;
+            e = la_sp(p, n, e);
+            return e < n && p[e] == '>' ? e + 1 : 0;
+        }
+    }
+    if (kinds[1] && la_starts(p + i, n - i, "invoke"))
+        return i + 6;
+    if (kinds[2] && la_starts(p + i, n - i, "parameter"))
+        return i + 9;
+    return 0;
+}
+
+static inline int la_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
 /* Where an executable call's structure ends: its CALL_END offset, past an
  * invoke closer found there and as much of ">\n" as follows. */
 static inline size_t la_call_end(const la_acct *a, size_t off)
@@ -195,6 +288,8 @@ static inline size_t la_call_end(const la_acct *a, size_t off)
     if (off >= a->n)
         return a->n;
     size_t l = la_tag(a, a->s + off, a->n - off, LA_INVOKE_END);
+    if (l == 0 && a->recover)
+        l = la_flex(a, a->s + off, a->n - off, LA_F_INVOKE_END);
     if (l == 0)
         return off;
     off += l;
@@ -212,6 +307,7 @@ typedef struct la_state {
     size_t i, j;   /* position in the reduced input, in the output */
     int frame;     /* inside a block whose opener was taken out */
     int think;     /* a </think> was taken out */
+    int ws;        /* recoveries: white space here may be taken out */
 } la_state;
 
 typedef struct la_search {
@@ -235,7 +331,7 @@ static inline void la_push(la_search *s, la_state st)
 /* Records a branching state; returns 0 when it was seen before. */
 static inline int la_visit(la_search *s, const la_state *st)
 {
-    uint64_t key = ((uint64_t)st->i << 33 | (uint64_t)st->j << 2 |
+    uint64_t key = ((uint64_t)st->i << 34 | (uint64_t)st->j << 3 | (uint64_t)st->ws << 2 |
                     (uint64_t)st->frame << 1 | (uint64_t)st->think) + 1;
     if ((s->seen_n + 1) * 2 > s->seen_cap) {
         size_t cap = s->seen_cap ? s->seen_cap * 2 : 1024;
@@ -280,11 +376,25 @@ static inline size_t la_opener(const la_acct *a, const char *k, size_t kn, size_
             at += 2;
         }
         size_t l = la_tag(a, k + at, kn - at, LA_OPENER);
+        if (l == 0 && a->recover)
+            l = la_flex(a, k + at, kn - at, LA_F_OPENER);
         if (l == 0)
             continue;
         at += l;
         if (blank && at == kn)
             return at - i;
+        if (a->recover) {
+            /* its '>' (or none), white space, then a call or the closer */
+            if (at < kn && k[at] == '>')
+                at++;
+            while (at < kn && la_space(k[at]))
+                at++;
+            if (at < kn && ((unsigned char)k[at] == LA_SPAN ||
+                            la_flex(a, k + at, kn - at, LA_F_CLOSER) > 0 ||
+                            la_tag(a, k + at, kn - at, LA_CLOSER) > 0))
+                return at - i;
+            continue;
+        }
         if (!la_starts(k + at, kn - at, ">\n"))
             continue;
         at += 2;
@@ -293,6 +403,25 @@ static inline size_t la_opener(const la_acct *a, const char *k, size_t kn, size_
             return at - i;
     }
     return 0;
+}
+
+/* Recoveries: closer tags (each with its '>' and white space) that run to
+ * the end of the input or to an EOS: their length, or 0. */
+static inline size_t la_orphans(const la_acct *a, const char *k, size_t kn, size_t i)
+{
+    size_t at = i, tags = 0;
+    for (;;) {
+        size_t l = la_flex(a, k + at, kn - at, LA_F_ANY_CLOSER);
+        if (l == 0)
+            break;
+        at += l;
+        while (at < kn && (k[at] == '>' || la_space(k[at])))
+            at++;
+        tags++;
+    }
+    if (tags == 0 || (at < kn && !la_starts(k + at, kn - at, LA_EOS)))
+        return 0;
+    return at - i;
 }
 
 /* Returns 1 when the accounting holds; otherwise 0, with la_why() telling
@@ -354,7 +483,7 @@ static inline int la_check(la_acct *a)
 
     la_search s;
     memset(&s, 0, sizeof s);
-    la_push(&s, (la_state){0, 0, 0, 0});
+    la_push(&s, (la_state){0, 0, 0, 0, 0});
     int ok = 0;
     size_t best_i = 0, best_j = 0;
     const size_t eos_len = strlen(LA_EOS);
@@ -371,26 +500,42 @@ static inline int la_check(la_acct *a)
             }
             if ((unsigned char)k[st.i] == LA_SPAN) {
                 st.i++;
+                st.ws = a->recover;
+                /* recoveries: a call with no opener before it opens a block
+                 * of its own, which a closer may end */
+                st.frame |= a->recover;
                 continue;
             }
-            la_state opt[5];
+            la_state opt[9];
             int no = 0;
             const char *p = k + st.i;
             size_t r = kn - st.i;
+            int rw = a->recover; /* what the recoveries take out is followed by
+                                    white space they may take out too */
             if (st.j < a->tn && a->t[st.j] == *p)
-                opt[no++] = (la_state){st.i + 1, st.j + 1, st.frame, st.think};
+                opt[no++] = (la_state){st.i + 1, st.j + 1, st.frame, st.think, 0};
             if (st.j >= last_r && la_starts(p, r, LA_EOS))
-                opt[no++] = (la_state){st.i + eos_len, st.j, 0, st.think};
-            if (a->thinking_end_ok && !st.think && st.j <= first_c && st.j >= last_r &&
+                opt[no++] = (la_state){st.i + eos_len, st.j, 0, st.think, 0};
+            if (a->thinking_end_ok && (a->recover || (!st.think && st.j <= first_c &&
+                                                      st.j >= last_r)) &&
                 la_starts(p, r, "</think>"))
-                opt[no++] = (la_state){st.i + 8, st.j, st.frame, 1};
+                opt[no++] = (la_state){st.i + 8, st.j, st.frame, 1, rw};
+            if (a->recover && la_starts(p, r, "<think>"))
+                opt[no++] = (la_state){st.i + 7, st.j, st.frame, st.think, rw};
             size_t ol = la_opener(a, k, kn, st.i);
             if (ol > 0)
-                opt[no++] = (la_state){st.i + ol, st.j, 1, st.think};
-            if (st.frame) {
-                size_t cl = la_tag(a, p, r, LA_CLOSER);
-                if (cl > 0)
-                    opt[no++] = (la_state){st.i + cl, st.j, 0, st.think};
+                opt[no++] = (la_state){st.i + ol, st.j, 1, st.think, rw};
+            size_t cl = la_tag(a, p, r, LA_CLOSER);
+            if (cl == 0 && a->recover)
+                cl = la_flex(a, p, r, LA_F_CLOSER);
+            if (cl > 0 && (st.frame || st.ws))
+                opt[no++] = (la_state){st.i + cl, st.j, 0, st.think, rw};
+            if (a->recover) {
+                if (st.ws && la_space(*p))
+                    opt[no++] = (la_state){st.i + 1, st.j, st.frame, st.think, 1};
+                size_t orl = la_orphans(a, k, kn, st.i);
+                if (orl > 0)
+                    opt[no++] = (la_state){st.i + orl, st.j, st.frame, st.think, 0};
             }
             if (no == 0)
                 break;

@@ -1,8 +1,9 @@
 /*
  * test_detector.c - the streaming contract: chunk invariance over the golden
  * cases of every profile (every chunk size 1..64 and every 2-way split give
- * the events and message of the one-shot run, in lenient and strict mode),
- * sticky errors, reset, finish, the one-shot parse being the same engine.
+ * the events and message of the one-shot run, in lenient, strict and
+ * recover mode), sticky errors, reset, finish, the one-shot parse being the
+ * same engine.
  *
  * DSML_DETECT_TEST_STRIDE=N runs only every Nth case (for slow sanitizer
  * builds); the default is every case.
@@ -102,8 +103,10 @@ static void run_invariance(dsml_detect_mode mode, int valid_only)
         cases++;
     }
     fprintf(stderr, "%s: %zu cases, %zu runs compared, %zu differences\n",
-            mode == DSML_DETECT_STRICT ? "strict" : "lenient", cases, runs,
-            bad);
+            mode == DSML_DETECT_STRICT    ? "strict"
+            : mode == DSML_DETECT_RECOVER ? "recover"
+                                          : "lenient",
+            cases, runs, bad);
     assert_int_equal(bad, 0);
 }
 
@@ -123,25 +126,45 @@ static void test_chunk_invariance_lenient(void **state)
     run_invariance(DSML_DETECT_LENIENT, 0);
 }
 
-/* Lenient mode gives the strict message on every text strict accepts. */
-static void test_lenient_matches_strict_on_valid_text(void **state)
+/* Recover mode too, over every case. */
+static void test_chunk_invariance_recover(void **state)
 {
     (void)state;
+    run_invariance(DSML_DETECT_RECOVER, 0);
+}
+
+/* Lenient mode gives the strict message on every text strict accepts; so
+ * does recover mode (no tools declared). */
+static void matches_strict_on_valid_text(dsml_detect_mode mode)
+{
     size_t bad = 0;
     for (size_t i = 0; i < g_cases.n; i++) {
         const dc_case *c = &g_cases.v[i];
         dsml_parse_options o;
-        dc_options(&o, c, DSML_DETECT_LENIENT);
+        dc_options(&o, c, mode);
         dsml_output out;
         int rc = dsml_parse_completion(c->text, c->len, &o, &out, NULL);
         assert_int_equal(rc, DSML_OK);
         if (c->expect != NULL &&
-            !tu_same_text(c->id, "lenient message", c->expect, c->expect_len,
-                          out.text, out.len))
+            !tu_same_text(c->id, mode == DSML_DETECT_RECOVER ? "recover message"
+                                                             : "lenient message",
+                          c->expect, c->expect_len, out.text, out.len))
             bad++;
         dsml_output_free(&out);
     }
     assert_int_equal(bad, 0);
+}
+
+static void test_lenient_matches_strict_on_valid_text(void **state)
+{
+    (void)state;
+    matches_strict_on_valid_text(DSML_DETECT_LENIENT);
+}
+
+static void test_recover_matches_strict_on_valid_text(void **state)
+{
+    (void)state;
+    matches_strict_on_valid_text(DSML_DETECT_RECOVER);
 }
 
 /* ---- contract ------------------------------------------------------------ */
@@ -301,6 +324,8 @@ int main(void)
         cmocka_unit_test(test_lenient_matches_strict_on_valid_text),
         cmocka_unit_test(test_chunk_invariance_strict),
         cmocka_unit_test(test_chunk_invariance_lenient),
+        cmocka_unit_test(test_recover_matches_strict_on_valid_text),
+        cmocka_unit_test(test_chunk_invariance_recover),
     };
     return cmocka_run_group_tests(tests, load, unload);
 }

@@ -267,6 +267,28 @@ static void test_v32_developer(void **state)
     expect_prompt(DSML_PROFILE_V4, 0, dropped, BOS USER "Hi" ASSISTANT "<think>");
 }
 
+/* V3.2's thinking drop keeps only user, system and tool messages (and
+ * assistants) before the last user message: a latest_reminder or
+ * direct_search_results message in the context is dropped too, and the
+ * reference then fails, so V3.2 refuses it; V4 keeps both. */
+static void test_v32_dropped_reminders(void **state)
+{
+    (void)state;
+    static const char *const cases[] = {
+        "{\"thinking_mode\": \"thinking\", \"context\": [{\"role\": \"latest_reminder\", "
+        "\"content\": \"r\"}, {\"role\": \"user\", \"content\": \"a\"}], \"messages\": [" HI "]}",
+        "{\"thinking_mode\": \"thinking\", \"context\": [{\"role\": "
+        "\"direct_search_results\", \"content\": \"r\"}, {\"role\": \"user\", \"content\": "
+        "\"a\"}], \"messages\": [" HI "]}",
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        expect_refusal(DSML_PROFILE_V32, 0, cases[i], DSML_ERR_ROLE);
+        expect_prompt(DSML_PROFILE_V32, DSML_RENDER_KEEP_THINKING, cases[i],
+                      USER "Hi" ASSISTANT "<think>");
+        expect_prompt(DSML_PROFILE_V4, 0, cases[i], USER "Hi" ASSISTANT "<think>");
+    }
+}
+
 /* V3.2's arguments must be JSON text of an object. */
 static void test_v32_arguments(void **state)
 {
@@ -412,6 +434,7 @@ int main(void)
         cmocka_unit_test(test_v32_inline_results),
         cmocka_unit_test(test_v32_turns),
         cmocka_unit_test(test_v32_developer),
+        cmocka_unit_test(test_v32_dropped_reminders),
         cmocka_unit_test(test_v32_arguments),
         cmocka_unit_test(test_detector_tags),
         cmocka_unit_test(test_unknown_profile),

@@ -288,9 +288,10 @@ typedef enum dsml_thinking_mode {
  * latest_reminder, wo_eos or reasoning effort (one given is refused), no
  * images, no namespaces; tool-call arguments must be JSON text of an
  * object.  In thinking mode with drop_thinking, a conversation from which
- * the reference would drop a message (a developer or latest_reminder
- * message before the last user message) is refused, as the reference
- * fails on it.
+ * the reference would drop a message (before the last user message, the
+ * context's included, one that is not a user, system, tool or assistant
+ * message: developer, latest_reminder, direct_search_results, ...) is
+ * refused, as the reference fails on it.
  */
 typedef enum dsml_profile {
     DSML_PROFILE_V41 = 0,        /* the checkpoint's encoder (default) */
@@ -348,7 +349,9 @@ typedef enum dsml_effort_kind {
  * that no caller text reaches the prompt by any path unchecked: text, block
  * types ("[Unsupported TYPE]"), tool results printed as Python's repr(),
  * tool names, descriptions and JSON schemas.  Look-alikes outside this list
- * (other bracket or bar characters) are not refused.
+ * (other bracket or bar characters) are not refused, nor are tags without
+ * the DSML marker ("<invoke name=...>"), which only recovery mode reads,
+ * and only in the model's output.
  */
 typedef struct dsml_render_options {
     size_t size;                      /* sizeof(dsml_render_options) */
@@ -480,6 +483,20 @@ DSML_API int dsml_render_case(const char *case_json, size_t len,
  * Both modes fail on invalid UTF-8 (DSML_ERR_UTF8), on an exceeded limit
  * (DSML_ERR_LIMIT) and when out of memory.
  *
+ * DSML_DETECT_RECOVER is lenient mode with every recovery of option 11 on,
+ * for servers that would rather get the call than the markup: it also takes
+ * as calls what real models write beside the reference format (other
+ * spellings of the tags, missing line breaks and closers, typographic
+ * quotes, parameters without string=, JSON bodies, tags whose special
+ * tokens the server stripped, echoed and repeated think tags).  The declared
+ * tools (tools_json) are its anchor: when tools are declared, no call is
+ * made from an invoke that names no declared tool (its text stays content,
+ * byte for byte), whatever its spelling.  Every recovery is reported by a
+ * DSML_EVENT_DIAGNOSTIC with its offset, carrying the code strict mode
+ * would have failed with.  It keeps lenient mode's byte accounting: what is
+ * not taken as a call stays in reasoning or content, save for what the
+ * recoveries below name as dropped.  It fails where lenient mode fails.
+ *
  * Policies
  * --------
  * Where servers disagree, an option decides.  Value 0 of every policy is the
@@ -489,10 +506,12 @@ DSML_API int dsml_render_case(const char *case_json, size_t len,
  * reference would have refused the text).
  */
 
-/* Strict reference parse, or lenient (default). */
+/* Strict reference parse, lenient (default), or lenient with every
+ * recovery (option 11). */
 typedef enum dsml_detect_mode {
     DSML_DETECT_LENIENT = 0,
-    DSML_DETECT_STRICT = 1
+    DSML_DETECT_STRICT = 1,
+    DSML_DETECT_RECOVER = 2
 } dsml_detect_mode;
 
 /* 1. A calls block ("\n\n<｜DSML｜ calls") inside the reasoning, before
@@ -629,6 +648,69 @@ typedef enum dsml_parallel_calls {
                                       detector goes on */
 } dsml_parallel_calls;
 
+/* 11. Recoveries: deviations real models write, each taken as what it
+ *     stands for (with a diagnostic) instead of being content.  Bits of
+ *     dsml_detector_options.recoveries, for lenient mode (strict mode
+ *     refuses them: DSML_ERR_ARGUMENT); DSML_DETECT_RECOVER turns on all.
+ *     A deviation that could also be prose is taken as a call only when its
+ *     invoke names a declared tool, when tools are declared. */
+#define DSML_RECOVER_SPELLINGS 0x1u  /* the tags in other spellings, anywhere
+                                        a V4.1 tag is expected: V4's
+                                        tool_calls block and unspaced tags,
+                                        V3.2's function_calls block, ASCII
+                                        '|' or U+2016 '‖' for the bars,
+                                        doubled or spaced bars
+                                        ("< | DSML | invoke",
+                                        "<| | DSML | | invoke"), different
+                                        spellings mixed in one block */
+#define DSML_RECOVER_STRUCTURE 0x2u  /* between tags any white space, or no
+                                        line break; no '>' after the block's
+                                        opener; no block closer before the
+                                        end of the stream or the EOS; an
+                                        invoke with no block opener before
+                                        it; closer tags with no opener, at
+                                        the start of a line and followed by
+                                        nothing but white space to the end
+                                        of the stream (or the EOS), are
+                                        dropped */
+#define DSML_RECOVER_ATTRIBUTES 0x4u /* typographic or single quotes and
+                                        white space around '=' in name= and
+                                        string=; a parameter without
+                                        string= (typed from the declared
+                                        tool's JSON schema: a "string"
+                                        property is quoted; otherwise the
+                                        value is inserted when it is one JSON
+                                        value and quoted when not; such a
+                                        value is held until its end); a
+                                        self-closing parameter tag (or an
+                                        invoke tag used as one) whose
+                                        string= carries the value, typed the
+                                        same way; a self-closing invoke (a
+                                        call without parameters) */
+#define DSML_RECOVER_BODIES 0x8u     /* an invoke whose body is a JSON object
+                                        instead of parameters: the arguments
+                                        are that object, written as
+                                        json.dumps writes it (held until the
+                                        invoke's end, with its name text:
+                                        limits.max_held_bytes) */
+#define DSML_RECOVER_BARE_TAGS 0x10u /* tags without the DSML marker, as a
+                                        server that strips special tokens
+                                        leaves them ("<function_calls>",
+                                        "<invoke name=...>",
+                                        "<parameter ...>"): only when tools
+                                        are declared and the invoke names
+                                        one of them */
+#define DSML_RECOVER_THINKING 0x20u  /* thinking mode: a "<think>" at the
+                                        very start of the output is dropped;
+                                        a further "<think>" after </think>
+                                        and nothing but white space opens
+                                        another reasoning block (the white
+                                        space is reasoning).  White space
+                                        alone after the calls block, up to
+                                        the EOS or the end, is dropped (not
+                                        content) */
+#define DSML_RECOVER_ALL 0x3fu
+
 typedef struct dsml_detector_options {
     size_t size;                      /* sizeof(dsml_detector_options) */
     dsml_thinking_mode thinking_mode; /* DSML_CHAT by default */
@@ -675,6 +757,8 @@ typedef struct dsml_detector_options {
                                          qualified); copied at creation */
     size_t tool_choice_name_len;
     dsml_parallel_calls parallel_calls; /* DSML_PARALLEL_CALLS_ALLOW */
+    unsigned recoveries;              /* DSML_RECOVER_* (option 11), lenient
+                                         mode; DSML_DETECT_RECOVER sets all */
 } dsml_detector_options;
 
 /* dsml_parse_completion() takes the same options. */

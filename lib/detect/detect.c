@@ -307,6 +307,10 @@ static void release_hold(dsml_detector *d, int kind)
 static void text_sink(dsml_detector *d, int kind, const char *p, size_t n,
                       size_t off)
 {
+    if (d->rec && kind == DSML_EVENT_CONTENT)
+        det_rc_observe(d, p, n);
+    if (d->rc_wslead && det_rc_text(d, kind, p, n, off))
+        return;
     if (d->hold) {
         if (d->held.len + n <= d->lim.max_held_bytes) {
             if (d->held.len == 0)
@@ -327,6 +331,7 @@ static void reset_scan_state(dsml_detector *d)
 {
     memset(d->st, 0, sizeof d->st);
     d->st_any = 0;
+    d->fx_len = 0;
 }
 
 static void set_phase(dsml_detector *d, det_phase ph)
@@ -507,14 +512,7 @@ static void args_out(dsml_detector *d, const char *p, size_t n, size_t off)
 
 static int tool_declared(const dsml_detector *d, const char *name, size_t n)
 {
-    const char *p = d->tools.data;
-    for (size_t i = 0; i < d->ntools; i++) {
-        size_t l = strlen(p);
-        if (l == n && memcmp(p, name, n) == 0)
-            return 1;
-        p += l + 1;
-    }
-    return 0;
+    return det_tool_index(d, name, n) >= 0;
 }
 
 static const char *find2(const char *p, size_t n, const char *pat)
@@ -529,7 +527,7 @@ static const char *find2(const char *p, size_t n, const char *pat)
  * `name` (qualified, as written); reports it when so. */
 static int refused_call(dsml_detector *d, const char *name, size_t n)
 {
-    int shown = (int)(n > 80 ? 80 : n);
+    int shown = det_utf8_shown(name, n, 80);
     switch (d->opt.tool_choice) {
     case DSML_TOOL_CHOICE_NONE:
         diag(d, DSML_ERR_TOOL_CHOICE, d->call_off,
@@ -539,7 +537,7 @@ static int refused_call(dsml_detector *d, const char *name, size_t n)
         if (n != d->choice.len || (n > 0 && memcmp(name, d->choice.data, n) != 0)) {
             diag(d, DSML_ERR_TOOL_CHOICE, d->call_off,
                  "tool_choice names '%.*s': the call to '%.*s' is refused",
-                 (int)(d->choice.len > 80 ? 80 : d->choice.len),
+                 det_utf8_shown(d->choice.data, d->choice.len, 80),
                  d->choice.data != NULL ? d->choice.data : "", shown, name);
             return 1;
         }
@@ -587,7 +585,8 @@ static int begin_call(dsml_detector *d, const char *name, size_t n, size_t end)
                      (int)(bare_len > 80 ? 80 : bare_len), bare);
         }
     }
-    if (d->have_tools && d->opt.tool_names == DSML_TOOL_NAMES_DECLARED &&
+    if (d->have_tools &&
+        (d->opt.tool_names == DSML_TOOL_NAMES_DECLARED || det_rc_anchored(d)) &&
         !tool_declared(d, name, n)) {
         if (d->strict) {
             fail(d, DSML_ERR_UNKNOWN_TOOL, d->call_off,
@@ -604,6 +603,8 @@ static int begin_call(dsml_detector *d, const char *name, size_t n, size_t end)
              "more than max_calls (%zu) tool calls", d->lim.max_calls);
         return 0;
     }
+    if (d->rec)
+        det_rc_begin(d, name, n);
     d->call_refused = !d->call_quiet && refused_call(d, name, n);
     size_t idx = d->ncalls++;
     d->nparams = 0;
@@ -734,6 +735,7 @@ static void start_value(dsml_detector *d, int str_true)
     d->vws.len = 0;
     d->vbuf.len = 0;
     d->vraw = d->raw.len;
+    d->v_hold = 0;
 }
 
 static size_t key_hash(const char *k, size_t n)
@@ -814,6 +816,29 @@ static int key_seen(dsml_detector *d, const char *k, size_t n)
     return 0;
 }
 
+/* The arguments text before a parameter's value, `{"K": ` or `, "K": `
+ * (and its opening quote): 0 when out of memory. */
+static int args_key(dsml_detector *d, const char *k, size_t kn, int str_true, size_t off)
+{
+    dsml_buf *s = &d->scratch;
+    s->len = 0;
+    if (d->nparams == 0)
+        dsml_buf_putc(s, '{');
+    else
+        DSML_BUF_LIT(s, ", ");
+    dsml_emit_string(s, k, kn);
+    DSML_BUF_LIT(s, ": ");
+    if (str_true)
+        dsml_buf_putc(s, '"');
+    if (s->failed) {
+        nomem(d);
+        return 0;
+    }
+    args_out(d, s->data, s->len, off);
+    d->nparams++;
+    return 1;
+}
+
 /* The string="..."> marker at `off`, `len` bytes, is in raw already: a
  * violation resumes after it. */
 static void param_marker(dsml_detector *d, int str_true, size_t off, size_t len)
@@ -841,22 +866,8 @@ static void param_marker(dsml_detector *d, int str_true, size_t off, size_t len)
                      (int)(kn > 80 ? 80 : kn), k);
         }
     }
-    dsml_buf *s = &d->scratch;
-    s->len = 0;
-    if (d->nparams == 0)
-        dsml_buf_putc(s, '{');
-    else
-        DSML_BUF_LIT(s, ", ");
-    dsml_emit_string(s, k, kn);
-    DSML_BUF_LIT(s, ": ");
-    if (str_true)
-        dsml_buf_putc(s, '"');
-    if (s->failed) {
-        nomem(d);
+    if (!args_key(d, k, kn, str_true, off))
         return;
-    }
-    args_out(d, s->data, s->len, off);
-    d->nparams++;
     start_value(d, str_true);
     set_phase(d, PH_PVALUE);
 }
@@ -895,8 +906,8 @@ static void args_escaped(dsml_detector *d, const char *p, size_t n, size_t off)
  * limit is reported at its byte however the value arrived). */
 static void value_emit(dsml_detector *d, const char *p, size_t n, size_t off)
 {
-    if (n == 0)
-        return;
+    if (n == 0 || d->v_hold)
+        return; /* a value without string= is read back from raw at its end */
     if (d->str_true) {
         args_escaped(d, p, n, off);
     } else if (d->opt.false_values == DSML_FALSE_VALUES_VALIDATE) {
@@ -1021,6 +1032,10 @@ static void value_end(dsml_detector *d, size_t off)
     size_t vend = d->raw.len - (size_t)d->vtail_len;
     d->vtail_len = 0;
     d->vws.len = 0; /* trimmed */
+    if (d->v_hold) {
+        det_rc_value_end(d, vend, off);
+        return;
+    }
     if (d->str_true) {
         args_out(d, "\"", 1, off);
         return;
@@ -1120,6 +1135,8 @@ static size_t name_sink(dsml_detector *d, const char *p, size_t n, size_t off)
         if (++d->name_lit == 6)
             d->name_stage = 2;
     }
+    if (bad != (size_t)-1 && (d->rec & DSML_RECOVER_ATTRIBUTES))
+        bad = det_rc_name_bad(d); /* the recoveries' wider name= */
     if (bad != (size_t)-1) {
         /* `bad` may lie in bytes consumed by an earlier call (a character
          * split across feeds): report its own offset, resume here */
@@ -1140,7 +1157,9 @@ static size_t name_sink(dsml_detector *d, const char *p, size_t n, size_t off)
 
 static size_t key_sink(dsml_detector *d, const char *p, size_t n, size_t off)
 {
-    for (size_t i = 0; i < n && d->key.len + i < 7; i++) {
+    /* (the recoveries check a wider ' name=' themselves) */
+    int check = !(d->rec & DSML_RECOVER_ATTRIBUTES);
+    for (size_t i = 0; check && i < n && d->key.len + i < 7; i++) {
         if (p[i] != " name=\""[d->key.len + i]) {
             raw_add(d, p, i);
             block_violation(d, DSML_ERR_PARAMETER_FORMAT, off + i, off + i,
@@ -1177,6 +1196,8 @@ static void trailing_text(dsml_detector *d, size_t off, int refuse, const char *
 
 static void sink(dsml_detector *d, const char *p, size_t n, size_t off)
 {
+    if (d->rec && det_rc_sink(d, p, n, off))
+        return;
     switch (d->phase) {
     case PH_REASONING:
         text_sink(d, DSML_EVENT_REASONING, p, n, off);
@@ -1225,6 +1246,8 @@ static void sink(dsml_detector *d, const char *p, size_t n, size_t off)
         trailing_text(d, off, d->strict, "Unexpected content at end",
                       "text after the end-of-sentence token; kept as content");
         return;
+    case PH_ORPHAN: /* the recoveries' (detect_recover.c) */
+    case PH_PIHEAD:
     case PH_COUNT_:
         return;
     }
@@ -1249,7 +1272,10 @@ static void next_parameter_or_end(dsml_detector *d, int tok, const char *p, size
 static void marker(dsml_detector *d, int tok, int variant, size_t off,
                    const char *p, size_t len)
 {
-    if (variant)
+    int taken = d->rec ? det_rc_marker(d, tok, variant, off, p, len) : 0;
+    if (taken == 1)
+        return; /* a recovery's; 2: the variant was reported */
+    if (variant && taken == 0)
         diag(d, DSML_ERR_CALL_FORMAT, off, "marker variant '%.*s' accepted",
              (int)len, p);
     switch (d->phase) {
@@ -1393,6 +1419,8 @@ static void marker(dsml_detector *d, int tok, int variant, size_t off,
         }
         return;
     case PH_AFTER_EOS:
+    case PH_ORPHAN: /* the recoveries' (detect_recover.c) */
+    case PH_PIHEAD:
     case PH_COUNT_:
         return;
     }
@@ -1409,7 +1437,7 @@ static size_t held_len(const dsml_detector *d)
     for (size_t k = 0; k < s->n; k++)
         if (d->st[k] > m)
             m = d->st[k];
-    return m;
+    return d->fx_len > m ? d->fx_len : m;
 }
 
 static void apply_rewind(dsml_detector *d)
@@ -1444,7 +1472,8 @@ static void run(dsml_detector *d, int at_end)
         const det_set *s = &d->sets[d->phase];
         const unsigned char *in = (const unsigned char *)d->in.data;
         size_t n = d->in.len;
-        int matched = -1;
+        int matched = -1, flexed = 0;
+        det_fx_match fm = {0, 0, 0};
         int any = d->st_any;
         while (d->scan < n) {
             if (!any) {
@@ -1470,17 +1499,29 @@ static void run(dsml_detector *d, int at_end)
             }
             if (matched >= 0)
                 break;
+            if (d->rec) {
+                /* the recoveries' tags, in every spelling */
+                flexed = det_fx_step(d, c, &fm);
+                any |= d->fx_len != 0;
+                if (flexed)
+                    break;
+            }
         }
         d->st_any = any;
-        if (matched >= 0) {
-            const det_pat *p = &d->pats[s->idx[matched]];
-            size_t start = d->scan - p->len;
+        if (matched >= 0 || flexed) {
+            if (matched >= 0) {
+                const det_pat *p = &d->pats[s->idx[matched]];
+                fm.tok = p->tok;
+                fm.variant = p->variant;
+                fm.len = p->len;
+            }
+            size_t start = d->scan - fm.len;
             if (release(d, start))
                 continue;
             d->rel = d->scan;
             reset_scan_state(d);
-            marker(d, p->tok, p->variant, d->base + start, d->in.data + start,
-                   p->len);
+            marker(d, fm.tok, fm.variant, d->base + start, d->in.data + start,
+                   fm.len);
             if (d->failed)
                 return;
             if (d->rewound)
@@ -1526,6 +1567,8 @@ static void end_violation(dsml_detector *d, int code, const char *what)
 static void end_of_text(dsml_detector *d)
 {
     size_t off = d->base + d->in.len;
+    if (d->rec && det_rc_end(d))
+        return;
     switch (d->phase) {
     case PH_REASONING:
         if (cut_short(d)) {
@@ -1599,6 +1642,8 @@ static void end_of_text(dsml_detector *d)
     case PH_AFTER_BLOCK:
     case PH_AFTER_EOS:
     case PH_RECOVER:
+    case PH_ORPHAN: /* the recoveries' (detect_recover.c) */
+    case PH_PIHEAD:
     case PH_COUNT_:
         return;
     }
@@ -1695,6 +1740,7 @@ static void start_state(dsml_detector *d)
     d->m_reasoning.len = 0;
     d->ev_n = d->ev_head = 0;
     d->arena.len = 0;
+    det_rc_reset(d);
     if (d->opt.thinking_mode == DSML_THINKING) {
         set_phase(d, PH_REASONING);
         if (d->opt.missing_think_end == DSML_MISSING_THINK_END_CONTENT)
@@ -1724,7 +1770,7 @@ int dsml_detector_create(const dsml_detector_options *opts,
     }
     const dsml_dialect *dialect = dsml_dialect_of(o.profile);
     if (!check_enum((int)o.thinking_mode, 1) || dialect == NULL ||
-        !check_enum((int)o.mode, 1) || !check_enum((int)o.reasoning_calls, 1) ||
+        !check_enum((int)o.mode, 2) || !check_enum((int)o.reasoning_calls, 1) ||
         !check_enum((int)o.missing_think_end, 1) ||
         !check_enum((int)o.stray_think_end, 1) ||
         !check_enum((int)o.trailing_text, 1) || !check_enum((int)o.trim, 1) ||
@@ -1733,6 +1779,8 @@ int dsml_detector_create(const dsml_detector_options *opts,
         !check_enum((int)o.tool_choice, 3) || !check_enum((int)o.parallel_calls, 1) ||
         (o.tool_choice_name == NULL && o.tool_choice_name_len != 0) ||
         (o.flags & ~DSML_DETECT_NO_MESSAGE) != 0 ||
+        (o.recoveries & ~DSML_RECOVER_ALL) != 0 ||
+        (o.recoveries != 0 && o.mode == DSML_DETECT_STRICT) ||
         (o.tools_json == NULL && o.tools_len != 0))
         return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
                          "invalid detector option value");
@@ -1753,7 +1801,8 @@ int dsml_detector_create(const dsml_detector_options *opts,
     d->keep_message = !(o.flags & DSML_DETECT_NO_MESSAGE);
     dsml_buf *bufs[] = {&d->tools, &d->in, &d->held, &d->raw, &d->name,
                         &d->key, &d->keys, &d->vws, &d->vbuf, &d->m_content,
-                        &d->m_reasoning, &d->arena, &d->scratch, &d->choice};
+                        &d->m_reasoning, &d->arena, &d->scratch, &d->choice,
+                        &d->rc_schema};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         dsml_buf_init(bufs[i], &d->alloc);
     /* what bounds each buffer: it grows to that, never past it */
@@ -1765,6 +1814,7 @@ int dsml_detector_create(const dsml_detector_options *opts,
         return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
                          "the profile's markers do not fit the detector's tables");
     }
+    det_rc_setup(d);
     dsml_buf_append(&d->choice, o.tool_choice_name, o.tool_choice_name_len);
     d->opt.tool_choice_name = NULL;
     d->opt.tool_choice_name_len = 0;
@@ -1774,6 +1824,8 @@ int dsml_detector_create(const dsml_detector_options *opts,
     }
     if (o.tools_json != NULL) {
         int rc = det_read_tools(d, o.tools_json, o.tools_len, err);
+        if (rc == DSML_OK && d->rec && !det_rc_read_schemas(d, o.tools_json, o.tools_len))
+            rc = dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
         if (rc != DSML_OK) {
             dsml_detector_destroy(d);
             return rc;
@@ -1792,7 +1844,8 @@ void dsml_detector_destroy(dsml_detector *d)
         return;
     dsml_buf *bufs[] = {&d->tools, &d->in, &d->held, &d->raw, &d->name,
                         &d->key, &d->keys, &d->vws, &d->vbuf, &d->m_content,
-                        &d->m_reasoning, &d->arena, &d->scratch, &d->choice};
+                        &d->m_reasoning, &d->arena, &d->scratch, &d->choice,
+                        &d->rc_schema};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         dsml_buf_release(bufs[i]);
     for (size_t i = 0; i < d->calls_cap; i++) {
@@ -2009,7 +2062,8 @@ static void plain_event(dsml_detector *d, int type, size_t call, const char *p, 
 static int feed_plain(dsml_detector *d, const char *bytes, size_t len)
 {
     /* a longer chunk is likely to hold a marker: the scanner reads it once */
-    if (d->u_need != 0 || len > 256 || len > d->lim.max_input_bytes - d->total || len == 0)
+    if (d->rec != 0 || d->u_need != 0 || len > 256 || len > d->lim.max_input_bytes - d->total ||
+        len == 0)
         return 0;
     int text = d->phase == PH_REASONING || d->phase == PH_CONTENT;
     size_t held = 0;
@@ -2219,4 +2273,114 @@ int dsml_detector_next(dsml_detector *d, dsml_event *event)
     }
     drain_if_done(d);
     return d->failed ? d->failed : 0;
+}
+
+/* ---- the engine's steps, for the recoveries (detect_recover.c) ---------- */
+
+void det_marker(dsml_detector *d, int tok, int variant, size_t off, const char *p,
+                size_t len)
+{
+    marker(d, tok, variant, off, p, len);
+}
+
+void det_diag(dsml_detector *d, int code, size_t off, const char *fmt, ...)
+{
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    diag(d, code, off, "%s", msg);
+}
+
+void det_nomem(dsml_detector *d) { nomem(d); }
+
+void det_fail_limit(dsml_detector *d, size_t off, const char *what)
+{
+    fail(d, DSML_ERR_LIMIT, off, "%s", what);
+}
+
+void det_name_sink(dsml_detector *d, const char *p, size_t n, size_t off)
+{
+    name_sink(d, p, n, off);
+}
+void det_set_phase(dsml_detector *d, det_phase ph) { set_phase(d, ph); }
+void det_rewind(dsml_detector *d, size_t off) { request_rewind(d, off); }
+void det_raw_add(dsml_detector *d, const char *p, size_t n) { raw_add(d, p, n); }
+
+void det_out_text(dsml_detector *d, int kind, const char *p, size_t n, size_t off,
+                  int observe)
+{
+    out_text(d, kind, p, n, off, observe);
+}
+
+void det_text_sink(dsml_detector *d, int kind, const char *p, size_t n, size_t off)
+{
+    text_sink(d, kind, p, n, off);
+}
+
+void det_release_hold(dsml_detector *d, int kind) { release_hold(d, kind); }
+
+void det_violation(dsml_detector *d, int code, size_t off, size_t resume,
+                   const char *what)
+{
+    block_violation(d, code, off, resume, what);
+}
+
+void det_end_violation(dsml_detector *d, int code, const char *what)
+{
+    end_violation(d, code, what);
+}
+
+void det_open_block(dsml_detector *d, int tok, const char *p, size_t len)
+{
+    open_block(d, tok, p, len);
+}
+
+int det_begin_call(dsml_detector *d, const char *name, size_t n, size_t end)
+{
+    return begin_call(d, name, n, end);
+}
+
+void det_close_call(dsml_detector *d, size_t off, int status)
+{
+    close_call_as(d, off, status);
+}
+
+int det_key_seen(dsml_detector *d, const char *k, size_t n) { return key_seen(d, k, n); }
+
+void det_args_out(dsml_detector *d, const char *p, size_t n, size_t off)
+{
+    args_out(d, p, n, off);
+}
+
+void det_args_escaped(dsml_detector *d, const char *p, size_t n, size_t off)
+{
+    args_escaped(d, p, n, off);
+}
+
+void det_start_value(dsml_detector *d, int str_true) { start_value(d, str_true); }
+
+int det_args_key(dsml_detector *d, const char *k, size_t n, int str_true, size_t off)
+{
+    return args_key(d, k, n, str_true, off);
+}
+
+int det_name_match(dsml_detector *d, const char **name, size_t *n)
+{
+    return name_match(d, name, n);
+}
+
+int det_cut_short(const dsml_detector *d) { return cut_short(d); }
+
+int det_tool_index(const dsml_detector *d, const char *name, size_t n)
+{
+    const char *p = d->tools.data;
+    for (size_t i = 0; i < d->ntools; i++) {
+        size_t l = strlen(p);
+        if (l == n && memcmp(p, name, n) == 0)
+            return (int)i;
+        p += l + 1;
+    }
+    return -1;
 }

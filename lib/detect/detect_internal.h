@@ -25,6 +25,9 @@ enum {
     TK_PARAM_END,  /* /｜DSML｜ parameter (no '<': the value keeps it) */
     TK_MARK_TRUE,  /* " string="true"> */
     TK_MARK_FALSE, /* " string="false"> */
+    TK_THINK,      /* <think> (recoveries) */
+    TK_HEAD_END,   /* '>' ending a parameter tag without string= (recoveries) */
+    TK_PARAM_CLOSE, /* </｜DSML｜ parameter, from its '<' (recoveries) */
     TK_COUNT_
 };
 
@@ -36,6 +39,7 @@ enum { SP_BOS, SP_EOS, SP_THINK, SP_THINK_END, SP_DSML, SP_COUNT_ };
 #define DET_PAT_BYTES 4096 /* their bytes */
 /* det_set keeps pattern indexes in bytes */
 _Static_assert(DET_PAT_MAX <= 256, "pattern index");
+#define DET_FX_MAX 64    /* bytes of one tag the recoveries' matcher holds */
 
 typedef struct det_pat {
     const unsigned char *s;
@@ -62,6 +66,8 @@ typedef enum det_phase {
     PH_AFTER_BLOCK, /* after </｜DSML｜ calls>: EOS or nothing */
     PH_AFTER_EOS,   /* nothing may follow */
     PH_RECOVER,     /* lenient: raw block text is content until a marker */
+    PH_ORPHAN,      /* recoveries: closer tags with no opener, held */
+    PH_PIHEAD,      /* recoveries: an invoke tag where a parameter may be */
     PH_COUNT_
 } det_phase;
 
@@ -77,6 +83,17 @@ typedef struct det_call {
     int has_ns;
     int complete;
 } det_call;
+
+/* Markdown code fences and spans in the content (detect_quote.c). */
+typedef struct det_quote {
+    unsigned char fence;    /* '`' or '~' inside a fence, else 0 */
+    unsigned char fence_len;
+    unsigned char tick;     /* the backtick run that opened a code span */
+    unsigned char run_char, run; /* the run of '`' or '~' being read */
+    unsigned char run_at_start;
+    unsigned char lead;     /* spaces at the start of the line; 4: past it */
+    unsigned char blank;    /* the line holds white space only, so far */
+} det_quote;
 
 typedef struct det_event {
     int type;
@@ -207,6 +224,39 @@ struct dsml_detector {
     det_call *calls;
     size_t calls_cap;
 
+    /* recoveries (option 11, detect_recover.c) */
+    unsigned rec;          /* DSML_RECOVER_* in effect */
+    unsigned fx_want[PH_COUNT_]; /* the tokens the tag matcher looks for */
+    unsigned char fx_buf[DET_FX_MAX]; /* the tag being matched */
+    size_t fx_len;
+    int rc_block_dev;      /* the block's opener deviates (or there is none) */
+    int rc_unit_dev;       /* the invoke's tag or name line deviates */
+    int rc_implicit;       /* the block began with an invoke, no opener */
+    int rc_bare;           /* the block began with a tag without the marker */
+    int rc_bare_tag;       /* the marker being handled had no DSML marker */
+    int rc_sep_dev;        /* the separator's deviation was reported */
+    int rc_wslead;         /* white space after </think> is held */
+    int rc_param_invoke;   /* the parameter tag is an invoke tag */
+    int rc_pi_pending;     /* PH_PIHEAD: the call is not begun; its name is
+                              d->name[rc_pi_name_off, +rc_pi_name_len) */
+    int rc_pi_wide;        /* ... read the wider way */
+    size_t rc_pi_name_off, rc_pi_name_len;
+    size_t rc_pi_raw;      /* raw's length before the invoke tag */
+    int v_hold;            /* the value has no string=: held, typed at its
+                              end */
+    size_t rc_tag_off;     /* the parameter tag's offset */
+    size_t rc_orphan_off;  /* the first closer held in PH_ORPHAN */
+    size_t rc_tool;        /* the call's tool among the declared, or
+                              (size_t)-1 */
+    dsml_buf rc_schema;    /* per declared tool: its string parameters,
+                              NUL-terminated, then an empty name */
+    det_quote rc_quote;    /* code in the content */
+    int rc_engine;         /* a marker goes to the engine as it is */
+    int rn_stage, rk_stage; /* the wider name= checks of an invoke's name
+                              text and of a parameter tag */
+    size_t rn_chk, rk_chk;
+    int rn_lit, rk_lit;
+
     /* event queue */
     det_event *ev;
     size_t ev_n, ev_head, ev_cap;
@@ -232,6 +282,78 @@ static inline unsigned det_step(const det_pat *p, unsigned st, unsigned char c)
 }
 int det_unicode_space(const unsigned char *p, size_t n, size_t *len);
 size_t det_utf8_incomplete_tail(const char *p, size_t n);
+int det_utf8_shown(const char *p, size_t n, size_t max);
+
+/* The spellings the recoveries read (detect_markers.c): the bars of a DSML
+ * marker, the tag names and the quotes of an attribute. */
+enum { DET_TAG_BLOCK, DET_TAG_INVOKE, DET_TAG_PARAM };
+typedef struct det_tag_name {
+    const char *text;
+    unsigned char kind;  /* DET_TAG_* */
+    unsigned char v41;   /* V4.1's own name (written after one space) */
+    unsigned char bare;  /* also read without the marker */
+} det_tag_name;
+#define DET_BARS 3
+#define DET_TAG_NAMES 5
+#define DET_QUOTES 6
+extern const char *const det_bars[DET_BARS];
+extern const det_tag_name det_tag_names[DET_TAG_NAMES];
+extern const char *const det_quotes[DET_QUOTES][2]; /* opening, closing */
+
+/* detect_recover.c: the recoveries (option 11).  The matcher reads tags in
+ * every spelling a phase wants; the hooks return 1 when they handled what
+ * the engine gave them (det_rc_marker: 2 when it did not, but reported the
+ * marker's spelling). */
+typedef struct det_fx_match {
+    int tok;
+    int variant;  /* 1: another spelling; 2: no DSML marker */
+    size_t len;   /* bytes, ending at the byte just scanned */
+} det_fx_match;
+void det_rc_setup(dsml_detector *d);
+int det_rc_read_schemas(dsml_detector *d, const char *json, size_t len);
+int det_fx_step(dsml_detector *d, unsigned char c, det_fx_match *m);
+int det_rc_marker(dsml_detector *d, int tok, int variant, size_t off, const char *p,
+                  size_t len);
+int det_rc_sink(dsml_detector *d, const char *p, size_t n, size_t off);
+int det_rc_text(dsml_detector *d, int kind, const char *p, size_t n, size_t off);
+int det_rc_end(dsml_detector *d);
+void det_rc_value_end(dsml_detector *d, size_t vend, size_t off);
+size_t det_rc_name_bad(dsml_detector *d);
+int det_rc_anchored(const dsml_detector *d);
+void det_rc_begin(dsml_detector *d, const char *name, size_t n);
+void det_rc_reset(dsml_detector *d);
+void det_rc_observe(dsml_detector *d, const char *p, size_t n);
+int det_rc_quoted(dsml_detector *d);
+
+/* detect.c: the engine's steps the recoveries take */
+void det_marker(dsml_detector *d, int tok, int variant, size_t off, const char *p,
+                size_t len);
+void det_diag(dsml_detector *d, int code, size_t off, const char *fmt, ...)
+    DSML_PRINTF(4, 5);
+void det_nomem(dsml_detector *d);
+void det_fail_limit(dsml_detector *d, size_t off, const char *what);
+void det_name_sink(dsml_detector *d, const char *p, size_t n, size_t off);
+void det_set_phase(dsml_detector *d, det_phase ph);
+void det_rewind(dsml_detector *d, size_t off);
+void det_raw_add(dsml_detector *d, const char *p, size_t n);
+void det_out_text(dsml_detector *d, int kind, const char *p, size_t n, size_t off,
+                  int observe);
+void det_text_sink(dsml_detector *d, int kind, const char *p, size_t n, size_t off);
+void det_release_hold(dsml_detector *d, int kind);
+void det_violation(dsml_detector *d, int code, size_t off, size_t resume,
+                   const char *what);
+void det_end_violation(dsml_detector *d, int code, const char *what);
+void det_open_block(dsml_detector *d, int tok, const char *p, size_t len);
+int det_begin_call(dsml_detector *d, const char *name, size_t n, size_t end);
+void det_close_call(dsml_detector *d, size_t off, int status);
+int det_key_seen(dsml_detector *d, const char *k, size_t n);
+void det_args_out(dsml_detector *d, const char *p, size_t n, size_t off);
+void det_args_escaped(dsml_detector *d, const char *p, size_t n, size_t off);
+void det_start_value(dsml_detector *d, int str_true);
+int det_args_key(dsml_detector *d, const char *k, size_t n, int str_true, size_t off);
+int det_name_match(dsml_detector *d, const char **name, size_t *n);
+int det_cut_short(const dsml_detector *d);
+int det_tool_index(const dsml_detector *d, const char *name, size_t n);
 
 /* detect_message.c */
 int det_message_json(dsml_detector *d, dsml_buf *b);

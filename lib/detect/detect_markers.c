@@ -5,8 +5,9 @@
  * neighbours), the stop set of each phase picked from them, where a partial
  * match falls back to when the next byte does not continue it (so that
  * every marker of a phase is matched in one pass without looking back),
- * and two character helpers (Unicode whitespace as Python's str.isspace()
- * sees it, incomplete UTF-8 tails).
+ * two character helpers (Unicode whitespace as Python's str.isspace() sees
+ * it, incomplete UTF-8 tails), and the spellings the recoveries read (bars,
+ * tag names, quotes).
  */
 #include <string.h>
 
@@ -217,3 +218,39 @@ size_t det_utf8_incomplete_tail(const char *p, size_t n)
     }
     return 0;
 }
+
+/* How much of p[0, n), at most `max` bytes, a message shows: whole
+ * characters only. */
+int det_utf8_shown(const char *p, size_t n, size_t max)
+{
+    if (n > max)
+        n = max - det_utf8_incomplete_tail(p, max);
+    return (int)n;
+}
+
+/* ---- the spellings the recoveries read ---------------------------------- */
+
+/* The bars around DSML: U+FF5C, ASCII, U+2016 (one or two on each side). */
+const char *const det_bars[DET_BARS] = {FW_BAR, "|", "\xe2\x80\x96"};
+
+/* The tag names: V4.1's (after one space), V4's tool_calls and V3.2's
+ * function_calls blocks; those a server that strips special tokens leaves
+ * without the marker. */
+const det_tag_name det_tag_names[DET_TAG_NAMES] = {
+    {"calls", DET_TAG_BLOCK, 1, 0},
+    {"tool_calls", DET_TAG_BLOCK, 0, 1},
+    {"function_calls", DET_TAG_BLOCK, 0, 1},
+    {"invoke", DET_TAG_INVOKE, 1, 1},
+    {"parameter", DET_TAG_PARAM, 1, 1},
+};
+
+/* The quotes around an attribute's value: ASCII, and the typographic pairs
+ * in either order. */
+const char *const det_quotes[DET_QUOTES][2] = {
+    {"\"", "\""},
+    {"'", "'"},
+    {"\xe2\x80\x9c", "\xe2\x80\x9d"}, /* U+201C U+201D */
+    {"\xe2\x80\x9d", "\xe2\x80\x9d"},
+    {"\xe2\x80\x98", "\xe2\x80\x99"}, /* U+2018 U+2019 */
+    {"\xe2\x80\x99", "\xe2\x80\x99"},
+};

@@ -79,8 +79,12 @@ enum {
                                             as {"arguments": text} */
     DSML_RULE_ARG_WRAP_VALUE = 1u << 20, /* JSON text of a value that is not
                                             an object is wrapped */
-    DSML_RULE_ARG_WRAP_OTHER = 1u << 21  /* any other value (an object when
+    DSML_RULE_ARG_WRAP_OTHER = 1u << 21, /* any other value (an object when
                                             not used as it is) is wrapped */
+    /* the thinking drop keeps latest_reminder and direct_search_results
+     * messages before the last user message; without it only user, system
+     * and tool messages (and assistants, without their reasoning) stay */
+    DSML_RULE_DROP_KEEPS_REMINDERS = 1u << 22
 };
 
 typedef struct dsml_dialect {

@@ -24,7 +24,7 @@ const dsml_dialect dsml_dialect_prerelease = {
              DSML_RULE_LATEST_REMINDER | DSML_RULE_WO_EOS |
              DSML_RULE_TOOLS_KEEP_THINKING | DSML_RULE_KEEP_THINKING |
              DSML_RULE_ARGS_EVERY_ROLE | DSML_RULE_EFFORT_LEVELS |
-             DSML_RULE_ARG_OBJECT,
+             DSML_RULE_ARG_OBJECT | DSML_RULE_DROP_KEEPS_REMINDERS,
     .system_token = "<\xef\xbd\x9cSystem\xef\xbd\x9c>",
     .tags = &dsml_tags_v41,
     .variant_tags = variants,

@@ -34,7 +34,7 @@ const dsml_dialect dsml_dialect_v4 = {
     .rules = DSML_RULE_MERGE_TOOLS | DSML_RULE_TASKS | DSML_RULE_LATEST_REMINDER |
              DSML_RULE_WO_EOS | DSML_RULE_TOOLS_KEEP_THINKING | DSML_RULE_KEEP_THINKING |
              DSML_RULE_DEVELOPER | DSML_RULE_DEVELOPER_TEXT | DSML_RULE_ARG_WRAP_TEXT |
-             DSML_RULE_ARG_WRAP_OTHER,
+             DSML_RULE_ARG_WRAP_OTHER | DSML_RULE_DROP_KEEPS_REMINDERS,
     .system_token = "",
     .tags = &dsml_tags_v4,
     .variant_tags = variants,

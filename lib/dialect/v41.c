@@ -26,7 +26,8 @@ const dsml_dialect dsml_dialect_v41 = {
              DSML_RULE_TOOLS_KEEP_THINKING | DSML_RULE_KEEP_THINKING |
              DSML_RULE_ARGS_EVERY_ROLE | DSML_RULE_EFFORT_LEVELS |
              DSML_RULE_ARG_OBJECT | DSML_RULE_ARG_TWICE | DSML_RULE_ARG_WRAP_TEXT |
-             DSML_RULE_ARG_WRAP_VALUE | DSML_RULE_ARG_WRAP_OTHER,
+             DSML_RULE_ARG_WRAP_VALUE | DSML_RULE_ARG_WRAP_OTHER |
+             DSML_RULE_DROP_KEEPS_REMINDERS,
     .system_token = "<\xef\xbd\x9cSystem\xef\xbd\x9c>",
     .tags = &dsml_tags_v41,
     .variant_tags = variants,

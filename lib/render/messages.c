@@ -737,16 +737,20 @@ int dsml_drop_thinking(dsml_rctx *c, const dsml_msgs *in, dsml_msgs *out)
     int r0 = dsml_msgs_reserve(c, out, in->n);
     if (r0 != DSML_OK)
         return r0;
+    /* the roles kept before the last user message: every dialect keeps the
+     * first three, DSML_RULE_DROP_KEEPS_REMINDERS the others too */
     static const int keep[] = {DSML_ROLE_USER, DSML_ROLE_SYSTEM, DSML_ROLE_TOOL,
                                DSML_ROLE_LATEST_REMINDER,
                                DSML_ROLE_DIRECT_SEARCH_RESULTS};
+    size_t nkeep = dsml_rule(c, DSML_RULE_DROP_KEEPS_REMINDERS) ? sizeof keep / sizeof keep[0]
+                                                                : 3;
     for (size_t i = 0; i < in->n; i++) {
         const dsml_msg *m = &in->v[i];
         if (m->role != NULL && (dsml_is_object(m->role) || dsml_is_array(m->role)))
             return dsml_msg_fail(c, m, "role", DSML_ERR_ROLE,
                                  "a role cannot be a list or an object");
         int kept = (long)i >= last;
-        for (size_t k = 0; !kept && k < sizeof keep / sizeof keep[0]; k++)
+        for (size_t k = 0; !kept && k < nkeep; k++)
             kept = dsml_role_is(m, keep[k]);
         if (kept) {
             int r = dsml_msgs_push(c, out, m);

@@ -8,6 +8,9 @@ public name of its encoding.py, the entry points backed by libdsml::
     prompt = dsml.encode_messages(messages, "thinking")
     message = dsml.parse_message_from_completion_text(text, "thinking")
 
+DeepSeek-V4's and V3.2's references have theirs in dsml.v4 and dsml.v32
+(``import dsml.v4 as encoding_dsv4``), on libdsml's V4 and V3.2 profiles.
+
 Every refusal raises dsml.DsmlError (code, name, offset, path, message).
 The library is loaded from $DSML_LIBRARY, else beside this package, else
 from the system.
@@ -25,6 +28,7 @@ from .parse import (Detector, Event, parse_completion,
                     parse_message_from_completion_text)
 from . import reference as _reference
 from .reference import *  # noqa: F401,F403  (the reference's other public names)
+from . import v4, v32  # noqa: F401  (DeepSeek-V4's and V3.2's references)
 
 __version__ = "0.1.0"
 

@@ -30,6 +30,7 @@ ERR_UTF8 = -4
 ERR_SURROGATE = -6
 ERR_LIMIT = -7
 ERR_TYPE = -8
+ERR_MISSING_KEY = -9
 ERR_ROLE = -10
 ERR_THINKING_MODE = -11
 ERR_EFFORT = -12
@@ -37,6 +38,7 @@ ERR_TASK = -13
 ERR_IMAGE = -14
 ERR_TOOL_NAME = -15
 ERR_TOOL_ARGUMENTS = -16
+ERR_DEVELOPER = -17
 ERR_CALL_FORMAT = -22
 ERR_INVOKE_FORMAT = -23
 ERR_PARAMETER_FORMAT = -24
@@ -135,6 +137,7 @@ class DetectorOptions(ctypes.Structure):
         ("tool_choice_name", ctypes.c_char_p),
         ("tool_choice_name_len", size_t),
         ("parallel_calls", ctypes.c_int),
+        ("recoveries", ctypes.c_uint),
     ]
 
 
@@ -173,6 +176,7 @@ RENDER_SEGMENTS = 0x10
 # dsml_detect_mode, DSML_DETECT_*, dsml_event_type, DSML_CALL_*
 DETECT_LENIENT = 0
 DETECT_STRICT = 1
+DETECT_RECOVER = 2
 DETECT_NO_MESSAGE = 0x1
 EVENT_NONE = 0
 EVENT_REASONING = 1
@@ -202,6 +206,12 @@ POLICIES = {
 
 PROFILES = {"v41": PROFILE_V41, "prerelease": PROFILE_PRERELEASE,
             "v4": PROFILE_V4, "v32": PROFILE_V32}
+
+DETECT_MODES = {"lenient": DETECT_LENIENT, "strict": DETECT_STRICT, "recover": DETECT_RECOVER}
+
+# option 11, DSML_RECOVER_*: bit values by name
+RECOVERIES = {"spellings": 0x1, "structure": 0x2, "attributes": 0x4, "bodies": 0x8,
+              "bare_tags": 0x10, "thinking": 0x20}
 
 # ---------------------------------------------------------------------------
 # Prototype table: (name, restype, argtypes).  Every C function the binding

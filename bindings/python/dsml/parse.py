@@ -58,17 +58,50 @@ def _limits(limits):
     return lim
 
 
-def _detector_options(thinking_mode, profile, strict, tools, limits,
-                      keep_message, policies):
+def _mode(mode, strict, default):
+    """The detector mode from mode= ("strict", "lenient", "recover") and its
+    older spelling strict= (True: "strict"); None for neither."""
+    if mode is None:
+        if strict is None:
+            return default
+        return "strict" if strict else "lenient"
+    if mode not in N.DETECT_MODES:
+        raise DsmlError(N.ERR_ARGUMENT, "mode must be one of %s, not %r"
+                        % (", ".join(repr(m) for m in N.DETECT_MODES), mode))
+    if strict is not None and bool(strict) != (mode == "strict"):
+        raise DsmlError(N.ERR_ARGUMENT, "strict=%r contradicts mode=%r" % (strict, mode))
+    return mode
+
+
+def _recoveries(value):
+    """recoveries=: names of option 11's recoveries, or the DSML_RECOVER_*
+    bits as an int."""
+    if type(value) is int and 0 <= value <= 0x3F:
+        return value
+    if isinstance(value, str):
+        value = (value,)
+    bits = 0
+    for name in value:
+        if name not in N.RECOVERIES:
+            raise DsmlError(N.ERR_ARGUMENT, "unknown recovery %r (one of %s)"
+                            % (name, ", ".join(sorted(N.RECOVERIES))))
+        bits |= N.RECOVERIES[name]
+    return bits
+
+
+def _detector_options(thinking_mode, profile, mode, tools, limits,
+                      keep_message, policies, recoveries=None):
     """(options struct, objects that must outlive it)."""
     opts = N.new_detector_options()
-    mode = _THINKING.get(thinking_mode) if type(thinking_mode) is str else None
-    if mode is None:
+    thinking = _THINKING.get(thinking_mode) if type(thinking_mode) is str else None
+    if thinking is None:
         raise DsmlError(N.ERR_THINKING_MODE, "Invalid thinking_mode `%s`"
                         % (thinking_mode,))
-    opts.thinking_mode = mode
+    opts.thinking_mode = thinking
     opts.profile = N.profile_value(profile)
-    opts.mode = N.DETECT_STRICT if strict else N.DETECT_LENIENT
+    opts.mode = N.DETECT_MODES[mode]
+    if recoveries is not None:
+        opts.recoveries = _recoveries(recoveries)
     if not keep_message:
         opts.flags |= N.DETECT_NO_MESSAGE
     for name, value in policies.items():
@@ -145,15 +178,17 @@ def parse_message_from_completion_text(text, thinking_mode, *, profile="v41"):
     return _parse(data, _strict_options(thinking, profile))
 
 
-def parse_completion(text, thinking_mode="chat", *, profile="v41", strict=True,
-                     tools=None, limits=None, **policies):
+def parse_completion(text, thinking_mode="chat", *, profile="v41", strict=None,
+                     mode=None, tools=None, limits=None, recoveries=None, **policies):
     """Parse a whole completion with the detector's options.
 
-    strict=True is the reference parser; strict=False the lenient mode.
-    policies: see Detector.  Returns the message dict.
+    mode="strict" (the default) is the reference parser, "lenient" the
+    lenient mode, "recover" the recovery mode; strict=True / strict=False
+    are the older spellings of "strict" / "lenient".  policies and
+    recoveries: see Detector.  Returns the message dict.
     """
-    opts, keep = _detector_options(thinking_mode, profile, strict, tools,
-                                   limits, True, policies)
+    opts, keep = _detector_options(thinking_mode, profile, _mode(mode, strict, "strict"),
+                                   tools, limits, True, policies, recoveries)
     result = _parse(_text_bytes(text), opts)
     del keep
     return result
@@ -265,7 +300,8 @@ class Detector:
     """The streaming detector.
 
     Detector(thinking_mode="chat", *, profile="v41", tools=None,
-             strict=False, limits=None, keep_message=True, **policies)
+             mode="lenient", limits=None, keep_message=True, recoveries=None,
+             **policies)
 
     feed(str | bytes) -> list[Event] (bytes may split a UTF-8 character);
     finish() -> list[Event]; message() -> dict (after finish, the same shape
@@ -273,8 +309,16 @@ class Detector:
     DsmlError whose ``events`` holds the events produced before it; the
     error is sticky until reset().
 
+    mode: "lenient" (the default), "strict" (the reference parser) or
+    "recover" (lenient with every recovery: what models write beside the
+    format is taken as calls; with tools declared, only calls to them);
+    strict=True / strict=False are the older spellings of "strict" /
+    "lenient".  recoveries: some of option 11's recoveries in lenient mode,
+    names among "spellings", "structure", "attributes", "bodies",
+    "bare_tags", "thinking" (or their DSML_RECOVER_* bits).
+
     tools: the declared tools (OpenAI "tools" list, or its JSON text), used
-    with tool_names="declared".  Policies, value names in brackets (the
+    with tool_names="declared" and by recover mode.  Policies, value names in brackets (the
     first is the reference's behaviour, the default):
     reasoning_calls [refuse, parse], missing_think_end [refuse, content],
     stray_think_end [refuse, reasoning], trailing_text [refuse, content],
@@ -286,10 +330,12 @@ class Detector:
     """
 
     def __init__(self, thinking_mode="chat", *, profile="v41", tools=None,
-                 strict=False, limits=None, keep_message=True, **policies):
+                 strict=None, mode=None, limits=None, keep_message=True,
+                 recoveries=None, **policies):
         self._handle = None
-        opts, keep = _detector_options(thinking_mode, profile, strict, tools,
-                                       limits, keep_message, policies)
+        mode = _mode(mode, strict, "lenient")
+        opts, keep = _detector_options(thinking_mode, profile, mode, tools,
+                                       limits, keep_message, policies, recoveries)
         handle = ctypes.c_void_p()
         err = N.error_struct()
         status = _lib.dsml_detector_create(_byref(opts), _byref(handle), _byref(err))
@@ -300,7 +346,8 @@ class Detector:
         self._set_buffer(_BUFFER)
         self._len = _size_t(0)
         self.thinking_mode = thinking_mode
-        self.strict = bool(strict)
+        self.mode = mode
+        self.strict = mode == "strict"
 
     def _set_buffer(self, size):
         # the records of one call land in a bytearray that ctypes writes

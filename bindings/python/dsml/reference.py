@@ -17,47 +17,27 @@ import json
 import re
 
 from . import _native as N
+from . import _surface as S
 from ._native import DsmlError
+from ._surface import *  # noqa: F401,F403  (the names V4 and V4.1 spell alike)
 from .render import encode_messages
 
 # ---------------------------------------------------------------------------
-# Tokens, templates, tables (the reference's values, byte for byte)
+# Tokens, templates, tables (the reference's values, byte for byte; the
+# ones every generation shares are dsml._surface's)
 # ---------------------------------------------------------------------------
 
-bos_token = "<｜begin▁of▁sentence｜>"
-eos_token = "<｜end▁of▁sentence｜>"
-thinking_start_token = "<think>"
-thinking_end_token = "</think>"
-dsml_token = "｜DSML｜"
-
-USER_SP_TOKEN = "<｜User｜>"
-ASSISTANT_SP_TOKEN = "<｜Assistant｜>"
-LATEST_REMINDER_SP_TOKEN = "<｜latest_reminder｜>"
 SYSTEM_SP_TOKEN = "<｜System｜>"
 
 IMAGE_PLACEHOLDER = "<｜deepseek_image｜>"
 IMAGE_TAG_PATTERN = re.compile(r"<image>(.*?)</image>", re.DOTALL)
 
-DS_TASK_SP_TOKENS = {name: "<｜%s｜>" % name for name in
-                     ("action", "query", "authority", "domain", "title", "read_url")}
-VALID_TASKS = set(DS_TASK_SP_TOKENS)
-
-system_msg_template = "{content}"
-user_msg_template = "{content}"
-latest_reminder_msg_template = "{content}"
-assistant_msg_template = "{reasoning}{content}{tool_calls}" + eos_token
-assistant_msg_wo_eos_template = "{reasoning}{content}{tool_calls}"
-thinking_template = "{reasoning_content}"
-response_format_template = ("## Response Format:\n\nYou MUST strictly adhere to "
-                            "the following schema to reply:\n{schema}")
-tool_output_template = "<tool_result>{content}</tool_result>"
-
 tool_calls_block_name = " calls"
 tool_call_tag_name = " invoke"
 tool_parameter_tag_name = " parameter"
+_TAGS = S.names(tool_calls_block_name, tool_call_tag_name, tool_parameter_tag_name)
 tool_call_template = ('<{dsml_token}{tool_call_tag_name} name="{name}">\n{arguments}\n'
                       '</{dsml_token}{tool_call_tag_name}>')
-tool_calls_template = "<{dsml_token}{tc_block_name}>\n{tool_calls}\n</{dsml_token}{tc_block_name}>"
 
 REASONING_EFFORT_TEMPLATE = ("Reasoning Effort: {budget} (range 1-100, the higher the "
                              "value, the more thorough the reasoning)\n\n")
@@ -90,14 +70,6 @@ del _INVOKE_EXAMPLE
 # ---------------------------------------------------------------------------
 # Tool names and calls
 # ---------------------------------------------------------------------------
-
-
-def to_json(value):
-    """json.dumps(value, ensure_ascii=False), or ASCII-escaped when that fails."""
-    try:
-        return json.dumps(value, ensure_ascii=False)
-    except Exception:
-        return json.dumps(value, ensure_ascii=True)
 
 
 def _qualify(name, namespace=None):
@@ -173,10 +145,8 @@ def decode_dsml_to_arguments(tool_name, tool_args):
     tool_args maps each parameter name to (value text, "true" | "false"):
     "true" values are JSON-quoted, others inserted verbatim.
     """
-    pairs = ["{}: {}".format(to_json(key), to_json(value) if string == "true" else value)
-             for key, (value, string) in tool_args.items()]
     namespace, name = _qualify(tool_name)
-    call = {"name": name, "arguments": "{" + ", ".join(pairs) + "}"}
+    call = {"name": name, "arguments": S.arguments_text(tool_args)}
     if namespace is not None:
         call["namespace"] = namespace
     return call
@@ -196,12 +166,7 @@ def encode_arguments_to_dsml(tool_call):
             except Exception:
                 break
         arguments = decoded if isinstance(decoded, dict) else {"arguments": arguments}
-    line = ('<{d}{p} name="{key}" string="{flag}">{value}</{d}{p}>')
-    return "\n".join(
-        line.format(d=dsml_token, p=tool_parameter_tag_name, key=key,
-                    flag="true" if isinstance(value, str) else "false",
-                    value=value if isinstance(value, str) else to_json(value))
-        for key, value in arguments.items())
+    return S.parameter_lines(arguments, _TAGS)
 
 
 # ---------------------------------------------------------------------------
@@ -209,59 +174,21 @@ def encode_arguments_to_dsml(tool_call):
 # ---------------------------------------------------------------------------
 
 
+def _user_blocks(msg):
+    blocks = msg.get("content_blocks")
+    return [{"type": "text", "text": msg.get("content", "")}] if blocks is None else blocks
+
+
+def _user_turn(msg, blocks):
+    msg["content_blocks"] = blocks
+    return msg
+
+
 def merge_tool_messages(messages):
     """Tool messages become tool_result blocks of a user message (appended to
     the previous one when it has blocks); consecutive user messages are
     joined unless the first has a task.  The input is not changed."""
-    merged = []
-    for msg in messages:
-        msg = copy.deepcopy(msg)
-        role = msg.get("role")
-        last = merged[-1] if merged else None
-        open_user = (last is not None and last.get("role") == "user"
-                     and "content_blocks" in last)
-        if role == "tool":
-            block = {"type": "tool_result", "tool_use_id": msg.get("tool_call_id", ""),
-                     "content": msg.get("content", "")}
-            if open_user:
-                last["content_blocks"].append(block)
-            else:
-                merged.append({"role": "user", "content_blocks": [block]})
-        elif role == "user":
-            blocks = msg.get("content_blocks")
-            if blocks is None:
-                blocks = [{"type": "text", "text": msg.get("content", "")}]
-            if open_user and last.get("task") is None:
-                last["content_blocks"].extend(blocks)
-            else:
-                msg["content_blocks"] = blocks
-                merged.append(msg)
-        else:
-            merged.append(msg)
-    return merged
-
-
-def sort_tool_results_by_call_order(messages):
-    """Reorder, in place, the tool_result blocks of each user message by the
-    call order of the latest assistant with tool calls; returns messages."""
-    order = {}
-    for msg in messages:
-        role = msg.get("role")
-        if role == "assistant" and msg.get("tool_calls"):
-            order = {}
-            for position, call in enumerate(msg["tool_calls"]):
-                ident = call.get("id") or call.get("function", {}).get("id", "")
-                if ident:
-                    order[ident] = position
-        elif role == "user" and msg.get("content_blocks"):
-            blocks = msg["content_blocks"]
-            results = [b for b in blocks if b.get("type") == "tool_result"]
-            if len(results) > 1 and order:
-                ranked = iter(sorted(results,
-                                     key=lambda b: order.get(b.get("tool_use_id", ""), 0)))
-                msg["content_blocks"] = [next(ranked) if b.get("type") == "tool_result"
-                                         else b for b in blocks]
-    return messages
+    return S.merge_tool_results(messages, _user_blocks, _user_turn)
 
 
 def parse_tagged_text(text):
@@ -367,11 +294,7 @@ def render_reasoning_effort(index, thinking_mode, effort):
 
 def render_tools(tools):
     """The tools block for function schemas (tools_from_openai_format's)."""
-    return TOOLS_TEMPLATE.format(
-        tool_schemas="\n".join(to_json(tool) for tool in tools), dsml_token=dsml_token,
-        tc_block_name=tool_calls_block_name, tool_call_tag_name=tool_call_tag_name,
-        tool_parameter_tag_name=tool_parameter_tag_name,
-        thinking_start_token=thinking_start_token, thinking_end_token=thinking_end_token)
+    return S.tools_text(TOOLS_TEMPLATE, tools, _TAGS)
 
 
 def find_last_user_index(messages):
@@ -383,99 +306,40 @@ def find_last_user_index(messages):
     return -1
 
 
-def _block_text(block):
-    kind = block.get("type")
-    if kind == "text":
-        return block.get("text", "")
-    if kind == "tool_result":
-        content = block.get("content", "")
-        if isinstance(content, list):
-            content = "\n\n".join(
-                part.get("text", "") if part.get("type") == "text"
-                else "[Unsupported {}]".format(part.get("type")) for part in content)
-        return tool_output_template.format(content=content)
-    return "[Unsupported {}]".format(kind)
-
-
-def _calls_block(calls):
-    invokes = "\n".join(
-        tool_call_template.format(dsml_token=dsml_token, tool_call_tag_name=tool_call_tag_name,
-                                  name=_qualified_name(call),
-                                  arguments=encode_arguments_to_dsml(call))
-        for call in calls)
-    return "\n\n" + tool_calls_template.format(dsml_token=dsml_token, tool_calls=invokes,
-                                               tc_block_name=tool_calls_block_name)
-
-
 def render_message(index, messages, thinking_mode, drop_thinking=True,
                    reasoning_effort=None):
-    """The text of messages[index] in a merged, sorted message list, with the
-    generation header or task token that the next message calls for."""
-    if not 0 <= index < len(messages):
-        raise DsmlError(N.ERR_ARGUMENT, "message index %r out of range" % (index,))
-    if thinking_mode not in ("chat", "thinking"):
-        raise DsmlError(N.ERR_THINKING_MODE, "Invalid thinking_mode `{}`".format(thinking_mode))
-    thinking = thinking_mode == "thinking"
-    msg = messages[index]
-    last_user = find_last_user_index(messages)
-    role = msg.get("role")
-    content = msg.get("content")
-    tools = msg.get("tools")
-    response_format = msg.get("response_format")
-    calls = msg.get("tool_calls")
-    if tools:
-        tools = tools_from_openai_format(tools)
-    if calls:
-        calls = tool_calls_from_openai_format(calls)
+    """One message of a merged, sorted list, as V4.1 writes it: <｜System｜>
+    and the effort line first (message 0), a later system message as a turn
+    of its own, then the generation header or task token that the next
+    message calls for."""
+    msg, role, content, tools, response_format, calls, thinking, last_user = S.message(
+        index, messages, thinking_mode, find_last_user_index, tools_from_openai_format,
+        tool_calls_from_openai_format)
     effort = render_reasoning_effort(index, thinking_mode, reasoning_effort)
     out = [SYSTEM_SP_TOKEN if index == 0 and (effort or role == "system") else "", effort]
 
     if role == "system":
         if index > 0:
             out.append(SYSTEM_SP_TOKEN)
-        out.append(system_msg_template.format(content=content or ""))
-        if tools:
-            out += ["\n\n", render_tools(tools)]
-        if response_format:
-            out += ["\n\n", response_format_template.format(schema=to_json(response_format))]
+        out += [system_msg_template.format(content=content or ""),
+                S.appendix(tools, response_format, render_tools)]
     elif role == "user":
-        blocks = msg.get("content_blocks")
-        out += [USER_SP_TOKEN,
-                "\n\n".join([_block_text(b) for b in blocks]) if blocks else content or ""]
+        out += [USER_SP_TOKEN, S.user_text(msg)]
     elif role == "latest_reminder":
         out += [LATEST_REMINDER_SP_TOKEN, latest_reminder_msg_template.format(content=content)]
     elif role == "assistant":
-        block = _calls_block(calls) if calls else ""
-        after_task = index > 0 and messages[index - 1].get("task") is not None
-        reasoning = ""
-        if thinking and not after_task and (not drop_thinking or index > last_user):
-            reasoning = thinking_template.format(
-                reasoning_content=msg.get("reasoning_content") or "") + thinking_end_token
-        template = (assistant_msg_wo_eos_template if msg.get("wo_eos", False)
-                    else assistant_msg_template)
-        out.append(template.format(reasoning=reasoning, content=content or "",
-                                   tool_calls=block))
+        block = ""
+        if calls:
+            block = S.calls_block(calls, _qualified_name, encode_arguments_to_dsml,
+                                  tool_call_template, tool_calls_template, _TAGS)
+        out.append(S.assistant_text(index, messages, thinking, drop_thinking, last_user, block))
     elif role == "tool":
         raise DsmlError(N.ERR_ROLE, "tool messages must be merged into user messages "
                         "first (merge_tool_messages)")
     else:
         raise DsmlError(N.ERR_ROLE, "Unknown role: {}".format(role))
-
-    following = messages[index + 1].get("role") if index + 1 < len(messages) else None
-    if index + 1 < len(messages) and following not in ("assistant", "latest_reminder"):
-        return "".join(out)
-    task = msg.get("task")
-    if task is not None:
-        if task not in VALID_TASKS:
-            raise DsmlError(N.ERR_TASK, "Invalid task: '{}'. Valid tasks are: {}"
-                            .format(task, list(VALID_TASKS)))
-        if task == "action":
-            out += [ASSISTANT_SP_TOKEN, thinking_start_token if thinking else thinking_end_token]
-        out.append(DS_TASK_SP_TOKENS[task])
-    elif role == "user" or (role == "system" and index > 0):
-        opens = thinking and (not drop_thinking or index >= last_user)
-        out += [ASSISTANT_SP_TOKEN, thinking_start_token if opens else thinking_end_token]
-    return "".join(out)
+    asks = role == "user" or (role == "system" and index > 0)
+    return "".join(out) + S.turn_end(index, messages, thinking, drop_thinking, last_user, asks)
 
 
 # ---------------------------------------------------------------------------
@@ -515,66 +379,8 @@ def encode_case(case, thinking_mode):
     return prompt, media["images"]
 
 
-def _until(text, at, stops):
-    """(position after the first stop found from at, text before it, the
-    stop), or (len(text), the rest, None).  The earliest stop wins; at one
-    position, the first listed."""
-    best, hit = len(text), None
-    for stop in stops:
-        pos = text.find(stop, at)
-        if pos != -1 and pos < best:
-            best, hit = pos, stop
-    if hit is None:
-        return len(text), text[at:], None
-    return best + len(hit), text[at:best], hit
-
-
-_CALLS_END = "</%s%s>" % (dsml_token, tool_calls_block_name)
-_INVOKE_OPEN = "<" + dsml_token + tool_call_tag_name
-_INVOKE_CLOSE = "</" + dsml_token + tool_call_tag_name
-_PARAM_OPEN = "<" + dsml_token + tool_parameter_tag_name
-_PARAM_CLOSE = "/" + dsml_token + tool_parameter_tag_name
-_INVOKE_HEAD = re.compile(r'\s*name="(.*?)">\n$', re.DOTALL)
-_PARAM_BODY = re.compile(r' name="(.*?)" string="(true|false)">(.*?)<$', re.DOTALL)
-
-
-def parse_tool_calls(index, text):
-    """Parse the invokes of a calls block from text[index:] (just after its
-    opening tag) up to its closing tag.  Returns (index after it, the last
-    stop token, [{"name", "arguments"[, "namespace"]}])."""
-    calls = []
-    stop = None
-    while index < len(text):
-        index, gap, stop = _until(text, index, [_INVOKE_OPEN, _CALLS_END])
-        if gap != ">\n":
-            raise DsmlError(N.ERR_CALL_FORMAT,
-                            "Tool call format error: expected '>\\n' but got '%s'" % gap)
-        if stop == _CALLS_END:
-            break
-        if stop is None:
-            raise DsmlError(N.ERR_CALL_FORMAT, "Missing special token in tool calls")
-        index, head, stop = _until(text, index, [_PARAM_OPEN, _INVOKE_CLOSE])
-        name = _INVOKE_HEAD.match(head)
-        if name is None:
-            raise DsmlError(N.ERR_INVOKE_FORMAT, "Tool name format error: '%s'" % head)
-        params = {}
-        while stop == _PARAM_OPEN:
-            index, body, stop = _until(text, index, [_PARAM_CLOSE])
-            param = _PARAM_BODY.match(body)
-            if param is None:
-                raise DsmlError(N.ERR_PARAMETER_FORMAT, "Parameter format error: '%s'" % body)
-            key, string, value = param.groups()
-            if key in params:
-                raise DsmlError(N.ERR_DUPLICATE_PARAMETER,
-                                "Duplicate parameter name: '%s'" % key)
-            params[key] = (value, string)
-            index, gap, stop = _until(text, index, [_PARAM_OPEN, _INVOKE_CLOSE])
-            if gap != ">\n":
-                raise DsmlError(N.ERR_PARAMETER_FORMAT,
-                                "Parameter format error: expected '>\\n' but got '%s'" % gap)
-        calls.append(decode_dsml_to_arguments(name.group(1), params))
-    return index, stop, calls
+parse_tool_calls = S.calls_parser(_TAGS, decode_dsml_to_arguments)
 
 
 __all__ = [name for name in dir() if not name.startswith("_")
-           and name not in ("copy", "json", "re", "N", "DsmlError", "encode_messages")]
+           and name not in ("copy", "json", "re", "N", "S", "DsmlError", "encode_messages")]

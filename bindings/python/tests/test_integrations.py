@@ -15,6 +15,7 @@ from dsml.integrations import vllm as V
 
 D = "｜DSML｜"
 V4 = {"markers": "variants"}      # V4's unspaced tags, as the V4 peer tests write them
+V32 = {"profile": "v32"}          # V3.2's function_calls block, its own profile
 
 # vllm-project/vllm tests/tool_parsers/test_deepseekv4_tool_parser.py
 # (023f36c6) and tests/reasoning/test_deepseekv4_reasoning_parser.py (3e10d2f2)
@@ -41,8 +42,8 @@ DIFFERENCES = {
         "('12345e-3' stays), so the arguments are not a prefix of json.dumps of the "
         "parsed value; and the peer writes the two parameters without the newline "
         "between them, which the reference refuses: transcribed with it, the rest of "
-        "the case is checked below.  The V3.2 half needs a V3.2 profile, which dsml "
-        "does not have yet",
+        "the case is checked below, its V3.2 half (the function_calls block, "
+        "DeepSeekV32Detector) with profile=\"v32\"",
     (SGL_V4, "test_incomplete_non_string_parameter_does_not_emit_a_guessed_value, "
              "test_string_parameter_still_streams_incrementally, "
              "test_strict_direct_json_waits_for_complete_validated_invoke"):
@@ -284,8 +285,8 @@ def weather(city="SF"):
     return sgl_wrapped(sgl_invoke("get_weather", sgl_param("city", "true", city)))
 
 
-def sgl_feed(chunks, **options):
-    detector = S.DsmlDetector(**dict(V4, **options))
+def sgl_feed(chunks, options=V4):
+    detector = S.DsmlDetector(**options)
     normal, calls = "", []
     for chunk in chunks:
         result = detector.parse_streaming_increment(chunk, [])
@@ -326,13 +327,17 @@ class SglangV4(unittest.TestCase):
                                           + "\n" + sgl_param("label", "true", "complete")))
             expected = {"value": json.loads(value), "label": "complete"}
             final = '{"value": %s, "label": "complete"}' % value
-            for size in [1, 2, 3, 5, 7, 11, 23, len(text)]:
-                _, calls, detector = sgl_feed([text[i:i + size]
-                                               for i in range(0, len(text), size)])
-                arguments = "".join(c.parameters for c in calls)
-                self.assertEqual(arguments, final)
-                self.assertEqual(json.loads(arguments), expected)
-                self.assertEqual(detector.prev_tool_call_arr[0]["arguments"], arguments)
+            # the peer's V3.2 half: the same text in V3.2's block
+            for options, source in ((V4, text),
+                                    (V32, text.replace("tool_calls", "function_calls"))):
+                for size in [1, 2, 3, 5, 7, 11, 23, len(source)]:
+                    _, calls, detector = sgl_feed([source[i:i + size]
+                                                   for i in range(0, len(source), size)],
+                                                  options)
+                    arguments = "".join(c.parameters for c in calls)
+                    self.assertEqual(arguments, final, (options, size))
+                    self.assertEqual(json.loads(arguments), expected)
+                    self.assertEqual(detector.prev_tool_call_arr[0]["arguments"], arguments)
 
     def test_tags_without_newlines_stay_content(self):  # SGL_V4, see DIFFERENCES
         chunks = ['<%stool_calls><%sinvoke name="get_weather"><%sparameter name="city" '

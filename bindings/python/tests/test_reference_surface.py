@@ -5,20 +5,18 @@ ones from tools/gen.py: the same value (and the same changes to its
 arguments), or a refusal where the reference refuses; where the reference
 raises AssertionError or ValueError, so does dsml (DsmlError is both)."""
 
-import copy
 import functools
 import json
 import os
 import random
-import sys
 import tempfile
-import types
 import unittest
 
 import _support
 import dsml
 import gen
 import paritylib as P
+from _surface_check import Comparison, public_names, ref_try, strings
 
 REFERENCE = os.environ.get("DSML_REFERENCE_ENCODING")
 RANDOM_CASES = int(os.environ.get("DSML_SURFACE_CASES", "300"))
@@ -41,8 +39,6 @@ PUBLIC = (
     "find_last_user_index", "render_message", "encode_messages", "load_cases",
     "encode_case", "parse_tool_calls", "parse_message_from_completion_text",
 )
-FUNCTIONS = {n for n in PUBLIC if callable(getattr(dsml, n, None))
-             and not hasattr(getattr(dsml, n), "pattern")}
 CALLS_OPEN = "\n\n<" + dsml.dsml_token + dsml.tool_calls_block_name
 # The developer role is rendered by default (as the serving image renders
 # it); strict=True refuses it as the reference does.
@@ -74,35 +70,6 @@ class Surface(unittest.TestCase):
             self.fail("an invalid effort was accepted")
 
 
-def _outcome(fn, args):
-    args = copy.deepcopy(args)
-    try:
-        result = fn(*args)
-    except RecursionError:
-        raise
-    except Exception as exc:
-        return "error", exc, args
-    return "ok", result, args
-
-
-def _ref_try(fn, *args):
-    try:
-        return fn(*copy.deepcopy(args))
-    except Exception:
-        return None
-
-
-def _strings(value):
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _strings(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _strings(v)
-
-
 TAGGED = ["a<image>x.png</image>b", "<image></image>", "<image>open", "x</image>",
           "<image>a</image><image>b\n</image>tail", "plain", ""]
 EFFORTS = [None, "low", "high", "max", "xhigh", 1, 100, 0, 101, True, 50.0, "", [1]]
@@ -111,7 +78,10 @@ ODD_VALUES = [float("nan"), float("inf"), "\ud800", {1: 2}, {"a": (1, 2)}, set()
 
 @unittest.skipUnless(REFERENCE, "DSML_REFERENCE_ENCODING not set: the reference "
                      "surface is not compared")
-class AgainstReference(unittest.TestCase):
+class AgainstReference(Comparison, unittest.TestCase):
+
+    surface = dsml
+    overrides = STRICT
 
     @classmethod
     def setUpClass(cls):
@@ -122,44 +92,11 @@ class AgainstReference(unittest.TestCase):
         cls.render += [gen.gen_render(rng) for _ in range(RANDOM_CASES)]
         cls.parse += [gen.gen_parse(rng) for _ in range(RANDOM_CASES)]
 
-    def setUp(self):
-        self.bad = []
-        self.checked = {}
-
-    def agree(self, name, *args):
-        ro = _outcome(getattr(self.ref, name), args)
-        do = _outcome(STRICT.get(name, getattr(dsml, name)), args)
-        self.checked[name] = self.checked.get(name, 0) + 1
-        if ro[0] == "error":
-            ok = do[0] == "error" and (
-                not isinstance(ro[1], (AssertionError, ValueError))
-                or isinstance(do[1], (AssertionError, ValueError)))
-        else:
-            ok = do[0] == "ok" and do[1] == ro[1] and do[2] == ro[2]
-        if not ok:
-            self.bad.append((name, args, ro[:2], do[:2]))
-
-    def report(self, names):
-        for name, args, ro, do in self.bad[:10]:
-            print("%s%r\n  reference: %r\n  dsml:      %r" % (name, _short(args), ro, do),
-                  file=sys.stderr)
-        print("reference surface: %s" % ", ".join(
-            "%s %d" % (n, self.checked.get(n, 0)) for n in sorted(names)))
-        for name in names:
-            self.assertGreater(self.checked.get(name, 0), 0, name)
-        self.assertEqual(len(self.bad), 0, "%d disagreements" % len(self.bad))
-
     def test_names_are_the_references(self):
-        ref = self.ref
-        names = {n for n, v in vars(ref).items() if not n.startswith("_")
-                 and not isinstance(v, types.ModuleType)
-                 and getattr(v, "__module__", ref.__name__) in (ref.__name__, "re", None)
-                 and n not in ("Any", "Dict", "List", "Union", "Optional", "Tuple")}
-        self.assertEqual(names, set(PUBLIC))
+        self.assertEqual(public_names(self.ref), set(PUBLIC))
 
     def test_values(self):
-        for name in set(PUBLIC) - FUNCTIONS:
-            self.assertEqual(getattr(dsml, name), getattr(self.ref, name), name)
+        self.check_values(PUBLIC)
 
     def test_messages_and_tools(self):
         ref = self.ref
@@ -168,27 +105,16 @@ class AgainstReference(unittest.TestCase):
             self.agree("to_json", messages)
             self.agree("merge_tool_messages", messages)
             self.agree("process_image_messages", messages)
-            merged = _ref_try(ref.merge_tool_messages, (case.get("context") or []) + messages)
+            merged = ref_try(ref.merge_tool_messages, (case.get("context") or []) + messages)
             if merged is not None:
                 self.agree("sort_tool_results_by_call_order", merged)
                 self.agree("find_last_user_index", merged)
             for msg in messages if isinstance(messages, list) else ():
                 if not isinstance(msg, dict):
                     continue
-                for text in _strings(msg.get("content")):
+                for text in strings(msg.get("content")):
                     self.agree("parse_tagged_text", text)
-                if msg.get("tools"):
-                    self.agree("tools_from_openai_format", msg["tools"])
-                    functions = _ref_try(ref.tools_from_openai_format, msg["tools"])
-                    if functions is not None:
-                        self.agree("render_tools", functions)
-                if msg.get("tool_calls"):
-                    self.agree("tool_calls_from_openai_format", msg["tool_calls"])
-                    for call in _ref_try(ref.tool_calls_from_openai_format,
-                                         msg["tool_calls"]) or ():
-                        self.agree("encode_arguments_to_dsml", call)
-                        self.agree("tool_calls_to_openai_format", [call])
-                        self.agree("decode_dsml_to_arguments", *_dsml_args(ref, call))
+                self.agree_tools_and_calls(msg)
         for value in ODD_VALUES:
             self.agree("to_json", value)
         for text in TAGGED:
@@ -211,7 +137,7 @@ class AgainstReference(unittest.TestCase):
             effort = kwargs.get("reasoning_effort")
             for index in (0, 1):
                 self.agree("render_reasoning_effort", index, mode, effort)
-            full = _ref_try(lambda c: _preprocessed(ref, c), case)
+            full = ref_try(lambda c: _preprocessed(ref, c), case)
             if full is None:
                 continue
             for drop in (True, False):
@@ -243,21 +169,13 @@ class AgainstReference(unittest.TestCase):
                 except (TypeError, ValueError):
                     continue
                 self.agree("load_cases", path)
-                for loaded in _ref_try(self.ref.load_cases, path) or ():
+                for loaded in ref_try(self.ref.load_cases, path) or ():
                     self.agree("encode_case", loaded, "thinking")
         self.report(["load_cases", "encode_case"])
 
     def test_parsing(self):
         for case in self.parse:
-            text, mode = case["text"], case["thinking_mode"]
-            self.agree("parse_message_from_completion_text", text, mode)
-            at = text.find(CALLS_OPEN)
-            if at >= 0:
-                self.agree("parse_tool_calls", at + len(CALLS_OPEN), text)
-                calls = _ref_try(self.ref.parse_tool_calls, at + len(CALLS_OPEN), text)
-                if calls is not None:
-                    self.agree("tool_calls_to_openai_format", calls[2])
-            self.agree("parse_tool_calls", len(text) // 2, text)
+            self.agree_completion(case["text"], case["thinking_mode"], CALLS_OPEN)
         self.report(["parse_message_from_completion_text", "parse_tool_calls"])
 
 
@@ -271,23 +189,6 @@ def _preprocessed(ref, case):
     if case.get("thinking_mode") == "thinking" and drop:
         full = ref._drop_thinking_messages(full)
     return full
-
-
-def _dsml_args(ref, call):
-    """decode_dsml_to_arguments arguments for an internal call."""
-    arguments = call["arguments"]
-    if not isinstance(arguments, dict):
-        arguments = {"arguments": arguments}
-    params = {str(k): (v, "true") if isinstance(v, str) else (ref.to_json(v), "false")
-              for k, v in arguments.items()}
-    name = call["name"] if "namespace" not in call else "%s::%s" % (call["namespace"],
-                                                                   call["name"])
-    return name, params
-
-
-def _short(value, limit=300):
-    text = repr(value)
-    return text if len(text) <= limit else text[:limit] + "..."
 
 
 if __name__ == "__main__":

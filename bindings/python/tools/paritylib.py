@@ -278,24 +278,26 @@ def _short(outcome, limit=600):
     return text if len(text) <= limit else text[:limit] + "..."
 
 
+def golden_case(line, kind):
+    """The case of one golden line (its parsed JSON) in the parity format."""
+    if kind == "render":
+        c = json.loads(line["case"])
+        messages = c["messages"]
+        if "tools" in c and messages:
+            messages[0]["tools"] = c["tools"]
+        case = {"kind": "render", "messages": messages,
+                "thinking_mode": c.get("thinking_mode") or "chat"}
+        for k in RENDER_KEYS:
+            if k in c:
+                case[k] = c[k]
+        return case
+    return {"kind": "parse", "text": line["text"], "thinking_mode": line["thinking_mode"]}
+
+
 def golden_cases(path, kind):
-    """Cases of a golden file in the parity format."""
+    """(id, case) of each line of a golden file, in the parity format."""
     with open(path, encoding="utf-8") as f:
         for line in f:
-            if not line.strip():
-                continue
-            d = json.loads(line)
-            if kind == "render":
-                c = json.loads(d["case"])
-                messages = c["messages"]
-                if "tools" in c and messages:
-                    messages[0]["tools"] = c["tools"]
-                case = {"kind": "render", "messages": messages,
-                        "thinking_mode": c.get("thinking_mode") or "chat"}
-                for k in RENDER_KEYS:
-                    if k in c:
-                        case[k] = c[k]
-            else:
-                case = {"kind": "parse", "text": d["text"],
-                        "thinking_mode": d["thinking_mode"]}
-            yield d["id"], case
+            if line.strip():
+                d = json.loads(line)
+                yield d["id"], golden_case(d, kind)

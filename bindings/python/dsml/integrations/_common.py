@@ -8,7 +8,8 @@ CallStream      content text -> content deltas and tool-call pieces, or, in
                 one shot, the content and the complete calls.
 
 Options are the Detector's keyword arguments (markers="variants" for V4's
-unspaced tags, policies, tools, limits).  Lenient mode: no text is lost; what
+unspaced tags, mode="recover" for what models write beside the format,
+policies, tools, limits).  Lenient and recover mode: no text is lost; what
 cannot be placed stays content.
 """
 

@@ -42,7 +42,8 @@ CALLS_TAG = "<%s%s>" % (dsml_token, tool_calls_block_name)
 class DsmlDetector(*(() if _BaseFormatDetector is None else (_BaseFormatDetector,))):
     """SGLang format detector for DSML tool calls (the text after the
     reasoning).  Keyword arguments are dsml.Detector options
-    (markers="variants" for V4's unspaced tags, policies, limits)."""
+    (markers="variants" for V4's unspaced tags, mode="recover" and tools for
+    what models write beside the format, policies, limits)."""
 
     def __init__(self, **detector_options):
         if _BaseFormatDetector is not None:
@@ -61,6 +62,8 @@ class DsmlDetector(*(() if _BaseFormatDetector is None else (_BaseFormatDetector
 
     def has_tool_call(self, text):
         """Whether text holds the start of a calls block."""
+        if self.detector_options.get("mode") == "recover":
+            return "DSML" in text or "<invoke" in text or "<function_calls>" in text
         return CALLS_TAG in text or (
             self.detector_options.get("markers") == "variants" and
             any(tag in text for tag in ("<%stool_calls>" % dsml_token, "<|DSML| calls>",

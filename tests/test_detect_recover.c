@@ -1,0 +1,374 @@
+/*
+ * test_detect_recover.c - the recoveries one by one (option 11 and
+ * DSML_DETECT_RECOVER): each deviation is read as what it stands for, with a
+ * diagnostic, only with its recovery on; what could be prose needs a
+ * declared tool; what is not a call stays text.  Every scenario runs whole,
+ * in chunks of 1..64 bytes and split in two at every byte (the same events
+ * and message each time).
+ */
+#include "detect_cases.h"
+#include "dsml_markup.h"
+
+#define V4(t) "<" DSML t
+#define V4_END(t) "</" DSML t
+#define V4_BLOCK(body) V4("tool_calls>\n") body V4_END("tool_calls>")
+#define V4_INVOKE(n, body) V4("invoke name=\"" n "\">\n") body V4_END("invoke>\n")
+#define V4_PARAM(k, s, v) V4("parameter name=\"" k "\" string=\"" s "\">") v V4_END("parameter>\n")
+#define WEATHER_TOOLS                                                                   \
+    "[{\"type\": \"function\", \"function\": {\"name\": \"get_weather\", \"parameters\": " \
+    "{\"type\": \"object\", \"properties\": {\"city\": {\"type\": \"string\"}, "          \
+    "\"days\": {\"type\": \"integer\"}}}}}, "                                            \
+    "{\"type\": \"function\", \"function\": {\"name\": \"read\"}}]"
+
+static dsml_detector_options opts(dsml_detect_mode mode, unsigned recoveries, const char *tools)
+{
+    dsml_detector_options o;
+    dsml_detector_options_init(&o);
+    o.mode = mode;
+    o.recoveries = recoveries;
+    if (tools != NULL) {
+        o.tools_json = tools;
+        o.tools_len = strlen(tools);
+    }
+    return o;
+}
+
+/* The run of `text` with `o`, whole; the same in chunks of 1..64 bytes and
+ * split in two at every byte.  The message is in r.msg. */
+static dc_run run(const dsml_detector_options *o, const char *text)
+{
+    dsml_detector *d = NULL;
+    assert_int_equal(dsml_detector_create(o, &d, NULL), DSML_OK);
+    size_t len = strlen(text);
+    dc_run whole;
+    dc_feed_run(d, text, len, 0, NULL, 0, &whole);
+    assert_int_equal(whole.rc, DSML_OK);
+    for (size_t i = 1; i <= 64 + len; i++) {
+        dc_run r;
+        size_t k = i - 64;
+        if (i <= 64)
+            dc_feed_run(d, text, len, i, NULL, 0, &r);
+        else if (k < len)
+            dc_feed_run(d, text, len, 0, &k, 1, &r);
+        else
+            break;
+        if (r.rc != whole.rc ||
+            !tu_same_text("scenario", "events", whole.log, whole.log_len, r.log, r.log_len) ||
+            !tu_same_text("scenario", "message", whole.msg, whole.msg_len, r.msg, r.msg_len))
+            fail_msg("a split changes the result (%s %zu)", i <= 64 ? "chunks of" : "split at",
+                     i <= 64 ? i : k);
+        dc_run_free(&r);
+    }
+    dsml_detector_destroy(d);
+    return whole;
+}
+
+static dc_run recover(const char *text) 
+{
+    dsml_detector_options o = opts(DSML_DETECT_RECOVER, 0, NULL);
+    return run(&o, text);
+}
+
+static dc_run recover_tools(const char *text, const char *tools)
+{
+    dsml_detector_options o = opts(DSML_DETECT_RECOVER, 0, tools);
+    return run(&o, text);
+}
+
+static dc_run lenient_with(unsigned recoveries, const char *tools, const char *text)
+{
+    dsml_detector_options o = opts(DSML_DETECT_LENIENT, recoveries, tools);
+    return run(&o, text);
+}
+
+/* No call was begun. */
+static void no_call(const char *log)
+{
+    if (log != NULL && strncmp(log, "B0@", 3) == 0)
+        fail_msg("a call was begun: [%s]", log);
+    dc_lacks(log, "\nB0@");
+}
+
+#define CALL(name, args) \
+    "{\"type\": \"function\", \"function\": {\"name\": \"" name "\", \"arguments\": \"" args "\"}}"
+#define MSG(content, calls) \
+    "{\"role\": \"assistant\", \"content\": \"" content "\", \"reasoning_content\": \"\", " \
+    "\"tool_calls\": [" calls "]}"
+
+static void want_msg(dc_run *r, const char *msg)
+{
+    if (!tu_same_text("scenario", "message", msg, strlen(msg), r->msg, r->msg_len))
+        fail_msg("unexpected message");
+    dc_run_free(r);
+}
+
+/* The text stays content byte for byte: no call. */
+static void want_content(dc_run *r, const char *text)
+{
+    dsml_allocator a;
+    dsml_alloc_resolve(&a, NULL);
+    dsml_buf b;
+    dsml_buf_init(&b, &a);
+    DSML_BUF_LIT(&b, "{\"role\": \"assistant\", \"content\": ");
+    dsml_emit_string(&b, text, strlen(text));
+    DSML_BUF_LIT(&b, ", \"reasoning_content\": \"\", \"tool_calls\": []}");
+    no_call(r->log);
+    if (!tu_same_text("scenario", "message", b.data, b.len, r->msg, r->msg_len))
+        fail_msg("text not kept as content");
+    dsml_buf_release(&b);
+    dc_run_free(r);
+}
+
+/* ---- spellings ---------------------------------------------------------------- */
+
+static void test_spellings(void **state)
+{
+    (void)state;
+    static const char *const texts[] = {
+        V4_BLOCK(V4_INVOKE("read", V4_PARAM("path", "true", "/a"))),
+        "<|DSML|function_calls>\n<|DSML|invoke name=\"read\">\n"
+        "<|DSML|parameter name=\"path\" string=\"true\">/a</|DSML|parameter>\n"
+        "</|DSML|invoke>\n</|DSML|function_calls>",
+        "<" FW FW "DSML" FW FW " calls>\n<" FW FW "DSML" FW FW " invoke name=\"read\">\n<" FW FW
+        "DSML" FW FW " parameter name=\"path\" string=\"true\">/a</" FW FW "DSML" FW FW
+        " parameter>\n</" FW FW "DSML" FW FW " invoke>\n</" FW FW "DSML" FW FW " calls>",
+        "< | DSML | tool_calls>\n<| | DSML | | invoke name=\"read\">\n"
+        "<\xe2\x80\x96" "DSML\xe2\x80\x96parameter name=\"path\" string=\"true\">/a"
+        "</ | DSML | parameter>\n</|DSML|invoke>\n" CLOSE,
+    };
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        dc_run r = recover(texts[i]);
+        dc_has(r.log, "accepted");
+        want_msg(&r, MSG("", CALL("read", "{\\\"path\\\": \\\"/a\\\"}")));
+        /* off: the text stays content */
+        r = lenient_with(DSML_RECOVER_STRUCTURE, NULL, texts[i]);
+        no_call(r.log);
+        dc_run_free(&r);
+    }
+    /* a closer in a value needs its '>' when spelled otherwise */
+    dc_run r = recover(V4_BLOCK(V4_INVOKE("read", V4_PARAM("path", "true", "a</" DSML
+                                                           "parameter |b"))));
+    want_msg(&r, MSG("", CALL("read", "{\\\"path\\\": \\\"a</" DSML "parameter |b\\\"}")));
+}
+
+/* ---- structure ------------------------------------------------------------------ */
+
+static void test_structure(void **state)
+{
+    (void)state;
+    /* one line, spaces between tags, no block closer */
+    dc_run r = recover(V4("tool_calls> ") V4("invoke name=\"read\"> ")
+                           V4("parameter name=\"n\" string=\"false\">1") V4_END("parameter> ")
+                               V4_END("invoke>"));
+    dc_has(r.log, "recovered: white space other than one line break");
+    dc_has(r.log, "recovered: invoke tag with no line break after it");
+    want_msg(&r, MSG("", CALL("read", "{\\\"n\\\": 1}")));
+    /* no '>' after the opener; the block ends at the EOS */
+    r = recover(V4("tool_calls\n") V4_INVOKE("read", "") EOS);
+    dc_has(r.log, "recovered: no '>'");
+    dc_has(r.log, "without its closer");
+    want_msg(&r, MSG("", CALL("read", "{}")));
+    /* an invoke with no block, then text */
+    r = recover("Sure.\n" INVOKE("read") PARAM("p", "true", "x") INVOKE_END "Done." EOS);
+    dc_has(r.log, "recovered: an invoke without a calls block");
+    want_msg(&r, MSG("Sure.\\nDone.", CALL("read", "{\\\"p\\\": \\\"x\\\"}")));
+    /* closers with no opener, up to the end: dropped */
+    r = recover("Reading.\n\n</" DSML " parameter>\n</" DSML " invoke>\n" CLOSE);
+    dc_has(r.log, "recovered: closer tags with no opener dropped");
+    want_msg(&r, MSG("Reading.\\n\\n", ""));
+    /* ... but not when text follows them, or inside a line */
+    r = recover("Reading.\n</" DSML " invoke>\nmore");
+    want_content(&r, "Reading.\n</" DSML " invoke>\nmore");
+    r = recover("See `</" DSML " invoke>`");
+    want_content(&r, "See `</" DSML " invoke>`");
+    /* off: the reference's reading (no call from a block it cannot read) */
+    r = lenient_with(DSML_RECOVER_SPELLINGS, NULL, "Sure.\n" INVOKE("read") INVOKE_END);
+    no_call(r.log);
+    dc_run_free(&r);
+}
+
+/* ---- attributes and bodies -------------------------------------------------------- */
+
+static void test_attributes(void **state)
+{
+    (void)state;
+    /* typographic quotes */
+    dc_run r = recover(OPEN "<" DSML " invoke name=\xe2\x80\x9c" "read\xe2\x80\x9d>\n<" DSML
+                            " parameter name=\xe2\x80\x9cp\xe2\x80\x9d string=\xe2\x80\x9ctrue"
+                            "\xe2\x80\x9d>3-5" PARAM_END INVOKE_END CLOSE);
+    dc_has(r.log, "recovered: invoke tag with quotes or spacing of name=");
+    want_msg(&r, MSG("", CALL("read", "{\\\"p\\\": \\\"3-5\\\"}")));
+    /* no string=: typed from the schema, else JSON when it reads as JSON */
+    r = recover_tools(OPEN INVOKE("get_weather") PARAM_TAG " name=\"city\">15" PARAM_END
+                          PARAM_TAG " name=\"days\">3" PARAM_END PARAM_TAG
+                          " name=\"other\">x y" PARAM_END INVOKE_END CLOSE,
+                      WEATHER_TOOLS);
+    dc_has(r.log, "a string by its tool's schema");
+    want_msg(&r, MSG("", CALL("get_weather", "{\\\"city\\\": \\\"15\\\", \\\"days\\\": 3, "
+                                            "\\\"other\\\": \\\"x y\\\"}")));
+    /* a self-closing parameter; an invoke tag written for one */
+    r = recover(OPEN INVOKE("read") PARAM_TAG " name=\"a\" string=\"on\" />\n<" DSML
+                " invoke name=\"b\" string=\"[1]\" />\n" INVOKE_END CLOSE);
+    dc_has(r.log, "written as an invoke tag");
+    want_msg(&r, MSG("", CALL("read", "{\\\"a\\\": \\\"on\\\", \\\"b\\\": [1]}")));
+    /* a self-closing invoke */
+    r = recover(OPEN "<" DSML " invoke name=\"a\"/>\n" INVOKE("b") INVOKE_END CLOSE);
+    want_msg(&r, MSG("", CALL("a", "{}") ", " CALL("b", "{}")));
+    /* an invoke tag in a name line that is no parameter stays name text, as
+     * the reference reads it */
+    r = recover(OPEN "<" DSML " invoke name=\"a\">\n<" DSML " invoke name=\"b\">\n" INVOKE_END
+                    CLOSE);
+    want_msg(&r, MSG("", CALL("a\\\">\\n<" DSML " invoke name=\\\"b", "{}")));
+    /* string="maybe" is no parameter */
+    r = recover(OPEN INVOKE("read") PARAM("p", "maybe", "x") INVOKE_END CLOSE);
+    dc_has(r.log, "Parameter format error");
+    dc_has(r.log, "E0:1\n"); /* begun at its parameter, ended incomplete */
+    dc_has(r.msg, "\"tool_calls\": []");
+    dc_run_free(&r);
+}
+
+static void test_bodies(void **state)
+{
+    (void)state;
+    dc_run r = recover(OPEN INVOKE("read") "{\"path\": \"/a\",\"n\":1.50}\n" INVOKE_END CLOSE);
+    dc_has(r.log, "a JSON object as its body");
+    want_msg(&r, MSG("", CALL("read", "{\\\"path\\\": \\\"/a\\\", \\\"n\\\": 1.5}")));
+    r = recover(OPEN INVOKE("read") "{}" INVOKE_END CLOSE);
+    want_msg(&r, MSG("", CALL("read", "{}")));
+    /* not an object, not JSON: content */
+    const char *bad = OPEN INVOKE("read") "{\"path\": }\n" INVOKE_END CLOSE;
+    r = recover(bad);
+    dc_has(r.log, "not a JSON object");
+    want_content(&r, bad);
+    r = lenient_with(DSML_RECOVER_ATTRIBUTES, NULL, OPEN INVOKE("read") "{}" INVOKE_END CLOSE);
+    no_call(r.log);
+    dc_run_free(&r);
+}
+
+/* ---- tags without the marker ---------------------------------------------------- */
+
+static void test_bare_tags(void **state)
+{
+    (void)state;
+    const char *text = "<function_calls>\n<invoke name=\"read\">\n<parameter name=\"p\" "
+                       "string=\"true\">x</parameter>\n</invoke>\n</function_calls>";
+    dc_run r = recover_tools(text, WEATHER_TOOLS);
+    dc_has(r.log, "recovered: tag without the DSML marker '<function_calls'");
+    want_msg(&r, MSG("", CALL("read", "{\\\"p\\\": \\\"x\\\"}")));
+    /* a bare invoke too, and a closer the value holds is text unless bare */
+    r = recover_tools("Ok.\n<invoke name=\"read\">\n<parameter name=\"p\" string=\"true\">a"
+                      "</parameter>\n</invoke>",
+                      WEATHER_TOOLS);
+    want_msg(&r, MSG("Ok.\\n", CALL("read", "{\\\"p\\\": \\\"a\\\"}")));
+    /* an undeclared name, or no tools declared: text */
+    const char *other = "<function_calls>\n<invoke name=\"rm\">\n</invoke>\n</function_calls>";
+    r = recover_tools(other, WEATHER_TOOLS);
+    want_content(&r, other);
+    r = recover(text);
+    want_content(&r, text);
+}
+
+/* ---- thinking ---------------------------------------------------------------------- */
+
+static void test_thinking(void **state)
+{
+    (void)state;
+    dsml_detector_options o = opts(DSML_DETECT_RECOVER, 0, NULL);
+    o.thinking_mode = DSML_THINKING;
+    dc_run r = run(&o, "<think>plan</think>\n\n<think>more</think>Hi" EOS);
+    dc_has(r.log, "recovered: <think> at the start of the output dropped");
+    dc_has(r.log, "recovered: another think block");
+    want_msg(&r, "{\"role\": \"assistant\", \"content\": \"Hi\", \"reasoning_content\": "
+                 "\"plan\\n\\nmore\", \"tool_calls\": []}");
+    /* a <think> after content is text */
+    r = run(&o, "plan</think>Hi <think>" EOS);
+    dc_lacks(r.log, "another think block");
+    dc_has(r.msg, "\"content\": \"Hi <think>\"");
+    dc_run_free(&r);
+    /* white space after the block: dropped; with text after it: content */
+    r = run(&o, "p</think>" OPEN INVOKE("read") INVOKE_END CLOSE "\n \n" EOS);
+    dc_has(r.log, "recovered: white space after the calls block dropped");
+    dc_has(r.msg, "\"content\": \"\"");
+    dc_run_free(&r);
+    r = run(&o, "p</think>" OPEN INVOKE("read") INVOKE_END CLOSE "\nNote." EOS);
+    dc_has(r.msg, "\"content\": \"\\nNote.\"");
+    dc_run_free(&r);
+}
+
+/* ---- the anchor, the quotes, the options ----------------------------------------- */
+
+static void test_declared_tools_anchor(void **state)
+{
+    (void)state;
+    /* recover mode: no call to an undeclared tool, whatever the spelling */
+    const char *exact = "Ok." OPEN INVOKE("rm") PARAM("p", "true", "/") INVOKE_END CLOSE EOS;
+    dc_run r = recover_tools(exact, WEATHER_TOOLS);
+    dc_has(r.log, "not among the declared tools");
+    want_content(&r, "Ok." OPEN INVOKE("rm") PARAM("p", "true", "/") INVOKE_END CLOSE);
+    /* such a block is content, and so is the white space after it (found
+     * by fuzzing: it was dropped as if the block were structure) */
+    const char *trail = "Ok." OPEN INVOKE("rm") PARAM("p", "true", "/") INVOKE_END CLOSE "\n";
+    r = recover_tools(trail, WEATHER_TOOLS);
+    want_content(&r, trail);
+    /* a recovery alone: a deviating invoke needs a declared name, the
+     * reference's spelling follows tool_names */
+    r = lenient_with(DSML_RECOVER_SPELLINGS, WEATHER_TOOLS, V4_BLOCK(V4_INVOKE("rm", "")));
+    no_call(r.log);
+    dc_run_free(&r);
+    r = lenient_with(DSML_RECOVER_SPELLINGS, WEATHER_TOOLS, exact);
+    dc_has(r.log, "B0@");
+    dc_run_free(&r);
+    r = lenient_with(DSML_RECOVER_SPELLINGS, WEATHER_TOOLS, V4_BLOCK(V4_INVOKE("read", "")));
+    want_msg(&r, MSG("", CALL("read", "{}")));
+}
+
+static void test_quoted_code(void **state)
+{
+    (void)state;
+    const char *fenced = "Like this:\n```\n" V4_BLOCK(V4_INVOKE("read", "")) "\n```\n";
+    dc_run r = recover_tools(fenced, WEATHER_TOOLS);
+    want_content(&r, fenced);
+    const char *span = "Write `" V4("invoke name=\"read\">") "` to call it.";
+    r = recover_tools(span, WEATHER_TOOLS);
+    want_content(&r, span);
+    /* after the fence: a call */
+    r = recover_tools("```\nx\n```\n" V4_BLOCK(V4_INVOKE("read", "")), WEATHER_TOOLS);
+    dc_has(r.log, "B0@");
+    dc_run_free(&r);
+}
+
+static void test_options(void **state)
+{
+    (void)state;
+    dsml_detector *d = NULL;
+    dsml_detector_options o = opts(DSML_DETECT_STRICT, DSML_RECOVER_SPELLINGS, NULL);
+    assert_int_equal(dsml_detector_create(&o, &d, NULL), DSML_ERR_ARGUMENT);
+    o = opts(DSML_DETECT_LENIENT, DSML_RECOVER_ALL + 1, NULL);
+    assert_int_equal(dsml_detector_create(&o, &d, NULL), DSML_ERR_ARGUMENT);
+    o = opts((dsml_detect_mode)3, 0, NULL);
+    assert_int_equal(dsml_detector_create(&o, &d, NULL), DSML_ERR_ARGUMENT);
+    assert_null(d);
+    /* recover mode through the one-shot parse */
+    o = opts(DSML_DETECT_RECOVER, 0, NULL);
+    dsml_output out;
+    const char *t = V4_BLOCK(V4_INVOKE("read", ""));
+    assert_int_equal(dsml_parse_completion(t, strlen(t), &o, &out, NULL), DSML_OK);
+    dc_has(out.text, "\"name\": \"read\"");
+    dsml_output_free(&out);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_spellings),
+        cmocka_unit_test(test_structure),
+        cmocka_unit_test(test_attributes),
+        cmocka_unit_test(test_bodies),
+        cmocka_unit_test(test_bare_tags),
+        cmocka_unit_test(test_thinking),
+        cmocka_unit_test(test_declared_tools_anchor),
+        cmocka_unit_test(test_quoted_code),
+        cmocka_unit_test(test_options),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
