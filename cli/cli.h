@@ -194,5 +194,12 @@ int cli_parse_effort(const char *s, cli_opts *o);
 int cli_audit_main(int argc, char **argv);
 /* `dsml-render grammar ...`; argv[0] is "grammar". */
 int cli_grammar_main(int argc, char **argv);
+/* "gbnf", "lark" or "structural-tag" into *f; 0, or -1 for anything else. */
+int cli_parse_grammar_format(const char *s, dsml_grammar_format *f);
+/* The JSON object `grammar --json` prints (without a newline): the grammar
+ * (text NULL: null), its format, lazy, trigger, trigger_pattern, rules;
+ * with `with_from` (respond) also "from": what called for it, or null. */
+void cli_grammar_json(cli_buf *b, dsml_grammar_format f, const char *text, size_t len,
+                      const dsml_grammar_info *info, int with_from, const char *from);
 
 #endif /* DSML_CLI_H */

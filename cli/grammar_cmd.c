@@ -8,10 +8,11 @@
 #include <string.h>
 
 #include "cli.h"
+#include "profiles.h"
 
 static const char grammar_usage[] =
     "Usage: dsml-render grammar [--format gbnf|lark|structural-tag]\n"
-    "                           [--profile v41|prerelease] [--thinking|--chat]\n"
+    "                           [--profile NAME] [--thinking|--chat]\n"
     "                           [--tool-choice auto|none|required|NAME]\n"
     "                           [--whole-turn] [--json] [REQUEST|-]\n"
     "\n"
@@ -23,7 +24,7 @@ static const char grammar_usage[] =
     "\n"
     "  --format F         gbnf (llama.cpp; the default), lark (llguidance) or\n"
     "                     structural-tag (XGrammar: SGLang, vLLM)\n"
-    "  --profile P        v41 (default) or prerelease\n"
+    "  --profile NAME     the dialect (default v41):" CLI_PROFILE_NAMES "\n"
     "  --thinking, --chat the thinking mode, instead of the request's\n"
     "  --tool-choice C    instead of the request's: auto, none, required, or\n"
     "                     the name of the one tool to call\n"
@@ -49,6 +50,45 @@ static const char *const format_names[] = {"gbnf", "lark", "structural-tag"};
 
 #define ARGS_HELP (-1) /* --help was printed */
 
+int cli_parse_grammar_format(const char *s, dsml_grammar_format *f)
+{
+    for (size_t k = 0; k < sizeof format_names / sizeof format_names[0]; k++)
+        if (strcmp(s, format_names[k]) == 0) {
+            *f = (dsml_grammar_format)k;
+            return 0;
+        }
+    return -1;
+}
+
+static void put_json_text(cli_buf *b, const char *s, size_t n)
+{
+    if (s == NULL)
+        cli_buf_puts(b, "null");
+    else
+        cli_json_string(b, s, n);
+}
+
+void cli_grammar_json(cli_buf *b, dsml_grammar_format f, const char *text, size_t len,
+                      const dsml_grammar_info *info, int with_from, const char *from)
+{
+    static const dsml_grammar_info none = {0};
+    if (info == NULL)
+        info = &none;
+    cli_buf_puts(b, "{\"grammar\": ");
+    put_json_text(b, text, len);
+    cli_buf_printf(b, ", \"format\": \"%s\", \"lazy\": %s, \"trigger\": ", format_names[f],
+                   info->lazy ? "true" : "false");
+    put_json_text(b, info->trigger, info->trigger_len);
+    cli_buf_puts(b, ", \"trigger_pattern\": ");
+    put_json_text(b, info->trigger_pattern, info->trigger_pattern_len);
+    cli_buf_printf(b, ", \"rules\": %zu", info->rules);
+    if (with_from) {
+        cli_buf_puts(b, ", \"from\": ");
+        put_json_text(b, from, from != NULL ? strlen(from) : 0);
+    }
+    cli_buf_putc(b, '}');
+}
+
 static int parse_grammar_args(int argc, char **argv, grammar_args *a)
 {
     memset(a, 0, sizeof *a);
@@ -70,16 +110,11 @@ static int parse_grammar_args(int argc, char **argv, grammar_args *a)
             fputs(grammar_usage, stdout);
             return ARGS_HELP;
         } else if (NAMED("--format")) {
-            v = VALUE();
-            size_t k = 0;
-            while (v != NULL && k < 3 && strcmp(v, format_names[k]) != 0)
-                k++;
-            if (v == NULL || k == 3)
+            if ((v = VALUE()) == NULL || cli_parse_grammar_format(v, &a->format) != 0)
                 return cli_usage_error("grammar", "--format needs gbnf, lark or structural-tag");
-            a->format = (dsml_grammar_format)k;
         } else if (NAMED("--profile")) {
             if ((v = VALUE()) == NULL || cli_parse_profile(v, &a->profile) != 0)
-                return cli_usage_error("grammar", "--profile needs v41 or prerelease");
+                return cli_usage_error("grammar", "--profile needs one of:" CLI_PROFILE_NAMES);
         } else if (strcmp(s, "--thinking") == 0 || strcmp(s, "--chat") == 0) {
             a->mode_set = 1;
             a->mode = s[2] == 't' ? DSML_THINKING : DSML_CHAT;
@@ -120,14 +155,6 @@ static int request_thinks(const grammar_args *a, const cli_buf *input, const cha
             memcmp(prompt.text + prompt.len - (sizeof think - 1), think, sizeof think - 1) == 0;
     dsml_output_free(&prompt);
     return r;
-}
-
-static void put_json_text(cli_buf *b, const char *s, size_t n)
-{
-    if (s == NULL)
-        cli_buf_puts(b, "null");
-    else
-        cli_json_string(b, s, n);
 }
 
 int cli_grammar_main(int argc, char **argv)
@@ -188,14 +215,8 @@ int cli_grammar_main(int argc, char **argv)
             cli_report(name, st, &err);
         } else if (a.json) {
             cli_buf b = {0};
-            cli_buf_puts(&b, "{\"grammar\": ");
-            cli_json_string(&b, out.text, out.len);
-            cli_buf_printf(&b, ", \"format\": \"%s\", \"lazy\": %s, \"trigger\": ",
-                           format_names[a.format], info.lazy ? "true" : "false");
-            put_json_text(&b, info.trigger, info.trigger_len);
-            cli_buf_puts(&b, ", \"trigger_pattern\": ");
-            put_json_text(&b, info.trigger_pattern, info.trigger_pattern_len);
-            cli_buf_printf(&b, ", \"rules\": %zu}\n", info.rules);
+            cli_grammar_json(&b, a.format, out.text, out.len, &info, 0, NULL);
+            cli_buf_putc(&b, '\n');
             r = cli_write_stdout(b.data, b.len) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL;
             cli_buf_free(&b);
         } else {

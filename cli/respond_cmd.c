@@ -3,7 +3,8 @@
  * the response a server would send out -- the chat.completion object, or
  * with --stream N the completion fed N bytes at a time and the server-sent
  * events (`data: {...}` lines, `data: [DONE]` last).  Thinking mode, tools
- * and policies come from the request alone (the library's turn).
+ * and policies come from the request alone (the library's turn); with
+ * --grammar the turn's grammar goes to standard error first.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -16,6 +17,7 @@
 static const char respond_usage[] =
     "Usage: dsml-render respond [--stream N] [--end stop|length|abort] [--hold-calls]\n"
     "                           [--drop-raw] [--id ID] [--created T] [--seed S]\n"
+    "                           [--grammar gbnf|lark|structural-tag] [--grammar-auto]\n"
     "                           REQUEST COMPLETION\n"
     "\n"
     "Prints the chat.completion object a server would send for COMPLETION (the\n"
@@ -35,6 +37,13 @@ static const char respond_usage[] =
     "  --id ID           the response id (default: chatcmpl- and 24 random)\n"
     "  --created T       the 'created' time, Unix seconds (default: now)\n"
     "  --seed S          seed the tool-call ids (default: random)\n"
+    "  --grammar F       the turn also writes the grammar the request calls for\n"
+    "                    (tool_choice \"required\" or a named function, a tool\n"
+    "                    with \"strict\": true) in format F, and prints it to\n"
+    "                    standard error first: 'dsml-render: respond: grammar: '\n"
+    "                    and the JSON object of 'grammar --json' (\"grammar\": null\n"
+    "                    when there is none) with \"from\", what called for it\n"
+    "  --grammar-auto    with --grammar: a grammar under tool_choice \"auto\" too\n"
     "  -h, --help        this text\n"
     "\n"
     "Diagnostics go to standard error.  Exit status: 0 responded, 1 a refused\n"
@@ -60,6 +69,9 @@ typedef struct respond_args {
     size_t chunk;
     dsml_end_reason why;
     dsml_responder_options ro;
+    int grammar; /* --grammar given */
+    dsml_grammar_format grammar_format;
+    int grammar_auto;
 } respond_args;
 
 static int parse_end(const char *v, dsml_end_reason *why)
@@ -137,6 +149,12 @@ static int parse_respond_args(int argc, char **argv, respond_args *a)
                 return respond_usage_error("--seed needs a value");
             a->ro.seed = (const unsigned char *)v;
             a->ro.seed_len = strlen(v);
+        } else if (NAMED("--grammar")) {
+            if ((v = VALUE()) == NULL || cli_parse_grammar_format(v, &a->grammar_format) != 0)
+                return respond_usage_error("--grammar needs gbnf, lark or structural-tag");
+            a->grammar = 1;
+        } else if (strcmp(s, "--grammar-auto") == 0) {
+            a->grammar_auto = 1;
         } else {
             return respond_usage_error("unknown option '%s'", s);
         }
@@ -145,6 +163,8 @@ static int parse_respond_args(int argc, char **argv, respond_args *a)
     }
     if (a->completion == NULL)
         return respond_usage_error("needs a REQUEST file and a COMPLETION file");
+    if (a->grammar_auto && !a->grammar)
+        return respond_usage_error("--grammar-auto needs --grammar");
     if (strcmp(a->request, "-") == 0 && strcmp(a->completion, "-") == 0)
         return respond_usage_error("only one of REQUEST and COMPLETION can be '-'");
     return CLI_EXIT_OK;
@@ -179,10 +199,27 @@ static int respond(const respond_args *a, const cli_buf *request, const cli_buf 
     dsml_error err;
     dsml_error_init(&err);
     dsml_turn *turn = NULL;
-    int st = dsml_turn_create(request->data, request->len, NULL, &turn, &err);
+    dsml_turn_options to;
+    dsml_turn_options_init(&to);
+    dsml_grammar_options go;
+    dsml_grammar_options_init(&go);
+    go.format = a->grammar_format;
+    if (a->grammar) {
+        to.grammar = &go;
+        to.flags = a->grammar_auto ? DSML_TURN_GRAMMAR_AUTO : 0;
+    }
+    int st = dsml_turn_create(request->data, request->len, &to, &turn, &err);
     if (st != DSML_OK) {
         cli_report(file_name(a->request), st, &err);
         return CLI_EXIT_FAIL;
+    }
+    if (a->grammar) {
+        const dsml_turn_info *in = dsml_turn_get_info(turn);
+        cli_buf g = {0};
+        cli_grammar_json(&g, go.format, in->grammar, in->grammar_len, in->grammar_info, 1,
+                         in->grammar_from);
+        cli_errorf("respond: grammar: %.*s", (int)g.len, g.data);
+        cli_buf_free(&g);
     }
     dsml_responder_options ro = a->ro;
     if (a->chunk > 0)

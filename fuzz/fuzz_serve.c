@@ -6,7 +6,11 @@
  *           bit 2 DSML_RESPOND_SSE, bits 3-4 the end reason,
  *           bits 5-7 the largest chunk (1, 2, 3, 5, 8, 16, 64, 4096 bytes)
  *           of the split run (the other feeds the completion whole)
- *   byte 1  seeds the chunk sizes
+ *   byte 1  seeds the chunk sizes; its value mod 3 the grammar's format
+ *
+ * The turn is made with grammar options (DSML_TURN_GRAMMAR_AUTO and
+ * _OPTIONAL): a grammar it carries is dsml_grammar() of its decisions, a
+ * grammar it lacks has a well-formed error.
  *
  * Checks: the turn is made or refused with a well-formed error; its info
  * texts are NUL-terminated JSON where they should be; every chunk is one
@@ -22,6 +26,7 @@
 #include <string.h>
 
 #include "fuzz_common.h"
+#include "grammar_oracle.h"
 #include "json/json.h"
 
 static int is_json(const char *s, size_t n)
@@ -148,6 +153,32 @@ static void one_run(const dsml_turn *t, unsigned flags, dsml_end_reason why, con
     dsml_responder_destroy(r);
 }
 
+/* The turn's grammar: dsml_grammar() of its decisions; or, when it lacks
+ * the one called for, why. */
+static void check_grammar(const dsml_turn_info *in, dsml_grammar_format format)
+{
+    if (in->grammar_status != DSML_OK) {
+        FZ_CHECK(in->grammar == NULL && in->grammar_from != NULL && in->grammar_error != NULL);
+        fz_check_error(in->grammar_error, in->grammar_status);
+        return;
+    }
+    FZ_CHECK(in->grammar_error == NULL);
+    if (in->grammar == NULL) {
+        FZ_CHECK(in->grammar_info == NULL && in->grammar_from == NULL);
+        return;
+    }
+    FZ_CHECK(in->grammar_from != NULL && in->grammar_info != NULL &&
+             in->grammar[in->grammar_len] == '\0');
+    dsml_grammar_options o;
+    go_turn_options(&o, in, DSML_PROFILE_V41, format, 0);
+    dsml_output out;
+    dsml_grammar_info gi = {.size = sizeof gi};
+    FZ_CHECK(dsml_grammar(in->tools, in->tools_len, &o, &out, &gi, NULL) == DSML_OK);
+    FZ_CHECK(out.len == in->grammar_len && memcmp(out.text, in->grammar, out.len) == 0);
+    FZ_CHECK(gi.lazy == in->grammar_info->lazy && gi.rules == in->grammar_info->rules);
+    dsml_output_free(&out);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fz_input in = {data, size};
@@ -167,7 +198,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     dsml_turn *t = NULL;
     dsml_error err;
-    int st = dsml_turn_create(b, nbody, NULL, &t, &err);
+    dsml_turn_options to;
+    dsml_turn_options_init(&to);
+    dsml_grammar_options go;
+    dsml_grammar_options_init(&go);
+    go.format = (dsml_grammar_format)(b1 % 3);
+    to.grammar = &go;
+    to.flags = DSML_TURN_GRAMMAR_AUTO | DSML_TURN_GRAMMAR_OPTIONAL;
+    int st = dsml_turn_create(b, nbody, &to, &t, &err);
     if (st != DSML_OK) {
         FZ_CHECK(t == NULL);
         fz_check_error(&err, st);
@@ -182,6 +220,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FZ_CHECK(info->response_format == NULL ||
              is_json(info->response_format, info->response_format_len));
     FZ_CHECK(info->tool_choice != DSML_TOOL_CHOICE_FUNCTION || info->tool_choice_name != NULL);
+    check_grammar(info, go.format);
 
     static const size_t maxes[8] = {1, 2, 3, 5, 8, 16, 64, 4096};
     unsigned flags = b0 & 7u;

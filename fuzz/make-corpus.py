@@ -11,7 +11,7 @@ cases is deterministic: the same testdata gives the same seeds.  Seeds
 are small (cases up to MAX_BYTES) so that the corpus stays modest.
 
 Seed layouts follow the targets' input formats (see fuzz/fuzz_options.h,
-fuzz/fuzz_emit.c and fuzz/fuzz_detect.c).
+fuzz/fuzz_emit.c, fuzz/fuzz_detect.c and fuzz/fuzz_grammar.c).
 """
 import hashlib
 import json
@@ -244,12 +244,61 @@ def serve_seeds():
     return out
 
 
+# Schemas of every keyword the grammar supports, and some it refuses.
+GRAMMAR_SCHEMAS = [
+    {"type": "object", "properties": {"s": {"type": "string"}, "n": {"type": "number"},
+                                      "i": {"type": ["integer", "null"]}, "b": {"type": "boolean"}},
+     "required": ["s"]},
+    {"properties": {"e": {"enum": ["a", 1, None, [1.0]]}, "k": {"const": {"x": "y"}},
+                    "u": {"anyOf": [{"type": "string", "enum": ["x"]},
+                                    {"type": "array", "items": {"type": "integer"}}]}}},
+    {"type": "object", "properties": {"o": {"type": "object", "properties": {
+        "p": {"type": "string"}, "q": {"type": "object", "properties": {"r": {}},
+                                       "required": ["r"]}}, "required": ["q"]},
+        "free": {"type": "object"}, "arr": {"type": "array"}, "no": False},
+     "required": ["o", "z"]},
+    {"properties": {"n": {"type": "integer", "minimum": 0}}},
+    {"properties": {"x": {"oneOf": [{}]}, "y": {"$ref": "#/a"}}},
+]
+
+
+def grammar_seeds():
+    sys.path.insert(0, os.path.join(HERE, "..", "tests", "grammar"))
+    import grammarlib
+    out = []
+    n = 0
+    for name, pre, b1 in (("parse.jsonl", False, 0), ("prerelease-parse.jsonl", True, 0),
+                          ("v4-parse.jsonl", False, 4), ("v32-parse.jsonl", False, 8)):
+        rows = [r for r in load(name) if r["expect"].get("message", {}).get("tool_calls")]
+        for row in rows[:: max(1, len(rows) // 12)][:12]:
+            tools = grammarlib.tools_for(row["expect"]["message"]["tool_calls"])
+            if tools is None:
+                continue
+            body = dumps(tools)
+            if len(body) > MAX_BYTES:
+                continue
+            b0 = (n % 4) | (4 if row.get("thinking_mode") == "thinking" else 0)
+            b0 |= (8 if pre else 0) | ((n % 4) << 4) | (64 if n % 5 == 1 else 0)
+            b0 |= 128 if n % 7 == 3 else 0
+            tail = b""
+            if (n % 4) == 3:
+                tail = b"\xff" + tools[0]["function"]["name"].encode("utf-8")
+            out.append(bytes([b0, n % 3 | b1, (n * 13) % 256, n % 256]) + body + tail)
+            n += 1
+    for k, schema in enumerate(GRAMMAR_SCHEMAS):
+        tools = [{"type": "function", "function": {"name": "f", "parameters": schema}},
+                 {"type": "function", "namespace": "ns", "function": {"name": "g"}}]
+        out.append(bytes([k % 4 | 0x20, k % 3, 7 * k, k]) + dumps(tools))
+    return out
+
+
 TARGETS = {
     "render": render_seeds,
     "request": request_seeds,
     "emit": emit_seeds,
     "detect": lambda: detect_seeds() + recover_seeds(),
     "serve": serve_seeds,
+    "grammar": grammar_seeds,
 }
 
 

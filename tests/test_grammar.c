@@ -2,9 +2,8 @@
  * test_grammar.c - dsml_grammar(): options, errors and their paths, the
  * tool_choice forms, the info struct, allocation failures, linear size; and
  * the grammar model against the strict parser: texts drawn at random from
- * the model (every choice, repetition and character class taken at random,
- * characters picked among the ones the special tokens and tags are made of)
- * must parse, strictly, into calls the grammar allows.  The Lark and GBNF
+ * the model (fuzz/grammar_oracle.h) must parse, strictly, into calls the
+ * grammar allows.  The Lark and GBNF
  * texts themselves are run by tests/grammar/run_tests.py.
  */
 #include <stdio.h>
@@ -12,6 +11,7 @@
 #include <string.h>
 
 #include "grammar/grammar.h"
+#include "grammar_oracle.h"
 #include "reliability_alloc.h"
 #include "testutil.h"
 
@@ -104,6 +104,10 @@ static void test_arguments(void **state)
         assert_null(out.text);
     }
     dsml_grammar_options_init(&o);
+    o.flags = 0x80; /* no such flag */
+    assert_int_equal(run("[]", &o, &out, NULL, &err), DSML_ERR_ARGUMENT);
+    assert_null(out.text);
+    dsml_grammar_options_init(&o);
     o.tool_choice = DSML_TOOL_CHOICE_FUNCTION;
     assert_int_equal(run(tools_basic, &o, &out, NULL, &err), DSML_ERR_ARGUMENT);
     /* a newer caller's struct with unknown fields set */
@@ -177,6 +181,72 @@ static void test_info(void **state)
         assert_null(info.trigger_pattern);
         if (k == 3)
             assert_int_equal(info.rules, 2);
+        dsml_output_free(&out);
+    }
+}
+
+/* Each dialect's spellings, as its reference writes them (DIALECTS.md):
+ * the lazy grammar's opener and trigger, the tags, and none of the other
+ * dialects' spellings. */
+static void test_dialect_tags(void **state)
+{
+    (void)state;
+    static const struct {
+        dsml_profile profile;
+        const char *block, *invoke, *param;
+    } dialects[] = {
+        {DSML_PROFILE_V41, " calls", " invoke", " parameter"},
+        {DSML_PROFILE_PRERELEASE, " calls", " invoke", " parameter"},
+        {DSML_PROFILE_V4, "tool_calls", "invoke", "parameter"},
+        {DSML_PROFILE_V32, "function_calls", "invoke", "parameter"},
+    };
+    static const char *const blocks[] = {" calls", "tool_calls", "function_calls"};
+    char want[128];
+    for (size_t i = 0; i < sizeof dialects / sizeof dialects[0]; i++) {
+        dsml_grammar_options o;
+        dsml_grammar_options_init(&o);
+        o.profile = dialects[i].profile;
+        o.thinking_mode = DSML_THINKING;
+        dsml_output out;
+        dsml_error err;
+        dsml_grammar_info info = {.size = sizeof info};
+        assert_int_equal(run(tools_basic, &o, &out, &info, &err), DSML_OK);
+        assert_int_equal(info.lazy, 1);
+        snprintf(want, sizeof want, "\n\n<" D "%s>", dialects[i].block);
+        assert_string_equal(info.trigger, want);
+        assert_int_equal(info.trigger_len, strlen(want));
+        snprintf(want, sizeof want, "[\\s\\S]*?</think>[\\s\\S]*?(\\n\\n<" D "%s>)[\\s\\S]*",
+                 dialects[i].block);
+        assert_string_equal(info.trigger_pattern, want);
+        assert_int_equal(info.trigger_pattern_len, strlen(want));
+        /* the trigger and its pattern live in the output, after the grammar */
+        assert_ptr_equal(info.trigger, out.text + out.len + 1);
+        snprintf(want, sizeof want, "root ::= \"\\n\\n<" D "%s>\\n\" calls\n",
+                 dialects[i].block);
+        assert_int_equal(strncmp(out.text, want, strlen(want)), 0);
+        snprintf(want, sizeof want, "\"\\n</" D "%s>\"", dialects[i].block);
+        assert_non_null(strstr(out.text, want));
+        snprintf(want, sizeof want, "\"<" D "%s name=\\\"get_weather\\\">\\n\"",
+                 dialects[i].invoke);
+        assert_non_null(strstr(out.text, want));
+        snprintf(want, sizeof want, "</" D "%s>", dialects[i].invoke);
+        assert_non_null(strstr(out.text, want));
+        snprintf(want, sizeof want, "<" D "%s name=\\\"city\\\" string=\\\"true\\\">",
+                 dialects[i].param);
+        assert_non_null(strstr(out.text, want));
+        for (size_t k = 0; k < sizeof blocks / sizeof blocks[0]; k++) {
+            snprintf(want, sizeof want, D "%s>", blocks[k]);
+            assert_true((strstr(out.text, want) != NULL) ==
+                        (strcmp(blocks[k], dialects[i].block) == 0));
+        }
+        dsml_output_free(&out);
+        /* the names: qualified where the dialect qualifies them */
+        o.tool_choice = DSML_TOOL_CHOICE_REQUIRED;
+        assert_int_equal(run(tools_basic, &o, &out, NULL, &err), DSML_OK);
+        assert_true((strstr(out.text, "name=\\\"shop::lookup\\\"") != NULL) ==
+                    (dialects[i].profile == DSML_PROFILE_V41));
+        assert_true((strstr(out.text, "name=\\\"lookup\\\"") != NULL) ==
+                    (dialects[i].profile != DSML_PROFILE_V41));
         dsml_output_free(&out);
     }
 }
@@ -346,113 +416,7 @@ static void test_errors(void **state)
     dsml_output_free(&out);
 }
 
-/* ---- drawing texts from the model ---------------------------------------- */
-
-typedef struct sampler {
-    const gm_grammar *g;
-    uint32_t seed;
-    dsml_buf *out;
-    int depth;
-} sampler;
-
-static uint32_t rnd(sampler *s)
-{
-    s->seed = s->seed * 1103515245u + 12345u;
-    return (s->seed >> 8) & 0xFFFFFF;
-}
-
-/* The characters the tokens and tags are made of, and a few others. */
-static const uint32_t pool[] = {'<', '>', '/', 0xFF5C, 0x2581, 'D', 'S', 'M', 'L', ' ', 'p', 'a',
-                                'r', 'm', 'e', 't', 'h', 'i', 'n', 'k', 'b', 'g', 'o', 'f', 's',
-                                'c', 'd', 'u', 'v', '"', '\\', '\n', '\t', 'x', '0', '7', '{',
-                                '}', '[', ']', ':', ',', '-', '.', 0xE9, 0x754C, 0x1F600, 0x7F};
-
-static int in_class(const gm_node *n, uint32_t c)
-{
-    int in = 0;
-    for (size_t i = 0; i < n->n && !in; i++)
-        in = c >= n->ranges[2 * i] && c <= n->ranges[2 * i + 1];
-    return in != n->negated;
-}
-
-static void draw(sampler *s, const gm_node *n);
-
-/* Whether a node ends without a rule that is not a lexeme (what the
- * sampler keeps to past the depth limit, so that JSON values end). */
-static int shallow(const sampler *s, const gm_node *n)
-{
-    switch (n->kind) {
-    case GM_REF:
-        return s->g->rules[n->rule].lexeme;
-    case GM_SEQ:
-        for (size_t i = 0; i < n->n; i++)
-            if (!shallow(s, n->kids[i]))
-                return 0;
-        return 1;
-    case GM_ALT:
-        for (size_t i = 0; i < n->n; i++)
-            if (shallow(s, n->kids[i]))
-                return 1;
-        return 0;
-    case GM_PLUS:
-        return shallow(s, n->kid);
-    default:
-        return 1;
-    }
-}
-
-static void draw(sampler *s, const gm_node *n)
-{
-    int deep = s->depth > 5;
-    switch (n->kind) {
-    case GM_LIT:
-        dsml_buf_append(s->out, n->text, n->n);
-        return;
-    case GM_CLASS: {
-        uint32_t c = 0;
-        int found = 0;
-        for (int tries = 0; tries < 40 && !found; tries++) {
-            c = pool[rnd(s) % (sizeof pool / sizeof pool[0])];
-            found = in_class(n, c);
-        }
-        if (!found && !n->negated)
-            c = n->ranges[0];
-        for (c = found || !n->negated ? c : 0x20; !in_class(n, c);)
-            c++;
-        gm_utf8_put(s->out, c);
-        return;
-    }
-    case GM_SEQ:
-        for (size_t i = 0; i < n->n; i++)
-            draw(s, n->kids[i]);
-        return;
-    case GM_ALT: {
-        size_t k = rnd(s) % n->n;
-        for (size_t t = 0; deep && t < n->n && !shallow(s, n->kids[k]); t++)
-            k = (k + 1) % n->n;
-        draw(s, n->kids[k]);
-        return;
-    }
-    case GM_OPT:
-        if (!deep && rnd(s) % 2)
-            draw(s, n->kid);
-        return;
-    case GM_STAR:
-    case GM_PLUS: {
-        size_t times = n->kind == GM_PLUS;
-        while (!deep && times < 12 && rnd(s) % 10 < 7)
-            times++;
-        for (size_t i = 0; i < times; i++)
-            draw(s, n->kid);
-        return;
-    }
-    case GM_REF:
-        s->depth++;
-        draw(s, s->g->rules[n->rule].body);
-        s->depth--;
-        return;
-    }
-}
+/* ---- drawing texts from the model (grammar_oracle.h) ---------------------- */
 
 typedef struct sample_case {
     const char *tools;
@@ -467,29 +431,26 @@ typedef struct sample_case {
  * only allowed calls. */
 static void sample_turns(const sample_case *sc, int count, uint32_t seed)
 {
-    cJSON *tools = NULL;
-    dsml_error err;
-    assert_int_equal(dsml_json_read(sc->tools, strlen(sc->tools), NULL, NULL, "$.tools", 0,
-                                    &tools, &err),
-                     DSML_OK);
+    dsml_grammar_options o;
+    dsml_grammar_options_init(&o);
+    o.profile = sc->profile;
+    o.thinking_mode = sc->mode;
+    o.tool_choice = sc->choice;
+    o.tool_choice_name = sc->name;
+    o.tool_choice_name_len = sc->name ? strlen(sc->name) : 0;
+    o.parallel_calls = sc->one_call ? DSML_PARALLEL_CALLS_FIRST : DSML_PARALLEL_CALLS_ALLOW;
     gm_grammar g;
-    gm_init(&g, NULL);
-    gm_request rq = {tools, sc->choice, sc->name, sc->name ? strlen(sc->name) : 0, sc->one_call,
-                     sc->mode == DSML_THINKING};
-    if (gm_build(&g, gm_dialect_for(sc->profile), sc->profile, &rq, &err) != DSML_OK)
+    cJSON *tools;
+    dsml_error err;
+    if (go_build(&g, sc->tools, strlen(sc->tools), &o, &tools, &err) != DSML_OK)
         fail_msg("%s", err.message);
     dsml_parse_options po;
-    dsml_detector_options_init(&po);
-    po.mode = DSML_DETECT_STRICT;
-    po.thinking_mode = sc->mode;
-    po.profile = sc->profile;
+    go_parse_options(&po, &o);
     dsml_buf text;
     dsml_buf_init(&text, &g.alloc);
-    sampler s = {&g, seed, &text, 0};
     int calls_seen = 0;
     for (int i = 0; i < count; i++) {
-        text.len = 0;
-        draw(&s, g.rules[g.root].body);
+        go_draw_text(&g, g.root, &seed, &text);
         DSML_BUF_LIT(&text, EOS);
         assert_false(text.failed);
         dsml_output msg;
@@ -542,6 +503,9 @@ static void test_drawn_texts_parse(void **state)
          0},
         {tools_basic, DSML_PROFILE_PRERELEASE, DSML_CHAT, DSML_TOOL_CHOICE_FUNCTION,
          "get_weather", 0},
+        {tools_rich, DSML_PROFILE_V4, DSML_THINKING, DSML_TOOL_CHOICE_REQUIRED, NULL, 0},
+        {tools_rich, DSML_PROFILE_V32, DSML_CHAT, DSML_TOOL_CHOICE_AUTO, NULL, 1},
+        {tools_rich, DSML_PROFILE_V32, DSML_THINKING, DSML_TOOL_CHOICE_REQUIRED, NULL, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         sample_turns(&cases[i], 1500, (uint32_t)(7 + i));
@@ -685,6 +649,7 @@ int main(void)
         cmocka_unit_test(test_options),
         cmocka_unit_test(test_arguments),
         cmocka_unit_test(test_info),
+        cmocka_unit_test(test_dialect_tags),
         cmocka_unit_test(test_tool_choice),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_drawn_texts_parse),

@@ -1060,6 +1060,22 @@ DSML_API int dsml_parse_completion(const char *text, size_t len,
  *   model                  kept for the responses (dsml_turn_info.model)
  *   anything else          ignored and listed in dsml_turn_info.ignored
  *
+ * The grammar (dsml_turn_options.grammar, see "Grammars for constrained
+ * decoding" below): when the caller gives grammar options, the turn also
+ * writes the grammar of the completion whenever the request calls for one
+ * -- tool_choice "required" or a named function, or a tool declared with
+ * "function": {"strict": true} -- and, with DSML_TURN_GRAMMAR_AUTO, for
+ * every request with tools under "auto" (a lazy grammar in GBNF: the
+ * trigger is in dsml_turn_info.grammar_info).  Never under "none".  It is
+ * dsml_grammar() of the turn's own decisions: the declared tools, the
+ * profile, tool_choice, parallel_tool_calls, and the thinking mode the
+ * completion starts in (starts_in_reasoning), in the format and with the
+ * flags the caller chose.  A grammar the request calls for that cannot be
+ * written (a schema outside the supported subset: DSML_ERR_SCHEMA, the path
+ * naming the keyword in the body, "$.tools[0].function.parameters...")
+ * fails dsml_turn_create(), unless DSML_TURN_GRAMMAR_OPTIONAL: the turn is
+ * then made without it, and dsml_turn_info.grammar_status says why.
+ *
  * Thread safety: a turn is read-only once made; it may be used from any
  * number of threads at once (each making its own detectors).
  */
@@ -1081,6 +1097,17 @@ typedef struct dsml_effort_alias {
                                            left out of the prompt (vLLM's
                                            --exclude-tools-when-tool-choice-
                                            none); default: they stay */
+#define DSML_TURN_GRAMMAR_AUTO 0x2u     /* with opts.grammar: a grammar also
+                                           under tool_choice "auto" when the
+                                           request has tools (GBNF: lazy,
+                                           from the calls block's opener) */
+#define DSML_TURN_GRAMMAR_OPTIONAL 0x4u /* with opts.grammar: a grammar that
+                                           cannot be written leaves the turn
+                                           without one (grammar_status says
+                                           why); default: the turn fails */
+
+struct dsml_grammar_options; /* "Grammars for constrained decoding" */
+struct dsml_grammar_info;
 
 typedef struct dsml_turn_options {
     size_t size;                        /* sizeof(dsml_turn_options) */
@@ -1100,6 +1127,15 @@ typedef struct dsml_turn_options {
     unsigned flags;                     /* DSML_TURN_* */
     const dsml_effort_alias *effort_aliases; /* may be NULL */
     size_t effort_alias_count;
+    const struct dsml_grammar_options *grammar; /* NULL: no grammar.  Else
+                                           its format, flags and limits (NULL:
+                                           render's) for the grammar the
+                                           request calls for, and its
+                                           allocator (NULL: render's); the
+                                           turn sets the profile, thinking
+                                           mode, tool_choice and parallel
+                                           calls.  Read during
+                                           dsml_turn_create() */
 } dsml_turn_options;
 
 /* Sets size and the defaults. */
@@ -1158,6 +1194,25 @@ typedef struct dsml_turn_info {
     size_t ignored_count;
     const char *model;              /* the body's "model" string, or NULL */
     size_t model_len;
+    /* the grammar (dsml_turn_options.grammar) */
+    const char *grammar;            /* GBNF or Lark text, or the structural
+                                       tag's JSON, grammar_len bytes; NULL
+                                       when the turn has none */
+    size_t grammar_len;
+    const struct dsml_grammar_info *grammar_info; /* what goes with it: lazy,
+                                       trigger, trigger_pattern (its strings
+                                       owned by the turn too); NULL when no
+                                       grammar */
+    const char *grammar_from;       /* what called for it: "$.tool_choice",
+                                       "$.tools[i].function.strict" (the
+                                       first strict tool), or "" (under
+                                       "auto": DSML_TURN_GRAMMAR_AUTO); NULL
+                                       when nothing did */
+    int grammar_status;             /* DSML_OK, or (DSML_TURN_GRAMMAR_OPTIONAL)
+                                       why the grammar called for is missing:
+                                       DSML_ERR_SCHEMA, ...; grammar_error
+                                       then has the path and message */
+    const dsml_error *grammar_error; /* that error, or NULL */
 } dsml_turn_info;
 
 /*
@@ -1364,6 +1419,9 @@ DSML_API int dsml_respond(const dsml_turn *turn, const char *completion,
  *   </｜DSML｜ invoke>\n
  *   </｜DSML｜ calls>
  *
+ * (V4.1's and the pre-release profile's spellings; V4 writes
+ * <｜DSML｜tool_calls>, V3.2 <｜DSML｜function_calls>, both with the tags
+ * <｜DSML｜invoke and <｜DSML｜parameter: each profile's dialect)
  * -- with invokes of the declared tools only (of the named one under a
  * named tool_choice; one invoke when parallel calls are off), each with the
  * parameters of its schema in the schema's order, the required ones
@@ -1402,7 +1460,8 @@ typedef struct dsml_grammar_options {
     size_t size;                      /* sizeof(dsml_grammar_options) */
     dsml_grammar_format format;       /* DSML_GRAMMAR_GBNF by default */
     dsml_profile profile;             /* DSML_PROFILE_V41 by default: the tag
-                                         spellings, and whether names are
+                                         spellings (V4.1, pre-release, V4,
+                                         V3.2), and whether names are
                                          qualified "ns::name" */
     dsml_thinking_mode thinking_mode; /* DSML_THINKING when the prompt ended
                                          with <think> (the turn's thinking
@@ -1436,8 +1495,8 @@ DSML_API void(dsml_grammar_options_init)(dsml_grammar_options *opts);
     dsml_grammar_options_init_size((opts), sizeof *(opts))
 
 /* What a grammar needs besides its text.  Filled by dsml_grammar() up to
- * the caller's `size`.  The strings are static: they live as long as the
- * library. */
+ * the caller's `size`.  The strings are NUL-terminated and owned by the
+ * grammar's dsml_output: valid until dsml_output_free() of it. */
 typedef struct dsml_grammar_info {
     size_t size;                 /* set by the caller: sizeof(dsml_grammar_info)
                                     (0 is taken as this header's size) */
@@ -1445,8 +1504,9 @@ typedef struct dsml_grammar_info {
                                     (GBNF under "auto"); 0: from the first
                                     token */
     const char *trigger;         /* lazy: the text the grammar starts with,
-                                    "\n\n<｜DSML｜ calls>" (a llama.cpp
-                                    trigger word); else NULL */
+                                    the block opener ("\n\n<｜DSML｜ calls>"
+                                    in V4.1, "\n\n<｜DSML｜tool_calls>" in
+                                    V4; a llama.cpp trigger word); else NULL */
     size_t trigger_len;
     const char *trigger_pattern; /* lazy: the same as a regular expression
                                     over the whole output so far, the grammar

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "dialect/dialect.h"
 #include "grammar/grammar.h"
 
 void dsml_grammar_options_init_size(dsml_grammar_options *opts, size_t size)
@@ -58,12 +59,15 @@ static int read_choice(const char *json, size_t len, const dsml_limits *limits,
     return DSML_OK;
 }
 
-static int check_options(const dsml_grammar_options *o, dsml_error *err)
+int gm_check_options(const dsml_grammar_options *o, dsml_error *err)
 {
     if (o->format != DSML_GRAMMAR_GBNF && o->format != DSML_GRAMMAR_LARK &&
         o->format != DSML_GRAMMAR_STRUCTURAL_TAG)
         return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL, "unknown grammar format %d",
                          (int)o->format);
+    if ((o->flags & ~DSML_GRAMMAR_WHOLE_TURN) != 0)
+        return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
+                         "unknown grammar flags 0x%x", o->flags & ~DSML_GRAMMAR_WHOLE_TURN);
     if (o->thinking_mode != DSML_CHAT && o->thinking_mode != DSML_THINKING)
         return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
                          "unknown thinking mode %d", (int)o->thinking_mode);
@@ -82,6 +86,9 @@ static int check_options(const dsml_grammar_options *o, dsml_error *err)
         o->tool_choice_name == NULL)
         return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
                          "DSML_TOOL_CHOICE_FUNCTION needs tool_choice_name");
+    if (dsml_dialect_of(o->profile) == NULL)
+        return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL, "unknown profile %d",
+                         (int)o->profile);
     return DSML_OK;
 }
 
@@ -115,13 +122,9 @@ int dsml_grammar(const char *tools_json, size_t tools_len, const dsml_grammar_op
         if (r != DSML_OK)
             return r;
     }
-    int r = check_options(&o, err);
+    int r = gm_check_options(&o, err);
     if (r != DSML_OK)
         return r;
-    const gm_dialect *d = gm_dialect_for(o.profile);
-    if (d == NULL)
-        return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL, "unknown profile %d",
-                         (int)o.profile);
     dsml_allocator alloc;
     dsml_alloc_resolve(&alloc, o.allocator);
 
@@ -137,7 +140,7 @@ int dsml_grammar(const char *tools_json, size_t tools_len, const dsml_grammar_op
     gm_grammar g;
     gm_init(&g, &alloc);
     if (r == DSML_OK)
-        r = gm_build(&g, d, o.profile, &rq, err);
+        r = gm_build(&g, o.profile, &rq, err);
 
     dsml_grammar_info full;
     memset(&full, 0, sizeof full);
@@ -155,19 +158,29 @@ int dsml_grammar(const char *tools_json, size_t tools_len, const dsml_grammar_op
         } else {
             full.rules = gm_write_gbnf(&g, lazy ? g.block : g.root, &text);
         }
+        /* the trigger and its pattern follow the grammar's NUL in the
+         * same block, so that they live as long as the output */
+        size_t grammar_len = text.len;
+        const char *pattern = g.thinking ? g.d->trigger_pattern_thinking : g.d->trigger_pattern_chat;
         if (lazy) {
             full.lazy = 1;
-            full.trigger = d->trigger;
-            full.trigger_len = strlen(d->trigger);
-            full.trigger_pattern =
-                g.thinking ? d->trigger_pattern_thinking : d->trigger_pattern_chat;
-            full.trigger_pattern_len = strlen(full.trigger_pattern);
+            full.trigger_len = strlen(g.d->trigger);
+            full.trigger_pattern_len = strlen(pattern);
+            dsml_buf_putc(&text, '\0');
+            dsml_buf_append(&text, g.d->trigger, full.trigger_len);
+            dsml_buf_putc(&text, '\0');
+            dsml_buf_append(&text, pattern, full.trigger_pattern_len);
         }
-        out->text = dsml_buf_take(&text, &out->len);
+        size_t total;
+        out->text = dsml_buf_take(&text, &total);
+        out->len = grammar_len;
         out->alloc_ = alloc;
         if (out->text == NULL) {
             memset(out, 0, sizeof *out);
             r = dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
+        } else if (lazy) {
+            full.trigger = out->text + grammar_len + 1;
+            full.trigger_pattern = full.trigger + full.trigger_len + 1;
         }
         dsml_buf_release(&text);
     }

@@ -140,14 +140,16 @@ static int read_tools(gm_grammar *g, dsml_profile profile, const gm_request *rq,
     return r;
 }
 
-int gm_build(gm_grammar *g, const gm_dialect *d, dsml_profile profile, const gm_request *rq,
-             dsml_error *err)
+int gm_build(gm_grammar *g, dsml_profile profile, const gm_request *rq, dsml_error *err)
 {
-    g->d = d;
+    int r = gm_dialect_init(&g->dialect, profile, err);
+    if (r != DSML_OK)
+        return r;
+    const gm_dialect *d = g->d = &g->dialect;
     g->thinking = rq->thinking;
     g->choice = rq->choice;
     g->one_call = rq->one_call;
-    int r = read_tools(g, profile, rq, err);
+    r = read_tools(g, profile, rq, err);
     if (r != DSML_OK)
         return r;
     if (rq->choice == DSML_TOOL_CHOICE_FUNCTION && g->ntools == 0)

@@ -1,44 +1,103 @@
 /*
- * gm_dialect.c - the tag spellings a grammar writes and the special tokens
- * it keeps out of reasoning and content: one table a dialect.  A dialect is
- * added by adding its table (V4 spells the block "<｜DSML｜tool_calls>" and
- * the tags "<｜DSML｜invoke", "<｜DSML｜parameter"; V3.2 the block
- * "<｜DSML｜function_calls>").
+ * gm_dialect.c - what a grammar writes around tool calls and keeps out of
+ * reasoning and content, made from the profile's dialect table
+ * (lib/dialect: the block's and the tags' names after the DSML marker,
+ * whether names are qualified).  The special tokens are the family's
+ * (DIALECTS.md: shared by V3.2, V4 and V4.1).  A dialect added to
+ * lib/dialect has its grammar without a change here.
  */
+#include <stdarg.h>
+#include <string.h>
+
+#include "dialect/dialect.h"
 #include "grammar/grammar.h"
 
-#define D DSML_TOK_DSML
+#define D DSML_TOKEN_DSML
 
 /* Reasoning and content hold none of these (the reference's last check). */
-static const char *const specials[] = {DSML_TOK_BOS, DSML_TOK_EOS, DSML_TOK_THINK,
-                                       DSML_TOK_THINK_END, D};
+static const char *const specials[] = {DSML_TOKEN_BOS, DSML_TOKEN_EOS, "<think>", "</think>", D};
 
-/* V4.1's tags.  The lazy trigger is also given as a regular expression over
- * the whole output, the grammar's start in group 1; in thinking mode the
- * first </think> must come before the opener. */
-#define V41_OPENER "\\n\\n<" D " calls>"
-#define V41_TAGS                                                                   \
-    .think_end = DSML_TOK_THINK_END, .block_open = "\n\n<" D " calls>\n",           \
-    .block_close = "\n</" D " calls>", .invoke_open = "<" D " invoke name=\"",       \
-    .invoke_name_end = "\">\n", .invoke_close = "</" D " invoke>", .invoke_sep = "\n", \
-    .param_open = "<" D " parameter name=\"", .param_string = "\" string=\"true\">",  \
-    .param_json = "\" string=\"false\">", .param_close = "</" D " parameter>",        \
-    .param_stop = "/" D " parameter", .name_stops = {"<" D " parameter", "</" D " invoke"}, \
-    .key_stops = {"/" D " parameter", "\" string=\""}, .trigger = "\n\n<" D " calls>",    \
-    .trigger_pattern_chat = "[\\s\\S]*?(" V41_OPENER ")[\\s\\S]*",                   \
-    .trigger_pattern_thinking = "[\\s\\S]*?</think>[\\s\\S]*?(" V41_OPENER ")[\\s\\S]*", \
-    .specials = specials, .nspecials = sizeof specials / sizeof specials[0]
+typedef struct composer {
+    gm_dialect *d;
+    size_t used;
+    int full;
+} composer;
 
-static const gm_dialect dialects[] = {
-    {.profile = DSML_PROFILE_V41, .name = "v41", .namespaces = 1, V41_TAGS},
-    /* the same tags; names are used as written */
-    {.profile = DSML_PROFILE_PRERELEASE, .name = "prerelease", .namespaces = 0, V41_TAGS},
-};
-
-const gm_dialect *gm_dialect_for(dsml_profile profile)
+/* Appends the concatenation of the NULL-terminated pieces to the store;
+ * returns it ("" once the store is full: c->full tells). */
+static const char *compose(composer *c, ...)
 {
-    for (size_t i = 0; i < sizeof dialects / sizeof dialects[0]; i++)
-        if (dialects[i].profile == profile)
-            return &dialects[i];
-    return NULL;
+    char *out = c->d->store + c->used;
+    va_list ap;
+    va_start(ap, c);
+    for (const char *s = va_arg(ap, const char *); s != NULL && !c->full;
+         s = va_arg(ap, const char *)) {
+        size_t n = strlen(s);
+        if (c->used + n + 1 > sizeof c->d->store) {
+            c->full = 1;
+        } else {
+            memcpy(c->d->store + c->used, s, n);
+            c->used += n;
+        }
+    }
+    va_end(ap);
+    if (c->full)
+        return "";
+    c->d->store[c->used++] = '\0';
+    return out;
+}
+
+/* Whether a tag name needs no escaping in a literal or a regular
+ * expression: letters, '_' and ' ' (the family's names are). */
+static int plain_name(const char *s)
+{
+    for (; *s != '\0'; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_' || *s == ' '))
+            return 0;
+    return 1;
+}
+
+int gm_dialect_init(gm_dialect *d, dsml_profile profile, dsml_error *err)
+{
+    const dsml_dialect *dd = dsml_dialect_of(profile);
+    if (dd == NULL)
+        return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL, "unknown profile %d",
+                         (int)profile);
+    const char *b = dd->tags->block, *inv = dd->tags->invoke, *par = dd->tags->param;
+    if (!plain_name(b) || !plain_name(inv) || !plain_name(par))
+        return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
+                         "the tag names of the %s dialect are not letters, '_' and ' '",
+                         dd->name);
+    memset(d, 0, sizeof *d);
+    composer c = {d, 0, 0};
+    d->profile = profile;
+    d->name = dd->name;
+    d->namespaces = (dd->rules & DSML_RULE_NAMESPACES) != 0;
+    d->think_end = "</think>";
+    d->block_open = compose(&c, "\n\n<", D, b, ">\n", (char *)NULL);
+    d->block_close = compose(&c, "\n</", D, b, ">", (char *)NULL);
+    d->invoke_open = compose(&c, "<", D, inv, " name=\"", (char *)NULL);
+    d->invoke_name_end = "\">\n";
+    d->invoke_close = compose(&c, "</", D, inv, ">", (char *)NULL);
+    d->invoke_sep = "\n";
+    d->param_open = compose(&c, "<", D, par, " name=\"", (char *)NULL);
+    d->param_string = "\" string=\"true\">";
+    d->param_json = "\" string=\"false\">";
+    d->param_close = compose(&c, "</", D, par, ">", (char *)NULL);
+    d->param_stop = compose(&c, "/", D, par, (char *)NULL);
+    d->name_stops[0] = compose(&c, "<", D, par, (char *)NULL);
+    d->name_stops[1] = compose(&c, "</", D, inv, (char *)NULL);
+    d->key_stops[0] = d->param_stop;
+    d->key_stops[1] = "\" string=\"";
+    d->trigger = compose(&c, "\n\n<", D, b, ">", (char *)NULL);
+    /* plain names: nothing to escape */
+    d->trigger_pattern_chat = compose(&c, "[\\s\\S]*?(\\n\\n<", D, b, ">)[\\s\\S]*", (char *)NULL);
+    d->trigger_pattern_thinking =
+        compose(&c, "[\\s\\S]*?</think>[\\s\\S]*?(\\n\\n<", D, b, ">)[\\s\\S]*", (char *)NULL);
+    d->specials = specials;
+    d->nspecials = sizeof specials / sizeof specials[0];
+    if (c.full)
+        return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
+                         "the tags of the %s dialect do not fit the grammar's store", dd->name);
+    return DSML_OK;
 }

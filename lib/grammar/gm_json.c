@@ -96,31 +96,37 @@ static gm_node *nonstring(gm_grammar *g)
     return gm_alt(g, 6, k);
 }
 
+/* The recursive rules are made before their bodies, which refer to them;
+ * once an allocation has failed none is made (else each would try again,
+ * and again). */
 size_t gm_rule_json_value(gm_grammar *g)
 {
-    if (g->r_json_value == GM_NONE) {
-        /* made before its parts, which refer to it */
+    if (g->r_json_value == GM_NONE && !g->nomem) {
         g->r_json_value = gm_rule_new(g, 0, "json-value");
-        gm_define(g, g->r_json_value,
-                  gm_alt2(g, gm_ref(g, gm_rule_json_string(g)), nonstring(g)));
+        if (g->r_json_value != GM_NONE)
+            gm_define(g, g->r_json_value,
+                      gm_alt2(g, gm_ref(g, gm_rule_json_string(g)), nonstring(g)));
     }
     return g->r_json_value;
 }
 
 size_t gm_rule_json_nonstring(gm_grammar *g)
 {
-    if (g->r_json_nonstring == GM_NONE) {
+    if (g->r_json_nonstring == GM_NONE && !g->nomem) {
         g->r_json_nonstring = gm_rule_new(g, 0, "json-nonstring");
-        gm_define(g, g->r_json_nonstring, nonstring(g));
+        if (g->r_json_nonstring != GM_NONE)
+            gm_define(g, g->r_json_nonstring, nonstring(g));
     }
     return g->r_json_nonstring;
 }
 
 size_t gm_rule_json_object(gm_grammar *g)
 {
-    if (g->r_json_object != GM_NONE)
+    if (g->r_json_object != GM_NONE || g->nomem)
         return g->r_json_object;
     g->r_json_object = gm_rule_new(g, 0, "json-object");
+    if (g->r_json_object == GM_NONE)
+        return GM_NONE;
     size_t member = gm_rule_add(g, 0,
                                 gm_seq3(g, gm_ref(g, gm_rule_json_string(g)), gm_lits(g, ": "),
                                         gm_ref(g, gm_rule_json_value(g))),
@@ -134,9 +140,10 @@ size_t gm_rule_json_object(gm_grammar *g)
 
 size_t gm_rule_json_array(gm_grammar *g)
 {
-    if (g->r_json_array == GM_NONE) {
+    if (g->r_json_array == GM_NONE && !g->nomem) {
         g->r_json_array = gm_rule_new(g, 0, "json-array");
-        gm_define(g, g->r_json_array, gm_json_array_of(g, gm_rule_json_value(g)));
+        if (g->r_json_array != GM_NONE)
+            gm_define(g, g->r_json_array, gm_json_array_of(g, gm_rule_json_value(g)));
     }
     return g->r_json_array;
 }

@@ -4,7 +4,7 @@
  * repetitions and references to other rules.  One model, built from the
  * declared tools, tool_choice and the dialect, feeds the three writers:
  *
- *   gm_dialect.c   the tag spellings and special tokens, one table a dialect
+ *   gm_dialect.c   the tags and special tokens of a profile's dialect
  *   gm_model.c     the model: rules, nodes, the arena they live in
  *   gm_avoid.c     text that holds none of a set of strings (reasoning,
  *                  content, parameter values), as a regular expression
@@ -18,7 +18,8 @@
  *   gm_stag.c      an XGrammar structural tag (JSON)
  *   gm_api.c       dsml_grammar(): options, tool_choice, the output
  *
- * Nothing here is exported.
+ * Nothing here is exported; the serving layer (lib/serve) checks a turn's
+ * grammar options with gm_check_options.
  */
 #ifndef DSML_GRAMMAR_H
 #define DSML_GRAMMAR_H
@@ -39,7 +40,7 @@
  * param_close "\n"; a call without parameters has the empty line "\n". */
 typedef struct gm_dialect {
     dsml_profile profile;
-    const char *name;            /* "v41", "prerelease" */
+    const char *name;            /* the dialect table's: "v41", "v4", ... */
     int namespaces;              /* tool names are qualified "ns::name" */
     const char *think_end;       /* ends the reasoning */
     const char *block_open;      /* "\n\n<｜DSML｜ calls>\n" */
@@ -62,10 +63,13 @@ typedef struct gm_dialect {
     const char *trigger_pattern_thinking; /* whole output (group 1) */
     const char *const *specials; /* never inside reasoning or content */
     size_t nspecials;
+    char store[640];             /* the strings made for the profile */
 } gm_dialect;
 
-/* The table of `profile`, or NULL for a profile without one. */
-const gm_dialect *gm_dialect_for(dsml_profile profile);
+/* Fills d for `profile` from its dialect table: DSML_OK, or
+ * DSML_ERR_ARGUMENT (err filled) for a profile without one, or a table
+ * whose tag names the grammar cannot write. */
+int gm_dialect_init(gm_dialect *d, dsml_profile profile, dsml_error *err);
 
 /* ---- the model (gm_model.c) ------------------------------------------- */
 
@@ -118,7 +122,8 @@ typedef struct gm_grammar {
     int nomem;                /* an allocation failed: the model is unusable */
     gm_rule *rules;
     size_t nrules, caprules;
-    const gm_dialect *d;
+    const gm_dialect *d;      /* &dialect */
+    gm_dialect dialect;
     /* the turn */
     int thinking;             /* starts inside the reasoning */
     dsml_tool_choice choice;
@@ -222,10 +227,10 @@ typedef struct gm_request {
     int thinking;              /* the grammar starts inside the reasoning */
 } gm_request;
 
-/* Builds the model of the turn into g (from gm_init).  DSML_OK, or the
- * error (a tool, a schema, tool_choice) with err filled. */
-int gm_build(gm_grammar *g, const gm_dialect *d, dsml_profile profile,
-             const gm_request *rq, dsml_error *err);
+/* Builds the model of the turn into g (from gm_init) in the dialect of
+ * `profile`.  DSML_OK, or the error (a profile without a dialect, a tool, a
+ * schema, tool_choice) with err filled. */
+int gm_build(gm_grammar *g, dsml_profile profile, const gm_request *rq, dsml_error *err);
 
 /* The shared rules (gm_json.c; made on first use, GM_NONE when out of
  * memory). */
@@ -240,6 +245,12 @@ size_t gm_rule_json_number(gm_grammar *g);
 size_t gm_rule_json_integer(gm_grammar *g);
 /* "[" (item (", " item)*)? "]" */
 gm_node *gm_json_array_of(gm_grammar *g, size_t item);
+
+/* ---- the options (gm_api.c) --------------------------------------------- */
+
+/* DSML_OK, or DSML_ERR_ARGUMENT (err filled) for a value of the options
+ * that is none of its kind's (format, flags, profile, ...). */
+int gm_check_options(const dsml_grammar_options *o, dsml_error *err);
 
 /* ---- writers (gm_text.c, gm_gbnf.c, gm_lark.c, gm_stag.c) -------------- */
 

@@ -6,6 +6,7 @@
  * then the messages rendered with them.  What was decided goes into the
  * turn; the fields not read are listed there.
  */
+#include <stdint.h>
 #include <string.h>
 
 #include "serve/serve.h"
@@ -288,8 +289,13 @@ static int read_tools(req *q, const cJSON *tools, int attached)
     else
         DSML_BUF_LIT(&b, "[]");
     size_t n = 0;
-    for (const cJSON *t = dsml_is_array(tools) ? tools->child : NULL; t != NULL; t = t->next)
+    q->t->strict_tool = SIZE_MAX;
+    for (const cJSON *t = dsml_is_array(tools) ? tools->child : NULL; t != NULL; t = t->next) {
+        const cJSON *strict = dsml_json_get(dsml_json_get(t, "function"), "strict");
+        if (q->t->strict_tool == SIZE_MAX && strict != NULL && (strict->type & 0xFF) == cJSON_True)
+            q->t->strict_tool = n;
         n++;
+    }
     q->t->tools = dsml_buf_take(&b, &q->t->info.tools_len);
     if (q->t->tools == NULL)
         return nomem(q);
@@ -527,6 +533,8 @@ int dsml_turn_build(dsml_turn *t, const char *body, size_t len,
     }
     if (r == DSML_OK)
         r = detector_options(&q, opts->render, err);
+    if (r == DSML_OK)
+        r = srv_turn_grammar(t, opts, err);
     dsml_buf_release(&q.ignored);
     dsml_buf_release(&q.choice_name);
     return r;
@@ -535,6 +543,7 @@ int dsml_turn_build(dsml_turn *t, const char *body, size_t len,
 void dsml_turn_release(dsml_turn *t)
 {
     dsml_output_free(&t->out);
+    dsml_output_free(&t->grammar);
     char *texts[] = {t->tools, t->choice, t->response_format, t->ignored, t->model};
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
         dsml_free(&t->alloc, texts[i]);

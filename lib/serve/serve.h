@@ -3,13 +3,14 @@
  *
  *   request.c   a request body -> the turn's decisions and its prompt
  *   turn.c      the turn handle: its decisions, the detector made from it
+ *   turn_grammar.c  the grammar the request calls for (lib/grammar)
  *   respond.c   the responder: a completion's events -> OpenAI chunks and
  *               the whole response
  *   respond_json.c  the JSON of chunks and of the chat.completion object
  *   ids.c       response and tool-call ids from a per-responder source
  *
- * The serving layer uses the renderer (lib/render) and the detector
- * (lib/detect); neither knows it.  Nothing here is exported.
+ * The serving layer uses the renderer (lib/render), the detector
+ * (lib/detect) and the grammars (lib/grammar); none knows it.  Nothing here is exported.
  */
 #ifndef DSML_SERVE_H
 #define DSML_SERVE_H
@@ -28,6 +29,13 @@ struct dsml_turn {
     dsml_limits detect_limits;
     int has_detect_limits;
     dsml_allocator detect_alloc;
+    /* the grammar (turn_grammar.c) */
+    size_t strict_tool;        /* the first tool with "strict": true, or
+                                  SIZE_MAX */
+    dsml_output grammar;
+    dsml_grammar_info grammar_info;
+    char grammar_from[64];
+    dsml_error grammar_error;
 };
 
 /* ids.c: a responder's random source and the ids drawn from it. */
@@ -100,6 +108,11 @@ void srv_completion_json(const dsml_responder *r, dsml_buf *b);
 /* turn.c: a detector for the turn, with extra DSML_DETECT_* flags. */
 int srv_turn_detector(const dsml_turn *turn, unsigned flags, dsml_detector **out,
                       dsml_error *err);
+
+/* turn_grammar.c: the grammar the request calls for, when opts->grammar
+ * is given, into t (its info filled); DSML_OK, or the error (which, with
+ * DSML_TURN_GRAMMAR_OPTIONAL, goes into t->grammar_error instead). */
+int srv_turn_grammar(dsml_turn *t, const dsml_turn_options *opts, dsml_error *err);
 
 /* request.c: reads and renders `body` into `t` (zeroed by the caller, its
  * allocator set). */

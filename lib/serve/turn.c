@@ -27,7 +27,8 @@ static int turn_begin(dsml_turn *t, const dsml_turn_options *opts, dsml_turn_opt
         if (r != DSML_OK)
             return r;
     }
-    if ((given->flags & ~DSML_TURN_NONE_DROPS_TOOLS) != 0 ||
+    if ((given->flags & ~(DSML_TURN_NONE_DROPS_TOOLS | DSML_TURN_GRAMMAR_AUTO |
+                          DSML_TURN_GRAMMAR_OPTIONAL)) != 0 ||
         (given->effort_aliases == NULL && given->effort_alias_count != 0))
         return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
                          "invalid dsml_turn_options value");
@@ -59,6 +60,10 @@ static void fill_info(dsml_turn *t)
     in->response_format = t->response_format;
     in->ignored = t->ignored;
     in->model = t->model;
+    in->grammar = t->grammar.text;
+    in->grammar_len = t->grammar.len;
+    in->grammar_info = t->grammar.text != NULL ? &t->grammar_info : NULL;
+    in->grammar_error = in->grammar_status != DSML_OK ? &t->grammar_error : NULL;
 }
 
 int dsml_turn_create(const char *body_json, size_t len, const dsml_turn_options *opts,

@@ -15,7 +15,7 @@
 - `dsml-render parse`, when the library has the parser (every line of the V4
   and V3.2 parse files);
 - `dsml-render respond`: the chat.completion object, and SSE lines that add
-  up to it at every chunk size.
+  up to it at every chunk size; with --grammar the turn's grammar first.
 """
 import argparse
 import json
@@ -709,6 +709,52 @@ class Respond(TempFiles, unittest.TestCase):
         self.assertEqual(finish, "length")
         self.assertNotIn("tool_calls", msg)
         self.assertIn("is incomplete: not sent", err)
+
+    def grammar_line(self, err):
+        """The grammar object --grammar prints first on standard error."""
+        prefix = "dsml-render: respond: grammar: "
+        self.assertTrue(err.startswith(prefix), err[:200])
+        return json.loads(err[len(prefix):err.index("\n")])
+
+    def test_grammar(self):
+        # "auto" without strict tools: none, unless --grammar-auto
+        req, text = self.files()
+        status, out, err = run("respond", *self.FIXED, "--grammar", "gbnf", req, text)
+        self.assertEqual(status, 0, err)
+        self.assertEqual(self.grammar_line(err), {
+            "grammar": None, "format": "gbnf", "lazy": False, "trigger": None,
+            "trigger_pattern": None, "rules": 0, "from": None})
+        # the response is the same with or without it
+        self.assertEqual(json.loads(out), self.completion(req, text)[0])
+        status, out, err = run("respond", *self.FIXED, "--grammar", "gbnf", "--grammar-auto",
+                               req, text)
+        g = self.grammar_line(err)
+        self.assertEqual((g["lazy"], g["trigger"], g["from"]), (True, "\n\n<｜DSML｜ calls>", ""))
+        self.assertEqual(g["grammar"], run("grammar", "--format", "gbnf", req)[1].decode())
+        # "required", a strict tool: the grammar `dsml-render grammar` writes
+        for extra, frm in (({"tool_choice": "required"}, "$.tool_choice"),
+                           ({"tools": [{"type": "function", "function": {
+                               "name": "weather", "strict": True}}]},
+                            "$.tools[0].function.strict")):
+            for fmt in ("gbnf", "lark", "structural-tag"):
+                req, text = self.files(request=dict(self.REQUEST, **extra))
+                status, out, err = run("respond", *self.FIXED, "--grammar", fmt, req, text)
+                self.assertEqual(status, 0, err)
+                g = self.grammar_line(err)
+                self.assertEqual((g["format"], g["from"]), (fmt, frm))
+                self.assertEqual(g["grammar"], run("grammar", "--format", fmt, req)[1].decode())
+                self.assertEqual(g["lazy"], fmt == "gbnf" and frm != "$.tool_choice")
+        # a schema the grammar cannot hold refuses the request, naming it
+        bad = dict(self.REQUEST, tool_choice="required", tools=[{"type": "function", "function": {
+            "name": "weather", "parameters": {"properties": {"city": {"pattern": "x"}}}}}])
+        req, text = self.files(request=bad)
+        status, out, err = run("respond", "--grammar", "lark", req, text)
+        self.assertEqual((status, out), (1, b""))
+        self.assertIn("$.tools[0].function.parameters.properties.city.pattern", err)
+        self.assertEqual(run("respond", req, text)[0], 0)
+        for argv in (["--grammar", "yacc"], ["--grammar"], ["--grammar-auto"]):
+            status, out, err = run("respond", *argv, req, text)
+            self.assertEqual((status, out), (2, b""), argv)
 
     def test_refusals(self):
         req, text = self.files(request={"messages": [], "tools": [{"function": {"name": 1}}]})

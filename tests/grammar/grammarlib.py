@@ -9,6 +9,13 @@ import re
 D = "｜DSML｜"
 EOS = "<｜end▁of▁sentence｜>"
 
+# The names after the DSML marker: the block, an invoke, a parameter.
+TAGS = {"v41": (" calls", " invoke", " parameter"),
+        "prerelease": (" calls", " invoke", " parameter"),
+        "v4": ("tool_calls", "invoke", "parameter"),
+        "v32": ("function_calls", "invoke", "parameter")}
+V41 = TAGS["v41"]
+
 
 def load_lark():
     """The lark module, or None.  Debian's python3-lark lives in
@@ -49,7 +56,9 @@ def _kind(v):
 def schema_of(values):
     """A schema every one of the values matches, as close as the values
     say: their types; objects with the keys all of them have required, in
-    the order they appear; arrays with items of their elements' schema."""
+    the order they appear (objects whose keys come in orders no one order
+    fits get a schema each, in an anyOf); arrays with items of their
+    elements' schema."""
     kinds = []
     for v in values:
         k = _kind(v)
@@ -68,16 +77,51 @@ def schema_of(values):
             s["items"] = schema_of(items)
         branches.append(s)
     if "object" in kinds:
-        branches.append(object_schema([v for v in values if isinstance(v, dict)]))
+        for group in order_groups([v for v in values if isinstance(v, dict)]):
+            branches.append(object_schema(group))
     return branches[0] if len(branches) == 1 else {"anyOf": branches}
 
 
-def object_schema(dicts):
-    keys = []
+def key_order(dicts):
+    """One order of all the keys of the dicts that keeps each dict's order
+    (first appearance breaks ties), or None when there is none."""
+    keys, after = [], {}
     for d in dicts:
-        for k in d:
-            if k not in keys:
+        ks = list(d)
+        for k in ks:
+            if k not in after:
                 keys.append(k)
+                after[k] = set()
+        for a, b in zip(ks, ks[1:]):
+            after[a].add(b)
+    before = {k: sum(k in after[a] for a in keys) for k in keys}
+    order = []
+    while len(order) < len(keys):
+        ready = [k for k in keys if before[k] == 0 and k not in order]
+        if not ready:
+            return None
+        order.append(ready[0])
+        for b in after[ready[0]]:
+            before[b] -= 1
+    return order
+
+
+def order_groups(dicts):
+    """The dicts in groups whose key orders one order fits (the grammar
+    writes properties in their schema's order)."""
+    groups = []
+    for d in dicts:
+        for g in groups:
+            if key_order(g + [d]) is not None:
+                g.append(d)
+                break
+        else:
+            groups.append([d])
+    return groups
+
+
+def object_schema(dicts):
+    keys = key_order(dicts)
     props = {k: schema_of([d[k] for d in dicts if k in d]) for k in keys}
     required = [k for k in keys if all(k in d for d in dicts)]
     s = {"type": "object", "properties": props}
@@ -94,8 +138,9 @@ def call_name(call):
 
 
 def tools_for(calls):
-    """OpenAI tools for the expected calls of a completion: one a name,
-    parameters inferred from the arguments of its calls (the golden
+    """OpenAI tools for the expected calls of a completion: one a name --
+    or more, when its calls order their parameters in ways no one order fits
+    --, parameters inferred from the arguments of its calls (the golden
     completions carry no tool declarations).  None when an arguments text is
     not JSON (the reference inserts string="false" text verbatim; no schema
     describes it)."""
@@ -108,8 +153,9 @@ def tools_for(calls):
         by_name.setdefault(call_name(c), []).append(args)
     tools = []
     for name, args in by_name.items():
-        params = object_schema(args)
-        tools.append({"type": "function", "function": {"name": name, "parameters": params}})
+        for group in order_groups(args):
+            tools.append({"type": "function", "function": {
+                "name": name, "parameters": object_schema(group)}})
     return tools
 
 
@@ -118,19 +164,29 @@ def tools_for(calls):
 TOKEN = re.compile(r'\s+|"(?:\\.|[^"\\])*"|\[(?:\\.|[^\]\\])*\]|[a-z][a-z0-9-]*|[()|*+?]')
 
 
+def rule_lines(text, pattern):
+    """(name, body) of each line of a grammar text, one rule a line matching
+    `pattern` (blank lines and # comments skipped); raises ValueError for
+    another line or a name defined twice."""
+    seen = set()
+    for line in text.splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        m = re.match(pattern, line)
+        if m is None:
+            raise ValueError(f"not a rule: {line[:80]!r}")
+        name, body = m.groups()
+        if name in seen:
+            raise ValueError(f"rule {name} defined twice")
+        seen.add(name)
+        yield name, body
+
+
 def gbnf_rules(text):
     """{name: [tokens]} of a GBNF text, in order; raises ValueError when a
     line is not `name ::= body` or a body does not tokenize."""
     rules = {}
-    for line in text.splitlines():
-        if not line.strip() or line.startswith("#"):
-            continue
-        m = re.match(r"([a-z][a-z0-9-]*) ::= (.*)$", line)
-        if m is None:
-            raise ValueError(f"not a rule: {line[:80]!r}")
-        name, body = m.groups()
-        if name in rules:
-            raise ValueError(f"rule {name} defined twice")
+    for name, body in rule_lines(text, r"([a-z][a-z0-9-]*) ::= (.*)$"):
         toks, at = [], 0
         while at < len(body):
             t = TOKEN.match(body, at)
@@ -229,6 +285,100 @@ def gbnf_to_lark(text):
     return "\n".join(out) + "\n"
 
 
+# ---- many Lark grammars in one parser ------------------------------------------
+
+LARK_TOKEN = re.compile(r'"(?:\\.|[^"\\])*"|/(?:\\.|[^/\\\n])+/[imslux]*|[A-Za-z_][A-Za-z0-9_]*'
+                        r'|\s+|.', re.S)
+LARK_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def lark_rules(text):
+    """{name: [tokens]} of a Lark grammar as dsml-render and gbnf_to_lark
+    write it (one `name: body` a line), in order."""
+    return {name: LARK_TOKEN.findall(body)
+            for name, body in rule_lines(text, r"([A-Za-z_][A-Za-z0-9_]*): (.*)$")}
+
+
+class LarkBatch:
+    """Many Lark grammars built as one parser, each grammar its own start
+    symbol.  Lark's cost is building a parser (reading the grammar, the
+    widths of its regular expressions, the parser's sets), and the grammars
+    of a test share most of their rules: the text, value and JSON lexemes
+    everywhere, a tool's rules among the tool_choice forms of one tool set.
+    Rules are written once a class: two rules are in one class when they
+    are both terminals or both rules, their bodies are the same but for the
+    names they refer to, and those names are, in turn, in the same classes
+    (the coarsest such partition, found by refining).  Rules of one class
+    derive the same language, so each start symbol derives exactly its
+    grammar's; and Earley (with its dynamic lexer, the default) scans only
+    the terminals its start can reach.  Identical grammars are one."""
+
+    def __init__(self, lark):
+        self.lark = lark
+        self.keys = {}       # grammar text -> its number
+        self.grammars = []   # {name: tokens} of each grammar
+        self.starts = []     # the start symbol of each
+        self.parser = None
+
+    def add(self, text):
+        """The key of the grammar `text` (a Lark grammar whose root is
+        `start`) for accepts()."""
+        if text not in self.keys:
+            self.keys[text] = len(self.grammars)
+            self.grammars.append(lark_rules(text))
+            self.parser = None
+        return self.keys[text]
+
+    def text(self):
+        """The one grammar; sets the start symbol of each grammar."""
+        nodes, shape, refs = [], {}, {}
+        for g, rules in enumerate(self.grammars):
+            for name, toks in rules.items():
+                node = (g, name)
+                nodes.append(node)
+                named = [LARK_NAME.fullmatch(t) is not None and t in rules for t in toks]
+                shape[node] = (name[0].isupper(),
+                               tuple("\0" if k else t for t, k in zip(toks, named)))
+                refs[node] = [(g, t) for t, k in zip(toks, named) if k]
+        ids = {}
+        cls = {n: ids.setdefault(shape[n], len(ids)) for n in nodes}
+        while True:  # refine until no class splits
+            ids = {}
+            new = {n: ids.setdefault((cls[n], tuple(cls[r] for r in refs[n])), len(ids))
+                   for n in nodes}
+            stable = len(ids) == len(set(cls.values()))
+            cls = new
+            if stable:
+                break
+        names, lines = {}, []
+        for g, name in nodes:  # a class is named after its first rule
+            c = cls[(g, name)]
+            if c in names:
+                continue
+            names[c] = name + ("_C%d" if name[0].isupper() else "_c%d") % c
+        written = set()
+        for g, name in nodes:
+            c = cls[(g, name)]
+            if c in written:
+                continue
+            written.add(c)
+            rules = self.grammars[g]
+            body = "".join(names[cls[(g, t)]] if LARK_NAME.fullmatch(t) and t in rules else t
+                           for t in rules[name])
+            lines.append(names[c] + ": " + body)
+        self.starts = [names[cls[(g, "start")]] for g in range(len(self.grammars))]
+        return "\n".join(lines) + "\n"
+
+    def accepts(self, key, text):
+        if self.parser is None:
+            grammar = self.text()
+            self.parser = self.lark.Lark(grammar, start=sorted(set(self.starts)))
+        try:
+            self.parser.parse(text, start=self.starts[key])
+            return True
+        except self.lark.exceptions.LarkError:
+            return False
+
 # ---- mutations -------------------------------------------------------------
 
 class Param:
@@ -249,13 +399,14 @@ class Param:
         return self.key
 
 
-def invokes(text):
+def invokes(text, tags=V41):
     """(start, end, name, [Param]) of each invoke of the calls block, read as
     the reference's parser reads them: a name runs to the first parameter
     tag or closing tag, a value to the first "/｜DSML｜ parameter"."""
-    block = text.find("\n\n<" + D + " calls>\n")
-    inv_open, inv_close = "<" + D + " invoke", "</" + D + " invoke"
-    par_open, par_stop = "<" + D + " parameter", "/" + D + " parameter"
+    blk, inv, par = tags
+    block = text.find("\n\n<" + D + blk + ">\n")
+    inv_open, inv_close = "<" + D + inv, "</" + D + inv
+    par_open, par_stop = "<" + D + par, "/" + D + par
     out, at = [], block
     while True:
         start = text.find(inv_open, at)
@@ -277,19 +428,23 @@ def invokes(text):
         at = close
 
 
-def undeclared_name(text):
-    inv = invokes(text)[0]
+def undeclared_name(text, tags=V41):
+    inv = invokes(text, tags)[0]
     at = text.index('"', inv[0]) + 1 + len(inv[2])
     return text[:at] + "_undeclared" + text[at:]
 
 
-def missing_required(text, tools):
-    """The text without the first parameter some tool requires, or None."""
-    required = {t["function"]["name"]: t["function"]["parameters"].get("required", [])
-                for t in tools}
-    for _, _, name, params in invokes(text):
+def missing_required(text, tools, tags=V41):
+    """The text without the first parameter every declaration of its tool
+    requires, or None."""
+    required = {}
+    for t in tools:
+        req = set(t["function"]["parameters"].get("required", []))
+        name = t["function"]["name"]
+        required[name] = required[name] & req if name in required else req
+    for _, _, name, params in invokes(text, tags):
         for p in params:
-            if p.group(1) in required.get(name, []):
+            if p.group(1) in required.get(name, ()):
                 return text[:p.start()] + text[p.end():]
     return None
 
@@ -301,39 +456,44 @@ def _types(schema):
     return set(t) if isinstance(t, list) else {t}
 
 
-def wrong_type(text, tools):
+def wrong_type(text, tools, tags=V41):
     """The first parameter with a value of a type its schema does not allow,
     or None."""
-    props = {t["function"]["name"]: t["function"]["parameters"]["properties"] for t in tools}
-    for _, _, name, params in invokes(text):
+    props = {}
+    for t in tools:
+        for k, v in t["function"]["parameters"]["properties"].items():
+            props.setdefault(t["function"]["name"], {}).setdefault(k, set()).update(_types(v))
+    par = tags[2]
+    for _, _, name, params in invokes(text, tags):
         for p in params:
-            kinds = _types(props[name][p.group(1)])
+            kinds = props[name][p.group(1)]
             for value, kind in (("true", "boolean"), ("null", "null"), ("12345", "integer"),
                                 ("[]", "array"), ("{}", "object")):
                 if kind not in kinds and not (kind == "integer" and "number" in kinds):
-                    line = ('<' + D + ' parameter name="' + p.group(1) + '" string="false">' +
-                            value + '</' + D + ' parameter>\n')
+                    line = ('<' + D + par + ' name="' + p.group(1) + '" string="false">' +
+                            value + '</' + D + par + '>\n')
                     return text[:p.start()] + line + text[p.end():]
     return None
 
 
-def stray_bytes(text, seed):
+def stray_bytes(text, seed, tags=V41):
     """Texts with one byte put inside one tag (not inside a name, which could
     become another declared one): the block's opener and closer, each
     invoke's tags, each parameter's opening tag.  Not a raw value's closing
     tag: the reference reads such a value on, to the next closer, and so may
     the grammar."""
+    blk, inv, par = tags
     rnd = random.Random(seed)
     spans = []
-    opener = text.find("\n\n<" + D + " calls>\n")
-    spans.append((opener + 2, opener + 2 + len("<" + D + " calls>")))
-    closer = text.rfind("</" + D + " calls>")
-    spans.append((closer, closer + len("</" + D + " calls>")))
-    for start, end, _, params in invokes(text):
-        spans.append((start, start + len("<" + D + ' invoke name="')))
-        spans.append((end, end + len("</" + D + " invoke>")))
+    opener = text.find("\n\n<" + D + blk + ">\n")
+    spans.append((opener + 2, opener + 2 + len("<" + D + blk + ">")))
+    closer = text.rfind("</" + D + blk + ">")
+    spans.append((closer, closer + len("</" + D + blk + ">")))
+    for start, end, _, params in invokes(text, tags):
+        spans.append((start, start + len("<" + D + inv + ' name="')))
+        spans.append((end, end + len("</" + D + inv + ">")))
         for p in params:
-            spans.append((p.start(), p.start() + len("<" + D + ' parameter name="')))
+            spans.append((p.start(), p.start() + len("<" + D + par + ' name="')))
     out = []
     for a, b in spans:
         at = rnd.randrange(a + 1, b)

@@ -5,11 +5,15 @@ it is missing).
 
   run_tests.py --binary PATH --testdata DIR
 
-- Every golden completion with calls (parse.jsonl, prerelease-parse.jsonl):
+- Every golden completion with calls (parse.jsonl, prerelease-parse.jsonl,
+  v4-parse.jsonl, v32-parse.jsonl, each in its profile):
   the golden completions carry no tool declarations, so the tools are read
   back from the expected calls -- one tool a name, its parameters inferred
   from the argument values of its calls (types; objects with the keys every
-  value has required; array items).  The Lark grammar for those tools
+  value has required; array items); the grammar writes properties in their
+  schema's order, so calls (or objects) whose keys come in orders no one
+  order fits get a declaration (a schema in an anyOf) each.  The Lark
+  grammar for those tools
   accepts the completion under "required" and "auto", under a named
   tool_choice when every call names that tool, with parallel calls off when
   there is one call; it rejects the completion with an undeclared name, with
@@ -17,6 +21,9 @@ it is missing).
   allow, with a stray byte in a tag, and under a named tool_choice naming
   another tool.  Completions whose string="false" text is not JSON (the
   reference inserts it verbatim) are rejected whatever the parameters are.
+  The grammars of a dialect are built as one Lark parser (grammarlib's
+  LarkBatch: each grammar its own start symbol, the rules they share written
+  once), and every completion is parsed from its grammar's start.
 - GBNF: for a sample of those cases, the GBNF grammar's structure (a root;
   every rule referred to is defined and every rule defined is reached) and
   its rules run by Lark (GBNF turned into Lark rule for rule) on the same
@@ -34,7 +41,6 @@ import random
 import re
 import subprocess
 import sys
-import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -47,20 +53,17 @@ SPECIALS = ["<｜begin▁of▁sentence｜>", gl.EOS, "<think>", "</think>", D]
 STOP = "/" + D + " parameter"
 
 # The dialects and their golden completions; a profile added to the
-# library adds a line here.
-DIALECTS = [("v41", "parse.jsonl"), ("prerelease", "prerelease-parse.jsonl")]
+# library adds a line here (and its tag names to grammarlib.TAGS).
+DIALECTS = [("v41", "parse.jsonl"), ("prerelease", "prerelease-parse.jsonl"),
+            ("v4", "v4-parse.jsonl"), ("v32", "v32-parse.jsonl")]
 
 
 def grammar(request, fmt="lark", *options):
-    """Runs `dsml-render grammar`; returns (status, stdout text, stderr)."""
-    with tempfile.NamedTemporaryFile("w", suffix=".json", encoding="utf-8", delete=False) as f:
-        json.dump(request, f, ensure_ascii=False)
-        path = f.name
-    try:
-        p = subprocess.run([ARGS.binary, "grammar", "--format", fmt, *options, path],
-                           capture_output=True, timeout=120)
-    finally:
-        os.unlink(path)
+    """Runs `dsml-render grammar` on the request (standard input); returns
+    (status, stdout text, stderr)."""
+    p = subprocess.run([ARGS.binary, "grammar", "--format", fmt, *options, "-"],
+                       input=json.dumps(request, ensure_ascii=False).encode("utf-8"),
+                       capture_output=True, timeout=120)
     return p.returncode, p.stdout.decode("utf-8"), p.stderr.decode("utf-8", "replace")
 
 
@@ -99,12 +102,23 @@ def golden_calls(name):
 
 class Golden(unittest.TestCase):
     def run_dialect(self, profile, name):
+        tags = gl.TAGS[profile]
         counts = dict(cases=0, not_json=0, mutants=0, gbnf=0, tags=0, named=0, single=0)
         failures = []
+        # Every grammar of the dialect goes into one parser (gl.LarkBatch);
+        # the checks are collected first and run once it is built.
+        batch = gl.LarkBatch(LARK)
+        checks = []
 
         def check(cond, case, what):
             if not cond:
                 failures.append(f"{profile} {case['id']}: {what}")
+
+        def expect(grammar_text, text, want, case, what):
+            checks.append((batch.add(grammar_text), text, want, case, what))
+
+        def lark(request, mode):
+            return must(request, "lark", mode, "--profile", profile)
 
         for i, case in enumerate(golden_calls(name)):
             text = completion(case["text"])
@@ -116,47 +130,43 @@ class Golden(unittest.TestCase):
                 # not JSON
                 counts["not_json"] += 1
                 names = {}
-                for _, _, n, params in gl.invokes(text):
+                for _, _, n, params in gl.invokes(text, tags):
                     props = names.setdefault(n, {})
                     for p in params:
                         props[p.group(1)] = {}
                 tools = [{"type": "function", "function": {
                     "name": n, "parameters": {"type": "object", "properties": props}}}
                          for n, props in names.items()]
-                g = parser(must({"tools": tools, "tool_choice": "required"}, "lark", mode,
-                                "--profile", profile))
-                check(not accepts(g, text), case, "accepted string=\"false\" text that is not JSON")
+                expect(lark({"tools": tools, "tool_choice": "required"}, mode), text, False, case,
+                       "accepted string=\"false\" text that is not JSON")
                 continue
             counts["cases"] += 1
             request = {"tools": tools, "tool_choice": "required"}
-            g = parser(must(request, "lark", mode, "--profile", profile))
-            check(accepts(g, text), case, "the required grammar refused the completion")
-            mutants = [("undeclared name", gl.undeclared_name(text)),
-                       ("missing required parameter", gl.missing_required(text, tools)),
-                       ("wrong type", gl.wrong_type(text, tools))]
-            mutants += [("stray byte", t) for t in gl.stray_bytes(text, case["id"])]
+            g = lark(request, mode)
+            expect(g, text, True, case, "the required grammar refused the completion")
+            mutants = [("undeclared name", gl.undeclared_name(text, tags)),
+                       ("missing required parameter", gl.missing_required(text, tools, tags)),
+                       ("wrong type", gl.wrong_type(text, tools, tags))]
+            mutants += [("stray byte", t) for t in gl.stray_bytes(text, case["id"], tags)]
             for what, t in mutants:
                 if t is None:
                     continue
                 counts["mutants"] += 1
-                check(not accepts(g, t), case, f"accepted a mutant ({what}): {t!r}")
+                expect(g, t, False, case, f"accepted a mutant ({what}): {t!r}")
             if i % 3 != 0:
                 continue  # the other tool_choice forms on a third of the cases
             names = {gl.call_name(c) for c in calls}
             first = gl.call_name(calls[0])
-            named = parser(must(dict(request, tool_choice={"type": "function",
-                                                           "function": {"name": first}}),
-                                "lark", mode, "--profile", profile))
-            auto = parser(must(dict(request, tool_choice="auto"), "lark", mode, "--profile", profile))
-            check(accepts(auto, text), case, "the auto grammar refused the completion")
+            named = lark(dict(request, tool_choice={"type": "function", "function": {"name": first}}),
+                         mode)
+            expect(lark(dict(request, tool_choice="auto"), mode), text, True, case,
+                   "the auto grammar refused the completion")
             counts["named"] += 1
-            check(accepts(named, text) == (len(names) == 1), case,
-                  f"named tool_choice {first!r}, calls to {sorted(names)}")
-            one = parser(must(dict(request, parallel_tool_calls=False), "lark", mode,
-                              "--profile", profile))
+            expect(named, text, len(names) == 1, case,
+                   f"named tool_choice {first!r}, calls to {sorted(names)}")
             counts["single"] += 1
-            check(accepts(one, text) == (len(calls) == 1), case,
-                  f"parallel calls off, {len(calls)} calls")
+            expect(lark(dict(request, parallel_tool_calls=False), mode), text, len(calls) == 1, case,
+                   f"parallel calls off, {len(calls)} calls")
             if i % 9 == 0:
                 counts["gbnf"] += 1
                 gbnf = must(request, "gbnf", mode, "--profile", profile)
@@ -165,39 +175,46 @@ class Golden(unittest.TestCase):
                 except ValueError as e:
                     check(False, case, f"GBNF: {e}")
                     continue
-                gg = parser(gl.gbnf_to_lark(gbnf))
-                check(accepts(gg, text), case, "the GBNF grammar refused the completion")
+                gg = gl.gbnf_to_lark(gbnf)
+                expect(gg, text, True, case, "the GBNF grammar refused the completion")
                 for what, t in mutants[:3]:
                     if t is not None:
-                        check(not accepts(gg, t), case, f"GBNF accepted a mutant ({what})")
+                        expect(gg, t, False, case, f"GBNF accepted a mutant ({what})")
                 tag = json.loads(must(request, "structural-tag", mode, "--profile", profile))
-                for start, end, n, _ in gl.invokes(text):
+                for start, end, n, _ in gl.invokes(text, tags):
                     counts["tags"] += 1
                     body = text[text.index(">\n", start) + 2:end]
-                    check(self.tag_accepts(tag, n, body), case,
-                          f"structural tag content refused invoke {n!r}")
+                    content = self.tag_content(tag, n, tags)
+                    if content is None:
+                        check(False, case, f"the structural tag has no tag for invoke {n!r}")
+                    else:
+                        expect(content, body, True, case,
+                               f"structural tag content refused invoke {n!r}")
+        for key, text, want, case, what in checks:
+            check(batch.accepts(key, text) == want, case, what)
         for f in failures[:20]:
             print(f, file=sys.stderr)
-        print(f"{profile}: {counts}", file=sys.stderr)
+        print(f"{profile}: {counts}, {len(checks)} parses, {len(batch.grammars)} grammars",
+              file=sys.stderr)
         self.assertEqual(failures, [])
         self.assertGreater(counts["cases"], 50)
         self.assertGreater(counts["mutants"], 4 * counts["cases"])
 
-    def tag_accepts(self, tag, name, body):
-        """Whether the structural tag's tag for the tool `name` accepts the
-        parameter lines `body`."""
+    def tag_content(self, tag, name, tags):
+        """The content grammar (as Lark) of the structural tag's tag for the
+        tool `name`, or None."""
         fmt = tag["format"]
         elements = fmt["elements"] if fmt["type"] == "sequence" else [fmt]
         invokes = [e for e in elements if e["type"] == "tags_with_separator"][0]
-        begin = "<" + D + ' invoke name="' + name + '">\n'
+        begin = "<" + D + tags[1] + ' name="' + name + '">\n'
         for t in invokes["tags"]:
             if t["begin"] == begin:
-                self.assertEqual(t["end"], "</" + D + " invoke>")
+                self.assertEqual(t["end"], "</" + D + tags[1] + ">")
                 gl.gbnf_check(t["content"]["grammar"])
-                return accepts(parser(gl.gbnf_to_lark(t["content"]["grammar"])), body)
-        return False
+                return gl.gbnf_to_lark(t["content"]["grammar"])
+        return None
 
-    def test_v41_and_prerelease(self):
+    def test_dialects(self):
         for profile, name in DIALECTS:
             with self.subTest(profile=profile):
                 self.run_dialect(profile, name)
@@ -424,6 +441,18 @@ class Command(unittest.TestCase):
             self.assertIsNotNone(m)
             p = parser(gl.gbnf_to_lark(r["grammar"]))
             self.assertTrue(accepts(p, block(invoke(("a", "true", "x")))))
+        # each dialect's trigger, and its block through the lazy grammar
+        for profile, (blk, inv, par) in gl.TAGS.items():
+            r = json.loads(must({"tools": tools}, "gbnf", "--chat", "--json", "--profile", profile))
+            self.assertEqual(r["trigger"], "\n\n<" + D + blk + ">")
+            self.assertEqual(r["trigger_pattern"], "[\\s\\S]*?(\\n\\n<" + D + blk + ">)[\\s\\S]*")
+            p = parser(gl.gbnf_to_lark(r["grammar"]))
+            call = ("\n\n<" + D + blk + ">\n<" + D + inv + ' name="f">\n<' + D + par +
+                    ' name="a" string="true">x</' + D + par + ">\n</" + D + inv + ">\n</" + D +
+                    blk + ">")
+            self.assertTrue(accepts(p, call), profile)
+            for other in {b for b, _, _ in gl.TAGS.values()} - {blk}:
+                self.assertFalse(accepts(p, call.replace(blk + ">", other + ">")), profile)
         for choice in ("required", "none"):
             r = json.loads(must({"tools": tools, "tool_choice": choice}, "gbnf", "--json"))
             self.assertEqual((r["lazy"], r["trigger"], r["trigger_pattern"]), (False, None, None))
