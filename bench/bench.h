@@ -49,6 +49,11 @@ typedef struct kernel {
 } kernel;
 
 double now_s(void);
+/* The process's minor page faults so far, and those of one pass of a
+ * kernel (the mean of `passes` passes, run after it was measured: the
+ * memory a pass maps afresh, as opposed to the memory it reuses). */
+long minor_faults(void);
+double faults_per_pass(const kernel *k, int passes);
 /* Runs every kernel o->runs times, interleaved (the order rotates), each
  * run repeated until it lasts o->min_ms; under --callgrind one pass each
  * between client requests, dumped as "label|kernel name". */

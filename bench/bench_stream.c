@@ -185,6 +185,9 @@ int cmd_session(const bench_opts *o)
         measure(ks, 6, o, label);
         if (!o->callgrind) {
             double r8 = ks[1].median / ks[0].median, r64 = ks[2].median / ks[1].median;
+            double faults[6];
+            for (int f = 0; f < 6; f++)
+                faults[f] = faults_per_pass(&ks[f], 3);
             double vs_cjson[3];
             for (int f = 0; f < 3; f++)
                 vs_cjson[f] = ks[f].median / ks[3 + f].median;
@@ -199,6 +202,8 @@ int cmd_session(const bench_opts *o)
                        c[1].in.len, c[2].in.len, c[0].out_len, c[1].out_len, c[2].out_len,
                        o->runs);
                 json_kernels(ks, 6, o->runs);
+                printf(", \"page_faults_per_pass\": [%.0f, %.0f, %.0f, %.0f, %.0f, %.0f]",
+                       faults[0], faults[1], faults[2], faults[3], faults[4], faults[5]);
                 printf(", \"ratio_8x_vs_1x\": %.3f, \"ratio_64x_vs_8x\": %.3f, "
                        "\"bytes_ratio_8x_vs_1x\": %.3f, \"bytes_ratio_64x_vs_8x\": %.3f, "
                        "\"ratio_vs_cjson\": [%.3f, %.3f, %.3f], \"target_8x\": 9, \"ok\": %s}",
@@ -217,8 +222,11 @@ int cmd_session(const bench_opts *o)
                        (double)c[1].in.len / (double)c[0].in.len, r8 <= 9.0 ? "met" : "NOT MET");
                 printf("  time 64x / 8x   %6.2f   (input %.2fx; target <= 9: %s)\n", r64,
                        (double)c[2].in.len / (double)c[1].in.len, r64 <= 9.0 ? "met" : "NOT MET");
-                printf("  render / cJSON_Parse+Delete  %.3f / %.3f / %.3f\n\n", vs_cjson[0],
+                printf("  render / cJSON_Parse+Delete  %.3f / %.3f / %.3f\n", vs_cjson[0],
                        vs_cjson[1], vs_cjson[2]);
+                printf("  page faults a pass: render %.0f / %.0f / %.0f, cJSON %.0f / %.0f / "
+                       "%.0f (memory mapped afresh)\n\n",
+                       faults[0], faults[1], faults[2], faults[3], faults[4], faults[5]);
             }
         }
         for (int f = 0; f < 3; f++)

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "bench.h"
@@ -87,6 +88,20 @@ double now_s(void)
 }
 
 
+
+long minor_faults(void)
+{
+    struct rusage u;
+    return getrusage(RUSAGE_SELF, &u) == 0 ? u.ru_minflt : 0;
+}
+
+double faults_per_pass(const kernel *k, int passes)
+{
+    long f0 = minor_faults();
+    for (int i = 0; i < passes; i++)
+        k->fn(k->ctx);
+    return (double)(minor_faults() - f0) / passes;
+}
 
 static int cmp_double(const void *x, const void *y)
 {

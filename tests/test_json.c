@@ -574,6 +574,73 @@ static void test_fast_reader_utf8_matches(void **state)
     assert_true(checked > 100000);
 }
 
+/* The one-pass reader decodes a string in one pass, escapes in place, and
+ * checks the decoded text as UTF-8: it accepts and decodes a string exactly
+ * as the reader behind it does when escapes stand right before, right after
+ * and between the bytes of a character, near and across the 16-byte blocks
+ * it copies. */
+static void test_fast_reader_escapes_match(void **state)
+{
+    (void)state;
+    static const unsigned char second[] = {0x00, 0x41, 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0,
+                                           0xbf, 0xc0, 0xc2, 0xe0, 0xf0, 0xff};
+    static const unsigned char third[] = {0x00, 0x41, 0x80, 0xbf, 0xc0};
+    static const char *const before[] = {"", "\\n", "abc\\t", "abcdefghijklm\\\"",
+                                         "abcdefghijklmn\\\\", "\\u00e9", "\\ud83d\\ude00x",
+                                         "abcdefghijklmnopqrstuvwxyz\\/"};
+    static const char *const after[] = {"", "\\n", "\\u4e2d", "x\\\\", "\\\"abcdefghijklmnop"};
+    /* an escape cut into the character: after its first and second byte */
+    static const char *const inside[] = {"", "\\n", "\\u0041"};
+    size_t checked = 0, accepted = 0;
+    for (unsigned a = 0x80; a < 256; a++) {
+        for (size_t bi = 0; bi < sizeof second; bi++) {
+            for (size_t ci = 0; ci < (a >= 0xe0 ? sizeof third : 1); ci++) {
+                for (size_t x = 0; x < sizeof before / sizeof before[0]; x++) {
+                    for (size_t y = 0; y < sizeof after / sizeof after[0]; y++) {
+                        for (size_t z = 0; z < sizeof inside / sizeof inside[0]; z++) {
+                            char text[160], seq[8] = {(char)a, 0};
+                            size_t k = 1;
+                            if (second[bi] != 0)
+                                seq[k++] = (char)second[bi];
+                            if (third[ci] != 0 && second[bi] != 0)
+                                seq[k++] = (char)third[ci];
+                            seq[k] = '\0';
+                            char mid[32];
+                            if (k >= 2 && z > 0)
+                                snprintf(mid, sizeof mid, "%c%s%s", seq[0], inside[z], seq + 1);
+                            else if (z > 0)
+                                continue;
+                            else
+                                snprintf(mid, sizeof mid, "%s", seq);
+                            int n = snprintf(text, sizeof text, "{\"k\": \"%s%s%s\"}", before[x],
+                                             mid, after[y]);
+                            cJSON *fx = NULL, *fy = NULL;
+                            int rx = dsml_json_read_doc(text, (size_t)n, NULL, NULL, "$", 0,
+                                                        NULL, &fx, NULL);
+                            int ry = dsml_json_read_counted(text, (size_t)n, NULL, NULL, "$", 0,
+                                                            NULL, &fy, NULL);
+                            if (rx != ry)
+                                fail_msg("%s: %s, the reader %s", text, dsml_status_name(rx),
+                                         dsml_status_name(ry));
+                            if (rx == DSML_OK) {
+                                const char *vx = fx->child->valuestring;
+                                assert_string_equal(vx, fy->child->valuestring);
+                                assert_int_equal(dsml_json_strlen(fx->child), strlen(vx));
+                                accepted++;
+                            }
+                            dsml_json_free(fx);
+                            cJSON_Delete(fy);
+                            checked++;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert_true(checked > 50000);
+    assert_true(accepted > 1000);
+}
+
 int main(void)
 {
     dsml_alloc_resolve(&std_alloc, NULL);
@@ -589,6 +656,7 @@ int main(void)
         cmocka_unit_test(test_utf8_errors),
         cmocka_unit_test(test_utf8_char_matches_utf8proc),
         cmocka_unit_test(test_fast_reader_utf8_matches),
+        cmocka_unit_test(test_fast_reader_escapes_match),
         cmocka_unit_test(test_escape_errors),
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_large_string),

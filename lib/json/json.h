@@ -9,6 +9,8 @@
 #ifndef DSML_JSON_H
 #define DSML_JSON_H
 
+#include <string.h>
+
 #include <cjson/cJSON.h>
 
 #include "core/core.h"
@@ -76,6 +78,36 @@ cJSON *dsml_json_get(const cJSON *object, const char *key);
  * DSML_NO_OFFSET for numbers and NULL.  Kept in the node's `valueint`,
  * which cJSON does not use for these types. */
 size_t dsml_json_offset(const cJSON *v);
+
+/* The size of a value: a string's length in bytes, an array's or an
+ * object's number of members.  The one-pass reader keeps it in the node, in
+ * `valuedouble`, which cJSON leaves unused for these types, and marks the
+ * node with DSML_JSON_SIZED (a bit of `type` cJSON does not use); any other
+ * node is measured.  A long text is then read once, when it is written,
+ * instead of once more to find its end, and a long array is not walked
+ * just to be counted. */
+#define DSML_JSON_SIZED (1 << 14)
+static inline void dsml_json_set_size(cJSON *v, size_t n)
+{
+    v->valuedouble = (double)n;
+    v->type |= DSML_JSON_SIZED;
+}
+static inline size_t dsml_json_strlen(const cJSON *v)
+{
+    return (v->type & DSML_JSON_SIZED) ? (size_t)v->valuedouble : strlen(v->valuestring);
+}
+/* The members of an array or object, counted up to at most `most` + 1. */
+static inline size_t dsml_json_count(const cJSON *v, size_t most)
+{
+    size_t n = 0;
+    if (v->type & DSML_JSON_SIZED) {
+        n = (size_t)v->valuedouble;
+        return n <= most ? n : most + 1;
+    }
+    for (const cJSON *c = v->child; c != NULL && n <= most; c = c->next)
+        n++;
+    return n;
+}
 
 /* Number lexeme helpers. */
 int dsml_json_number_is_int(const cJSON *num);

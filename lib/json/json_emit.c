@@ -242,7 +242,7 @@ static void emit_value(dsml_buf *b, const cJSON *v, int repr)
         if (repr)
             emit_repr_string(b, v->valuestring);
         else
-            dsml_emit_string(b, v->valuestring, strlen(v->valuestring));
+            dsml_emit_string(b, v->valuestring, dsml_json_strlen(v));
         return;
     default:
         break;
@@ -330,7 +330,7 @@ int dsml_emit_pystr(dsml_buf *b, const cJSON *v)
     case cJSON_NULL: DSML_BUF_LIT(b, "None"); return 1;
     case cJSON_True: DSML_BUF_LIT(b, "True"); return 1;
     case cJSON_False: DSML_BUF_LIT(b, "False"); return 1;
-    case cJSON_String: dsml_buf_puts(b, v->valuestring); return 1;
+    case cJSON_String: dsml_buf_append(b, v->valuestring, dsml_json_strlen(v)); return 1;
     case cJSON_Number:
         if (!dsml_json_number_is_int(v) && isinf(v->valuedouble)) {
             dsml_buf_puts(b, v->valuedouble < 0 ? "-inf" : "inf");

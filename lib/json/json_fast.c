@@ -21,7 +21,7 @@
 #include <emmintrin.h>
 #endif
 
-#include "core/utf8.h"
+#include "core/utf8_check.h"
 #include "json/json.h"
 
 /* Marks the root of an arena tree (a bit of `type` cJSON does not use). */
@@ -38,26 +38,43 @@ typedef struct aheader {
     dsml_allocator alloc;
 } aheader;
 
+/* Where a stream of allocations stands: the free space of its current
+ * chunk, and the size of its next one. */
+typedef struct fspace {
+    char *at, *end;
+    size_t chunk_size;
+} fspace;
+
 typedef struct fparse {
     const unsigned char *s;
     size_t n, i;
     size_t depth_limit;
     size_t values, max_values;
     aheader *h;
-    char *at, *end; /* free space of the current chunk */
-    size_t chunk_size;
+    /* The nodes, keys and short strings (what the renderer walks), and the
+     * long strings (what it reads once, to write them).  A large document
+     * keeps them apart, so that the walks over its tree touch memory dense
+     * with nodes in document order instead of nodes strewn between long
+     * texts; a small one has one stream (text == &node). */
+    fspace node, long_text;
+    fspace *text;
     char decimal_point;
     int ok;
 } fparse;
 
 #define ALIGN 8
 
-static void *fast_alloc(fparse *p, size_t n)
+/* Strings at least this long go to the text stream of a large document. */
+#define LONG_STRING 64
+/* Documents at least this long keep two streams. */
+#define SPLIT_DOC ((size_t)1 << 16)
+
+static void *fast_alloc(fparse *p, fspace *sp, size_t n)
 {
     n = (n + ALIGN - 1) & ~(size_t)(ALIGN - 1);
-    if ((size_t)(p->end - p->at) < n) {
-        size_t size = n + sizeof(achunk) + ALIGN > p->chunk_size ? n + sizeof(achunk) + ALIGN
-                                                                 : p->chunk_size;
+    if ((size_t)(sp->end - sp->at) < n) {
+        size_t size = n + sizeof(achunk) + ALIGN > sp->chunk_size ? n + sizeof(achunk) + ALIGN
+                                                                  : sp->chunk_size;
         achunk *c = dsml_malloc(&p->h->alloc, size);
         if (c == NULL) {
             p->ok = 0;
@@ -66,11 +83,11 @@ static void *fast_alloc(fparse *p, size_t n)
         c->size = size;
         c->next = p->h->chunks;
         p->h->chunks = c;
-        p->at = (char *)c + ((sizeof(achunk) + ALIGN - 1) & ~(size_t)(ALIGN - 1));
-        p->end = (char *)c + size;
+        sp->at = (char *)c + ((sizeof(achunk) + ALIGN - 1) & ~(size_t)(ALIGN - 1));
+        sp->end = (char *)c + size;
     }
-    void *r = p->at;
-    p->at += n;
+    void *r = sp->at;
+    sp->at += n;
     return r;
 }
 
@@ -119,147 +136,6 @@ static size_t stop_end(const unsigned char *s, size_t i, size_t n, int *high)
     return i;
 }
 
-/* Whether the multi-byte character at s[0, 4) (readable) is valid, and its
- * length in *len: the lead byte gives the length, the bytes are matched
- * against the length's bit pattern as one little-endian word, and the four
- * lead bytes whose second byte has a narrower range (E0, ED, F0, F4) are
- * checked beside it, without a branch on the length. */
-static int char_at(const unsigned char *s, size_t *len)
-{
-    static const unsigned char len_of[16] = {1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 2, 2, 3, 4};
-    static const uint32_t mask[5] = {0, 0, 0xc0e0u, 0xc0c0f0u, 0xc0c0c0f8u};
-    static const uint32_t want[5] = {1, 1, 0x80c0u, 0x8080e0u, 0x808080f0u};
-    unsigned c = s[0], b = s[1];
-    size_t l = len_of[c >> 4];
-    uint32_t w = (uint32_t)s[0] | (uint32_t)s[1] << 8 | (uint32_t)s[2] << 16 |
-                 (uint32_t)s[3] << 24;
-    int ok = (w & mask[l]) == want[l];
-    ok &= c >= 0xc2 && c <= 0xf4;
-    ok &= !((c == 0xe0 && b < 0xa0) | (c == 0xed && b > 0x9f) | (c == 0xf0 && b < 0x90) |
-            (c == 0xf4 && b > 0x8f));
-    *len = l;
-    return ok;
-}
-
-/* Whether s[0, n) is valid UTF-8 (as RFC 3629 reads it), a character at a
- * time. */
-static int valid_utf8_chars(const unsigned char *s, size_t n)
-{
-    size_t i = 0;
-    while (i < n) {
-        if (i + 8 <= n) {
-            uint64_t w;
-            memcpy(&w, s + i, 8);
-            w &= 0x8080808080808080u;
-            if (w == 0) {
-                i += 8;
-                continue;
-            }
-            /* past the ASCII bytes before the first that is not (in
-             * little-endian order the lowest bit set is the first byte's) */
-            uint64_t one = 1;
-            if (*(const unsigned char *)&one == 1)
-                i += (size_t)__builtin_ctzll(w) / 8;
-        }
-        if (s[i] < 0x80) {
-            i++;
-            continue;
-        }
-        size_t k;
-        if (i + 4 <= n) {
-            if (!char_at(s + i, &k) || k > n - i)
-                return 0;
-        } else if ((k = dsml_utf8_char(s + i, n - i)) == 0) {
-            return 0;
-        }
-        i += k;
-    }
-    return 1;
-}
-
-#if defined(__SSE2__)
-/* The bytes of cur moved k places up, the top k of prev below them. */
-#define SHIFT_IN(cur, prev, k) \
-    _mm_or_si128(_mm_slli_si128((cur), (k)), _mm_srli_si128((prev), 16 - (k)))
-
-/* u(b) = b ^ 0x80 as a signed byte, so that unsigned ranges compare as
- * signed ones: u(0x80) = 0, u(0xbf) = 63, u(0xc2) = 66, u(0xdf) = 95, ... */
-#define IN_RANGE(u, lo, hi) \
-    _mm_and_si128(_mm_cmpgt_epi8((u), _mm_set1_epi8((char)((lo) - 1))), \
-                  _mm_cmpgt_epi8(_mm_set1_epi8((char)((hi) + 1)), (u)))
-
-/* Whether s[0, n) is valid UTF-8, sixteen bytes at a time: every position
- * a lead byte before it says must hold a continuation byte holds one and no
- * other does, no byte is C0, C1 or F5..FF, and the second bytes after E0,
- * ED, F0 and F4 lie in their narrower ranges. */
-static int valid_utf8(const unsigned char *s, size_t n)
-{
-    if (n < 16)
-        return valid_utf8_chars(s, n);
-    const __m128i flip = _mm_set1_epi8((char)0x80);
-    __m128i prev = _mm_setzero_si128(), p234 = prev, p34 = prev, p4 = prev, err = prev;
-    size_t i = 0;
-    for (;;) {
-        __m128i v;
-        if (i + 16 <= n) {
-            v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
-        } else {
-            /* the tail, then zero bytes: a character cut off by the end
-             * leaves a continuation expected where a zero byte stands */
-            unsigned char tmp[16] = {0};
-            if (i < n)
-                memcpy(tmp, s + i, n - i);
-            v = _mm_loadu_si128((const __m128i *)(const void *)tmp);
-        }
-        int pending = _mm_movemask_epi8(_mm_or_si128(p234, _mm_or_si128(p34, p4))) & 0xe000;
-        if (_mm_movemask_epi8(v) == 0 && !pending) {
-            prev = p234 = p34 = p4 = _mm_setzero_si128();
-            if (i + 16 >= n)
-                break;
-            i += 16;
-            continue;
-        }
-        __m128i u = _mm_xor_si128(v, flip);
-        __m128i cont = IN_RANGE(u, 0, 63);
-        __m128i l2 = IN_RANGE(u, 66, 95), l3 = IN_RANGE(u, 96, 111), l4 = IN_RANGE(u, 112, 116);
-        __m128i bad = _mm_or_si128(IN_RANGE(u, 64, 65), _mm_cmpgt_epi8(u, _mm_set1_epi8(116)));
-        __m128i l234 = _mm_or_si128(l2, _mm_or_si128(l3, l4)), l34 = _mm_or_si128(l3, l4);
-        __m128i expect = _mm_or_si128(SHIFT_IN(l234, p234, 1),
-                                      _mm_or_si128(SHIFT_IN(l34, p34, 2), SHIFT_IN(l4, p4, 3)));
-        err = _mm_or_si128(err, _mm_or_si128(bad, _mm_xor_si128(cont, expect)));
-        __m128i pb = SHIFT_IN(v, prev, 1);
-        __m128i narrow = _mm_or_si128(
-            _mm_or_si128(_mm_and_si128(_mm_cmpeq_epi8(pb, _mm_set1_epi8((char)0xe0)),
-                                       _mm_cmpgt_epi8(_mm_set1_epi8(32), u)),
-                         _mm_and_si128(_mm_cmpeq_epi8(pb, _mm_set1_epi8((char)0xed)),
-                                       _mm_cmpgt_epi8(u, _mm_set1_epi8(31)))),
-            _mm_or_si128(_mm_and_si128(_mm_cmpeq_epi8(pb, _mm_set1_epi8((char)0xf0)),
-                                       _mm_cmpgt_epi8(_mm_set1_epi8(16), u)),
-                         _mm_and_si128(_mm_cmpeq_epi8(pb, _mm_set1_epi8((char)0xf4)),
-                                       _mm_cmpgt_epi8(u, _mm_set1_epi8(15)))));
-        err = _mm_or_si128(err, narrow);
-        prev = v;
-        p234 = l234;
-        p34 = l34;
-        p4 = l4;
-        if (i + 16 >= n) {
-            if (i + 16 == n && _mm_movemask_epi8(_mm_or_si128(p234, _mm_or_si128(p34, p4))) &
-                                   0xe000) {
-                i += 16; /* a character may run past this block: one zero block more */
-                continue;
-            }
-            break;
-        }
-        i += 16;
-    }
-    return _mm_movemask_epi8(err) == 0;
-}
-#undef IN_RANGE
-#undef SHIFT_IN
-#else
-#define valid_utf8 valid_utf8_chars
-#endif
-
 static int hex4(const unsigned char *s, unsigned *out)
 {
     unsigned v = 0;
@@ -297,11 +173,159 @@ static size_t backslash(const unsigned char *s, size_t i, size_t n)
     return i;
 }
 
-/* The string at p->i ('"'): decoded into the arena, NUL-terminated. */
-static char *parse_string(fparse *p)
+/* The escape at s[*j] ('\\') written at *o, both moved past it; `limit` is
+ * where the text the escape may use ends.  0 when it is not one this
+ * reader takes (the guided reader then names the fault). */
+static int put_escape(const unsigned char *s, size_t *j, size_t limit, char **o)
+{
+    char *w = *o;
+    unsigned e = s[*j + 1];
+    *j += 2;
+    switch (e) {
+    case '"': *w = '"'; break;
+    case '\\': *w = '\\'; break;
+    case '/': *w = '/'; break;
+    case 'b': *w = '\b'; break;
+    case 'f': *w = '\f'; break;
+    case 'n': *w = '\n'; break;
+    case 'r': *w = '\r'; break;
+    case 't': *w = '\t'; break;
+    case 'u': break;
+    default: return 0;
+    }
+    if (e != 'u') {
+        *o = w + 1;
+        return 1;
+    }
+    unsigned cp;
+    size_t at = *j;
+    if (at + 4 > limit || !hex4(s + at, &cp) || cp == 0 || (cp >= 0xdc00 && cp <= 0xdfff))
+        return 0;
+    at += 4;
+    if (cp >= 0xd800 && cp <= 0xdbff) {
+        unsigned lo;
+        if (at + 6 > limit || s[at] != '\\' || s[at + 1] != 'u' || !hex4(s + at + 2, &lo) ||
+            lo < 0xdc00 || lo > 0xdfff)
+            return 0;
+        at += 6;
+        cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+    }
+    *j = at;
+    if (cp < 0x80) {
+        *w++ = (char)cp;
+    } else if (cp < 0x800) {
+        *w++ = (char)(0xc0 | cp >> 6);
+        *w++ = (char)(0x80 | (cp & 0x3f));
+    } else if (cp < 0x10000) {
+        *w++ = (char)(0xe0 | cp >> 12);
+        *w++ = (char)(0x80 | ((cp >> 6) & 0x3f));
+        *w++ = (char)(0x80 | (cp & 0x3f));
+    } else {
+        *w++ = (char)(0xf0 | cp >> 18);
+        *w++ = (char)(0x80 | ((cp >> 12) & 0x3f));
+        *w++ = (char)(0x80 | ((cp >> 6) & 0x3f));
+        *w++ = (char)(0x80 | (cp & 0x3f));
+    }
+    *o = w;
+    return 1;
+}
+
+#if defined(__SSE2__)
+#define DECODE_NO_ROOM ((size_t)-1)
+#define DECODE_REFUSED ((size_t)-2)
+
+/*
+ * The string whose text starts at s[i] decoded in one pass into out[0,
+ * room), sixteen bytes at a time: each block is copied as it is, then
+ * scanned for the first '"', '\\' or control character; the bytes before
+ * it are kept and an escape is decoded in its place.  The decoded text is
+ * then checked as UTF-8 when any byte of it is not ASCII: it is valid
+ * exactly when the text as written is (no character can hold the ASCII
+ * bytes of an escape, and an escape decodes to whole characters).
+ * Returns the decoded length (its closing quote at *end), DECODE_NO_ROOM
+ * when out is too small for it, DECODE_REFUSED when it is not for this
+ * reader.
+ */
+static size_t decode_string(const unsigned char *s, size_t i, size_t n, char *out,
+                            size_t room, size_t *end)
+{
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+    const __m128i ctrl = _mm_set1_epi8(0x1f);
+    __m128i high = _mm_setzero_si128(); /* the top bits of every block copied */
+    size_t o = 0;
+    for (;;) {
+        if (room - o < 16)
+            return DECODE_NO_ROOM;
+        /* past the end of the text, zero bytes (control characters: a
+         * string still open there is refused) */
+        __m128i v = dsml_load16(s, i, n);
+        _mm_storeu_si128((__m128i *)(void *)(out + o), v);
+        high = _mm_or_si128(high, v);
+        unsigned stop = (unsigned)_mm_movemask_epi8(_mm_or_si128(
+            _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
+            _mm_cmpeq_epi8(_mm_min_epu8(v, ctrl), v))); /* v <= 0x1f, unsigned */
+        if (stop == 0) {
+            i += 16;
+            o += 16;
+            continue;
+        }
+        unsigned k = (unsigned)__builtin_ctz(stop);
+        i += k;
+        o += k;
+        if (i >= n)
+            return DECODE_REFUSED; /* the text ends inside the string */
+        if (s[i] == '"') {
+            /* (bytes copied past the quote may have set a top bit: then
+             * the check runs for nothing) */
+            if (_mm_movemask_epi8(high) != 0 &&
+                !dsml_utf8_valid((const unsigned char *)out, o))
+                return DECODE_REFUSED;
+            *end = i;
+            return o;
+        }
+        if (s[i] != '\\' || i + 1 >= n)
+            return DECODE_REFUSED; /* a control character */
+        if (room - o < 4)
+            return DECODE_NO_ROOM;
+        char *w = out + o;
+        if (!put_escape(s, &i, n, &w))
+            return DECODE_REFUSED;
+        o = (size_t)(w - out);
+    }
+}
+#endif
+
+/* The string at p->i ('"'): decoded into the arena, NUL-terminated; its
+ * length in *len.  In the free space of the text stream when the string
+ * fits there (a short one is then moved to the nodes' stream), else in a
+ * block of its own size. */
+static char *parse_string(fparse *p, size_t *len)
 {
     const unsigned char *s = p->s;
     size_t start = p->i + 1, i = start;
+#if defined(__SSE2__)
+    {
+        fspace *sp = p->text;
+        size_t room = sp->at != NULL ? (size_t)(sp->end - sp->at) & ~(size_t)(ALIGN - 1) : 0;
+        size_t end = 0, o = decode_string(s, start, p->n, sp->at, room, &end);
+        if (o == DECODE_REFUSED)
+            return NULL;
+        if (o != DECODE_NO_ROOM) {
+            char *out = sp->at;
+            out[o] = '\0';
+            p->i = end + 1;
+            *len = o;
+            if (o >= LONG_STRING || sp == &p->node) {
+                sp->at += (o + 1 + ALIGN - 1) & ~(size_t)(ALIGN - 1);
+                return out;
+            }
+            char *moved = fast_alloc(p, &p->node, o + 1);
+            if (moved != NULL)
+                memcpy(moved, out, o + 1);
+            return moved;
+        }
+    }
+#endif
     int escapes = 0, high = 0;
     for (;;) {
         i = stop_end(s, i, p->n, &high);
@@ -317,16 +341,17 @@ static char *parse_string(fparse *p)
     }
     /* no multi-byte character holds a '"' or '\\' byte: the span is the
      * string's, and is checked as a whole */
-    if (high && !valid_utf8(s + start, i - start))
+    if (high && !dsml_utf8_valid(s + start, i - start))
         return NULL;
     size_t raw = i - start;
-    char *out = fast_alloc(p, raw + 1);
+    char *out = fast_alloc(p, raw >= LONG_STRING ? p->text : &p->node, raw + 1);
     if (out == NULL)
         return NULL;
     p->i = i + 1;
     if (!escapes) {
         memcpy(out, s + start, raw);
         out[raw] = '\0';
+        *len = raw;
         return out;
     }
     char *o = out;
@@ -337,49 +362,11 @@ static char *parse_string(fparse *p)
         j += run;
         if (j >= i)
             break;
-        unsigned e = s[j + 1];
-        j += 2;
-        switch (e) {
-        case '"': *o++ = '"'; continue;
-        case '\\': *o++ = '\\'; continue;
-        case '/': *o++ = '/'; continue;
-        case 'b': *o++ = '\b'; continue;
-        case 'f': *o++ = '\f'; continue;
-        case 'n': *o++ = '\n'; continue;
-        case 'r': *o++ = '\r'; continue;
-        case 't': *o++ = '\t'; continue;
-        case 'u': break;
-        default: return NULL;
-        }
-        unsigned cp;
-        if (j + 4 > i || !hex4(s + j, &cp) || cp == 0 || (cp >= 0xdc00 && cp <= 0xdfff))
+        if (!put_escape(s, &j, i, &o))
             return NULL;
-        j += 4;
-        if (cp >= 0xd800 && cp <= 0xdbff) {
-            unsigned lo;
-            if (j + 6 > i || s[j] != '\\' || s[j + 1] != 'u' || !hex4(s + j + 2, &lo) ||
-                lo < 0xdc00 || lo > 0xdfff)
-                return NULL;
-            j += 6;
-            cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-        }
-        if (cp < 0x80) {
-            *o++ = (char)cp;
-        } else if (cp < 0x800) {
-            *o++ = (char)(0xc0 | cp >> 6);
-            *o++ = (char)(0x80 | (cp & 0x3f));
-        } else if (cp < 0x10000) {
-            *o++ = (char)(0xe0 | cp >> 12);
-            *o++ = (char)(0x80 | ((cp >> 6) & 0x3f));
-            *o++ = (char)(0x80 | (cp & 0x3f));
-        } else {
-            *o++ = (char)(0xf0 | cp >> 18);
-            *o++ = (char)(0x80 | ((cp >> 12) & 0x3f));
-            *o++ = (char)(0x80 | ((cp >> 6) & 0x3f));
-            *o++ = (char)(0x80 | (cp & 0x3f));
-        }
     }
     *o = '\0';
+    *len = (size_t)(o - out);
     return out;
 }
 
@@ -461,16 +448,19 @@ static cJSON *parse_value(fparse *p, size_t depth);
 static int parse_members(fparse *p, cJSON *v, int obj, size_t depth)
 {
     cJSON *last = NULL;
+    size_t count = 0;
     p->i++;
     skip_ws(p);
+    dsml_json_set_size(v, 0);
     if (p->i < p->n && p->s[p->i] == (obj ? '}' : ']')) {
         p->i++;
         return 1;
     }
     for (;;) {
         char *key = NULL;
+        size_t key_len;
         if (obj) {
-            if (p->i >= p->n || p->s[p->i] != '"' || (key = parse_string(p)) == NULL)
+            if (p->i >= p->n || p->s[p->i] != '"' || (key = parse_string(p, &key_len)) == NULL)
                 return 0;
             skip_ws(p);
             if (p->i >= p->n || p->s[p->i] != ':')
@@ -490,6 +480,7 @@ static int parse_members(fparse *p, cJSON *v, int obj, size_t depth)
         }
         v->child->prev = item;
         last = item;
+        count++;
         skip_ws(p);
         if (p->i >= p->n)
             return 0;
@@ -500,6 +491,7 @@ static int parse_members(fparse *p, cJSON *v, int obj, size_t depth)
         }
         if (c != (obj ? '}' : ']'))
             return 0;
+        dsml_json_set_size(v, count);
         return !obj || !repeats_key(v);
     }
 }
@@ -508,17 +500,22 @@ static cJSON *parse_value(fparse *p, size_t depth)
 {
     if (p->i >= p->n || ++p->values > p->max_values)
         return NULL;
-    cJSON *v = fast_alloc(p, sizeof *v);
+    cJSON *v = fast_alloc(p, &p->node, sizeof *v);
     if (v == NULL)
         return NULL;
     memset(v, 0, sizeof *v);
     unsigned char c = p->s[p->i];
     v->valueint = (int)p->i; /* where the value starts */
     switch (c) {
-    case '"':
+    case '"': {
+        size_t len;
         v->type = cJSON_String;
-        v->valuestring = parse_string(p);
-        return v->valuestring != NULL ? v : NULL;
+        v->valuestring = parse_string(p, &len);
+        if (v->valuestring == NULL)
+            return NULL;
+        dsml_json_set_size(v, len);
+        return v;
+    }
     case '{':
     case '[':
         if (depth >= p->depth_limit)
@@ -554,15 +551,22 @@ static cJSON *parse_fast(const char *text, size_t len, size_t depth_limit, size_
     const struct lconv *lc = localeconv();
     p.decimal_point = lc != NULL && lc->decimal_point != NULL ? lc->decimal_point[0] : '.';
     /* nodes and strings take about what the text takes, or more for many
-     * small values */
-    p.chunk_size = len + len / 2 + 4096;
-    if (p.chunk_size > ((size_t)1 << 22))
-        p.chunk_size = (size_t)1 << 22;
+     * small values; in a large document, the long strings about the text's
+     * size and the rest about half of it */
+    const size_t most = (size_t)1 << 22;
+    p.text = &p.node;
+    if (len >= SPLIT_DOC) {
+        p.text = &p.long_text;
+        p.long_text.chunk_size = len + 4096 < most ? len + 4096 : most;
+        p.node.chunk_size = len / 2 + 4096 < most ? len / 2 + 4096 : most;
+    } else {
+        p.node.chunk_size = len + len / 2 + 4096;
+    }
     aheader boot;
     boot.chunks = NULL;
     dsml_alloc_resolve(&boot.alloc, a);
     p.h = &boot;
-    aheader *h = fast_alloc(&p, sizeof *h);
+    aheader *h = fast_alloc(&p, &p.node, sizeof *h);
     cJSON *root = NULL;
     if (h != NULL) {
         *h = boot;

@@ -116,7 +116,7 @@ static int guard_node(dsml_rctx *c, const cJSON *v)
 {
     size_t offset = dsml_json_offset(v);
     if (dsml_is_string(v))
-        return check_text(c, v->valuestring, strlen(v->valuestring), v, offset, "the string");
+        return check_text(c, v->valuestring, dsml_json_strlen(v), v, offset, "the string");
     if (!dsml_is_array(v) && !dsml_is_object(v))
         return DSML_OK;
     size_t i = 0;

@@ -386,7 +386,7 @@ static int join_texts(dsml_rctx *c, dsml_msg *m)
                 return dsml_msg_fail(c, m, sub, DSML_ERR_TYPE,
                                      "text must be a string");
             }
-            dsml_buf_puts(&b, blk->text.node->valuestring);
+            dsml_buf_append(&b, blk->text.node->valuestring, dsml_json_strlen(blk->text.node));
         }
     }
     char *s = dsml_arena_alloc(&c->arena, b.len + 1);
@@ -479,9 +479,7 @@ int dsml_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts *r
     size_t i = 0;
     size_t limit = c->limits && c->limits->max_messages ? c->limits->max_messages
                                                         : DSML_DEFAULT_MAX_MESSAGES;
-    size_t count = 0;
-    for (const cJSON *mj = array->child; mj != NULL && count <= limit; mj = mj->next)
-        count++;
+    size_t count = dsml_json_count(array, limit);
     size_t bad = count <= limit ? first_unrenderable(c, array, ro) : (size_t)-1;
     if (count <= limit) {
         int r = dsml_msgs_reserve(c, out, out->n + (bad < count ? bad : count) + 1);

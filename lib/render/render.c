@@ -66,7 +66,7 @@ static int put_text_block(dsml_rctx *c, const dsml_msg *m, const char *where,
         return DSML_OK;
     if (!dsml_is_string(b->text.node))
         return dsml_msg_fail(c, m, where, DSML_ERR_TYPE, "text must be a string");
-    dsml_buf_puts(out, b->text.node->valuestring);
+    dsml_buf_append(out, b->text.node->valuestring, dsml_json_strlen(b->text.node));
     return DSML_OK;
 }
 
@@ -469,14 +469,19 @@ int dsml_render_conversation(dsml_rctx *c, const dsml_msgs *ctx_raw,
             return r;
     }
 
-    dsml_msgs full = {NULL, 0, 0};
-    r = dsml_msgs_reserve(c, &full, ctx.n + msgs.n);
-    for (size_t i = 0; i < ctx.n && r == DSML_OK; i++)
-        r = dsml_msgs_push(c, &full, &ctx.v[i]);
-    for (size_t i = 0; i < msgs.n && r == DSML_OK; i++)
-        r = dsml_msgs_push(c, &full, &msgs.v[i]);
-    if (r != DSML_OK)
-        return r;
+    /* the context's messages, then the request's (without a context, the
+     * request's list itself: nothing below changes a list it reads) */
+    dsml_msgs full = msgs;
+    if (ctx.n > 0) {
+        full = (dsml_msgs){NULL, 0, 0};
+        r = dsml_msgs_reserve(c, &full, ctx.n + msgs.n);
+        for (size_t i = 0; i < ctx.n && r == DSML_OK; i++)
+            r = dsml_msgs_push(c, &full, &ctx.v[i]);
+        for (size_t i = 0; i < msgs.n && r == DSML_OK; i++)
+            r = dsml_msgs_push(c, &full, &msgs.v[i]);
+        if (r != DSML_OK)
+            return r;
+    }
 
     if (c->add_bos && ctx.n == 0)
         DSML_BUF_LIT(out, DSML_TOK_BOS);

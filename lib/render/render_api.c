@@ -208,7 +208,10 @@ int dsml_rctx_run(dsml_rctx *c, const cJSON *messages, const char *messages_root
     if (r != DSML_OK)
         goto done;
     DSML_BUF_LIT(&images, "]");
-    dsml_buf_reserve(&prompt, c->input_len + 256);
+    /* the prompt is about the input's size: an agent session's is a few
+     * percent larger (tool calls written out as DSML), so room for an
+     * eighth more spares a large prompt its copy into a doubled block */
+    dsml_buf_reserve(&prompt, c->input_len + c->input_len / 8 + 4096);
     r = dsml_render_conversation(c, &ctx_raw, &msg_raw, &prompt,
                                  c->want_segments ? &segments : NULL);
     if (r != DSML_OK)

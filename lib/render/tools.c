@@ -192,6 +192,13 @@ static int keep_doc(dsml_rctx *c, cJSON *doc)
     return DSML_OK;
 }
 
+/* Frees the documents kept after the first `held`. */
+static void drop_docs(dsml_rctx *c, size_t held)
+{
+    while (c->ndocs > held)
+        dsml_json_free(c->docs[--c->ndocs]);
+}
+
 /* The arguments as an object, as the dialect reads them (DSML_RULE_ARG_*):
  * an object as it is, JSON text decoded (up to twice).  *obj is NULL when
  * they are to be wrapped as {"arguments": value}; what the dialect neither
@@ -219,9 +226,10 @@ static int arguments_object(dsml_rctx *c, const dsml_msg *m, const char *where,
             break;
         cJSON *doc = NULL;
         const char *s = cur->valuestring;
+        size_t sn = dsml_json_strlen(cur);
         dsml_error jerr;
         /* the arguments' values count against the render's budget */
-        int r = dsml_json_read_doc(s, strlen(s), c->limits, &c->alloc, NULL, 0,
+        int r = dsml_json_read_doc(s, sn, c->limits, &c->alloc, NULL, 0,
                                        &c->values_left, &doc, &jerr);
         if (r == DSML_ERR_NOMEM)
             return dsml_fail(c->err, r, DSML_NO_OFFSET, NULL, NULL);
@@ -237,13 +245,13 @@ static int arguments_object(dsml_rctx *c, const dsml_msg *m, const char *where,
             if (r == DSML_ERR_LIMIT) {
                 /* too deep for us; Python refuses it too when it is not
                  * JSON at any depth (or nests past its recursion limit) */
-                r = dsml_json_validate(s, strlen(s), &c->alloc, &off);
+                r = dsml_json_validate(s, sn, &c->alloc, &off);
                 if (r == DSML_ERR_NOMEM)
                     return dsml_fail(c->err, r, DSML_NO_OFFSET, NULL, NULL);
                 if (r == DSML_OK)
                     r = DSML_ERR_LIMIT, off = jerr.offset;
             }
-            const char *at = off < strlen(s) ? s + off : "";
+            const char *at = off < sn ? s + off : "";
             int python_reads = r != DSML_ERR_JSON || strncmp(at, "NaN", 3) == 0 ||
                                strncmp(at, "Infinity", 8) == 0 ||
                                strncmp(at, "-Infinity", 9) == 0;
@@ -294,7 +302,7 @@ static void put_parameter(const dsml_rctx *c, dsml_buf *out, const char *key,
     dsml_buf_puts(out, key);
     if (dsml_is_string(v)) {
         DSML_BUF_LIT(out, "\" string=\"true\">");
-        dsml_buf_puts(out, v->valuestring);
+        dsml_buf_append(out, v->valuestring, dsml_json_strlen(v));
     } else {
         DSML_BUF_LIT(out, "\" string=\"false\">");
         dsml_emit_json(out, v);
@@ -394,7 +402,12 @@ int dsml_render_tool_calls(dsml_rctx *c, const dsml_msg *m,
     for (const cJSON *tc = tool_calls->child; tc != NULL; tc = tc->next, i++) {
         if (out != NULL && i > 0)
             dsml_buf_putc(out, '\n');
+        /* the call's arguments, read as JSON, are written by now: their
+         * trees go at once, so that a long session holds one call's at a
+         * time instead of every call's until the render ends */
+        size_t held = c->ndocs;
         int r = one_call(c, m, i, tc, out);
+        drop_docs(c, held);
         if (r != DSML_OK)
             return r;
     }

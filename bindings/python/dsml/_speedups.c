@@ -226,7 +226,10 @@ static cJSON *node_of(tree *t, PyObject *v, int depth)
         if (s == NULL)
             return NULL;
         t->bytes += n + 2;
-        return cJSON_CreateStringReference(s);
+        cJSON *node = cJSON_CreateStringReference(s);
+        if (node != NULL)
+            dsml_json_set_size(node, n); /* the renderer need not measure it */
+        return node;
     }
     if (PyLong_CheckExact(v)) {
         int overflow = 0;
