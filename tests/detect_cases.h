@@ -130,6 +130,20 @@ static inline void dc_options(dsml_detector_options *o, const dc_case *c,
     o->mode = mode;
 }
 
+/* The options of variant v, 0..63 (DC_VARIANTS): the profile (bits 0-1),
+ * the markers, the mode (strict or lenient), the thinking mode and the
+ * stray-</think> policy, one bit each. */
+#define DC_VARIANTS 64
+static inline void dc_variant(dsml_detector_options *o, int v)
+{
+    dsml_detector_options_init(o);
+    o->profile = (dsml_profile)(v & 3);
+    o->markers = (v & 4) ? DSML_MARKERS_VARIANTS : DSML_MARKERS_EXACT;
+    o->mode = (v & 8) ? DSML_DETECT_STRICT : DSML_DETECT_LENIENT;
+    o->thinking_mode = (v & 16) ? DSML_THINKING : DSML_CHAT;
+    o->stray_think_end = (v & 32) ? DSML_STRAY_THINK_END_REASONING : DSML_STRAY_THINK_END_REFUSE;
+}
+
 /* ---- event logs ---------------------------------------------------------- */
 
 /* A canonical text of an event sequence, built as events are pulled:

@@ -35,14 +35,9 @@ static int unload(void **state)
 static void test_byte_classes(void **state)
 {
     (void)state;
-    for (int v = 0; v < 64; v++) {
+    for (int v = 0; v < DC_VARIANTS; v++) {
         dsml_detector_options o;
-        dsml_detector_options_init(&o);
-        o.profile = (dsml_profile)(v & 3);
-        o.markers = (v & 4) ? DSML_MARKERS_VARIANTS : DSML_MARKERS_EXACT;
-        o.mode = (v & 8) ? DSML_DETECT_STRICT : DSML_DETECT_LENIENT;
-        o.thinking_mode = (v & 16) ? DSML_THINKING : DSML_CHAT;
-        o.stray_think_end = (v & 32) ? DSML_STRAY_THINK_END_REASONING : DSML_STRAY_THINK_END_REFUSE;
+        dc_variant(&o, v);
         dsml_detector *d = NULL;
         assert_int_equal(dsml_detector_create(&o, &d, NULL), DSML_OK);
         static const det_phase phases[] = {PH_REASONING, PH_CONTENT, PH_PVALUE};
