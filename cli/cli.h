@@ -75,6 +75,24 @@ int cli_usage_error(const char *sub, const char *fmt, ...)
 #endif
     ;
 
+/* Argument argv[*i] of a subcommand's command line: "--name=value",
+ * "--name" (its value, if it takes one, the next argument), or an operand. */
+typedef struct cli_opt {
+    const char *s;  /* the argument */
+    const char *eq; /* its '=' when it is an option written with one */
+    size_t nlen;    /* the length of its name */
+    int argc;
+    char **argv;
+    int *i;
+} cli_opt;
+
+cli_opt cli_opt_at(int argc, char **argv, int *i);
+/* Whether the argument is the option `name` (with or without "=value"). */
+int cli_opt_is(const cli_opt *o, const char *name);
+/* Its value: after the '=', or the next argument (which is then consumed);
+ * NULL when there is none. */
+const char *cli_opt_value(const cli_opt *o);
+
 /* Prints a library error: "dsml-render: <what>: <path: message> (NAME)",
  * plus the byte offset when one applies. */
 void cli_report(const char *what, int status, const dsml_error *err);

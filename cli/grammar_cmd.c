@@ -95,11 +95,8 @@ static int parse_grammar_args(int argc, char **argv, grammar_args *a)
     int files_only = 0;
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i];
-        const char *eq = strchr(s, '=');
-        size_t nlen = eq != NULL && s[0] == '-' ? (size_t)(eq - s) : strlen(s);
+        cli_opt o = cli_opt_at(argc, argv, &i);
         const char *v = NULL;
-#define NAMED(name) (strlen(name) == nlen && strncmp(s, name, nlen) == 0)
-#define VALUE() (eq != NULL ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL))
         if (files_only || s[0] != '-' || strcmp(s, "-") == 0) {
             if (a->file != NULL)
                 return cli_usage_error("grammar", "more than one input file ('%s')", s);
@@ -109,17 +106,17 @@ static int parse_grammar_args(int argc, char **argv, grammar_args *a)
         } else if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0) {
             fputs(grammar_usage, stdout);
             return ARGS_HELP;
-        } else if (NAMED("--format")) {
-            if ((v = VALUE()) == NULL || cli_parse_grammar_format(v, &a->format) != 0)
+        } else if (cli_opt_is(&o, "--format")) {
+            if ((v = cli_opt_value(&o)) == NULL || cli_parse_grammar_format(v, &a->format) != 0)
                 return cli_usage_error("grammar", "--format needs gbnf, lark or structural-tag");
-        } else if (NAMED("--profile")) {
-            if ((v = VALUE()) == NULL || cli_parse_profile(v, &a->profile) != 0)
+        } else if (cli_opt_is(&o, "--profile")) {
+            if ((v = cli_opt_value(&o)) == NULL || cli_parse_profile(v, &a->profile) != 0)
                 return cli_usage_error("grammar", "--profile needs one of:" CLI_PROFILE_NAMES);
         } else if (strcmp(s, "--thinking") == 0 || strcmp(s, "--chat") == 0) {
             a->mode_set = 1;
             a->mode = s[2] == 't' ? DSML_THINKING : DSML_CHAT;
-        } else if (NAMED("--tool-choice")) {
-            if ((a->choice = VALUE()) == NULL || a->choice[0] == '\0')
+        } else if (cli_opt_is(&o, "--tool-choice")) {
+            if ((a->choice = cli_opt_value(&o)) == NULL || a->choice[0] == '\0')
                 return cli_usage_error("grammar", "--tool-choice needs auto, none, required or a name");
         } else if (strcmp(s, "--whole-turn") == 0) {
             a->whole_turn = 1;
@@ -128,8 +125,6 @@ static int parse_grammar_args(int argc, char **argv, grammar_args *a)
         } else {
             return cli_usage_error("grammar", "unknown option '%s'", s);
         }
-#undef NAMED
-#undef VALUE
     }
     if (a->file == NULL)
         a->file = "-";

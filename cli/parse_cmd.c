@@ -202,12 +202,8 @@ int cli_parse_main(int argc, char **argv)
     size_t chunk = 0;
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i];
-        const char *eq = strchr(s, '=');
-        size_t nlen = eq != NULL && s[0] == '-' ? (size_t)(eq - s) : strlen(s);
+        cli_opt o = cli_opt_at(argc, argv, &i);
         const char *v = NULL;
-#define NAMED(name) (strlen(name) == nlen && strncmp(s, name, nlen) == 0)
-#define VALUE()                                                                \
-    (eq != NULL ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL))
         if (files_only || s[0] != '-' || strcmp(s, "-") == 0) {
             if (file != NULL)
                 return parse_usage_error("more than one input file ('%s')", s);
@@ -225,15 +221,15 @@ int cli_parse_main(int argc, char **argv)
             strict = 1;
         } else if (strcmp(s, "--recover") == 0) {
             recover = 1;
-        } else if (NAMED("--profile")) {
-            if ((v = VALUE()) == NULL || cli_parse_profile(v, &profile) != 0)
+        } else if (cli_opt_is(&o, "--profile")) {
+            if ((v = cli_opt_value(&o)) == NULL || cli_parse_profile(v, &profile) != 0)
                 return parse_usage_error("--profile needs one of" CLI_PROFILE_NAMES);
-        } else if (NAMED("--tools")) {
-            if ((tools_file = VALUE()) == NULL)
+        } else if (cli_opt_is(&o, "--tools")) {
+            if ((tools_file = cli_opt_value(&o)) == NULL)
                 return parse_usage_error("--tools needs a file");
-        } else if (NAMED("--stream")) {
+        } else if (cli_opt_is(&o, "--stream")) {
             char *end = NULL;
-            v = VALUE();
+            v = cli_opt_value(&o);
             errno = 0;
             unsigned long long n = v != NULL ? strtoull(v, &end, 10) : 0;
             if (v == NULL || *v == '\0' || *v == '-' || *end != '\0' || n == 0 ||
@@ -243,8 +239,6 @@ int cli_parse_main(int argc, char **argv)
         } else {
             return parse_usage_error("unknown option '%s'", s);
         }
-#undef NAMED
-#undef VALUE
     }
     if (file == NULL)
         file = "-";

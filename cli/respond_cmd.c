@@ -106,12 +106,9 @@ static int parse_respond_args(int argc, char **argv, respond_args *a)
     int files_only = 0;
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i];
-        const char *eq = strchr(s, '=');
-        size_t nlen = eq != NULL && s[0] == '-' ? (size_t)(eq - s) : strlen(s);
+        cli_opt o = cli_opt_at(argc, argv, &i);
         const char *v = NULL;
         unsigned long long n = 0;
-#define NAMED(name) (strlen(name) == nlen && strncmp(s, name, nlen) == 0)
-#define VALUE() (eq != NULL ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL))
         if (files_only || s[0] != '-' || strcmp(s, "-") == 0) {
             if (a->request == NULL)
                 a->request = s;
@@ -124,33 +121,36 @@ static int parse_respond_args(int argc, char **argv, respond_args *a)
         } else if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0) {
             fputs(respond_usage, stdout);
             exit(fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL);
-        } else if (NAMED("--stream")) {
-            if (parse_number(VALUE(), &n) != 0 || n == 0 || n > (unsigned long long)SIZE_MAX)
+        } else if (cli_opt_is(&o, "--stream")) {
+            if (parse_number(cli_opt_value(&o), &n) != 0 || n == 0 ||
+                n > (unsigned long long)SIZE_MAX)
                 return respond_usage_error("--stream needs a chunk size of 1 or more");
             a->chunk = (size_t)n;
-        } else if (NAMED("--end")) {
-            if ((v = VALUE()) == NULL || parse_end(v, &a->why) != 0)
+        } else if (cli_opt_is(&o, "--end")) {
+            if ((v = cli_opt_value(&o)) == NULL || parse_end(v, &a->why) != 0)
                 return respond_usage_error("--end needs stop, length or abort");
         } else if (strcmp(s, "--hold-calls") == 0) {
             a->ro.flags |= DSML_RESPOND_HOLD_CALLS;
         } else if (strcmp(s, "--drop-raw") == 0) {
             a->ro.flags |= DSML_RESPOND_DROP_RAW;
-        } else if (NAMED("--id")) {
-            if ((v = VALUE()) == NULL)
+        } else if (cli_opt_is(&o, "--id")) {
+            if ((v = cli_opt_value(&o)) == NULL)
                 return respond_usage_error("--id needs a value");
             a->ro.id = v;
             a->ro.id_len = strlen(v);
-        } else if (NAMED("--created")) {
-            if (parse_number(VALUE(), &n) != 0 || n == 0 || n > (unsigned long long)INT64_MAX)
+        } else if (cli_opt_is(&o, "--created")) {
+            if (parse_number(cli_opt_value(&o), &n) != 0 || n == 0 ||
+                n > (unsigned long long)INT64_MAX)
                 return respond_usage_error("--created needs a time in Unix seconds");
             a->ro.created = (long long)n;
-        } else if (NAMED("--seed")) {
-            if ((v = VALUE()) == NULL)
+        } else if (cli_opt_is(&o, "--seed")) {
+            if ((v = cli_opt_value(&o)) == NULL)
                 return respond_usage_error("--seed needs a value");
             a->ro.seed = (const unsigned char *)v;
             a->ro.seed_len = strlen(v);
-        } else if (NAMED("--grammar")) {
-            if ((v = VALUE()) == NULL || cli_parse_grammar_format(v, &a->grammar_format) != 0)
+        } else if (cli_opt_is(&o, "--grammar")) {
+            if ((v = cli_opt_value(&o)) == NULL ||
+                cli_parse_grammar_format(v, &a->grammar_format) != 0)
                 return respond_usage_error("--grammar needs gbnf, lark or structural-tag");
             a->grammar = 1;
         } else if (strcmp(s, "--grammar-auto") == 0) {
@@ -158,8 +158,6 @@ static int parse_respond_args(int argc, char **argv, respond_args *a)
         } else {
             return respond_usage_error("unknown option '%s'", s);
         }
-#undef NAMED
-#undef VALUE
     }
     if (a->completion == NULL)
         return respond_usage_error("needs a REQUEST file and a COMPLETION file");

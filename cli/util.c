@@ -281,3 +281,23 @@ const char *cli_format_name(cli_format f)
     default: return "auto";
     }
 }
+
+cli_opt cli_opt_at(int argc, char **argv, int *i)
+{
+    const char *s = argv[*i];
+    const char *eq = s[0] == '-' ? strchr(s, '=') : NULL;
+    cli_opt o = {s, eq, eq != NULL ? (size_t)(eq - s) : strlen(s), argc, argv, i};
+    return o;
+}
+
+int cli_opt_is(const cli_opt *o, const char *name)
+{
+    return strlen(name) == o->nlen && strncmp(o->s, name, o->nlen) == 0;
+}
+
+const char *cli_opt_value(const cli_opt *o)
+{
+    if (o->eq != NULL)
+        return o->eq + 1;
+    return *o->i + 1 < o->argc ? o->argv[++*o->i] : NULL;
+}
