@@ -14,9 +14,15 @@
  * session: an agent session (tool calls and results, ~6 KB a turn) and a
  *   text-heavy one (every text 8 times longer) at 1x, 8x and 64x the turns
  *   (200 and 25 turns at 1x, about 1.2 and 1.1 MB), rendered
- *   with dsml_render_case.  Baselines: the 1x and 8x renders, and
- *   cJSON_Parse+cJSON_Delete of the same JSON.  Targets: 8x the turns take
- *   at most 9x the time (8x / 1x and 64x / 8x).
+ *   with dsml_render_case.  Baselines: the 1x and 8x renders;
+ *   cJSON_Parse+cJSON_Delete of the same JSON; the same render through an
+ *   allocator that keeps its large blocks (as a server's pool does), so
+ *   that no memory is mapped afresh; and a block of the prompt's size
+ *   taken, written and freed, what returning a new prompt costs at least.
+ *   Targets: 8x the turns take at most 9x the time (8x / 1x and 64x / 8x).
+ *   Printed besides: the least 64x / 8x a render returning a fresh block
+ *   can reach when all its other work grows exactly 8x,
+ *   (8 (T8 - F8) + F64) / T8, with T the render's and F the block's times.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -147,6 +153,93 @@ int cmd_tokens(const bench_opts *o)
 
 /* ---- session ---------------------------------------------------------------- */
 
+/* An allocator that keeps its large blocks for the next request, as a
+ * server's per-thread pool does: the render's memory is then not mapped
+ * afresh on every call.  Each block carries its size in a header. */
+#define KEEP_MIN ((size_t)1 << 20)
+#define KEEP_SLOTS 64
+typedef struct keep_pool {
+    void *block[KEEP_SLOTS]; /* headers of kept blocks */
+    size_t size[KEEP_SLOTS];
+} keep_pool;
+typedef union keep_head {
+    size_t size;
+    max_align_t align;
+} keep_head;
+
+static void *keep_malloc(void *ctx, size_t n)
+{
+    keep_pool *kp = ctx;
+    if (n >= KEEP_MIN) {
+        int best = -1;
+        for (int i = 0; i < KEEP_SLOTS; i++)
+            if (kp->block[i] != NULL && kp->size[i] >= n &&
+                (best < 0 || kp->size[i] < kp->size[best]))
+                best = i;
+        if (best >= 0) {
+            keep_head *h = kp->block[best];
+            kp->block[best] = NULL;
+            return h + 1;
+        }
+    }
+    keep_head *h = malloc(sizeof *h + n);
+    if (h == NULL)
+        return NULL;
+    h->size = n;
+    return h + 1;
+}
+
+static void keep_free(void *ctx, void *p)
+{
+    keep_pool *kp = ctx;
+    if (p == NULL)
+        return;
+    keep_head *h = (keep_head *)p - 1;
+    if (h->size >= KEEP_MIN)
+        for (int i = 0; i < KEEP_SLOTS; i++)
+            if (kp->block[i] == NULL) {
+                kp->block[i] = h;
+                kp->size[i] = h->size;
+                return;
+            }
+    free(h);
+}
+
+static void *keep_realloc(void *ctx, void *p, size_t old, size_t n)
+{
+    keep_head *h = (keep_head *)p - 1;
+    if (h->size >= n)
+        return p;
+    void *q = keep_malloc(ctx, n);
+    if (q == NULL)
+        return NULL;
+    memcpy(q, p, old < n ? old : n);
+    keep_free(ctx, p);
+    return q;
+}
+
+static void keep_release(keep_pool *kp)
+{
+    for (int i = 0; i < KEEP_SLOTS; i++)
+        free(kp->block[i]);
+    memset(kp, 0, sizeof *kp);
+}
+
+/* The floor under a render that returns a new prompt: a block of the
+ * prompt's size taken, written and given back. */
+static void k_fresh_block(void *p)
+{
+    scale_ctx *c = p;
+    char *b = malloc(c->out_len);
+    if (b == NULL)
+        die("out of memory");
+    memset(b, 'x', c->out_len);
+    __asm__ volatile("" : : "r"(b) : "memory");
+    free(b);
+}
+
+enum { S_RENDER, S_KEPT, S_CJSON, S_FRESH, S_KINDS };
+
 int cmd_session(const bench_opts *o)
 {
     static const struct {
@@ -155,82 +248,121 @@ int cmd_session(const bench_opts *o)
         size_t turns; /* at 1x */
     } ss[] = {{"agent", 1, 200}, {"text", 8, 25}};
     static const size_t mult[3] = {1, 8, 64};
+    static const char *const kind_name[S_KINDS] = {
+        "", " kept blocks", " cJSON_Parse+Delete", " fresh block"};
     int all_ok = 1;
     for (size_t s = 0; s < sizeof ss / sizeof ss[0]; s++) {
-        scale_ctx c[3], cj[3];
-        kernel ks[6];
-        char names[6][64];
+        scale_ctx c[S_KINDS][3];
+        kernel ks[S_KINDS * 3];
+        char names[S_KINDS * 3][64];
+        keep_pool pool;
+        memset(&pool, 0, sizeof pool);
+        const dsml_allocator keep = {keep_malloc, keep_realloc, keep_free, &pool};
         memset(c, 0, sizeof c);
         memset(ks, 0, sizeof ks);
         for (int f = 0; f < 3; f++) {
-            make_session(&c[f].in, ss[s].turns * mult[f], ss[s].text);
-            dsml_render_options_init(&c[f].opts);
+            scale_ctx *r = &c[S_RENDER][f];
+            make_session(&r->in, ss[s].turns * mult[f], ss[s].text);
+            dsml_render_options_init(&r->opts);
             dsml_output out;
             dsml_error err;
-            if (dsml_render_case(c[f].in.p, c[f].in.len, &c[f].opts, &out, &err) != DSML_OK)
+            if (dsml_render_case(r->in.p, r->in.len, &r->opts, &out, &err) != DSML_OK)
                 die("synthetic session refused: %s", err.message);
-            c[f].out_len = out.len;
+            r->out_len = out.len;
             dsml_output_free(&out);
-            cj[f] = c[f];
-            cj[f].cjson = 1;
-            snprintf(names[f], sizeof names[f], "%zu turns (%.1f MB)", ss[s].turns * mult[f],
-                     (double)c[f].in.len / 1e6);
-            snprintf(names[3 + f], sizeof names[3 + f], "%zu turns cJSON_Parse+Delete",
-                     ss[s].turns * mult[f]);
-            ks[f] = (kernel){.name = names[f], .fn = k_scale, .ctx = &c[f]};
-            ks[3 + f] = (kernel){.name = names[3 + f], .fn = k_scale, .ctx = &cj[f]};
+            for (int k = 1; k < S_KINDS; k++)
+                c[k][f] = *r;
+            c[S_KEPT][f].opts.allocator = &keep;
+            c[S_CJSON][f].cjson = 1;
+            for (int k = 0; k < S_KINDS; k++) {
+                int at = k * 3 + f;
+                snprintf(names[at], sizeof names[at], "%zu turns%s", ss[s].turns * mult[f],
+                         kind_name[k]);
+                ks[at] = (kernel){.name = names[at],
+                                  .fn = k == S_FRESH ? k_fresh_block : k_scale,
+                                  .ctx = &c[k][f]};
+            }
         }
         char label[64];
         snprintf(label, sizeof label, "session %s", ss[s].what);
-        measure(ks, 6, o, label);
+        measure(ks, S_KINDS * 3, o, label);
         if (!o->callgrind) {
-            double r8 = ks[1].median / ks[0].median, r64 = ks[2].median / ks[1].median;
-            double faults[6];
-            for (int f = 0; f < 6; f++)
-                faults[f] = faults_per_pass(&ks[f], 3);
-            double vs_cjson[3];
-            for (int f = 0; f < 3; f++)
-                vs_cjson[f] = ks[f].median / ks[3 + f].median;
-            int ok = r8 <= 9.0 && r64 <= 9.0;
+            double t[S_KINDS][3], faults[S_KINDS][3], r8[S_KINDS], r64[S_KINDS];
+            for (int k = 0; k < S_KINDS; k++) {
+                for (int f = 0; f < 3; f++) {
+                    t[k][f] = ks[k * 3 + f].median;
+                    faults[k][f] = faults_per_pass(&ks[k * 3 + f], 3);
+                }
+                r8[k] = t[k][1] / t[k][0];
+                r64[k] = t[k][2] / t[k][1];
+            }
+            /* a render whose other work grows exactly 8x still pays the
+             * fresh block's growth: the least 64x / 8x it can reach */
+            double floor64 = (8.0 * (t[S_RENDER][1] - t[S_FRESH][1]) + t[S_FRESH][2]) /
+                             t[S_RENDER][1];
+            int ok = r8[S_RENDER] <= 9.0 && r64[S_RENDER] <= 9.0;
+            int kept_ok = r8[S_KEPT] <= 9.0 && r64[S_KEPT] <= 9.0;
             all_ok &= ok;
+            const scale_ctx *in = c[S_RENDER];
             if (o->json) {
                 json_begin();
                 printf("{\"bench\": \"session\", \"series\": \"%s\", \"turns\": [%zu, %zu, %zu], "
                        "\"bytes\": [%zu, %zu, %zu], \"prompt_bytes\": [%zu, %zu, %zu], "
                        "\"runs\": %d, ",
-                       ss[s].what, ss[s].turns, ss[s].turns * 8, ss[s].turns * 64, c[0].in.len,
-                       c[1].in.len, c[2].in.len, c[0].out_len, c[1].out_len, c[2].out_len,
+                       ss[s].what, ss[s].turns, ss[s].turns * 8, ss[s].turns * 64, in[0].in.len,
+                       in[1].in.len, in[2].in.len, in[0].out_len, in[1].out_len, in[2].out_len,
                        o->runs);
-                json_kernels(ks, 6, o->runs);
-                printf(", \"page_faults_per_pass\": [%.0f, %.0f, %.0f, %.0f, %.0f, %.0f]",
-                       faults[0], faults[1], faults[2], faults[3], faults[4], faults[5]);
-                printf(", \"ratio_8x_vs_1x\": %.3f, \"ratio_64x_vs_8x\": %.3f, "
+                json_kernels(ks, S_KINDS * 3, o->runs);
+                printf(", \"page_faults_per_pass\": [");
+                for (int k = 0; k < S_KINDS * 3; k++)
+                    printf("%s%.0f", k ? ", " : "", faults[k / 3][k % 3]);
+                printf("], \"ratio_8x_vs_1x\": %.3f, \"ratio_64x_vs_8x\": %.3f, "
+                       "\"kept_ratio_8x_vs_1x\": %.3f, \"kept_ratio_64x_vs_8x\": %.3f, "
+                       "\"fresh_block_floor_64x_vs_8x\": %.3f, "
                        "\"bytes_ratio_8x_vs_1x\": %.3f, \"bytes_ratio_64x_vs_8x\": %.3f, "
-                       "\"ratio_vs_cjson\": [%.3f, %.3f, %.3f], \"target_8x\": 9, \"ok\": %s}",
-                       r8, r64, (double)c[1].in.len / (double)c[0].in.len,
-                       (double)c[2].in.len / (double)c[1].in.len, vs_cjson[0], vs_cjson[1],
-                       vs_cjson[2], ok ? "true" : "false");
+                       "\"ratio_vs_cjson\": [%.3f, %.3f, %.3f], \"target_8x\": 9, "
+                       "\"ok\": %s, \"kept_ok\": %s}",
+                       r8[S_RENDER], r64[S_RENDER], r8[S_KEPT], r64[S_KEPT], floor64,
+                       (double)in[1].in.len / (double)in[0].in.len,
+                       (double)in[2].in.len / (double)in[1].in.len,
+                       t[S_RENDER][0] / t[S_CJSON][0], t[S_RENDER][1] / t[S_CJSON][1],
+                       t[S_RENDER][2] / t[S_CJSON][2], ok ? "true" : "false",
+                       kept_ok ? "true" : "false");
             } else {
-                printf("session %s: %zu / %zu / %zu turns, %.1f / %.1f / %.1f MB of JSON; median "
-                       "of %d runs\n",
+                printf("session %s: %zu / %zu / %zu turns, %.1f / %.1f / %.1f MB of JSON, "
+                       "%.1f / %.1f / %.1f MB of prompt; median of %d runs\n",
                        ss[s].what, ss[s].turns, ss[s].turns * 8, ss[s].turns * 64,
-                       (double)c[0].in.len / 1e6, (double)c[1].in.len / 1e6,
-                       (double)c[2].in.len / 1e6, o->runs);
-                for (int f = 0; f < 6; f++)
-                    print_kernel(&ks[f], o->runs, 1, c[f % 3].in.len, "JSON");
-                printf("  time 8x / 1x    %6.2f   (input %.2fx; target <= 9: %s)\n", r8,
-                       (double)c[1].in.len / (double)c[0].in.len, r8 <= 9.0 ? "met" : "NOT MET");
-                printf("  time 64x / 8x   %6.2f   (input %.2fx; target <= 9: %s)\n", r64,
-                       (double)c[2].in.len / (double)c[1].in.len, r64 <= 9.0 ? "met" : "NOT MET");
-                printf("  render / cJSON_Parse+Delete  %.3f / %.3f / %.3f\n", vs_cjson[0],
-                       vs_cjson[1], vs_cjson[2]);
-                printf("  page faults a pass: render %.0f / %.0f / %.0f, cJSON %.0f / %.0f / "
-                       "%.0f (memory mapped afresh)\n\n",
-                       faults[0], faults[1], faults[2], faults[3], faults[4], faults[5]);
+                       (double)in[0].in.len / 1e6, (double)in[1].in.len / 1e6,
+                       (double)in[2].in.len / 1e6, (double)in[0].out_len / 1e6,
+                       (double)in[1].out_len / 1e6, (double)in[2].out_len / 1e6, o->runs);
+                for (int k = 0; k < S_KINDS * 3; k++)
+                    print_kernel(&ks[k], o->runs, 1, in[k % 3].in.len, "JSON");
+                printf("  time 8x / 1x    %6.2f   (input %.2fx; target <= 9: %s)\n", r8[S_RENDER],
+                       (double)in[1].in.len / (double)in[0].in.len,
+                       r8[S_RENDER] <= 9.0 ? "met" : "NOT MET");
+                printf("  time 64x / 8x   %6.2f   (input %.2fx; target <= 9: %s)\n",
+                       r64[S_RENDER], (double)in[2].in.len / (double)in[1].in.len,
+                       r64[S_RENDER] <= 9.0 ? "met" : "NOT MET");
+                printf("  kept blocks (an allocator that keeps its large blocks): 8x / 1x %.2f, "
+                       "64x / 8x %.2f (<= 9: %s)\n",
+                       r8[S_KEPT], r64[S_KEPT], kept_ok ? "met" : "NOT MET");
+                printf("  fresh block of the prompt's size: 64x / 8x %.2f; a render returning "
+                       "one reaches at best 64x / 8x %.2f\n",
+                       r64[S_FRESH], floor64);
+                printf("  render / cJSON_Parse+Delete  %.3f / %.3f / %.3f\n",
+                       t[S_RENDER][0] / t[S_CJSON][0], t[S_RENDER][1] / t[S_CJSON][1],
+                       t[S_RENDER][2] / t[S_CJSON][2]);
+                printf("  page faults a pass (memory mapped afresh): render %.0f / %.0f / %.0f, "
+                       "kept blocks %.0f / %.0f / %.0f, cJSON %.0f / %.0f / %.0f, fresh block "
+                       "%.0f / %.0f / %.0f\n\n",
+                       faults[0][0], faults[0][1], faults[0][2], faults[1][0], faults[1][1],
+                       faults[1][2], faults[2][0], faults[2][1], faults[2][2], faults[3][0],
+                       faults[3][1], faults[3][2]);
             }
         }
         for (int f = 0; f < 3; f++)
-            free(c[f].in.p);
+            free(c[S_RENDER][f].in.p);
+        keep_release(&pool);
     }
     return all_ok ? 0 : 1;
 }

@@ -438,39 +438,30 @@ static void read_fields(const cJSON *mj, dsml_msg *m, const cJSON **content,
 {
     static const char *const keys[] = {"role", "task", "tools", "response_format",
                                        "tool_calls", "reasoning_content", "wo_eos",
-                                       "content", "content_blocks"};
+                                       "content", "content_blocks", "tool_call_id"};
     const cJSON **slots[] = {&m->role, &m->task, &m->tools, &m->response_format,
                              &m->tool_calls, &m->reasoning, &m->wo_eos,
-                             content, blocks};
+                             content, blocks, &m->tool_call_id};
     for (const cJSON *f = mj->child; f != NULL; f = f->next)
         for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
             if (f->string[0] == keys[k][0] && strcmp(f->string, keys[k]) == 0) {
                 *slots[k] = f;
                 break;
             }
+    m->blocks_null = dsml_is_null(*blocks);
 }
 
 /* When every message is rendered (chat mode, or thinking kept), the first
- * message whose role cannot be rendered fails the render: its index, so
- * that reading stops there and a huge array of bad messages costs no more
- * than its tree.  (size_t)-1 when there is none or it cannot be known yet. */
-static size_t first_unrenderable(dsml_rctx *c, const cJSON *array, const dsml_read_opts *ro)
+ * message whose role cannot be rendered fails the render, so that reading
+ * stops there and a huge array of bad messages costs no more than its
+ * tree.  Not when the array is over the message limit: that is the fault
+ * then. */
+static int stops_unrenderable(dsml_rctx *c, const dsml_read_opts *ro, size_t count,
+                              size_t limit)
 {
     int every_message = c->mode == DSML_MODE_CHAT ||
                         (c->mode == DSML_MODE_THINKING && !c->drop_thinking);
-    if (ro->in_context || !every_message)
-        return (size_t)-1;
-    size_t i = 0;
-    for (const cJSON *mj = array->child; mj != NULL; mj = mj->next, i++) {
-        dsml_msg m;
-        memset(&m, 0, sizeof m);
-        const cJSON *role = dsml_json_get(mj, "role");
-        if (dsml_is_string(role))
-            m.role_id = dsml_role_id(role->valuestring);
-        if (dsml_is_object(mj) && !dsml_role_renders(c, &m))
-            return i;
-    }
-    return (size_t)-1;
+    return count <= limit && !ro->in_context && every_message;
 }
 
 int dsml_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts *ro,
@@ -480,12 +471,7 @@ int dsml_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts *r
     size_t limit = c->limits && c->limits->max_messages ? c->limits->max_messages
                                                         : DSML_DEFAULT_MAX_MESSAGES;
     size_t count = dsml_json_count(array, limit);
-    size_t bad = count <= limit ? first_unrenderable(c, array, ro) : (size_t)-1;
-    if (count <= limit) {
-        int r = dsml_msgs_reserve(c, out, out->n + (bad < count ? bad : count) + 1);
-        if (r != DSML_OK)
-            return r;
-    }
+    int stop_bad = stops_unrenderable(c, ro, count, limit);
     int gr = guard_tools(c, ro);
     if (gr != DSML_OK)
         return gr;
@@ -523,7 +509,7 @@ int dsml_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts *r
             m.role_str = m.role->valuestring;
             m.role_id = dsml_role_id(m.role_str);
         }
-        if (i == bad)
+        if (stop_bad && !dsml_role_renders(c, &m))
             return dsml_fail_unknown_role(c, &m);
         m.has_content = content != NULL;
         m.content.node = content;
@@ -641,7 +627,7 @@ int dsml_merge_messages(dsml_rctx *c, const dsml_msgs *in, dsml_msgs *out)
             blk.node = m->src;
             blk.origin = m->src_index;
             blk.pos = DSML_NO_OFFSET;
-            blk.use_id.node = m->src ? dsml_json_get(m->src, "tool_call_id") : NULL;
+            blk.use_id.node = m->tool_call_id;
             blk.has_use_id = blk.use_id.node != NULL;
             blk.content = m->content;
             blk.has_content = m->has_content;
@@ -673,8 +659,7 @@ int dsml_merge_messages(dsml_rctx *c, const dsml_msgs *in, dsml_msgs *out)
             dsml_block text;
             const dsml_block *blocks = m->blocks;
             size_t nblocks = m->nblocks;
-            int given = m->has_blocks && !(m->nblocks == 0 && m->src != NULL &&
-                                           dsml_is_null(dsml_json_get(m->src, "content_blocks")));
+            int given = m->has_blocks && !(m->nblocks == 0 && m->blocks_null);
             if (!given) {
                 memset(&text, 0, sizeof text);
                 text.origin = m->src_index;

@@ -102,6 +102,8 @@ typedef struct dsml_msg {
     const cJSON *tool_calls;
     const cJSON *reasoning;  /* reasoning_content (NULL when dropped) */
     const cJSON *wo_eos;
+    const cJSON *tool_call_id; /* a tool message's (NULL: absent) */
+    int blocks_null;         /* "content_blocks" is null */
     int prefill;             /* rendered without its EOS: the completion
                                 continues it (a request's prefix message) */
     int body_tools;          /* tools given at the request's "$.tools" */

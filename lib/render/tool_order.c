@@ -38,7 +38,7 @@ static int id_key(dsml_rctx *c, const cJSON *id, const char **key)
     if (id == NULL || dsml_is_null(id))
         return DSML_OK;
     if (dsml_is_string(id)) {
-        size_t n = strlen(id->valuestring);
+        size_t n = dsml_json_strlen(id);
         char *k = dsml_arena_alloc(&c->arena, n + 2);
         if (k == NULL)
             return DSML_ERR_NOMEM;
