@@ -53,11 +53,14 @@ END {
             continue;
         }
         if (label ~ /^session/) {
-            # 1x, 8x, 64x renders, then cJSON_Parse+Delete of the same
+            # 1x, 8x, 64x renders, the same through kept blocks, then
+            # cJSON_Parse+Delete of the same JSON, then the prompt blocks
             printf "  8x / 1x: %.3f\n", ir[label, 2] / ir[label, 1];
             printf "  64x / 8x: %.3f\n", ir[label, 3] / ir[label, 2];
+            printf "  kept blocks, 8x / 1x: %.3f\n", ir[label, 5] / ir[label, 4];
+            printf "  kept blocks, 64x / 8x: %.3f\n", ir[label, 6] / ir[label, 5];
             for (k = 1; k <= 3; k++)
-                printf "  %s / %s: %.3f\n", names[label, k], names[label, k + 3], ir[label, k] / ir[label, k + 3];
+                printf "  %s / %s: %.3f\n", names[label, k], names[label, k + 6], ir[label, k] / ir[label, k + 6];
             continue;
         }
         for (k = 2; k <= count[label]; k++) {
