@@ -451,6 +451,8 @@ static void read_fields(const cJSON *mj, dsml_msg *m, const cJSON **content,
     m->blocks_null = dsml_is_null(*blocks);
 }
 
+#define RESERVED_MESSAGES ((size_t)1 << 16)
+
 /* When every message is rendered (chat mode, or thinking kept), the first
  * message whose role cannot be rendered fails the render, so that reading
  * stops there and a huge array of bad messages costs no more than its
@@ -472,6 +474,14 @@ int dsml_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts *r
                                                         : DSML_DEFAULT_MAX_MESSAGES;
     size_t count = dsml_json_count(array, limit);
     int stop_bad = stops_unrenderable(c, ro, count, limit);
+    /* room for the list up front, for at most RESERVED_MESSAGES: a huge
+     * array that fails at its first message costs no more than that */
+    if (count <= limit) {
+        size_t room = count < RESERVED_MESSAGES ? count : RESERVED_MESSAGES;
+        int r = dsml_msgs_reserve(c, out, out->n + room + 1);
+        if (r != DSML_OK)
+            return r;
+    }
     int gr = guard_tools(c, ro);
     if (gr != DSML_OK)
         return gr;
