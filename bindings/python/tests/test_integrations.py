@@ -337,7 +337,7 @@ class SglangV4(unittest.TestCase):
                     arguments = "".join(c.parameters for c in calls)
                     self.assertEqual(arguments, final, (options, size))
                     self.assertEqual(json.loads(arguments), expected)
-                    self.assertEqual(detector.prev_tool_call_arr[0]["arguments"], arguments)
+                    self.assertEqual(detector.prev_tool_call_arr[0]["arguments"], expected)
 
     def test_tags_without_newlines_stay_content(self):  # SGL_V4, see DIFFERENCES
         chunks = ['<%stool_calls><%sinvoke name="get_weather"><%sparameter name="city" '

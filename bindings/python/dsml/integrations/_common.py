@@ -13,6 +13,7 @@ policies, tools, limits).  Lenient and recover mode: no text is lost; what
 cannot be placed stays content.
 """
 
+import json
 import uuid
 
 from ..parse import Detector
@@ -32,7 +33,8 @@ class ReasoningSplit:
     the reasoning, as vLLM and SGLang read it).  feed() returns (reasoning
     delta, raw text after the reasoning); once the reasoning is over, deltas
     pass through untouched.  With thinking=False everything is text after
-    the reasoning.  A leading <think> (servers that echo it) is dropped."""
+    the reasoning unless the completion opens with <think> (then it starts
+    there, as both engines read it); a leading <think> is dropped."""
 
     def __init__(self, thinking=True, **options):
         options.setdefault("reasoning_calls", "parse")
@@ -43,22 +45,36 @@ class ReasoningSplit:
     def reset(self):
         self._detector = Detector("thinking", **self._options) if self.thinking else None
         self._pending = ""      # text fed and not yet given out as reasoning
-        self._start = self.thinking
-        self.ended = not self.thinking
+        self._start = True      # a leading <think> may still come
+        self.ended = False
+
+    def _open(self):
+        """At the start: None while the text could still be <think>, else
+        the text after an echoed <think> (thinking on from there), or all of
+        it when there is no reasoning."""
+        text = self._pending
+        if thinking_start_token.startswith(text) and text != thinking_start_token:
+            return None
+        self._start = False
+        self._pending = ""
+        if text.startswith(thinking_start_token):
+            text = text[len(thinking_start_token):]
+            if self._detector is None:
+                self._detector = Detector("thinking", **self._options)
+        elif self._detector is None:
+            self.ended = True
+        return text
 
     def feed(self, text):
         if self.ended:
             return "", text
         if self._start:
-            # drop an echoed <think>; wait while the text could still be one
             self._pending += text
-            if thinking_start_token.startswith(self._pending):
+            text = self._open()
+            if text is None:
                 return "", ""
-            self._start = False
-            text = self._pending
-            if text.startswith(thinking_start_token):
-                text = text[len(thinking_start_token):]
-            self._pending = ""
+            if self.ended:
+                return "", text
         return self._take(self._detector.feed(text), text)
 
     def finish(self):
@@ -69,6 +85,9 @@ class ReasoningSplit:
         if self._start:
             self._start = False
             text, self._pending = self._pending, ""
+            if self._detector is None:
+                self.ended = True
+                return "", text
             head = self._take(self._detector.feed(text), text)
             if self.ended:
                 return head
@@ -105,35 +124,184 @@ class ReasoningSplit:
         more, tail = self.finish()
         reasoning += more
         rest += tail
-        if not self.thinking:
+        if self._detector is None:      # no reasoning at all
             return None, rest or None
         return reasoning or None, rest or None
+
+
+class _JsonTail:
+    """Follows one call's arguments JSON text as its fragments arrive (each
+    character read once) and knows the text that closes it: the partial
+    arguments of a stream cut inside a call become valid JSON by appending
+    closers only, so what was streamed stays a prefix of the result."""
+
+    def __init__(self):
+        self.text = []
+        self._stack = []        # "}" / "]" still to close
+        self._string = False
+        self._escape = False
+        self._key = False       # the open string is an object key
+        self._last = ""         # last character outside strings (not space)
+
+    def feed(self, piece):
+        self.text.append(piece)
+        for ch in piece:
+            if self._string:
+                if self._escape:
+                    self._escape = False
+                elif ch == "\\":
+                    self._escape = True
+                elif ch == '"':
+                    self._string = False
+                    self._last = "k" if self._key else '"'
+            elif ch == '"':
+                self._string = True
+                self._key = bool(self._stack) and self._stack[-1] == "}" and \
+                    self._last in ("{", ",")
+            elif ch in "{[":
+                self._stack.append("}" if ch == "{" else "]")
+                self._last = ch
+            elif ch in "}]":
+                if self._stack:
+                    self._stack.pop()
+                self._last = ch
+            elif not ch.isspace():
+                self._last = ch
+
+    def closed(self):
+        """The arguments as a dict: the complete text parsed, or the partial
+        text closed; {} when it cannot be closed by appending."""
+        text = "".join(self.text)
+        tail = ""
+        if self._string:
+            if self._escape:
+                return {}
+            tail = '"' + (": null" if self._key else "")
+        elif self._last == "k":
+            tail = ": null"
+        elif self._last == ":":
+            tail = " null"
+        elif self._last == ",":
+            return {}
+        try:
+            value = json.loads(text + tail + "".join(reversed(self._stack)))
+        except ValueError:
+            return {}
+        return value if isinstance(value, dict) else {}
+
+
+class _Call(dict):
+    """One entry of prev_tool_call_arr: {"name", "arguments"}, arguments a
+    dict (as vLLM's and SGLang's parsers keep it; both json.dumps it at the
+    end of a stream to send what was not streamed), worked out when read."""
+
+    def __init__(self, name):
+        super().__init__(name=name)
+        self.json = _JsonTail()
+
+    def __getitem__(self, key):
+        if key == "arguments":
+            return self.json.closed()
+        return super().__getitem__(key)
+
+    def get(self, key, default=None):
+        return self["arguments"] if key == "arguments" else super().get(key, default)
+
+    def __contains__(self, key):
+        return key == "arguments" or super().__contains__(key)
+
+    def keys(self):
+        return ["name", "arguments"]
+
+    def items(self):
+        return [("name", self["name"]), ("arguments", self["arguments"])]
+
+    def __iter__(self):
+        return iter(self.keys())
+
+    def __len__(self):
+        return 2
+
+
+def tool_dicts(tools):
+    """Declared tools as plain dicts for dsml.Detector (the engines pass
+    pydantic objects), or None."""
+    if not tools:
+        return None
+    out = []
+    for tool in tools:
+        if hasattr(tool, "model_dump"):
+            tool = tool.model_dump(exclude_none=True)
+        elif not isinstance(tool, dict):
+            tool = {"type": "function", "function": getattr(tool, "function", tool)}
+            if hasattr(tool["function"], "model_dump"):
+                tool["function"] = tool["function"].model_dump(exclude_none=True)
+        out.append(tool)
+    return out
+
+
+def adapter_options(options, tools=None):
+    """The adapters' detector options: a server must hand out valid JSON
+    arguments, so string="false" values that are not JSON are checked
+    (false_values="validate": kept as strings, with a diagnostic) unless
+    the options say otherwise; the request's tools are declared."""
+    options = dict(options)
+    options.setdefault("false_values", "validate")
+    declared = tool_dicts(tools)
+    if declared is not None and "tools" not in options:
+        options["tools"] = declared
+    return options
 
 
 class CallStream:
     """Content text (what follows the reasoning) -> content and tool calls.
 
     feed() returns (content delta, [(index, name or None, arguments piece)]):
-    a call's first piece carries its name (and an empty arguments piece),
-    later ones argument fragments that concatenate to its arguments JSON
-    text.  prev_tool_call_arr / streamed_args_for_tool keep the calls seen
-    so far, as vLLM and SGLang parsers keep them."""
+    one piece per call and delta; a call's first piece carries its name and
+    the arguments so far, later ones argument fragments that concatenate to
+    its arguments JSON text.  prev_tool_call_arr / streamed_args_for_tool
+    keep the calls seen so far, as vLLM and SGLang parsers keep them
+    (arguments as a dict).  A call that fails after it began is retracted
+    from both lists (its text comes back as content, the library's lenient
+    rule) and its streamed arguments are closed into valid JSON."""
 
     def __init__(self, **options):
-        self._options = options
+        self._options = adapter_options(options)
         self.reset()
 
-    def reset(self):
-        self._detector = Detector("chat", keep_message=False, **self._options)
+    def reset(self, tools=None):
+        options = self._options
+        declared = tool_dicts(tools)
+        if declared is not None and "tools" not in options:
+            options = dict(options, tools=declared)
+        self._detector = Detector("chat", keep_message=False, **options)
         self.prev_tool_call_arr = []
         self.streamed_args_for_tool = []
         self.current_tool_id = -1
+        self._calls = {}        # detector index -> _Call
+        self._next_index = 0
+        self.ended = False
 
     def feed(self, text):
         return self._take(self._detector.feed(text))
 
     def finish(self):
-        return self._take(self._detector.finish())
+        """The end of the stream: held text, and the close of a cut call."""
+        if self.ended:
+            return "", []
+        self.ended = True
+        content, pieces = self._take(self._detector.finish())
+        return content, pieces
+
+    def _piece(self, pieces, index, name, text):
+        if pieces and pieces[-1][0] == index:
+            last = pieces[-1]
+            pieces[-1] = (index, last[1] or name, last[2] + text)
+        else:
+            pieces.append((index, name, text))
+
+    def _slot(self, call):
+        return next(i for i, c in enumerate(self.prev_tool_call_arr) if c is call)
 
     def _take(self, events):
         content = []
@@ -143,23 +311,38 @@ class CallStream:
                 content.append(e.text)
             elif e.kind == "call_begin":
                 name = e.name if e.namespace is None else "%s::%s" % (e.namespace, e.name)
-                self.current_tool_id = e.index
-                self.prev_tool_call_arr.append({"name": name, "arguments": ""})
+                call = self._calls[e.index] = _Call(name)
+                call.index = self._next_index   # the stream's index, never reused
+                self._next_index += 1
+                self.current_tool_id = len(self.prev_tool_call_arr)
+                self.prev_tool_call_arr.append(call)
                 self.streamed_args_for_tool.append("")
-                pieces.append((e.index, name, ""))
+                self._piece(pieces, call.index, name, "")
             elif e.kind == "arguments":
-                self.prev_tool_call_arr[e.index]["arguments"] += e.text
-                self.streamed_args_for_tool[e.index] += e.text
-                if pieces and pieces[-1][0] == e.index and pieces[-1][1] is None:
-                    pieces[-1] = (e.index, None, pieces[-1][2] + e.text)
-                else:
-                    pieces.append((e.index, None, e.text))
+                call = self._calls[e.index]
+                call.json.feed(e.text)
+                self.streamed_args_for_tool[self._slot(call)] += e.text
+                self._piece(pieces, call.index, None, e.text)
+            elif e.kind == "call_end" and not e.complete:
+                self._retract(self._calls[e.index], pieces)
         return "".join(content), pieces
 
+    def _retract(self, call, pieces):
+        """A call that failed: its arguments closed for the client that got
+        them, and the call out of the lists a server counts calls from."""
+        slot = self._slot(call)
+        streamed = self.streamed_args_for_tool[slot]
+        closing = json.dumps(call.json.closed(), ensure_ascii=False)
+        if closing.startswith(streamed):
+            self._piece(pieces, call.index, None, closing[len(streamed):])
+        del self.prev_tool_call_arr[slot]
+        del self.streamed_args_for_tool[slot]
+        self.current_tool_id = len(self.prev_tool_call_arr) - 1
+
     @staticmethod
-    def parse(text, **options):
+    def parse(text, tools=None, **options):
         """One shot: (content, [(name, arguments text)]) of complete calls."""
-        detector = Detector("chat", **options)
+        detector = Detector("chat", **adapter_options(options, tools))
         detector.feed(text)
         detector.finish()
         message = detector.message()

@@ -20,6 +20,7 @@ change them.
 
 from collections import namedtuple
 
+from ..reference import eos_token, thinking_end_token, thinking_start_token
 from ._common import CallStream, ReasoningSplit, call_id
 
 
@@ -76,10 +77,29 @@ def _reasoning_delta(reasoning, content):
     return DeltaMessage(**kwargs) if kwargs else None
 
 
+def _tools_of(request, default=None):
+    tools = getattr(request, "tools", None)
+    return tools if tools else default
+
+
+def _token_id(tokenizer, text):
+    try:
+        vocab = tokenizer.get_vocab()
+    except Exception:
+        return None
+    return vocab.get(text)
+
+
 class DsmlToolParser(*(() if _ToolParser is None else (_ToolParser,))):
-    """vLLM ToolParser for DSML tool calls (the text after the reasoning)."""
+    """vLLM ToolParser for DSML tool calls (the text after the reasoning).
+
+    A forced call (tool_choice "required" or a named tool) is written in
+    DSML like any other, so vLLM is told to parse it as one
+    (supports_required_and_named = False) rather than to expect JSON."""
 
     detector_options = {}
+    supports_required_and_named = False
+    engine_based_streaming = False
 
     def __init__(self, tokenizer=None, tools=None, *args, **kwargs):
         if _ToolParser is not None:
@@ -88,8 +108,12 @@ class DsmlToolParser(*(() if _ToolParser is None else (_ToolParser,))):
             except TypeError:  # vLLM before tools= was a constructor argument
                 super().__init__(tokenizer)
         self.model_tokenizer = tokenizer
+        self._tools = tools
+        self._eos_id = getattr(tokenizer, "eos_token_id", None)
+        if self._eos_id is None and tokenizer is not None:
+            self._eos_id = _token_id(tokenizer, eos_token)
         self._stream = CallStream(**self.detector_options)
-        self._ids = []
+        self._ids = {}
         self._share_state()
 
     def _share_state(self):
@@ -100,12 +124,18 @@ class DsmlToolParser(*(() if _ToolParser is None else (_ToolParser,))):
         self.current_tool_name_sent = stream.current_tool_id >= 0
 
     def adjust_request(self, request):
+        """The DSML markers and the end-of-sentence token are special
+        tokens: the detokenizer must keep them (skip_special_tokens=False)
+        whenever calls may be written."""
+        if getattr(request, "tools", None) and getattr(request, "tool_choice", None) != "none":
+            request.skip_special_tokens = False
         return request
 
     def extract_tool_calls(self, model_output, request=None):
         """Whole output -> ExtractedToolCallInformation(tools_called,
         tool_calls, content)."""
-        content, calls = CallStream.parse(model_output, **self.detector_options)
+        content, calls = CallStream.parse(model_output, tools=_tools_of(request, self._tools),
+                                          **self.detector_options)
         if not calls:
             return ExtractedToolCallInformation(tools_called=False, tool_calls=[],
                                                 content=model_output)
@@ -119,22 +149,33 @@ class DsmlToolParser(*(() if _ToolParser is None else (_ToolParser,))):
                                      previous_token_ids=(), current_token_ids=(),
                                      delta_token_ids=(), request=None):
         """One delta -> DeltaMessage (content and/or tool-call pieces) or None.
-        A new stream (previous_text empty) starts afresh."""
+        A new stream (previous_text empty) starts afresh.  The delta that
+        carries the end-of-sentence token (its id, or its text when special
+        tokens are kept) ends the stream: what the detector held comes out
+        with it, since vLLM calls nothing else on a parser of this kind at
+        the end."""
         if not previous_text:
-            self._stream.reset()
-            self._ids = []
-        return self._delta(*self._stream.feed(delta_text))
+            self._stream.reset(tools=_tools_of(request, self._tools))
+            self._ids = {}
+        content, pieces = self._stream.feed(delta_text)
+        if (self._eos_id is not None and self._eos_id in (delta_token_ids or ())) or \
+                eos_token in delta_text:
+            more, tail = self._stream.finish()
+            content += more
+            pieces = _merge(pieces, tail)
+        return self._delta(content, pieces)
 
     def finish_streaming(self):
-        """The text the detector still held at the end of the stream (vLLM
-        has no such call; a server that knows the stream ended may use it)."""
+        """The text the detector still held at the end of the stream (for a
+        server that knows the stream ended; vLLM does not call it on a
+        parser that is not engine-based)."""
         return self._delta(*self._stream.finish())
 
     def _delta(self, content, pieces):
         calls = []
         for index, name, arguments in pieces:
             if name is not None:
-                self._ids.append(_make_id())
+                self._ids[index] = _make_id()
                 calls.append(DeltaToolCall(index=index, id=self._ids[index], type="function",
                                            function=DeltaFunctionCall(name=name,
                                                                       arguments=arguments)))
@@ -147,65 +188,171 @@ class DsmlToolParser(*(() if _ToolParser is None else (_ToolParser,))):
         return DeltaMessage(content=content or None, tool_calls=calls)
 
 
+def _merge(pieces, more):
+    """Two lists of call pieces as one: one piece per call."""
+    out = list(pieces)
+    for index, name, text in more:
+        if out and out[-1][0] == index:
+            out[-1] = (index, out[-1][1] or name, out[-1][2] + text)
+        else:
+            out.append((index, name, text))
+    return out
+
+
+def thinking_requested(chat_template_kwargs):
+    """The request's thinking switch as vLLM's DeepSeek V4 parsers read it:
+    chat_template_kwargs "thinking" or "enable_thinking", off when
+    "reasoning_effort" is "none"; None when the request does not say."""
+    kwargs = chat_template_kwargs or {}
+    if kwargs.get("reasoning_effort") == "none":
+        return False
+    if "thinking" in kwargs or "enable_thinking" in kwargs:
+        return bool(kwargs.get("thinking") or kwargs.get("enable_thinking"))
+    return None
+
+
 class DsmlReasoningParser(*(() if _ReasoningParser is None else (_ReasoningParser,))):
     """vLLM ReasoningParser: reasoning up to </think> (or a calls block),
-    the raw rest as content for the tool parser.  Thinking is on unless the
-    request's chat_template_kwargs say {"thinking": False}."""
+    the raw rest as content for the tool parser.
+
+    Thinking is what the request says (chat_template_kwargs "thinking" /
+    "enable_thinking", reasoning_effort "none"); when it says nothing, the
+    prompt decides: vLLM asks is_reasoning_end() of the prompt (a chat
+    prompt ends with </think>) and adjust_initial_state_from_prompt() when
+    it ends inside the reasoning.  One shot, with nothing said, a completion
+    with a </think> is a thinking one."""
 
     detector_options = {}
+    engine_based_streaming = False
+    reasoning_start_str = thinking_start_token
+    reasoning_end_str = thinking_end_token
 
     def __init__(self, tokenizer=None, *args, chat_template_kwargs=None, **kwargs):
         if _ReasoningParser is not None:
             super().__init__(tokenizer, *args, **kwargs)
         self.model_tokenizer = tokenizer
-        thinking = (chat_template_kwargs or {}).get("thinking", True)
-        self._split = ReasoningSplit(bool(thinking), **self.detector_options)
-        vocab = tokenizer.get_vocab() if hasattr(tokenizer, "get_vocab") else {}
-        self.end_token_id = vocab.get("</think>")
+        self._requested = thinking_requested(chat_template_kwargs)
+        self._split = ReasoningSplit(self._requested is not False, **self.detector_options)
+        self.start_token_id = _token_id(tokenizer, thinking_start_token)
+        self.end_token_id = _token_id(tokenizer, thinking_end_token)
+        self._streaming = False
 
     def is_reasoning_end(self, input_ids):
-        return self.end_token_id is not None and self.end_token_id in input_ids
+        """Whether the last of <think> / </think> in input_ids is </think>."""
+        for token in reversed(list(input_ids)):
+            if token == self.start_token_id:
+                return False
+            if token == self.end_token_id:
+                return True
+        return False
+
+    def is_reasoning_end_streaming(self, input_ids, delta_ids=()):
+        """In a stream: whether this parser has seen the reasoning end
+        (</think>, or a calls block that ends it)."""
+        if self._streaming:
+            return self._split.ended
+        return self.is_reasoning_end(input_ids)
+
+    def reasoning_ended_in_prompt(self, prompt_token_ids):
+        return self.is_reasoning_end(prompt_token_ids)
+
+    def adjust_initial_state_from_prompt(self, prompt_token_ids):
+        """The prompt ends inside the reasoning: the completion starts there."""
+        if self._requested is not False and not self.is_reasoning_end(prompt_token_ids):
+            self._split.thinking = True
+            self._split.reset()
 
     def extract_content_ids(self, input_ids):
         ids = list(input_ids)
-        if self.end_token_id not in ids:
-            return []
-        return ids[ids.index(self.end_token_id) + 1:]
+        for at in range(len(ids) - 1, -1, -1):
+            if ids[at] == self.end_token_id:
+                return ids[at + 1:]
+            if ids[at] == self.start_token_id:
+                break
+        return []
+
+    def count_reasoning_tokens(self, token_ids):
+        """Tokens between the start of the reasoning (the completion's start
+        when it begins inside it, or <think>) and </think>."""
+        inside = self._split.thinking
+        count = 0
+        for token in token_ids:
+            if token == self.start_token_id:
+                inside = True
+            elif token == self.end_token_id:
+                inside = False
+            elif inside:
+                count += 1
+        return count
 
     def extract_reasoning(self, model_output, request=None):
         """Whole output -> (reasoning or None, content or None)."""
-        return self._split.split(model_output)
+        thinking = thinking_requested(getattr(request, "chat_template_kwargs", None))
+        if thinking is None:
+            thinking = self._requested
+        if thinking is None:
+            thinking = thinking_end_token in model_output or \
+                model_output.startswith(thinking_start_token)
+        split = ReasoningSplit(thinking, **self.detector_options)
+        return split.split(model_output)
 
     def extract_reasoning_streaming(self, previous_text, current_text, delta_text,
                                     previous_token_ids=(), current_token_ids=(),
                                     delta_token_ids=()):
         """One delta -> DeltaMessage(reasoning / content) or None."""
-        if not previous_text:
+        if not previous_text and not self._streaming:
             self._split.reset()
+        self._streaming = True
         return _reasoning_delta(*self._split.feed(delta_text))
 
     def finish_streaming(self):
         """What was held back at the end of the stream, as a DeltaMessage."""
         return _reasoning_delta(*self._split.finish())
 
+    def get_streaming_fallback_content(self, previous_text, request=None):
+        """vLLM's end-of-stream call while the reasoning is open: the text
+        held back after the reasoning, if any, as content (an unterminated
+        reasoning stays reasoning; nothing of it is promoted)."""
+        reasoning, rest = self._split.finish()
+        return rest
+
     # the names of vLLM releases before the rename
     extract_reasoning_content = extract_reasoning
     extract_reasoning_content_streaming = extract_reasoning_streaming
 
 
+def _profile(cls, suffix, profile):
+    options = dict(cls.detector_options, profile=profile)
+    return type(cls.__name__ + suffix, (cls,), {"detector_options": options,
+                                               "__doc__": cls.__doc__})
+
+
+DsmlToolParserV4 = _profile(DsmlToolParser, "V4", "v4")
+DsmlToolParserV32 = _profile(DsmlToolParser, "V32", "v32")
+DsmlReasoningParserV4 = _profile(DsmlReasoningParser, "V4", "v4")
+DsmlReasoningParserV32 = _profile(DsmlReasoningParser, "V32", "v32")
+
 NAME = "dsml"
+# one name per profile: DeepSeek-V4.1 (the default), V4 and V3.2
+PARSERS = {
+    "dsml": (DsmlToolParser, DsmlReasoningParser),
+    "dsml-v4": (DsmlToolParserV4, DsmlReasoningParserV4),
+    "dsml-v32": (DsmlToolParserV32, DsmlReasoningParserV32),
+}
 
 
 def register():
-    """Register both parsers as "dsml" with vLLM (no-op without vLLM)."""
+    """Register the parsers under their names with vLLM (no-op without
+    vLLM)."""
     tools = _import("vllm.tool_parsers.ToolParserManager",
                     "vllm.entrypoints.openai.tool_parsers.ToolParserManager")
     reasoning = _import("vllm.reasoning.ReasoningParserManager",
                         "vllm.reasoning.abs_reasoning_parsers.ReasoningParserManager")
-    if tools is not None:
-        tools.register_module(NAME, True, DsmlToolParser)
-    if reasoning is not None:
-        reasoning.register_module(NAME, True, DsmlReasoningParser)
+    for name, (tool_cls, reasoning_cls) in PARSERS.items():
+        if tools is not None:
+            tools.register_module(name, True, tool_cls)
+        if reasoning is not None:
+            reasoning.register_module(name, True, reasoning_cls)
     return tools is not None or reasoning is not None
 
 
