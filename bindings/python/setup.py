@@ -3,8 +3,12 @@
 Where libdsml comes from is chosen with the environment variable
 DSML_LIBDSML:
 
-  unset, "build"  built from this repository with CMake (Release, the
-                  shared library only) and copied into the package;
+  unset           an installed libdsml of this release when `pkg-config
+                  dsml` finds one (PKG_CONFIG_PATH for another prefix),
+                  else "build";
+  "build"         built from this repository with CMake (Release, the
+                  shared library only) and copied into the package, even
+                  when pkg-config finds one;
   "pkg-config"    an installed libdsml, found with `pkg-config dsml`; the
                   package records its path instead of carrying a copy;
   a file path     that libdsml.so is copied into the package (for instance
@@ -17,22 +21,35 @@ everything), and DSML_SPEEDUPS=off leaves it out on purpose.
 
 DSML_SOURCE_DIR names the repository when this directory is not inside it.
 Everything else is in pyproject.toml.
+
+The wheel is written by setuptools' bdist_wheel (setuptools 70.1 and later)
+or the `wheel` package's when one is there, else by BdistWheel below, so
+that `pip install --no-index --no-build-isolation` works in a plain venv,
+whose setuptools may predate 70.1 and which has no `wheel`.
 """
 
+import base64
 import glob
+import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
+import sysconfig
+import zipfile
 
-from setuptools import Extension, setup
+from setuptools import Command, Extension, setup
 from setuptools.command.build_ext import build_ext
 from setuptools.command.build_py import build_py
 
 try:
     from setuptools.command.bdist_wheel import bdist_wheel
 except ImportError:  # setuptools < 70.1
-    from wheel.bdist_wheel import bdist_wheel
+    try:
+        from wheel.bdist_wheel import bdist_wheel
+    except ImportError:  # no wheel package either: BdistWheel writes it
+        bdist_wheel = None
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -116,14 +133,35 @@ def _soname(libdir):
     return names[0]
 
 
-def _pkg_config_library():
+def _pkg_config(*args):
+    """pkg-config's answer about dsml, or None."""
     try:
-        libdir = subprocess.check_output(
-            ["pkg-config", "--variable=libdir", "dsml"], text=True).strip()
+        return subprocess.check_output(["pkg-config"] + list(args) + ["dsml"], text=True,
+                                       stderr=subprocess.DEVNULL).strip()
     except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def _binding_release():
+    with open(os.path.join(HERE, "dsml", "__init__.py")) as f:
+        version = re.search(r'__version__ = "([^"]+)"', f.read()).group(1)
+    return version.split(".")[:2]
+
+
+def _pkg_config_library(required=True):
+    """libdsml.so.N of the libdsml pkg-config finds, when its release is
+    the binding's (major.minor); else None, or an exit when required."""
+    libdir = _pkg_config("--variable=libdir")
+    version = _pkg_config("--modversion")
+    if libdir and version and version.split(".")[:2] == _binding_release():
+        names = glob.glob(os.path.join(libdir, "libdsml.so.*"))
+        if names:
+            return _soname(libdir)
+    if required:
         sys.exit("dsml: DSML_LIBDSML=pkg-config, but `pkg-config dsml` finds no "
-                 "libdsml (set PKG_CONFIG_PATH to the directory of dsml.pc)")
-    return _soname(libdir)
+                 "libdsml %s (found: %s; set PKG_CONFIG_PATH to the directory of "
+                 "dsml.pc)" % (".".join(_binding_release()), version or "none"))
+    return None
 
 
 class BuildPy(build_py):
@@ -135,9 +173,14 @@ class BuildPy(build_py):
         for old in glob.glob(os.path.join(package, "libdsml*")) + \
                 glob.glob(os.path.join(package, "_library.py")):
             os.remove(old)  # from an earlier build in this directory
-        choice = os.environ.get("DSML_LIBDSML") or "build"
+        choice = os.environ.get("DSML_LIBDSML")
+        path = None
+        if not choice:
+            path = _pkg_config_library(required=False)
+            choice = "pkg-config" if path else "build"
         if choice == "pkg-config":
-            path = _pkg_config_library()
+            path = path or _pkg_config_library()
+            print("dsml: using the installed %s" % path, flush=True)
             with open(os.path.join(package, "_library.py"), "w") as f:
                 f.write('"""Where libdsml was found when this package was built."""\n'
                         "PATH = %r\n" % path)
@@ -151,18 +194,97 @@ class BuildPy(build_py):
         os.chmod(target, 0o755)
 
 
-class BdistWheel(bdist_wheel):
-    """The wheel holds a native library, and the extension module when one
-    is built: then this Python and platform, else any Python 3."""
+def _wheel_tag(distribution):
+    """(python, abi, platform): this Python and platform when the extension
+    is built, else any Python 3 on this platform (the native library)."""
+    platform = re.sub(r"[-.]", "_", sysconfig.get_platform())
+    if distribution.has_ext_modules():
+        python = "cp%d%d" % sys.version_info[:2]
+        return python, python, platform
+    return "py3", "none", platform
 
-    def finalize_options(self):
-        super().finalize_options()
-        self.root_is_pure = False
 
-    def get_tag(self):
-        if self.distribution.has_ext_modules():
-            return super().get_tag()
-        return ("py3", "none", super().get_tag()[2])
+if bdist_wheel is not None:
+    class BdistWheel(bdist_wheel):
+        """The wheel holds a native library, and the extension module when
+        one is built."""
+
+        def finalize_options(self):
+            super().finalize_options()
+            self.root_is_pure = False
+
+        def get_tag(self):
+            if self.distribution.has_ext_modules():
+                return super().get_tag()
+            return ("py3", "none", super().get_tag()[2])
+else:
+    class BdistWheel(Command):
+        """bdist_wheel for a setuptools without one and no `wheel`: the
+        built package and a .dist-info (METADATA, WHEEL, entry_points.txt,
+        RECORD) zipped as PEP 427 says."""
+
+        description = "build a wheel"
+        user_options = [("dist-dir=", "d", "where to put the wheel"),
+                        ("bdist-dir=", "b", "unused"), ("plat-name=", "p", "unused"),
+                        ("python-tag=", None, "unused"), ("keep-temp", "k", "unused"),
+                        ("py-limited-api=", None, "unused")]
+        boolean_options = ["keep-temp"]
+
+        def initialize_options(self):
+            self.dist_dir = self.bdist_dir = self.plat_name = None
+            self.python_tag = self.py_limited_api = None
+            self.keep_temp = False
+
+        def finalize_options(self):
+            self.dist_dir = self.dist_dir or "dist"
+
+        def egg2dist(self, egginfo, distinfo):
+            """The .dist-info of the .egg-info setuptools writes (its
+            dist_info command calls this too)."""
+            if os.path.isdir(distinfo):
+                shutil.rmtree(distinfo)
+            os.makedirs(distinfo)
+            shutil.copyfile(os.path.join(egginfo, "PKG-INFO"),
+                            os.path.join(distinfo, "METADATA"))
+            for n in ("entry_points.txt", "top_level.txt"):
+                if os.path.exists(os.path.join(egginfo, n)):
+                    shutil.copyfile(os.path.join(egginfo, n), os.path.join(distinfo, n))
+
+        def run(self):
+            self.run_command("build")
+            build_lib = self.get_finalized_command("build").build_lib
+            dist = self.distribution
+            name, version = dist.get_name().replace("-", "_"), dist.get_version()
+            tag = "-".join(_wheel_tag(dist))
+            info = "%s-%s.dist-info" % (name, version)
+            files = {}
+            for root, _, names in os.walk(build_lib):
+                for n in names:
+                    path = os.path.join(root, n)
+                    with open(path, "rb") as f:
+                        files[os.path.relpath(path, build_lib)] = f.read()
+            egg_info = self.get_finalized_command("egg_info")
+            self.run_command("egg_info")
+            meta = os.path.join(os.path.dirname(os.path.abspath(build_lib)), info)
+            self.egg2dist(egg_info.egg_info, meta)
+            for n in os.listdir(meta):
+                with open(os.path.join(meta, n), "rb") as f:
+                    files[info + "/" + n] = f.read()
+            files[info + "/WHEEL"] = ("Wheel-Version: 1.0\nGenerator: dsml setup.py\n"
+                                      "Root-Is-Purelib: false\nTag: %s\n" % tag).encode()
+            record = []
+            for path, data in sorted(files.items()):
+                digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest())
+                record.append("%s,sha256=%s,%d" % (path, digest.rstrip(b"=").decode(),
+                                                   len(data)))
+            record.append(info + "/RECORD,,")
+            files[info + "/RECORD"] = ("\n".join(record) + "\n").encode()
+            os.makedirs(self.dist_dir, exist_ok=True)
+            wheel = os.path.join(self.dist_dir, "%s-%s-%s.whl" % (name, version, tag))
+            with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as z:
+                for path, data in files.items():
+                    z.writestr(path, data)
+            print("dsml: wrote " + wheel, flush=True)
 
 
 setup(cmdclass={"build_py": BuildPy, "build_ext": BuildExt, "bdist_wheel": BdistWheel},

@@ -390,6 +390,8 @@ class Detector:
 
     def feed(self, data):
         """Feed the next piece of the completion; returns the new events."""
+        if data is None:  # the compiled path reads None as "no text"
+            raise DsmlError(N.ERR_TYPE, "text must be str or bytes, not NoneType")
         if _speedups is not None and self._handle is not None:
             r = _fast_feed(self._handle.value, data, False)
             if type(r) is list:

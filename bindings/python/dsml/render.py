@@ -220,11 +220,54 @@ def _argument_keys(messages, what):
     return messages if out is None else out
 
 
+def _python_only(value):
+    """What in a content value JSON cannot carry as the reference prints it
+    (str() of the value): a tuple ("('a', 1)", JSON has lists only) or a dict
+    key that is not a str ("{1: 'x'}"); None when there is none."""
+    if isinstance(value, tuple):
+        return "a tuple"
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if type(key) is not str:
+                return "a dict key that is not a str (%r)" % (key,)
+            found = _python_only(item)
+            if found:
+                return found
+    elif isinstance(value, list):
+        for item in value:
+            found = _python_only(item)
+            if found:
+                return found
+    return None
+
+
+def _check_contents(messages, what):
+    """Refuses a message content the library would render otherwise than
+    the reference does: the reference prints such a value with str(), which
+    JSON (the library's input) cannot carry; it is refused, never altered."""
+    if not isinstance(messages, (list, tuple)):
+        return
+    for i, msg in enumerate(messages):
+        content = msg.get("content") if isinstance(msg, dict) else None
+        if content is None or type(content) is str:
+            continue
+        try:
+            found = _python_only(content)
+        except RecursionError:  # a cycle: refused by the serializer
+            continue
+        if found:
+            raise DsmlError(N.ERR_TYPE, "%s[%d].content: %s: the reference prints it as "
+                            "Python writes it, which JSON cannot carry; pass the text "
+                            "(str(value)) or JSON data" % (what, i, found))
+
+
 def _document_keys(doc):
     """A case or request dict with its messages' (and context's) argument
     keys as text."""
     if not isinstance(doc, dict):
         return doc
+    for key in ("messages", "context"):
+        _check_contents(doc.get(key), "$." + key)
     new = {key: _argument_keys(doc[key], "$." + key)
            for key in ("messages", "context") if key in doc}
     if all(new[key] is doc[key] for key in new):
@@ -288,6 +331,8 @@ def encode_messages(messages, thinking_mode, context=None, drop_thinking=True,
     mode = _MODES.get(thinking_mode) if type(thinking_mode) is str else None
     opts = _options(N.CHAT if mode is None else mode, profile,
                     _flags(strict, guard, drop_thinking, add_default_bos_token))
+    _check_contents(messages, "$.messages")
+    _check_contents(context, "$.context")
     if _fast_render is not None:
         result = _fast_encode(messages, mode, thinking_mode, context, reasoning_effort,
                               profile, opts, return_multi_modal_data)

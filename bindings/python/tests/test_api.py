@@ -417,5 +417,40 @@ class Streaming(unittest.TestCase):
             self.assertEqual(cm.exception.name, "DSML_ERR_STATE")
 
 
+class PythonOnlyValues(unittest.TestCase):
+    """Values the reference prints with str() that JSON cannot carry: refused,
+    never rendered otherwise (issue 26); on the compiled path and ctypes."""
+
+    BASE = [{"role": "user", "content": "q"},
+            {"role": "assistant", "content": "", "tool_calls": [
+                {"type": "function", "function": {"name": "f", "arguments": "{}"}}]}]
+
+    def test_tuple_content_is_refused(self):
+        for content in [("a", 1), {"k": (1, 2)}, [{"type": "text", "text": ("a",)}]]:
+            with self.assertRaises(dsml.DsmlError) as cm:
+                dsml.encode_messages(self.BASE + [{"role": "tool", "content": content}], "chat")
+            self.assertEqual(cm.exception.name, "DSML_ERR_TYPE")
+            self.assertIn("$.messages[2].content", str(cm.exception))
+
+    def test_non_string_keys_are_refused(self):
+        with self.assertRaises(dsml.DsmlError) as cm:
+            dsml.encode_messages(self.BASE + [{"role": "tool", "content": {1: "x", None: 2}}],
+                                 "chat")
+        self.assertIn("$.messages[2].content", str(cm.exception))
+        with self.assertRaises(dsml.DsmlError):
+            dsml.render_request({"messages": self.BASE + [
+                {"role": "tool", "content": {1: "x"}}]})
+
+    def test_json_content_still_renders(self):
+        prompt = dsml.encode_messages(self.BASE + [{"role": "tool", "content": {"a": [1]}}],
+                                      "chat")
+        self.assertIn("<tool_result>{'a': [1]}</tool_result>", prompt)
+
+    def test_feed_none_raises(self):
+        with dsml.Detector() as det:
+            with self.assertRaises(dsml.DsmlError):
+                det.feed(None)
+
+
 if __name__ == "__main__":
     unittest.main()
