@@ -157,6 +157,40 @@ class Event(ctypes.Structure):
     ]
 
 
+class GrammarOptions(ctypes.Structure):
+    _fields_ = [
+        ("size", size_t),
+        ("format", ctypes.c_int),
+        ("profile", ctypes.c_int),
+        ("thinking_mode", ctypes.c_int),
+        ("tool_choice", ctypes.c_int),
+        ("tool_choice_name", ctypes.c_char_p),
+        ("tool_choice_name_len", size_t),
+        ("tool_choice_json", ctypes.c_char_p),
+        ("tool_choice_len", size_t),
+        ("parallel_calls", ctypes.c_int),
+        ("flags", ctypes.c_uint),
+        ("limits", ctypes.POINTER(Limits)),
+        ("allocator", ctypes.POINTER(Allocator)),
+    ]
+
+
+class GrammarInfo(ctypes.Structure):
+    _fields_ = [
+        ("size", size_t),
+        ("lazy", ctypes.c_int),
+        ("trigger", ctypes.c_char_p),
+        ("trigger_len", size_t),
+        ("trigger_pattern", ctypes.c_char_p),
+        ("trigger_pattern_len", size_t),
+        ("rules", size_t),
+    ]
+
+
+# dsml_grammar_format, DSML_GRAMMAR_*
+GRAMMAR_FORMATS = {"gbnf": 0, "lark": 1, "structural_tag": 2}
+GRAMMAR_WHOLE_TURN = 0x1
+
 # dsml_thinking_mode, dsml_profile, dsml_effort_kind, DSML_RENDER_*
 CHAT = 0
 THINKING = 1
@@ -252,6 +286,9 @@ PROTOTYPES = [
      [ctypes.c_void_p, _p(Output), _p(Error)]),
     ("dsml_parse_completion", ctypes.c_int,
      [_c, size_t, _p(DetectorOptions), _p(Output), _p(Error)]),
+    ("dsml_grammar_options_init_size", None, [_p(GrammarOptions), size_t]),
+    ("dsml_grammar", ctypes.c_int,
+     [_c, size_t, _p(GrammarOptions), _p(Output), _p(GrammarInfo), _p(Error)]),
 ]
 
 

@@ -186,8 +186,13 @@ class VllmToolContract(unittest.TestCase):
         req = parser.adjust_request(request(tools=tools, tool_choice="required",
                                             skip_special_tokens=True))
         self.assertIs(req.skip_special_tokens, False)
-        # a forced call is DSML text: vLLM must parse it, not expect JSON
+        # a forced call is DSML text: vLLM must parse it, not expect JSON,
+        # and decoding is kept to a calls block of the declared tools
         self.assertIs(parser.supports_required_and_named, False)
+        self.assertIn("<%s calls>" % D, req.guided_grammar)
+        named = parser.adjust_request(request(tools=tools, tool_choice={
+            "type": "function", "function": {"name": "f"}}))
+        self.assertIn('name=\\"f\\"', named.guided_grammar)
 
     def test_4_held_text_comes_out_at_the_end(self):
         parser = V.DsmlToolParser(Tokenizer())
@@ -306,6 +311,14 @@ class SglangContract(unittest.TestCase):
         got = "".join(c.parameters for c in stream.parse_streaming_increment(empty, tools).calls)
         got += "".join(c.parameters for c in stream.finish().calls)
         self.assertEqual(got + vllm_unstreamed(stream), "{}")
+
+    def test_15_constrained_calls(self):
+        tools = [{"type": "function", "function": {"name": "get", "parameters": {
+            "type": "object", "properties": {"city": {"type": "string"}},
+            "required": ["city"]}}}]
+        ebnf = S.DsmlDetectorV4().build_ebnf(tools)
+        self.assertIn("<%stool_calls>" % D, ebnf)
+        self.assertIn("city", ebnf)
 
     def test_17_one_name_per_profile(self):
         self.assertEqual(sorted(S.DETECTORS), ["dsml", "dsml-v32", "dsml-v4"])

@@ -17,7 +17,8 @@ from collections import namedtuple
 
 from ..reference import (dsml_token, thinking_end_token, thinking_start_token,
                          tool_call_tag_name, tool_calls_block_name)
-from ._common import CallStream, ReasoningSplit
+from ..grammar import grammar
+from ._common import CallStream, ReasoningSplit, tool_dicts
 from .vllm import _import
 
 _BaseFormatDetector = _import("sglang.srt.function_call.base_format_detector.BaseFormatDetector")
@@ -122,7 +123,19 @@ class DsmlDetector(*(() if _BaseFormatDetector is None else (_BaseFormatDetector
             for index, name, arguments in pieces])
 
     def supports_structural_tag(self):
+        """SGLang's structural tags hold JSON between begin and end; DSML
+        parameters are not JSON, so constrained calls go through
+        build_ebnf."""
         return False
+
+    def build_ebnf(self, tools):
+        """The grammar SGLang applies under tool_choice "required" or a
+        named tool (it passes the named tool alone): a calls block of
+        these tools, each with its schema's parameters (dsml.grammar,
+        GBNF)."""
+        text, _ = grammar(tool_dicts(tools), format="gbnf", tool_choice="required",
+                          profile=self.detector_options.get("profile", "v41"))
+        return text
 
     def structure_info(self):
         return lambda name: StructureInfo(

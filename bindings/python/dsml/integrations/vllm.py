@@ -21,7 +21,8 @@ change them.
 from collections import namedtuple
 
 from ..reference import eos_token, thinking_end_token, thinking_start_token
-from ._common import CallStream, ReasoningSplit, call_id
+from ..grammar import grammar
+from ._common import CallStream, ReasoningSplit, call_id, tool_dicts
 
 
 def _import(*paths):
@@ -62,6 +63,7 @@ ToolCall = _import(*(p + ".ToolCall" for p in _PROTOCOL)) or _record(
     "ToolCall", "id type function", ())
 FunctionCall = _import(*(p + ".FunctionCall" for p in _PROTOCOL)) or _record(
     "FunctionCall", "name arguments", ())
+_StructuredOutputsParams = _import("vllm.sampling_params.StructuredOutputsParams")
 _make_id = _import("vllm.entrypoints.chat_utils.make_tool_call_id") or call_id
 
 
@@ -126,9 +128,26 @@ class DsmlToolParser(*(() if _ToolParser is None else (_ToolParser,))):
     def adjust_request(self, request):
         """The DSML markers and the end-of-sentence token are special
         tokens: the detokenizer must keep them (skip_special_tokens=False)
-        whenever calls may be written."""
-        if getattr(request, "tools", None) and getattr(request, "tool_choice", None) != "none":
-            request.skip_special_tokens = False
+        whenever calls may be written.  Under tool_choice "required" or a
+        named tool, decoding is constrained to a calls block of the
+        declared tools (dsml.grammar, GBNF, as vLLM's structured outputs
+        read a grammar), since vLLM is told not to expect JSON."""
+        tools = getattr(request, "tools", None)
+        choice = getattr(request, "tool_choice", None)
+        if not tools or choice == "none":
+            return request
+        request.skip_special_tokens = False
+        if hasattr(choice, "model_dump"):
+            choice = choice.model_dump(exclude_none=True)
+        if choice == "required" or isinstance(choice, dict):
+            text, _ = grammar(tool_dicts(tools), format="gbnf", tool_choice=choice,
+                              profile=self.detector_options.get("profile", "v41"),
+                              parallel_tool_calls=getattr(request, "parallel_tool_calls",
+                                                          True) is not False)
+            if _StructuredOutputsParams is not None:
+                request.structured_outputs = _StructuredOutputsParams(grammar=text)
+            else:  # vLLM before structured_outputs, or no vLLM
+                request.guided_grammar = text
         return request
 
     def extract_tool_calls(self, model_output, request=None):
