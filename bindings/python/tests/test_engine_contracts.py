@@ -158,8 +158,9 @@ class VllmReasoningContract(unittest.TestCase):
         for kwargs in ({"enable_thinking": False}, {"thinking": False},
                        {"reasoning_effort": "none"}):
             parser = V.DsmlReasoningParser(Tokenizer(), chat_template_kwargs=kwargs)
-            self.assertEqual(parser.extract_reasoning(answer, request(chat_template_kwargs=kwargs)),
-                             (None, answer), kwargs)
+            self.assertEqual(
+                parser.extract_reasoning(answer, request(chat_template_kwargs=kwargs)),
+                (None, answer), kwargs)
         on = V.DsmlReasoningParser(Tokenizer(), chat_template_kwargs={"enable_thinking": True})
         self.assertEqual(on.extract_reasoning("r</think>a", None), ("r", "a"))
         # nothing said: a chat prompt (ending with </think>) makes the answer content

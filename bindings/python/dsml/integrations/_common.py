@@ -340,9 +340,11 @@ class CallStream:
         self.current_tool_id = len(self.prev_tool_call_arr) - 1
 
     @staticmethod
-    def parse(text, tools=None, **options):
-        """One shot: (content, [(name, arguments text)]) of complete calls."""
-        detector = Detector("chat", **adapter_options(options, tools))
+    def parse(text, request_tools=None, **options):
+        """One shot: (content, [(name, arguments text)]) of complete calls.
+        request_tools: the request's tools, declared unless the options
+        declare some."""
+        detector = Detector("chat", **adapter_options(options, request_tools))
         detector.feed(text)
         detector.finish()
         message = detector.message()

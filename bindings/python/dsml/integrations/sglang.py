@@ -97,7 +97,7 @@ class DsmlDetector(*(() if _BaseFormatDetector is None else (_BaseFormatDetector
 
     def detect_and_parse(self, text, tools=None):
         """Whole text -> StreamingParseResult(normal_text, calls)."""
-        content, calls = CallStream.parse(text, tools=tools, **self.detector_options)
+        content, calls = CallStream.parse(text, request_tools=tools, **self.detector_options)
         return StreamingParseResult(normal_text=content, calls=[
             ToolCallItem(tool_index=i, name=name, parameters=arguments)
             for i, (name, arguments) in enumerate(calls)])

@@ -153,7 +153,8 @@ class DsmlToolParser(*(() if _ToolParser is None else (_ToolParser,))):
     def extract_tool_calls(self, model_output, request=None):
         """Whole output -> ExtractedToolCallInformation(tools_called,
         tool_calls, content)."""
-        content, calls = CallStream.parse(model_output, tools=_tools_of(request, self._tools),
+        content, calls = CallStream.parse(model_output,
+                                          request_tools=_tools_of(request, self._tools),
                                           **self.detector_options)
         if not calls:
             return ExtractedToolCallInformation(tools_called=False, tool_calls=[],
