@@ -26,6 +26,8 @@ from ._native import version as library_version
 from .render import encode_messages, render_case, render_request
 from .parse import (Detector, Event, parse_completion,
                     parse_message_from_completion_text)
+from .turn import Responder, Turn
+from .grammar import grammar
 from . import reference as _reference
 from .reference import *  # noqa: F401,F403  (the reference's other public names)
 from . import v4, v32  # noqa: F401  (DeepSeek-V4's and V3.2's references)
@@ -36,6 +38,9 @@ __all__ = [
     "Detector",
     "DsmlError",
     "Event",
+    "Responder",
+    "Turn",
+    "grammar",
     "encode_messages",
     "parse_completion",
     "parse_message_from_completion_text",

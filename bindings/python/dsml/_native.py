@@ -187,6 +187,79 @@ class GrammarInfo(ctypes.Structure):
     ]
 
 
+class EffortAlias(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("as_", ctypes.c_char_p), ("level", ctypes.c_int)]
+
+
+class TurnOptions(ctypes.Structure):
+    _fields_ = [
+        ("size", size_t),
+        ("render", ctypes.POINTER(RenderOptions)),
+        ("detect", ctypes.POINTER(DetectorOptions)),
+        ("flags", ctypes.c_uint),
+        ("effort_aliases", ctypes.POINTER(EffortAlias)),
+        ("effort_alias_count", size_t),
+        ("grammar", ctypes.POINTER(GrammarOptions)),
+    ]
+
+
+class TurnInfo(ctypes.Structure):
+    _fields_ = [
+        ("size", size_t),
+        ("prompt", ctypes.c_void_p), ("prompt_len", size_t),
+        ("images", ctypes.c_void_p), ("images_len", size_t), ("image_count", size_t),
+        ("segments", ctypes.c_void_p), ("segments_len", size_t),
+        ("thinking_mode", ctypes.c_int),
+        ("thinking_from", ctypes.c_char_p),
+        ("starts_in_reasoning", ctypes.c_int),
+        ("effort_level", ctypes.c_int),
+        ("effort_in_prompt", ctypes.c_int),
+        ("tools", ctypes.c_void_p), ("tools_len", size_t), ("tool_count", size_t),
+        ("tools_in_prompt", ctypes.c_int),
+        ("tool_choice", ctypes.c_int),
+        ("tool_choice_name", ctypes.c_void_p), ("tool_choice_name_len", size_t),
+        ("parallel_tool_calls", ctypes.c_int),
+        ("response_format", ctypes.c_void_p), ("response_format_len", size_t),
+        ("prefill", ctypes.c_int),
+        ("ignored", ctypes.c_void_p), ("ignored_len", size_t), ("ignored_count", size_t),
+        ("model", ctypes.c_void_p), ("model_len", size_t),
+        ("grammar", ctypes.c_void_p), ("grammar_len", size_t),
+        ("grammar_info", ctypes.POINTER(GrammarInfo)),
+        ("grammar_from", ctypes.c_char_p),
+        ("grammar_status", ctypes.c_int),
+        ("grammar_error", ctypes.POINTER(Error)),
+    ]
+
+
+class ResponderOptions(ctypes.Structure):
+    _fields_ = [
+        ("size", size_t),
+        ("flags", ctypes.c_uint),
+        ("id", ctypes.c_char_p), ("id_len", size_t),
+        ("created", ctypes.c_longlong),
+        ("model", ctypes.c_char_p), ("model_len", size_t),
+        ("call_id", ctypes.c_void_p), ("call_id_ctx", ctypes.c_void_p),
+        ("seed", ctypes.c_char_p), ("seed_len", size_t),
+        ("allocator", ctypes.POINTER(Allocator)),
+    ]
+
+
+class Item(ctypes.Structure):
+    _fields_ = [
+        ("size", size_t),
+        ("type", ctypes.c_int),
+        ("text", ctypes.c_void_p), ("len", size_t),
+        ("status", ctypes.c_int),
+        ("offset", size_t),
+    ]
+
+
+# DSML_TURN_*, DSML_RESPOND_*, dsml_item_type, dsml_end_reason
+TURN_NONE_DROPS_TOOLS, TURN_GRAMMAR_AUTO, TURN_GRAMMAR_OPTIONAL = 0x1, 0x2, 0x4
+RESPOND_HOLD_CALLS, RESPOND_DROP_RAW, RESPOND_SSE = 0x1, 0x2, 0x4
+ITEM_CHUNK, ITEM_DIAGNOSTIC, ITEM_DONE = 1, 2, 3
+END_REASONS = {"text": 0, "stop": 1, "length": 2, "abort": 3}
+
 # dsml_grammar_format, DSML_GRAMMAR_*
 GRAMMAR_FORMATS = {"gbnf": 0, "lark": 1, "structural_tag": 2}
 GRAMMAR_WHOLE_TURN = 0x1
@@ -287,6 +360,21 @@ PROTOTYPES = [
     ("dsml_parse_completion", ctypes.c_int,
      [_c, size_t, _p(DetectorOptions), _p(Output), _p(Error)]),
     ("dsml_grammar_options_init_size", None, [_p(GrammarOptions), size_t]),
+    ("dsml_turn_options_init", None, [_p(TurnOptions)]),
+    ("dsml_turn_create", ctypes.c_int,
+     [_c, size_t, _p(TurnOptions), _p(ctypes.c_void_p), _p(Error)]),
+    ("dsml_turn_destroy", None, [ctypes.c_void_p]),
+    ("dsml_turn_get_info", _p(TurnInfo), [ctypes.c_void_p]),
+    ("dsml_responder_options_init", None, [_p(ResponderOptions)]),
+    ("dsml_responder_create", ctypes.c_int,
+     [ctypes.c_void_p, _p(ResponderOptions), _p(ctypes.c_void_p), _p(Error)]),
+    ("dsml_responder_destroy", None, [ctypes.c_void_p]),
+    ("dsml_responder_feed", ctypes.c_int, [ctypes.c_void_p, _c, size_t]),
+    ("dsml_responder_end", ctypes.c_int, [ctypes.c_void_p, ctypes.c_int]),
+    ("dsml_responder_next", ctypes.c_int, [ctypes.c_void_p, _p(Item)]),
+    ("dsml_responder_completion", ctypes.c_int,
+     [ctypes.c_void_p, _p(Output), _p(Error)]),
+    ("dsml_responder_error", _p(Error), [ctypes.c_void_p]),
     ("dsml_grammar", ctypes.c_int,
      [_c, size_t, _p(GrammarOptions), _p(Output), _p(GrammarInfo), _p(Error)]),
 ]
