@@ -222,6 +222,9 @@ class _Call(dict):
     def __len__(self):
         return 2
 
+    def __repr__(self):
+        return repr(dict(self.items()))
+
 
 def tool_dicts(tools):
     """Declared tools as plain dicts for dsml.Detector (the engines pass
@@ -283,6 +286,8 @@ class CallStream:
         self.ended = False
 
     def feed(self, text):
+        if self.ended:  # text after the end of the stream stays content
+            return text, []
         return self._take(self._detector.feed(text))
 
     def finish(self):
