@@ -314,10 +314,22 @@ class SglangContract(unittest.TestCase):
         self.assertEqual(got + vllm_unstreamed(stream), "{}")
 
     def test_15_constrained_calls(self):
+        # FunctionCallParser.get_structure_constraint: the detector's own
+        # structural tag for forced calls, never SGLang's JSON array
         tools = [{"type": "function", "function": {"name": "get", "parameters": {
             "type": "object", "properties": {"city": {"type": "string"}},
             "required": ["city"]}}}]
-        ebnf = S.DsmlDetectorV4().build_ebnf(tools)
+        detector = S.DsmlDetectorV4()
+        self.assertTrue(detector.parses_required_natively())
+        tag = detector.get_structural_tag(tools=tools, thinking_mode=True,
+                                          tool_choice="required", parallel_tool_calls=False)
+        if not isinstance(tag, dict):
+            tag = tag.model_dump()
+        self.assertEqual(tag["type"], "structural_tag")
+        self.assertIn("<%stool_calls>" % D, json.dumps(tag, ensure_ascii=False))
+        self.assertIn("</think>", json.dumps(tag, ensure_ascii=False))
+        self.assertIsNone(detector.get_auto_tool_call_structural_tag(tools=tools))
+        ebnf = detector.build_ebnf(tools)          # SGLang before its EBNF removal
         self.assertIn("<%stool_calls>" % D, ebnf)
         self.assertIn("city", ebnf)
 

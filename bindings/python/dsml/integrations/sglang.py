@@ -13,6 +13,7 @@ they are plain objects returning look-alike records.
 """
 
 import inspect
+import json
 from collections import namedtuple
 
 from ..reference import (dsml_token, thinking_end_token, thinking_start_token,
@@ -27,6 +28,7 @@ _BaseReasoning = _import("sglang.srt.parser.reasoning_parser.BaseReasoningFormat
 ToolCallItem = _import("sglang.srt.function_call.core_types.ToolCallItem")
 StreamingParseResult = _import("sglang.srt.function_call.core_types.StreamingParseResult")
 StructureInfo = _import("sglang.srt.function_call.core_types.StructureInfo")
+_StructuralTag = _import("xgrammar.StructuralTag")
 ReasoningResult = _import("sglang.srt.parser.reasoning_parser.StreamingParseResult",
                           "sglang.srt.reasoning_parser.StreamingParseResult")
 
@@ -123,16 +125,44 @@ class DsmlDetector(*(() if _BaseFormatDetector is None else (_BaseFormatDetector
             for index, name, arguments in pieces])
 
     def supports_structural_tag(self):
-        """SGLang's structural tags hold JSON between begin and end; DSML
-        parameters are not JSON, so constrained calls go through
-        build_ebnf."""
+        """SGLang's legacy structural tags hold JSON between begin and end;
+        DSML parameters are not JSON: constrained calls take
+        get_structural_tag (SGLang main) or build_ebnf (earlier SGLang)."""
         return False
 
+    def parses_required_natively(self):
+        """A forced call is written in DSML and parsed as such: SGLang must
+        not constrain it to its JSON array."""
+        return True
+
+    def get_structural_tag(self, tools, tool_choice="required", thinking_mode=False,
+                           parallel_tool_calls=True, **_):
+        """The structural tag SGLang applies under tool_choice "required", a
+        named tool, or "auto" with strict tools: a calls block of the
+        declared tools, each invoke with its schema's parameters
+        (dsml.grammar), starting inside the reasoning in thinking mode.  An
+        xgrammar StructuralTag when xgrammar is importable, else its JSON
+        as a dict."""
+        if hasattr(tool_choice, "model_dump"):
+            tool_choice = tool_choice.model_dump(exclude_none=True)
+        text, _ = grammar(tool_dicts(tools), format="structural_tag",
+                          profile=self.detector_options.get("profile", "v41"),
+                          thinking_mode="thinking" if thinking_mode else "chat",
+                          tool_choice=tool_choice,
+                          parallel_tool_calls=parallel_tool_calls is not False)
+        tag = json.loads(text)
+        return _StructuralTag.model_validate(tag) if _StructuralTag is not None else tag
+
+    def get_auto_tool_call_structural_tag(self, tools, thinking_mode=False,
+                                          parallel_tool_calls=True, **_):
+        """None: under "auto" without strict tools decoding is left free, and
+        what the model writes is parsed as the reference parses it."""
+        return None
+
     def build_ebnf(self, tools):
-        """The grammar SGLang applies under tool_choice "required" or a
-        named tool (it passes the named tool alone): a calls block of
-        these tools, each with its schema's parameters (dsml.grammar,
-        GBNF)."""
+        """The grammar earlier SGLang applies under tool_choice "required" or
+        a named tool (it passes the named tool alone): a calls block of
+        these tools (dsml.grammar, GBNF)."""
         text, _ = grammar(tool_dicts(tools), format="gbnf", tool_choice="required",
                           profile=self.detector_options.get("profile", "v41"))
         return text
