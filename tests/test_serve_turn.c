@@ -15,11 +15,36 @@
     "\"parameters\": {\"type\": \"object\"}}}, {\"type\": \"function\", "           \
     "\"function\": {\"name\": \"get_time\"}}]"
 
-static dsml_turn *turn_ok(const char *body, const dsml_turn_options *o)
+/* The options given, a body without a thinking field being chat mode
+ * unless they say otherwise (the library's default is the tests' below). */
+static dsml_turn_options chat_default(const dsml_turn_options *o)
+{
+    dsml_turn_options given;
+    dsml_turn_options_init(&given);
+    if (o != NULL)
+        given = *o;
+    if (given.default_thinking == DSML_TURN_THINKING_PROFILE)
+        given.default_thinking = DSML_TURN_THINKING_OFF;
+    return given;
+}
+
+/* A turn made with `o` as given (NULL: the library's defaults). */
+static dsml_turn *turn_as_given(const char *body, const dsml_turn_options *o)
 {
     dsml_turn *t = NULL;
     dsml_error err;
     int r = dsml_turn_create(body, strlen(body), o, &t, &err);
+    if (r != DSML_OK)
+        fail_msg("turn refused: %s (%s)", err.message, dsml_status_name(r));
+    return t;
+}
+
+static dsml_turn *turn_ok(const char *body, const dsml_turn_options *o)
+{
+    dsml_turn_options given = chat_default(o);
+    dsml_turn *t = NULL;
+    dsml_error err;
+    int r = dsml_turn_create(body, strlen(body), &given, &t, &err);
     if (r != DSML_OK)
         fail_msg("turn refused: %s (%s)", err.message, dsml_status_name(r));
     return t;
@@ -31,6 +56,8 @@ static void turn_fails(const char *body, const dsml_turn_options *o, int code,
     dsml_turn *t = (dsml_turn *)1;
     dsml_error err;
     int r = dsml_turn_create(body, strlen(body), o, &t, &err);
+    if (r == DSML_OK)
+        dsml_turn_destroy(t);
     assert_null(t);
     if (r != code)
         fail_msg("expected %s, got %s: %s", dsml_status_name(code), dsml_status_name(r),
@@ -70,43 +97,150 @@ static dc_run turn_run(const dsml_turn *t, const char *text)
 
 /* ---- the thinking switch ---------------------------------------------- */
 
+#define B(rest) "{\"messages\": [" USER_HI "]" rest "}"
+
+/* One row per row of docs/API.md's table "The thinking switch": the body,
+ * the profile, the turn's default_thinking, and what it decides. */
 static void test_thinking_decided_and_reported(void **state)
 {
     (void)state;
     static const struct {
         const char *body;
+        dsml_profile profile;
+        dsml_turn_thinking dflt;
         dsml_thinking_mode mode;
         const char *from;
         const char *ignored;
     } cases[] = {
-        {"{\"messages\": [" USER_HI "]}", DSML_CHAT, "", "[]"},
-        {"{\"messages\": [" USER_HI "], \"thinking_mode\": \"thinking\"}", DSML_THINKING,
-         "$.thinking_mode", "[]"},
-        {"{\"messages\": [" USER_HI "], \"chat_template_kwargs\": {\"thinking\": true}}",
-         DSML_THINKING, "$.chat_template_kwargs.thinking", "[]"},
-        {"{\"messages\": [" USER_HI "], \"thinking\": {\"type\": \"enabled\", "
-         "\"budget_tokens\": 10}}",
-         DSML_THINKING, "$.thinking.type", "[\"$.thinking.budget_tokens\"]"},
-        /* a conflict: the first present decides, the others are listed */
-        {"{\"messages\": [" USER_HI "], \"thinking_mode\": \"chat\", \"thinking\": "
-         "{\"type\": \"enabled\"}, \"chat_template_kwargs\": {\"thinking\": true, "
-         "\"x\": 1}}",
-         DSML_CHAT, "$.thinking_mode",
-         "[\"$.chat_template_kwargs.x\", \"$.chat_template_kwargs.thinking\", "
-         "\"$.thinking\"]"},
+        /* no field: the platform's default for the profile, or the turn's */
+        {B(""), DSML_PROFILE_V41, 0, DSML_THINKING, "", "[]"},
+        {B(""), DSML_PROFILE_PRERELEASE, 0, DSML_THINKING, "", "[]"},
+        {B(""), DSML_PROFILE_V4, 0, DSML_THINKING, "", "[]"},
+        {B(""), DSML_PROFILE_V32, 0, DSML_CHAT, "", "[]"},
+        {B(""), DSML_PROFILE_V41, DSML_TURN_THINKING_OFF, DSML_CHAT, "", "[]"},
+        {B(""), DSML_PROFILE_V32, DSML_TURN_THINKING_ON, DSML_THINKING, "", "[]"},
+        /* an effort is no switch (but "none") */
+        {B(", \"reasoning_effort\": \"high\""), DSML_PROFILE_V41, 0, DSML_THINKING, "", "[]"},
+        {B(", \"reasoning_effort\": \"high\""), DSML_PROFILE_V41, DSML_TURN_THINKING_OFF,
+         DSML_CHAT, "", "[]"},
+        {B(", \"reasoning_effort\": \"none\""), DSML_PROFILE_V41, 0, DSML_CHAT,
+         "$.reasoning_effort", "[]"},
+        /* each field */
+        {B(", \"thinking_mode\": \"thinking\""), DSML_PROFILE_V41, DSML_TURN_THINKING_OFF,
+         DSML_THINKING, "$.thinking_mode", "[]"},
+        {B(", \"thinking_mode\": \"chat\""), DSML_PROFILE_V41, 0, DSML_CHAT, "$.thinking_mode",
+         "[]"},
+        {B(", \"chat_template_kwargs\": {\"thinking\": true}"), DSML_PROFILE_V41,
+         DSML_TURN_THINKING_OFF, DSML_THINKING, "$.chat_template_kwargs.thinking", "[]"},
+        {B(", \"chat_template_kwargs\": {\"thinking\": {\"enabled\": false}}"),
+         DSML_PROFILE_V41, 0, DSML_CHAT, "$.chat_template_kwargs.thinking", "[]"},
+        {B(", \"chat_template_kwargs\": {\"enable_thinking\": false, \"x\": 1}"),
+         DSML_PROFILE_V41, 0, DSML_CHAT, "$.chat_template_kwargs.enable_thinking",
+         "[\"$.chat_template_kwargs.x\"]"},
+        {B(", \"chat_template_kwargs\": {\"enable_thinking\": true}"), DSML_PROFILE_V32, 0,
+         DSML_THINKING, "$.chat_template_kwargs.enable_thinking", "[]"},
+        {B(", \"thinking\": false"), DSML_PROFILE_V41, 0, DSML_CHAT, "$.thinking", "[]"},
+        {B(", \"thinking\": true"), DSML_PROFILE_V32, 0, DSML_THINKING, "$.thinking", "[]"},
+        {B(", \"thinking\": {\"type\": \"enabled\", \"budget_tokens\": 10}"), DSML_PROFILE_V41,
+         DSML_TURN_THINKING_OFF, DSML_THINKING, "$.thinking.type",
+         "[\"$.thinking.budget_tokens\"]"},
+        {B(", \"thinking\": {\"type\": \"disabled\"}"), DSML_PROFILE_V41, 0, DSML_CHAT,
+         "$.thinking.type", "[]"},
+        /* fields that agree: the first decides, none is listed as ignored */
+        {B(", \"thinking\": {\"type\": \"disabled\"}, \"thinking_mode\": \"chat\", "
+           "\"chat_template_kwargs\": {\"thinking\": false, \"enable_thinking\": false}, "
+           "\"reasoning_effort\": \"none\""),
+         DSML_PROFILE_V41, 0, DSML_CHAT, "$.thinking_mode", "[]"},
+        {B(", \"thinking\": true, \"chat_template_kwargs\": {\"enable_thinking\": true}"),
+         DSML_PROFILE_V41, DSML_TURN_THINKING_OFF, DSML_THINKING,
+         "$.chat_template_kwargs.enable_thinking", "[]"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        dsml_turn *t = turn_ok(cases[i].body, NULL);
+        dsml_render_options ro;
+        dsml_render_options_init(&ro);
+        ro.profile = cases[i].profile;
+        ro.thinking_mode = cases[i].mode == DSML_THINKING ? DSML_CHAT : DSML_THINKING;
+        dsml_turn_options o; /* the render options' mode is not the turn's */
+        dsml_turn_options_init(&o);
+        o.render = &ro;
+        o.default_thinking = cases[i].dflt;
+        dsml_turn *t = turn_as_given(cases[i].body, &o);
         const dsml_turn_info *in = dsml_turn_get_info(t);
         assert_int_equal(in->size, sizeof *in);
-        assert_int_equal(in->thinking_mode, cases[i].mode);
+        if (in->thinking_mode != cases[i].mode)
+            fail_msg("case %zu: thinking mode %d", i, (int)in->thinking_mode);
         assert_string_equal(in->thinking_from, cases[i].from);
         assert_string_equal(in->ignored, cases[i].ignored);
         assert_int_equal(in->starts_in_reasoning, cases[i].mode == DSML_THINKING);
-        assert_int_equal(in->effort_in_prompt, cases[i].mode == DSML_THINKING);
-        assert_int_equal(in->effort_level, 75);
+        if (cases[i].profile == DSML_PROFILE_V41) {
+            assert_int_equal(in->effort_in_prompt, cases[i].mode == DSML_THINKING);
+            assert_int_equal(in->effort_level, 75);
+        }
         dsml_turn_destroy(t);
     }
+}
+
+/* Two fields that disagree: refused, the message naming both, the path the
+ * second. */
+static void test_thinking_conflicts_refused(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *rest, *first, *second;
+    } cases[] = {
+        {", \"thinking_mode\": \"chat\", \"thinking\": {\"type\": \"enabled\"}",
+         "$.thinking_mode", "$.thinking.type"},
+        {", \"thinking_mode\": \"thinking\", \"chat_template_kwargs\": {\"thinking\": false}",
+         "$.thinking_mode", "$.chat_template_kwargs.thinking"},
+        {", \"chat_template_kwargs\": {\"thinking\": true, \"enable_thinking\": false}",
+         "$.chat_template_kwargs.thinking", "$.chat_template_kwargs.enable_thinking"},
+        {", \"chat_template_kwargs\": {\"enable_thinking\": true}, \"thinking\": false",
+         "$.chat_template_kwargs.enable_thinking", "$.thinking"},
+        {", \"thinking\": {\"type\": \"enabled\"}, \"reasoning_effort\": \"none\"",
+         "$.thinking.type", "$.reasoning_effort"},
+        {", \"thinking_mode\": \"thinking\", \"reasoning_effort\": \"none\"",
+         "$.thinking_mode", "$.reasoning_effort"},
+    };
+    char body[512], msg[160];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(body, sizeof body, "{\"messages\": [" USER_HI "]%s}", cases[i].rest);
+        snprintf(msg, sizeof msg, "but %s turns it", cases[i].first);
+        turn_fails(body, NULL, DSML_ERR_THINKING_MODE, cases[i].second, msg);
+    }
+    turn_fails(B(", \"chat_template_kwargs\": {\"enable_thinking\": \"yes\"}"), NULL,
+               DSML_ERR_THINKING_MODE, "$.chat_template_kwargs.enable_thinking",
+               "true or false");
+    turn_fails(B(", \"thinking\": 1"), NULL, DSML_ERR_THINKING_MODE, "$.thinking.type",
+               NULL);
+    dsml_turn_options o;
+    dsml_turn_options_init(&o);
+    o.default_thinking = (dsml_turn_thinking)3;
+    turn_fails(B(""), &o, DSML_ERR_ARGUMENT, "", NULL);
+}
+
+/* dsml_render_request() keeps the render options' mode for a body without
+ * a thinking field (chat by default), and reads the fields as a turn does. */
+static void test_render_request_mode(void **state)
+{
+    (void)state;
+    dsml_output out;
+    const char *body = B("");
+    assert_int_equal(dsml_render_request(body, strlen(body), NULL, &out, NULL), DSML_OK);
+    char *chat = render_messages("[" USER_HI "]", DSML_CHAT);
+    assert_string_equal(out.text, chat);
+    dsml_output_free(&out);
+    body = B(", \"thinking_mode\": \"thinking\", \"reasoning_effort\": \"none\"");
+    dsml_error err;
+    assert_int_equal(dsml_render_request(body, strlen(body), NULL, &out, &err),
+                     DSML_ERR_THINKING_MODE);
+    body = B(", \"reasoning_effort\": \"none\"");
+    dsml_render_options ro;
+    dsml_render_options_init(&ro);
+    ro.thinking_mode = DSML_THINKING;
+    assert_int_equal(dsml_render_request(body, strlen(body), &ro, &out, NULL), DSML_OK);
+    assert_string_equal(out.text, chat);
+    dsml_output_free(&out);
+    free(chat);
 }
 
 static void test_unknown_fields_listed(void **state)
@@ -129,12 +263,54 @@ static void test_unknown_fields_listed(void **state)
 
 /* ---- reasoning_effort ---------------------------------------------------- */
 
+static int effort_of(const char *name, dsml_profile profile, const dsml_turn_options *base)
+{
+    dsml_render_options ro;
+    dsml_render_options_init(&ro);
+    ro.profile = profile;
+    dsml_turn_options o;
+    dsml_turn_options_init(&o);
+    if (base != NULL)
+        o = *base;
+    o.render = &ro;
+    char body[256];
+    snprintf(body, sizeof body, "{\"messages\": [" USER_HI "], \"reasoning_effort\": \"%s\"}",
+             name);
+    dsml_turn *t = turn_as_given(body, &o);
+    const dsml_turn_info *in = dsml_turn_get_info(t);
+    assert_int_equal(in->thinking_mode, DSML_THINKING);
+    int level = in->effort_level;
+    if (profile == DSML_PROFILE_V4) /* no numbers: the max text, or none */
+        level = strstr(in->prompt, "Absolute maximum") != NULL ? 100 : 75;
+    dsml_turn_destroy(t);
+    return level;
+}
+
 static void test_effort_names_and_aliases(void **state)
 {
     (void)state;
-    const char *accepted = "should be int within [1,100] or one of ['low', 'high', 'max']";
-    const char *names[] = {"\"minimal\"", "\"medium\"", "\"none\"", "\"xhigh\"", "0",
-                           "101", "true", "1.5"};
+    /* DeepSeek's platform's names, per profile */
+    static const struct {
+        dsml_profile profile;
+        const char *name;
+        int level;
+    } platform[] = {
+        {DSML_PROFILE_V41, "minimal", 50}, {DSML_PROFILE_V41, "low", 50},
+        {DSML_PROFILE_V41, "medium", 75},  {DSML_PROFILE_V41, "high", 75},
+        {DSML_PROFILE_V41, "xhigh", 75},   {DSML_PROFILE_V41, "max", 100},
+        {DSML_PROFILE_V41, "ultra", 100},  {DSML_PROFILE_PRERELEASE, "minimal", 25},
+        {DSML_PROFILE_PRERELEASE, "medium", 50}, {DSML_PROFILE_PRERELEASE, "xhigh", 75},
+        {DSML_PROFILE_PRERELEASE, "ultra", 100}, {DSML_PROFILE_V4, "minimal", 75},
+        {DSML_PROFILE_V4, "low", 75},      {DSML_PROFILE_V4, "medium", 75},
+        {DSML_PROFILE_V4, "xhigh", 100},   {DSML_PROFILE_V4, "ultra", 100},
+    };
+    for (size_t i = 0; i < sizeof platform / sizeof platform[0]; i++)
+        if (effort_of(platform[i].name, platform[i].profile, NULL) != platform[i].level)
+            fail_msg("%s on profile %d", platform[i].name, (int)platform[i].profile);
+
+    const char *accepted = "should be int within [1,100] or one of ['low', 'high', 'max', "
+                           "'minimal', 'medium', 'xhigh', 'ultra']";
+    const char *names[] = {"\"huge\"", "0", "101", "true", "1.5"};
     char body[256];
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         snprintf(body, sizeof body,
@@ -147,7 +323,14 @@ static void test_effort_names_and_aliases(void **state)
     assert_int_equal(dsml_turn_get_info(t)->effort_level, 33);
     has(dsml_turn_get_info(t)->prompt, "Reasoning Effort: 33 ");
     dsml_turn_destroy(t);
+    /* thinking off: the effort is checked, not written (as the reference) */
+    t = turn_ok("{\"messages\": [" USER_HI "], \"reasoning_effort\": \"max\"}", NULL);
+    assert_int_equal(dsml_turn_get_info(t)->effort_level, 100);
+    assert_int_equal(dsml_turn_get_info(t)->effort_in_prompt, 0);
+    lacks(dsml_turn_get_info(t)->prompt, "Reasoning Effort");
+    dsml_turn_destroy(t);
 
+    /* the caller's aliases replace the platform's */
     static const dsml_effort_alias aliases[] = {
         {"minimal", NULL, 10}, {"medium", "high", 0}, {"xhigh", "max", 0}};
     dsml_turn_options o;
@@ -158,18 +341,27 @@ static void test_effort_names_and_aliases(void **state)
         const char *name;
         int level;
     } want[] = {{"minimal", 10}, {"medium", 75}, {"xhigh", 100}, {"low", 50}};
-    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
-        snprintf(body, sizeof body, "{\"messages\": [" USER_HI "], \"thinking_mode\": "
-                                    "\"thinking\", \"reasoning_effort\": \"%s\"}",
-                 want[i].name);
-        t = turn_ok(body, &o);
-        assert_int_equal(dsml_turn_get_info(t)->effort_level, want[i].level);
-        dsml_turn_destroy(t);
-    }
-    /* still refused, with the aliases among what is accepted */
-    turn_fails("{\"messages\": [], \"reasoning_effort\": \"none\"}", &o, DSML_ERR_EFFORT,
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        assert_int_equal(effort_of(want[i].name, DSML_PROFILE_V41, &o), want[i].level);
+    turn_fails("{\"messages\": [], \"reasoning_effort\": \"ultra\"}", &o, DSML_ERR_EFFORT,
                "$.reasoning_effort",
                "one of ['low', 'high', 'max', 'minimal', 'medium', 'xhigh']");
+    /* an empty list: no aliases at all */
+    o.effort_alias_count = 0;
+    turn_fails("{\"messages\": [], \"reasoning_effort\": \"medium\"}", &o, DSML_ERR_EFFORT,
+               "$.reasoning_effort", "one of ['low', 'high', 'max']");
+    /* "none" is the thinking switch, whatever the aliases */
+    t = turn_ok("{\"messages\": [" USER_HI "], \"reasoning_effort\": \"none\"}", &o);
+    assert_int_equal(dsml_turn_get_info(t)->thinking_mode, DSML_CHAT);
+    dsml_turn_destroy(t);
+    /* V3.2 takes no effort */
+    dsml_render_options ro;
+    dsml_render_options_init(&ro);
+    ro.profile = DSML_PROFILE_V32;
+    dsml_turn_options_init(&o);
+    o.render = &ro;
+    turn_fails("{\"messages\": [], \"reasoning_effort\": \"medium\"}", &o, DSML_ERR_EFFORT,
+               "$.reasoning_effort", "takes no reasoning effort");
 }
 
 /* ---- tools ----------------------------------------------------------------- */
@@ -536,6 +728,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_thinking_decided_and_reported),
+        cmocka_unit_test(test_thinking_conflicts_refused),
+        cmocka_unit_test(test_render_request_mode),
         cmocka_unit_test(test_unknown_fields_listed),
         cmocka_unit_test(test_effort_names_and_aliases),
         cmocka_unit_test(test_tool_errors_name_the_body),
