@@ -364,6 +364,197 @@ static void test_effort_names_and_aliases(void **state)
                "$.reasoning_effort", "takes no reasoning effort");
 }
 
+/* ---- reasoning across tool loops ------------------------------------------ */
+
+#define WEATHER_TOOL                                                                 \
+    "[{\"type\": \"function\", \"function\": {\"name\": \"get_weather\", "          \
+    "\"parameters\": {\"type\": \"object\"}}}]"
+#define ASK "{\"role\": \"user\", \"content\": \"Weather?\"}"
+/* round 2's messages: the assistant's call (REASONING: its reasoning
+ * members), its result */
+#define ROUND2(reasoning)                                                            \
+    "{\"messages\": [" ASK ", {\"role\": \"assistant\", \"content\": \"Sure.\"" reasoning \
+    ", \"tool_calls\": [{\"id\": \"call_1\", \"type\": \"function\", \"function\": "  \
+    "{\"name\": \"get_weather\", \"arguments\": \"{\\\"city\\\": {\\\"x\\\": 1}}\"}}]}, " \
+    "{\"role\": \"tool\", \"tool_call_id\": \"call_1\", \"content\": \"sunny\"}], "  \
+    "\"tools\": " WEATHER_TOOL "}"
+/* what the model wrote: the argument's JSON spelled its own way */
+#define ROUND1_COMPLETION                                                            \
+    "Plan.</think>Sure." OPEN INVOKE("get_weather")                                  \
+    PARAM("city", "false", "{\"x\":1}") INVOKE_END CLOSE EOS
+
+static char *prompt_of(const char *body, const dsml_turn_options *o)
+{
+    dsml_turn *t = turn_as_given(body, o);
+    const dsml_turn_info *in = dsml_turn_get_info(t);
+    char *s = dc_strdup(in->prompt, in->prompt_len);
+    dsml_turn_destroy(t);
+    return s;
+}
+
+/* `reasoning` (vLLM's name) beside reasoning_content: read by the turn, not
+ * by dsml_render() (the reference reads reasoning_content only). */
+static void test_reasoning_field(void **state)
+{
+    (void)state;
+    char *given = prompt_of(ROUND2(", \"reasoning_content\": \"Plan.\""), NULL);
+    char *alias = prompt_of(ROUND2(", \"reasoning\": \"Plan.\""), NULL);
+    char *both = prompt_of(ROUND2(", \"reasoning\": \"Plan.\", \"reasoning_content\": "
+                                  "\"Plan.\""),
+                           NULL);
+    has(given, "<think>Plan.</think>Sure.");
+    assert_string_equal(alias, given);
+    assert_string_equal(both, given);
+    turn_fails(ROUND2(", \"reasoning_content\": \"Plan.\", \"reasoning\": \"Other.\""), NULL,
+               DSML_ERR_TYPE, "$.messages[1].reasoning",
+               "differs from $.messages[1].reasoning_content");
+    const char *msgs = "[" ASK ", {\"role\": \"assistant\", \"content\": \"A\", "
+                       "\"reasoning\": \"R\"}, " USER_HI "]";
+    dsml_render_options ro;
+    dsml_render_options_init(&ro);
+    ro.thinking_mode = DSML_THINKING;
+    ro.flags = DSML_RENDER_KEEP_THINKING;
+    dsml_output out;
+    assert_int_equal(dsml_render(msgs, strlen(msgs), &ro, &out, NULL), DSML_OK);
+    lacks(out.text, "R</think>");
+    dsml_output_free(&out);
+    free(given);
+    free(alias);
+    free(both);
+}
+
+static void test_missing_reasoning_reported(void **state)
+{
+    (void)state;
+    dsml_turn *t = turn_as_given(ROUND2(""), NULL);
+    const dsml_turn_info *in = dsml_turn_get_info(t);
+    assert_int_equal(in->thinking_mode, DSML_THINKING);
+    assert_string_equal(in->missing_reasoning, "[\"$.messages[1]\"]");
+    assert_int_equal(in->missing_reasoning_count, 1);
+    assert_int_equal(in->missing_reasoning_len, strlen(in->missing_reasoning));
+    assert_string_equal(in->restored, "[]");
+    has(in->prompt, "<think></think>Sure.");
+    dsml_turn_destroy(t);
+    /* given, or not shown (chat mode): none missing */
+    const char *bodies[] = {ROUND2(", \"reasoning_content\": \"Plan.\""),
+                            ROUND2(", \"reasoning\": \"Plan.\"")};
+    for (size_t i = 0; i < 2; i++) {
+        t = turn_as_given(bodies[i], NULL);
+        assert_string_equal(dsml_turn_get_info(t)->missing_reasoning, "[]");
+        assert_int_equal(dsml_turn_get_info(t)->missing_reasoning_count, 0);
+        dsml_turn_destroy(t);
+    }
+    t = turn_ok(ROUND2(""), NULL);
+    assert_string_equal(dsml_turn_get_info(t)->missing_reasoning, "[]");
+    dsml_turn_destroy(t);
+    dsml_turn_options o;
+    dsml_turn_options_init(&o);
+    o.flags = DSML_TURN_REQUIRE_REASONING;
+    turn_fails(ROUND2(""), &o, DSML_ERR_MISSING_KEY, "$.messages[1]", "reasoning_content");
+    t = turn_as_given(ROUND2(", \"reasoning_content\": \"Plan.\""), &o);
+    dsml_turn_destroy(t);
+}
+
+/* The caller's store of what the model wrote. */
+typedef struct store {
+    const char *reasoning, *completion;
+    int calls, result;
+    char id[32];
+} store;
+
+static int store_lookup(void *ctx, const char *id, size_t id_len, dsml_reasoning_found *out)
+{
+    store *s = ctx;
+    s->calls++;
+    snprintf(s->id, sizeof s->id, "%.*s", (int)id_len, id);
+    assert_int_equal(out->size, sizeof *out);
+    if (s->result != 1)
+        return s->result;
+    out->reasoning = s->reasoning;
+    out->reasoning_len = s->reasoning != NULL ? strlen(s->reasoning) : 0;
+    out->completion = s->completion;
+    out->completion_len = s->completion != NULL ? strlen(s->completion) : 0;
+    return 1;
+}
+
+static void test_reasoning_lookup_round_trip(void **state)
+{
+    (void)state;
+    /* round 1: the prompt, then the completion as the model wrote it */
+    char *round1 = prompt_of("{\"messages\": [" ASK "], \"tools\": " WEATHER_TOOL "}", NULL);
+    store st = {"Plan.", ROUND1_COMPLETION, 0, 1, ""};
+    dsml_turn_options o;
+    dsml_turn_options_init(&o);
+    o.reasoning_lookup = store_lookup;
+    o.reasoning_lookup_ctx = &st;
+    /* round 2, the client having dropped the reasoning */
+    dsml_turn *t = turn_as_given(ROUND2(""), &o);
+    const dsml_turn_info *in = dsml_turn_get_info(t);
+    assert_int_equal(st.calls, 1);
+    assert_string_equal(st.id, "call_1");
+    size_t n1 = strlen(round1), nc = strlen(ROUND1_COMPLETION);
+    assert_true(in->prompt_len > n1 + nc);
+    assert_memory_equal(in->prompt, round1, n1);
+    assert_memory_equal(in->prompt + n1, ROUND1_COMPLETION, nc);
+    assert_string_equal(in->restored, "[{\"path\": \"$.messages[1]\", \"call_id\": \"call_1\", "
+                                      "\"reasoning\": true, \"completion\": \"used\"}]");
+    assert_int_equal(in->restored_count, 1);
+    assert_string_equal(in->missing_reasoning, "[]");
+    dsml_turn_destroy(t);
+
+    /* the reasoning alone: rendered as if the client had sent it */
+    char *sent = prompt_of(ROUND2(", \"reasoning_content\": \"Plan.\""), NULL);
+    st.completion = NULL;
+    char *restored = prompt_of(ROUND2(""), &o);
+    if (strcmp(restored, sent) != 0)
+        fail_msg("restored: %s\nsent: %s", restored + strlen(round1), sent + strlen(round1));
+    free(restored);
+    /* a completion that is not this message: the re-rendered form */
+    static const char *const other[] = {
+        "Plan.</think>Sure!" OPEN INVOKE("get_weather") PARAM("city", "false", "{\"x\":1}")
+            INVOKE_END CLOSE EOS,
+        "Plan.</think>Sure." OPEN INVOKE("get_weather") PARAM("city", "false", "{\"x\":2}")
+            INVOKE_END CLOSE EOS,
+        "Plan.</think>Sure." OPEN INVOKE("get_weather") PARAM("city", "false", "{\"x\":1}")
+            INVOKE_END CLOSE, /* no EOS: not what the model wrote */
+        "Other.</think>Sure." OPEN INVOKE("get_weather") PARAM("city", "false", "{\"x\":1}")
+            INVOKE_END CLOSE EOS,
+    };
+    for (size_t i = 0; i < sizeof other / sizeof other[0]; i++) {
+        st.completion = other[i];
+        t = turn_as_given(ROUND2(""), &o);
+        in = dsml_turn_get_info(t);
+        if (strcmp(in->prompt, sent) != 0)
+            fail_msg("case %zu: %s", i, in->prompt + strlen(round1));
+        has(in->restored, "\"completion\": \"differs\"");
+        dsml_turn_destroy(t);
+    }
+    /* not found; found without reasoning; a failing lookup */
+    st.result = 0;
+    t = turn_as_given(ROUND2(""), &o);
+    in = dsml_turn_get_info(t);
+    assert_string_equal(in->missing_reasoning, "[\"$.messages[1]\"]");
+    assert_string_equal(in->restored, "[{\"path\": \"$.messages[1]\", \"call_id\": \"call_1\", "
+                                      "\"reasoning\": false, \"completion\": \"none\"}]");
+    dsml_turn_destroy(t);
+    st.result = -1;
+    turn_fails(ROUND2(""), &o, DSML_ERR_ARGUMENT, "$.messages[1]", "lookup failed");
+    st.result = 1;
+    st.reasoning = "\xff";
+    turn_fails(ROUND2(""), &o, DSML_ERR_UTF8, "$.messages[1]", NULL);
+    /* asked only where the reasoning is missing and shown */
+    st.reasoning = "Plan.";
+    st.calls = 0;
+    t = turn_as_given(ROUND2(", \"reasoning_content\": \"Given.\""), &o);
+    dsml_turn_destroy(t);
+    o.default_thinking = DSML_TURN_THINKING_OFF;
+    t = turn_as_given(ROUND2(""), &o);
+    dsml_turn_destroy(t);
+    assert_int_equal(st.calls, 0);
+    free(sent);
+    free(round1);
+}
+
 /* ---- tools ----------------------------------------------------------------- */
 
 static void test_tool_errors_name_the_body(void **state)
@@ -730,6 +921,9 @@ int main(void)
         cmocka_unit_test(test_thinking_decided_and_reported),
         cmocka_unit_test(test_thinking_conflicts_refused),
         cmocka_unit_test(test_render_request_mode),
+        cmocka_unit_test(test_reasoning_field),
+        cmocka_unit_test(test_missing_reasoning_reported),
+        cmocka_unit_test(test_reasoning_lookup_round_trip),
         cmocka_unit_test(test_unknown_fields_listed),
         cmocka_unit_test(test_effort_names_and_aliases),
         cmocka_unit_test(test_tool_errors_name_the_body),

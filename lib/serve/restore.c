@@ -174,9 +174,9 @@ static int same_calls(const cJSON *a, const cJSON *b)
     for (const cJSON *x = a != NULL ? a->child : NULL, *y = b != NULL ? b->child : NULL;
          x != NULL && y != NULL; x = x->next, y = y->next) {
         const cJSON *fx = dsml_json_get(x, "function"), *fy = dsml_json_get(y, "function");
+        const cJSON *nx = dsml_json_get(x, "namespace"), *ny = dsml_json_get(y, "namespace");
         if (!cJSON_Compare(dsml_json_get(fx, "name"), dsml_json_get(fy, "name"), 1) ||
-            !cJSON_Compare(dsml_json_get(x, "namespace"), dsml_json_get(y, "namespace"), 1) ||
-            (dsml_json_get(x, "namespace") == NULL) != (dsml_json_get(y, "namespace") == NULL) ||
+            (nx == NULL) != (ny == NULL) || (nx != NULL && !cJSON_Compare(nx, ny, 1)) ||
             !same_arguments(dsml_json_get(fx, "arguments"), dsml_json_get(fy, "arguments")))
             return 0;
     }
@@ -190,7 +190,8 @@ static int same_text(const cJSON *a, const cJSON *b)
     return strcmp(x, y) == 0;
 }
 
-/* The completion is used when it parses to the message as re-rendered
+/* The completion is used when it ends with the EOS token and parses to the
+ * message as re-rendered
  * (the client's message with the restored reasoning): the same content,
  * reasoning and calls (names, namespaces, arguments as JSON values). */
 static int check(void *arg, dsml_rctx *c, const dsml_msg *m, const dsml_restored *rs,
@@ -199,8 +200,12 @@ static int check(void *arg, dsml_rctx *c, const dsml_msg *m, const dsml_restored
     srv_req *q = arg;
     (void)c;
     (void)m;
-    cJSON *want = parse(q, rendered, len);
-    cJSON *got = parse(q, rs->completion, rs->completion_len);
+    /* the message as rendered ends with the EOS token: so must the text */
+    size_t eos = sizeof DSML_TOK_EOS - 1;
+    int ends = rs->completion_len >= eos &&
+               memcmp(rs->completion + rs->completion_len - eos, DSML_TOK_EOS, eos) == 0;
+    cJSON *want = ends ? parse(q, rendered, len) : NULL;
+    cJSON *got = ends ? parse(q, rs->completion, rs->completion_len) : NULL;
     *use = want != NULL && got != NULL &&
            same_text(dsml_json_get(want, "content"), dsml_json_get(got, "content")) &&
            same_text(dsml_json_get(want, "reasoning_content"),
