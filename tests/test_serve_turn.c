@@ -689,6 +689,18 @@ static void test_prefill(void **state)
                DSML_ERR_ROLE, "$.continue_final_message", NULL);
     turn_fails("{\"continue_final_message\": 1, \"messages\": []}", NULL, DSML_ERR_TYPE,
                "$.continue_final_message", NULL);
+    /* "prefix" is a bool too, wherever it stands */
+    turn_fails("{\"messages\": [" USER_HI ", {\"role\": \"assistant\", \"content\": \"a\", "
+               "\"prefix\": \"no\"}]}",
+               NULL, DSML_ERR_TYPE, "$.messages[1].prefix", "must be true or false");
+    turn_fails("{\"messages\": [{\"role\": \"user\", \"content\": \"a\", \"prefix\": 0}, "
+               USER_HI "]}",
+               NULL, DSML_ERR_TYPE, "$.messages[0].prefix", NULL);
+    dsml_turn *t = turn_ok("{\"messages\": [" USER_HI ", {\"role\": \"assistant\", "
+                           "\"content\": \"a\", \"prefix\": false}]}",
+                           NULL);
+    assert_int_equal(dsml_turn_get_info(t)->prefill, 0);
+    dsml_turn_destroy(t);
 }
 
 /* ---- tool_choice and parallel_tool_calls ------------------------------------ */
@@ -818,6 +830,108 @@ static void test_named_choice_qualified(void **state)
     dsml_turn_destroy(t);
 }
 
+/* A bare name that two namespaced tools share: refused by the turn and by
+ * dsml_grammar() alike; the qualified name, or a tool of that exact name,
+ * is fine. */
+static void test_named_choice_ambiguous(void **state)
+{
+    (void)state;
+#define AB_TOOLS                                                                     \
+    "[{\"type\": \"function\", \"namespace\": \"a\", \"function\": {\"name\": \"f\"}}, " \
+    "{\"type\": \"function\", \"namespace\": \"b\", \"function\": {\"name\": \"f\"}}]"
+    const char *msg = "'f' names more than one declared tool ('a::f' and 'b::f')";
+    turn_fails("{\"messages\": [" USER_HI "], \"tools\": " AB_TOOLS ", \"tool_choice\": "
+               "{\"type\": \"function\", \"function\": {\"name\": \"f\"}}}",
+               NULL, DSML_ERR_TOOL_CHOICE, "$.tool_choice.function.name", msg);
+    const char *tools = AB_TOOLS;
+    const char *choice = "{\"type\": \"function\", \"function\": {\"name\": \"f\"}}";
+    dsml_grammar_options go;
+    dsml_grammar_options_init(&go);
+    go.tool_choice_json = choice;
+    go.tool_choice_len = strlen(choice);
+    dsml_output out;
+    dsml_error err;
+    assert_int_equal(dsml_grammar(tools, strlen(tools), &go, &out, NULL, &err),
+                     DSML_ERR_TOOL_CHOICE);
+    assert_string_equal(err.path, "$.tool_choice.function.name");
+    has(err.message, msg);
+    /* qualified: one tool, in the turn and in the grammar */
+    dsml_turn *t = turn_ok("{\"messages\": [" USER_HI "], \"tools\": " AB_TOOLS ", "
+                           "\"tool_choice\": {\"type\": \"function\", \"function\": "
+                           "{\"name\": \"b::f\"}}}",
+                           NULL);
+    assert_string_equal(dsml_turn_get_info(t)->tool_choice_name, "b::f");
+    dsml_turn_destroy(t);
+    choice = "{\"type\": \"function\", \"function\": {\"name\": \"b::f\"}}";
+    go.tool_choice_json = choice;
+    go.tool_choice_len = strlen(choice);
+    assert_int_equal(dsml_grammar(tools, strlen(tools), &go, &out, NULL, &err), DSML_OK);
+    has(out.text, "b::f");
+    lacks(out.text, "a::f");
+    dsml_output_free(&out);
+    /* a tool named "f" beside "a::f": "f" is that one */
+    const char *mixed = "[{\"type\": \"function\", \"namespace\": \"a\", \"function\": "
+                        "{\"name\": \"f\"}}, {\"type\": \"function\", \"function\": "
+                        "{\"name\": \"f\"}}]";
+    choice = "{\"type\": \"function\", \"function\": {\"name\": \"f\"}}";
+    go.tool_choice_json = choice;
+    go.tool_choice_len = strlen(choice);
+    assert_int_equal(dsml_grammar(mixed, strlen(mixed), &go, &out, NULL, &err), DSML_OK);
+    lacks(out.text, "a::f");
+    dsml_output_free(&out);
+    char body[512];
+    snprintf(body, sizeof body, "{\"messages\": [" USER_HI "], \"tools\": %s, \"tool_choice\": "
+                                "%s}", mixed, choice);
+    t = turn_ok(body, NULL);
+    assert_string_equal(dsml_turn_get_info(t)->tool_choice_name, "f");
+    dsml_turn_destroy(t);
+#undef AB_TOOLS
+}
+
+/* Tools in the leading system message (the reference's place) are the
+ * turn's declared tools when the body has none. */
+static void test_tools_of_the_system_message(void **state)
+{
+    (void)state;
+    const char *sys = "{\"role\": \"system\", \"content\": \"S\", \"tools\": " TOOLS "}";
+    char body[1024];
+    snprintf(body, sizeof body, "{\"messages\": [%s, " USER_HI "], \"tool_choice\": "
+                                "\"required\"}", sys);
+    dsml_turn *t = turn_ok(body, NULL);
+    const dsml_turn_info *in = dsml_turn_get_info(t);
+    assert_int_equal(in->tool_count, 2);
+    assert_int_equal(in->tools_in_prompt, 1);
+    assert_int_equal(in->tool_choice, DSML_TOOL_CHOICE_REQUIRED);
+    has(in->tools, "get_weather");
+    has(in->prompt, "get_weather");
+    assert_string_equal(in->ignored, "[]");
+    dsml_turn_destroy(t);
+    /* the recovering detector's anchor: an undeclared tool is no call */
+    dsml_detector_options d;
+    dsml_detector_options_init(&d);
+    d.mode = DSML_DETECT_RECOVER;
+    dsml_turn_options o;
+    dsml_turn_options_init(&o);
+    o.detect = &d;
+    snprintf(body, sizeof body, "{\"messages\": [%s, " USER_HI "]}", sys);
+    t = turn_ok(body, &o);
+    dc_run r = turn_run(t, OPEN INVOKE("rm_rf") INVOKE_END CLOSE EOS);
+    has(r.msg, "\"tool_calls\": []");
+    dc_run_free(&r);
+    r = turn_run(t, OPEN INVOKE("get_time") INVOKE_END CLOSE EOS);
+    has(r.msg, "\"tool_calls\": [{\"type\": \"function\", \"function\": {\"name\": "
+               "\"get_time\"");
+    dc_run_free(&r);
+    dsml_turn_destroy(t);
+    /* the body's own tools come first, as before */
+    snprintf(body, sizeof body, "{\"messages\": [%s, " USER_HI "], \"tools\": [{\"type\": "
+                                "\"function\", \"function\": {\"name\": \"x\"}}]}", sys);
+    t = turn_ok(body, NULL);
+    assert_int_equal(dsml_turn_get_info(t)->tool_count, 1);
+    assert_string_equal(dsml_turn_get_info(t)->ignored, "[\"$.messages[0].tools\"]");
+    dsml_turn_destroy(t);
+}
+
 static void test_parallel_calls_off(void **state)
 {
     (void)state;
@@ -934,6 +1048,8 @@ int main(void)
         cmocka_unit_test(test_tool_choice_required),
         cmocka_unit_test(test_tool_choice_named),
         cmocka_unit_test(test_named_choice_qualified),
+        cmocka_unit_test(test_named_choice_ambiguous),
+        cmocka_unit_test(test_tools_of_the_system_message),
         cmocka_unit_test(test_parallel_calls_off),
         cmocka_unit_test(test_detector_options_checked),
         cmocka_unit_test(test_tokens_by_name),

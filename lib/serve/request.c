@@ -95,7 +95,8 @@ static int find_named_tool(srv_req *q, const cJSON *tools, const char *name)
                       "'%.80s' is not among the request's tools", name);
     else if (!exact && bare > 1)
         r = dsml_fail(q->c->err, DSML_ERR_TOOL_CHOICE, DSML_NO_OFFSET,
-                      "$.tool_choice.function.name", DSML_CHOICE_AMBIGUOUS, name,
+                      "$.tool_choice.function.name", DSML_CHOICE_AMBIGUOUS,
+                      (int)(n < 80 ? n : 80), name,
                       (int)(q->choice_name.len < 80 ? q->choice_name.len : 80),
                       q->choice_name.data, second.data);
     dsml_buf_release(&qual);
