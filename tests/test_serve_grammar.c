@@ -43,9 +43,10 @@ static char *body_with(const char *rest)
 static dsml_turn *make(const char *rest, const dsml_turn_options *o)
 {
     char *body = body_with(rest);
+    dsml_turn_options given = tu_chat_turn_options(o);
     dsml_turn *t = NULL;
     dsml_error err;
-    int r = dsml_turn_create(body, strlen(body), o, &t, &err);
+    int r = dsml_turn_create(body, strlen(body), &given, &t, &err);
     if (r != DSML_OK)
         fail_msg("turn refused: %s (%s)\n%s", err.message, dsml_status_name(r), body);
     free(body);
@@ -60,6 +61,7 @@ static void options(dsml_turn_options *to, dsml_grammar_options *go, dsml_gramma
     go->format = f;
     to->grammar = go;
     to->flags = flags;
+    to->default_thinking = DSML_TURN_THINKING_OFF; /* chat unless the body says */
 }
 
 /* ---- when a grammar is called for ---------------------------------------- */
