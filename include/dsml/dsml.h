@@ -1241,8 +1241,13 @@ typedef struct dsml_turn_options {
     void *reasoning_lookup_ctx;         /* its first argument */
 } dsml_turn_options;
 
-/* Sets size and the defaults. */
-DSML_API void dsml_turn_options_init(dsml_turn_options *opts);
+/* Sets size and the defaults, writing `size` bytes: see
+ * dsml_render_options_init_size.  The exported function
+ * dsml_turn_options_init initializes the struct of the first release, up to
+ * and including `grammar`. */
+DSML_API void dsml_turn_options_init_size(dsml_turn_options *opts, size_t size);
+DSML_API void(dsml_turn_options_init)(dsml_turn_options *opts);
+#define dsml_turn_options_init(opts) dsml_turn_options_init_size((opts), sizeof *(opts))
 
 typedef struct dsml_turn dsml_turn;
 
@@ -1447,8 +1452,14 @@ typedef struct dsml_responder_options {
     const dsml_allocator *allocator; /* NULL: the turn's detector's */
 } dsml_responder_options;
 
-/* Sets size and the defaults. */
-DSML_API void dsml_responder_options_init(dsml_responder_options *opts);
+/* Sets size and the defaults, writing `size` bytes: see
+ * dsml_render_options_init_size.  The exported function
+ * dsml_responder_options_init initializes the struct of the first release,
+ * up to and including `allocator`. */
+DSML_API void dsml_responder_options_init_size(dsml_responder_options *opts, size_t size);
+DSML_API void(dsml_responder_options_init)(dsml_responder_options *opts);
+#define dsml_responder_options_init(opts) \
+    dsml_responder_options_init_size((opts), sizeof *(opts))
 
 typedef struct dsml_responder dsml_responder;
 

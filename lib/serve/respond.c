@@ -5,18 +5,23 @@
  * object needs is kept.  Which calls are sent, held, or reported as not
  * executable is decided here; the JSON is written by respond_json.c.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 #include "serve/serve.h"
 
-void dsml_responder_options_init(dsml_responder_options *opts)
+void dsml_responder_options_init_size(dsml_responder_options *opts, size_t size)
 {
-    if (opts == NULL)
-        return;
-    memset(opts, 0, sizeof *opts);
-    opts->size = sizeof *opts;
+    dsml_options_clear(opts, size);
+}
+
+/* The first release's struct ends with `allocator`. */
+void(dsml_responder_options_init)(dsml_responder_options *opts)
+{
+    dsml_options_clear(opts, offsetof(dsml_responder_options, allocator) +
+                                 sizeof opts->allocator);
 }
 
 static int nomem(dsml_responder *r)

@@ -4,16 +4,20 @@
  * for the completion without the caller restating an option.  Also
  * dsml_render_request(), which is a turn's prompt.
  */
+#include <stddef.h>
 #include <string.h>
 
 #include "serve/serve.h"
 
-void dsml_turn_options_init(dsml_turn_options *opts)
+void dsml_turn_options_init_size(dsml_turn_options *opts, size_t size)
 {
-    if (opts == NULL)
-        return;
-    memset(opts, 0, sizeof *opts);
-    opts->size = sizeof *opts;
+    dsml_options_clear(opts, size);
+}
+
+/* The first release's struct ends with `grammar`. */
+void(dsml_turn_options_init)(dsml_turn_options *opts)
+{
+    dsml_options_clear(opts, offsetof(dsml_turn_options, grammar) + sizeof opts->grammar);
 }
 
 /* Checks the options and sets up `t` (zeroed) to be built. */

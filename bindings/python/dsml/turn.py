@@ -90,7 +90,7 @@ class Turn:
         detect, keep = _detector_options("chat", profile, mode, None, limits, True,
                                          policies, recoveries)
         opts = N.TurnOptions()
-        N.lib.dsml_turn_options_init(ctypes.byref(opts))
+        N.lib.dsml_turn_options_init_size(ctypes.byref(opts), ctypes.sizeof(opts))
         opts.render = ctypes.pointer(render)
         opts.detect = ctypes.pointer(detect)
         opts.flags = ((N.TURN_NONE_DROPS_TOOLS if none_drops_tools else 0)
@@ -213,7 +213,7 @@ class Responder:
         if not isinstance(turn, Turn) or turn._handle is None:
             raise DsmlError(N.ERR_ARGUMENT, "a Responder needs an open Turn")
         opts = N.ResponderOptions()
-        N.lib.dsml_responder_options_init(ctypes.byref(opts))
+        N.lib.dsml_responder_options_init_size(ctypes.byref(opts), ctypes.sizeof(opts))
         opts.flags = ((N.RESPOND_SSE if sse else 0) | (N.RESPOND_HOLD_CALLS if hold_calls else 0)
                       | (N.RESPOND_DROP_RAW if drop_raw else 0))
         keep = []

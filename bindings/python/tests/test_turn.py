@@ -140,7 +140,9 @@ class ResponderOnGoldenParse(unittest.TestCase):
             responder.feed("more")            # after end
         with self.assertRaises(dsml.DsmlError):
             turn.responder().feed(None)
-        strict = dsml.Turn({"messages": USER}, mode="strict").responder()
+        # chat mode (a V4.1 body with no switch is thinking mode)
+        strict = dsml.Turn({"messages": USER, "thinking": {"type": "disabled"}},
+                           mode="strict").responder()
         with self.assertRaises(dsml.DsmlError):
             strict.feed("a</think>b")
             strict.end("stop")
