@@ -41,13 +41,18 @@ def _load():
     return module, where
 
 
-def _bind(module, event_class, kinds):
-    lib = N.lib
+def _address(name):
+    return ctypes.cast(getattr(N.lib, name), ctypes.c_void_p).value
 
-    def address(name):
-        return ctypes.cast(getattr(lib, name), ctypes.c_void_p).value
-    module.bind(address("dsml_detector_feed"), address("dsml_detector_next"),
-                address("dsml_detector_finish"), event_class, kinds)
+
+def _bind(module, event_class, kinds):
+    module.bind(_address("dsml_detector_feed"), _address("dsml_detector_next"),
+                _address("dsml_detector_finish"), event_class, kinds)
+
+
+def bind_responder(module):
+    module.bind_responder(_address("dsml_responder_feed"), _address("dsml_responder_end"),
+                          _address("dsml_responder_next"))
 
 
 speedups, origin = _load()

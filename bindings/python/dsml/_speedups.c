@@ -14,6 +14,9 @@
  * - feed(): Detector.feed and finish in one call, through the functions of
  *   the libdsml that ctypes loaded (bind() hands over their addresses, so
  *   that one library owns the handle), events built as dsml.Event tuples.
+ * - respond(): Responder.feed and end in one call, the same way
+ *   (bind_responder() hands over the responder's functions), items as
+ *   (type, text bytes, status, offset) tuples.
  *
  * Standard C and the CPython API only; the binding works without it.
  */
@@ -365,6 +368,9 @@ typedef struct speed_state {
     int (*finish)(dsml_detector *);
     PyTypeObject *event_type;
     PyObject *kinds[7]; /* by dsml_event_type */
+    int (*respond_feed)(dsml_responder *, const char *, size_t);
+    int (*respond_end)(dsml_responder *, dsml_end_reason);
+    int (*respond_next)(dsml_responder *, dsml_item *);
 } speed_state;
 
 static speed_state *state_of(PyObject *module)
@@ -526,6 +532,82 @@ static PyObject *feed(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return Py_BuildValue("(Ni)", events, status);
 }
 
+/* ---- the responder ------------------------------------------------------- */
+
+/* bind_responder(feed, end, next): the loaded library's responder functions. */
+static PyObject *bind_responder(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    speed_state *st = state_of(module);
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "bind_responder(feed, end, next)");
+        return NULL;
+    }
+    void *f = PyLong_AsVoidPtr(args[0]), *e = PyLong_AsVoidPtr(args[1]),
+         *n = PyLong_AsVoidPtr(args[2]);
+    if (PyErr_Occurred())
+        return NULL;
+    memcpy(&st->respond_feed, &f, sizeof f);
+    memcpy(&st->respond_end, &e, sizeof e);
+    memcpy(&st->respond_next, &n, sizeof n);
+    Py_RETURN_NONE;
+}
+
+/*
+ * respond(handle_address, data, reason) -> (items, status, error): data
+ * (bytes, or None) fed, then the end with reason (a dsml_end_reason, or
+ * None), then the items pulled as (type, text, status, offset).  items is
+ * None when feed or end refused the call (status DSML_ERR_STATE or
+ * DSML_ERR_ARGUMENT); error is the sticky error next() returned after the
+ * items, or 0.
+ */
+static PyObject *respond(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    speed_state *st = state_of(module);
+    if (nargs != 3 || st->respond_next == NULL ||
+        (args[1] != Py_None && !PyBytes_Check(args[1]))) {
+        PyErr_SetString(PyExc_TypeError, "respond(handle, bytes or None, reason or None)");
+        return NULL;
+    }
+    dsml_responder *r = PyLong_AsVoidPtr(args[0]);
+    if (r == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "respond: no responder");
+        return NULL;
+    }
+    int status = DSML_OK;
+    if (args[1] != Py_None)
+        status = st->respond_feed(r, PyBytes_AS_STRING(args[1]),
+                                  (size_t)PyBytes_GET_SIZE(args[1]));
+    if (status == DSML_OK && args[2] != Py_None) {
+        long why = PyLong_AsLong(args[2]);
+        if (why == -1 && PyErr_Occurred())
+            return NULL;
+        status = st->respond_end(r, (dsml_end_reason)why);
+    }
+    if (status == DSML_ERR_STATE || status == DSML_ERR_ARGUMENT)
+        return Py_BuildValue("(Oii)", Py_None, status, 0);
+    PyObject *items = PyList_New(0);
+    if (items == NULL)
+        return NULL;
+    dsml_item item;
+    memset(&item, 0, sizeof item);
+    item.size = sizeof item;
+    int got;
+    while ((got = st->respond_next(r, &item)) == 1) {
+        PyObject *t = Py_BuildValue("(iy#iN)", (int)item.type,
+                                    item.text != NULL ? item.text : "",
+                                    (Py_ssize_t)(item.text != NULL ? item.len : 0),
+                                    item.status, size_or_none(item.offset));
+        if (t == NULL || PyList_Append(items, t) < 0) {
+            Py_XDECREF(t);
+            Py_DECREF(items);
+            return NULL;
+        }
+        Py_DECREF(t);
+    }
+    return Py_BuildValue("(Nii)", items, DSML_OK, got < 0 ? got : 0);
+}
+
 static PyObject *version_number(PyObject *self, PyObject *unused)
 {
     (void)self;
@@ -541,6 +623,10 @@ static PyMethodDef methods[] = {
      "bind(feed, next, finish, Event, kinds): the loaded library's detector functions"},
     {"feed", (PyCFunction)(void (*)(void))feed, METH_FASTCALL,
      "feed(handle, data, finish): the events, or (events, status)"},
+    {"bind_responder", (PyCFunction)(void (*)(void))bind_responder, METH_FASTCALL,
+     "bind_responder(feed, end, next): the loaded library's responder functions"},
+    {"respond", (PyCFunction)(void (*)(void))respond, METH_FASTCALL,
+     "respond(handle, data, reason): (items, status, error)"},
     {"version_number", version_number, METH_NOARGS,
      "DSML_VERSION_NUMBER of the renderer compiled in"},
     {NULL, NULL, 0, NULL},

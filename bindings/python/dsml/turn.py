@@ -17,6 +17,7 @@ server sends (dsml_responder_*).
 import ctypes
 import json
 
+from . import _fast
 from . import _native as N
 from ._native import DsmlError
 from .parse import _detector_options
@@ -237,27 +238,45 @@ class Responder:
         self._item.size = ctypes.sizeof(N.Item)
         self.diagnostics = []
 
-    def _drain(self):
-        out = []
-        item = self._item
+    def _run(self, data, reason):
+        """Feed data (bytes or None), then end with reason (or None): the
+        new items as (type, text, status, offset), in one call on the
+        compiled path, else through ctypes."""
+        if _respond is not None:
+            items, status, error = _respond(self._handle.value, data, reason)
+            if items is None:
+                N.raise_error(status, N.lib.dsml_responder_error(self._handle).contents)
+            return self._take(items, error)
+        if data is not None:
+            self._check(N.lib.dsml_responder_feed(self._handle, data, len(data)))
+        if reason is not None:
+            self._check(N.lib.dsml_responder_end(self._handle, reason))
+        items, item = [], self._item
         while True:
             r = N.lib.dsml_responder_next(self._handle, ctypes.byref(item))
-            if r == 0:
-                return out
-            if r < 0:
-                error = N.lib.dsml_responder_error(self._handle).contents
-                exc = N.make_error(r, error)
-                exc.chunks = out
-                raise exc
-            text = ctypes.string_at(item.text, item.len) if item.text else b""
-            if item.type == N.ITEM_DIAGNOSTIC:
-                self.diagnostics.append((N.status_name(item.status),
-                                         None if item.offset == N.NO_OFFSET else item.offset,
+            if r <= 0:
+                return self._take(items, r)
+            items.append((item.type, ctypes.string_at(item.text, item.len) if item.text
+                          else b"", item.status,
+                          None if item.offset == N.NO_OFFSET else item.offset))
+
+    def _take(self, items, error):
+        """The chunks of the items; the diagnostics to .diagnostics; the
+        sticky error raised after them, its .chunks the chunks before it."""
+        out = []
+        for kind, text, status, offset in items:
+            if kind == N.ITEM_DIAGNOSTIC:
+                self.diagnostics.append((N.status_name(status), offset,
                                          text.decode("utf-8")))
             elif self._sse:
                 out.append(text)
-            elif item.type == N.ITEM_CHUNK:
+            elif kind == N.ITEM_CHUNK:
                 out.append(json.loads(text))
+        if error < 0:
+            exc = N.make_error(error, N.lib.dsml_responder_error(self._handle).contents)
+            exc.chunks = out
+            raise exc
+        return out
 
     def _check(self, status):
         if status == N.ERR_STATE or status == N.ERR_ARGUMENT:
@@ -269,8 +288,7 @@ class Responder:
             raise DsmlError(N.ERR_TYPE, "text must be str or bytes, not %s"
                             % type(text).__name__)
         data = _utf8(text, "text") if isinstance(text, str) else bytes(text)
-        self._check(N.lib.dsml_responder_feed(self._handle, data, len(data)))
-        return self._drain()
+        return self._run(data, None)
 
     def end(self, reason="stop"):
         """The engine stopped ("stop": its EOS, "length", "abort", "text"):
@@ -278,8 +296,7 @@ class Responder:
         if reason not in N.END_REASONS:
             raise DsmlError(N.ERR_ARGUMENT, "reason must be one of %s, not %r"
                             % (", ".join(repr(r) for r in N.END_REASONS), reason))
-        self._check(N.lib.dsml_responder_end(self._handle, N.END_REASONS[reason]))
-        return self._drain()
+        return self._run(None, N.END_REASONS[reason])
 
     def completion(self):
         """The chat.completion dict (after end())."""
@@ -306,3 +323,9 @@ class Responder:
 
     def __exit__(self, *exc):
         self.close()
+
+
+_respond = None
+if _fast.speedups is not None and hasattr(_fast.speedups, "respond"):
+    _fast.bind_responder(_fast.speedups)
+    _respond = _fast.speedups.respond

@@ -220,6 +220,61 @@ class VllmToolContract(unittest.TestCase):
             "", text, text, [], [], [], request(tools=tools)),) if m])
         self.assertEqual([c["name"] for c in streamed[2]], ["f"])
 
+    def test_7_tools_as_objects(self):
+        # vLLM hands its parsers pydantic tools, tests hand them mocks, and
+        # the Responses API's function tools hold the name at the top: the
+        # function's attributes are read, as vLLM's own parsers read them
+        parser = type("P", (V.DsmlToolParser,), {"detector_options": {"tool_names": "declared"}})
+        text = v41_call("f", {"a": ("true", "1")}) + v41_call("g", {"a": ("true", "2")})
+        nested = types.SimpleNamespace(function=types.SimpleNamespace(
+            name="f", parameters={"type": "object"}, description=object()))
+        flat = types.SimpleNamespace(type="function", name="f", parameters={})
+        for tool in (nested, flat):
+            info = parser(Tokenizer()).extract_tool_calls(text, request(tools=[tool]))
+            self.assertEqual([c.function.name for c in info.tool_calls], ["f"])
+
+    def test_15_structural_tag(self):
+        # vLLM's get_structural_tag / structural_tag_model: not one of
+        # xgrammar's built-in tags, libdsml's own (dsml.grammar)
+        parser = V.DsmlToolParserV4(Tokenizer())
+        self.assertIsNone(parser.structural_tag_model)
+        tools = [{"type": "function", "function": {"name": n, "parameters": {
+            "type": "object", "properties": {"city": {"type": "string"}}}}} for n in "fg"]
+        for choice in ("auto", "required", {"type": "function", "function": {"name": "g"}}):
+            tag = parser.get_structural_tag(request(tools=tools, tool_choice=choice))
+            expected, _ = V.grammar(tools, format="structural_tag", profile="v4",
+                                    tool_choice=choice)
+            self.assertEqual(tag.model_dump(), json.loads(expected))
+        named = json.dumps(tag.model_dump(), ensure_ascii=False)
+        self.assertIn('invoke name=\\"g\\"', named)
+        self.assertNotIn('invoke name=\\"f\\"', named)
+        self.assertIsNone(parser.get_structural_tag(request(tools=tools, tool_choice="none")))
+        self.assertIsNone(parser.get_structural_tag(request(tools=None)))
+
+    def test_15_strict_tool_calling_takes_the_structural_tag(self):
+        # VLLM_ENFORCE_STRICT_TOOL_CALLING: vLLM's adjust_request puts the
+        # parser's structural tag in structured_outputs for "auto" too
+        import sys
+        saved = V._StructuredOutputsParams, sys.modules.get("vllm"), sys.modules.get("vllm.envs")
+        envs = types.ModuleType("vllm.envs")
+        envs.VLLM_ENFORCE_STRICT_TOOL_CALLING = True
+        sys.modules["vllm"], sys.modules["vllm.envs"] = types.ModuleType("vllm"), envs
+        sys.modules["vllm"].envs = envs
+        V._StructuredOutputsParams = lambda **kw: types.SimpleNamespace(**kw)
+        try:
+            tools = [{"type": "function", "function": {"name": "f", "parameters": {}}}]
+            req = V.DsmlToolParser(Tokenizer()).adjust_request(
+                request(tools=tools, structured_outputs=None))
+        finally:
+            V._StructuredOutputsParams = saved[0]
+            for name, module in (("vllm", saved[1]), ("vllm.envs", saved[2])):
+                if module is None:
+                    sys.modules.pop(name, None)
+                else:
+                    sys.modules[name] = module
+        self.assertEqual(json.loads(req.structured_outputs.structural_tag),
+                         json.loads(V.grammar(tools, format="structural_tag")[0]))
+
     def test_8_one_tool_call_per_index_per_delta(self):
         text = v41_call("f", {"a": ("true", "1")})
         message = V.DsmlToolParser(Tokenizer()).extract_tool_calls_streaming(

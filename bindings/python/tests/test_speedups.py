@@ -14,6 +14,7 @@ import dsml
 from dsml import _fast
 from dsml import parse as P
 from dsml import render as R
+from dsml import turn as T
 
 
 class Tag(enum.IntEnum):
@@ -135,6 +136,39 @@ class FastPath(unittest.TestCase):
                 P._speedups = saved
         self.assertEqual(runs[0], runs[2])
         self.assertEqual(runs[1], runs[3])
+
+    def test_responder(self):
+        # Responder.feed / end in one compiled call, items as ctypes gives them
+        body = {"model": "m", "messages": [{"role": "user", "content": "hi"}],
+                "tools": [{"type": "function", "function": {"name": "f", "parameters": {}}}],
+                "chat_template_kwargs": {"thinking": True}, "stream": True}
+        text = ("why</think>ok\n\n<｜DSML｜ calls>\n<｜DSML｜ invoke name=\"f\">\n"
+                "<｜DSML｜ parameter name=\"q\" string=\"false\">x</｜DSML｜ parameter>\n"
+                "</｜DSML｜ invoke>\n</｜DSML｜ calls>")
+        self.assertIsNotNone(T._respond)
+        runs = []
+        for fast in (True, False):
+            saved = T._respond
+            if not fast:
+                T._respond = None
+            try:
+                for sse in (False, True):
+                    responder = dsml.Turn(body).responder(sse=sse, id="c", created=1, seed="s")
+                    out = []
+                    for i in range(0, len(text), 4):
+                        out += responder.feed(text[i:i + 4])
+                    out += responder.end("stop")
+                    runs.append((out, responder.diagnostics, responder.completion()))
+                    with self.assertRaises(dsml.DsmlError) as cm:
+                        responder.feed("more")
+                    runs.append(cm.exception.name)
+                strict = dsml.Turn(body, mode="strict").responder(id="c", created=1, seed="s")
+                with self.assertRaises(dsml.DsmlError) as cm:
+                    strict.feed(b"a</think>b\xff")
+                runs.append((cm.exception.name, cm.exception.chunks))
+            finally:
+                T._respond = saved
+        self.assertEqual(runs[:5], runs[5:])
 
 
 if __name__ == "__main__":

@@ -227,20 +227,24 @@ class _Call(dict):
 
 
 def tool_dicts(tools):
-    """Declared tools as plain dicts for dsml.Detector (the engines pass
-    pydantic objects), or None."""
+    """Declared tools as plain dicts for dsml.Detector, or None.  The
+    engines pass objects (pydantic models, or the Responses API's function
+    tools with the name at the top): their function's name, description,
+    parameters and strict are read as attributes, as the engines' own
+    parsers read them."""
     if not tools:
         return None
-    out = []
-    for tool in tools:
-        if hasattr(tool, "model_dump"):
-            tool = tool.model_dump(exclude_none=True)
-        elif not isinstance(tool, dict):
-            tool = {"type": "function", "function": getattr(tool, "function", tool)}
-            if hasattr(tool["function"], "model_dump"):
-                tool["function"] = tool["function"].model_dump(exclude_none=True)
-        out.append(tool)
-    return out
+    return [tool if isinstance(tool, dict) else _tool_dict(tool) for tool in tools]
+
+
+def _tool_dict(tool):
+    function = getattr(tool, "function", None) or tool
+    out = {"name": getattr(function, "name", None)}
+    for key, kinds in (("description", str), ("parameters", dict), ("strict", bool)):
+        value = getattr(function, key, None)
+        if isinstance(value, kinds):
+            out[key] = value
+    return {"type": "function", "function": out}
 
 
 def adapter_options(options, tools=None):

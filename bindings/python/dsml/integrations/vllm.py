@@ -18,6 +18,7 @@ limits) are class attributes: subclass and register under another name to
 change them.
 """
 
+import json
 from collections import namedtuple
 
 from ..reference import eos_token, thinking_end_token, thinking_start_token
@@ -64,7 +65,18 @@ ToolCall = _import(*(p + ".ToolCall" for p in _PROTOCOL)) or _record(
 FunctionCall = _import(*(p + ".FunctionCall" for p in _PROTOCOL)) or _record(
     "FunctionCall", "name arguments", ())
 _StructuredOutputsParams = _import("vllm.sampling_params.StructuredOutputsParams")
+_StructuralTag = _import("xgrammar.StructuralTag")
+_in_reasoning = _import(
+    "vllm.tool_parsers.structural_tag_registry.get_enable_structured_outputs_in_reasoning")
 _make_id = _import("vllm.entrypoints.chat_utils.make_tool_call_id") or call_id
+
+
+class _TagRecord(dict):
+    """Stand-in for xgrammar's StructuralTag (xgrammar is not installed):
+    the tag's JSON as a dict, with model_dump()."""
+
+    def model_dump(self, **_):
+        return dict(self)
 
 
 def _reasoning_delta(reasoning, content):
@@ -102,6 +114,8 @@ class DsmlToolParser(*(() if _ToolParser is None else (_ToolParser,))):
     detector_options = {}
     supports_required_and_named = False
     engine_based_streaming = False
+    # not one of xgrammar's built-in tags: get_structural_tag gives libdsml's
+    structural_tag_model = None
 
     def __init__(self, tokenizer=None, tools=None, *args, **kwargs):
         if _ToolParser is not None:
@@ -131,12 +145,24 @@ class DsmlToolParser(*(() if _ToolParser is None else (_ToolParser,))):
         whenever calls may be written.  Under tool_choice "required" or a
         named tool, decoding is constrained to a calls block of the
         declared tools (dsml.grammar, GBNF, as vLLM's structured outputs
-        read a grammar), since vLLM is told not to expect JSON."""
+        read a grammar), since vLLM is told not to expect JSON.  With
+        VLLM_ENFORCE_STRICT_TOOL_CALLING, as vLLM's own parsers, "auto",
+        "required" and a named tool take get_structural_tag instead."""
         tools = getattr(request, "tools", None)
         choice = getattr(request, "tool_choice", None)
         if not tools or choice == "none":
             return request
         request.skip_special_tokens = False
+        if _import("vllm.envs.VLLM_ENFORCE_STRICT_TOOL_CALLING") and \
+                _StructuredOutputsParams is not None:
+            tag = self.get_structural_tag(request)
+            if tag is not None:
+                text = json.dumps(tag.model_dump())
+                if getattr(request, "structured_outputs", None) is None:
+                    request.structured_outputs = _StructuredOutputsParams(structural_tag=text)
+                else:
+                    request.structured_outputs.structural_tag = text
+                return request
         if hasattr(choice, "model_dump"):
             choice = choice.model_dump(exclude_none=True)
         if choice == "required" or isinstance(choice, dict):
@@ -149,6 +175,31 @@ class DsmlToolParser(*(() if _ToolParser is None else (_ToolParser,))):
             else:  # vLLM before structured_outputs, or no vLLM
                 request.guided_grammar = text
         return request
+
+    def get_structural_tag(self, request):
+        """libdsml's structural tag for the request (dsml.grammar,
+        format "structural_tag"): under "auto" calls blocks of the declared
+        tools wherever the model starts one, under "required" or a named
+        tool a calls block that must come; each invoke with its schema's
+        parameters.  It starts after the reasoning, where vLLM starts
+        structured outputs, or inside it when vLLM applies them in the
+        reasoning too.  An xgrammar StructuralTag (vLLM json.dumps its
+        model_dump()); None without tools or under "none"."""
+        tools = getattr(request, "tools", None)
+        choice = getattr(request, "tool_choice", None) or "auto"
+        if not tools or choice == "none":
+            return None
+        if hasattr(choice, "model_dump"):
+            choice = choice.model_dump(exclude_none=True)
+        text, _ = grammar(tool_dicts(tools), format="structural_tag",
+                          profile=self.detector_options.get("profile", "v41"),
+                          thinking_mode="thinking" if _in_reasoning and _in_reasoning()
+                          else "chat", tool_choice=choice,
+                          parallel_tool_calls=getattr(request, "parallel_tool_calls",
+                                                      True) is not False)
+        tag = json.loads(text)
+        return _StructuralTag.model_validate(tag) if _StructuralTag is not None \
+            else _TagRecord(tag)
 
     def extract_tool_calls(self, model_output, request=None):
         """Whole output -> ExtractedToolCallInformation(tools_called,
