@@ -145,6 +145,7 @@ int dsml_grammar(const char *tools_json, size_t tools_len, const dsml_grammar_op
     dsml_grammar_info full;
     memset(&full, 0, sizeof full);
     full.size = sizeof full;
+    g.max_bytes = o.max_bytes != 0 ? o.max_bytes : DSML_DEFAULT_MAX_GRAMMAR_BYTES;
     if (r == DSML_OK) {
         dsml_buf text;
         dsml_buf_init(&text, &alloc);
@@ -161,6 +162,17 @@ int dsml_grammar(const char *tools_json, size_t tools_len, const dsml_grammar_op
         /* the trigger and its pattern follow the grammar's NUL in the
          * same block, so that they live as long as the output */
         size_t grammar_len = text.len;
+        if (grammar_len > g.max_bytes && !text.failed) {
+            dsml_buf_release(&text);
+            gm_release(&g);
+            cJSON_Delete(tools);
+            cJSON_Delete(choice);
+            return dsml_fail(err, DSML_ERR_LIMIT, DSML_NO_OFFSET, "$.tools",
+                             "the grammar of these tools would be over %zu bytes "
+                             "(dsml_grammar_options.max_bytes): too many tools or too large "
+                             "schemas to constrain",
+                             g.max_bytes);
+        }
         const char *pattern = g.thinking ? g.d->trigger_pattern_thinking : g.d->trigger_pattern_chat;
         if (lazy) {
             full.lazy = 1;

@@ -16,6 +16,7 @@ void gm_init(gm_grammar *g, const dsml_allocator *a)
     dsml_alloc_resolve(&g->alloc, a);
     dsml_arena_init(&g->arena, &g->alloc);
     g->root = g->block = g->reasoning = g->content = g->content_open = GM_NONE;
+    g->invoke_tail = GM_NONE;
     g->r_text = g->r_string_value = g->r_json_value = g->r_json_object = GM_NONE;
     g->r_json_array = g->r_json_string = g->r_json_number = g->r_json_integer = GM_NONE;
     g->r_json_nonstring = GM_NONE;
