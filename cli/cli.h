@@ -50,6 +50,17 @@ void cli_json_string(cli_buf *b, const char *s, size_t n);
  * a message (`out` is then freed). */
 int cli_read_file(const char *path, cli_buf *out);
 
+/* Reads one line of f into out (without its newline), at most `limit`
+ * bytes.  Returns 1 a line, 0 the end of the file, -1 a read error, -2 a
+ * line over the limit (out holds its first `limit` bytes; the rest of it is
+ * not read).  Out of memory exits, as the buffers do. */
+int cli_read_line(FILE *f, cli_buf *out, size_t limit);
+
+/* Appends s[0, n) made safe to print as error messages are: what would act
+ * on a terminal (controls, line separators, bidirectional controls) is
+ * written as a \u escape. */
+void cli_put_safe(cli_buf *out, const char *s, size_t n);
+
 /* Writes `n` bytes to stdout; returns 0 or -1 after printing a message. */
 int cli_write_stdout(const void *p, size_t n);
 
