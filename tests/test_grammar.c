@@ -51,6 +51,13 @@ static int run(const char *tools, const dsml_grammar_options *o, dsml_output *ou
     return dsml_grammar(tools, tools != NULL ? strlen(tools) : 0, o, out, info, err);
 }
 
+/* The defaults, in format f (0..2: GBNF, Lark, structural tag). */
+static void options_of_format(dsml_grammar_options *o, int f)
+{
+    dsml_grammar_options_init(o);
+    o->format = (dsml_grammar_format)f;
+}
+
 static void expect_error(const char *tools, const dsml_grammar_options *o, int code,
                          const char *path)
 {
@@ -518,8 +525,7 @@ static void test_allocation_failures(void **state)
     (void)state;
     for (int f = 0; f < 3; f++) {
         dsml_grammar_options o;
-        dsml_grammar_options_init(&o);
-        o.format = (dsml_grammar_format)f;
+        options_of_format(&o, f);
         o.thinking_mode = DSML_THINKING;
         dsml_output ref;
         dsml_error err;
@@ -638,8 +644,7 @@ static void test_equal_schemas_shared(void **state)
     assert_non_null(tools);
     for (int f = 0; f < 3; f++) {
         dsml_grammar_options o;
-        dsml_grammar_options_init(&o);
-        o.format = (dsml_grammar_format)f;
+        options_of_format(&o, f);
         o.flags = DSML_GRAMMAR_WHOLE_TURN;
         dsml_output out;
         dsml_error err;
@@ -665,8 +670,7 @@ static void test_max_bytes(void **state)
     char *tools = many_tools(50, 0);
     for (int f = 0; f < 3; f++) {
         dsml_grammar_options o;
-        dsml_grammar_options_init(&o);
-        o.format = (dsml_grammar_format)f;
+        options_of_format(&o, f);
         dsml_output out;
         dsml_error err;
         assert_int_equal(run(tools, &o, &out, NULL, &err), DSML_OK);
