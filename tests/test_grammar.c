@@ -6,9 +6,12 @@
  * grammar allows.  The Lark and GBNF
  * texts themselves are run by tests/grammar/run_tests.py.
  */
+#define _POSIX_C_SOURCE 200809L
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "grammar/grammar.h"
 #include "grammar_oracle.h"
@@ -662,6 +665,61 @@ static void test_equal_schemas_shared(void **state)
     free(tools);
 }
 
+/* A tool of n properties, each required: "required" names them in reverse. */
+static char *required_names(size_t n)
+{
+    dsml_allocator std;
+    dsml_alloc_resolve(&std, NULL);
+    dsml_buf b;
+    dsml_buf_init(&b, &std);
+    dsml_buf_puts(&b, "[{\"type\": \"function\", \"function\": {\"name\": \"f\", "
+                      "\"parameters\": {\"type\": \"object\", \"properties\": {");
+    char key[32];
+    for (size_t i = 0; i < n; i++) {
+        snprintf(key, sizeof key, "%s\"k%zx\": {}", i ? ", " : "", i);
+        dsml_buf_puts(&b, key);
+    }
+    dsml_buf_puts(&b, "}, \"required\": [");
+    for (size_t i = n; i-- > 0;) {
+        snprintf(key, sizeof key, "\"k%zx\"%s", i, i ? ", " : "");
+        dsml_buf_puts(&b, key);
+    }
+    dsml_buf_puts(&b, "]}}}]");
+    size_t len;
+    return dsml_buf_take(&b, &len);
+}
+
+/* The best of three calls' seconds. */
+static double grammar_seconds(const char *tools)
+{
+    double best = 1e9;
+    for (int k = 0; k < 3; k++) {
+        struct timespec t0, t1;
+        dsml_output out;
+        dsml_error err;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        assert_int_equal(run(tools, NULL, &out, NULL, &err), DSML_OK);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        dsml_output_free(&out);
+        double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+        best = s < best ? s : best;
+    }
+    return best;
+}
+
+/* Each required name finds its property at once: 8x the names take about
+ * 8x the time (a search of the properties a name took 64x). */
+static void test_required_names_linear(void **state)
+{
+    (void)state;
+    char *small = required_names(5000), *large = required_names(40000);
+    double ts = grammar_seconds(small), tl = grammar_seconds(large);
+    printf("5 000 -> 40 000 required names: %.4f -> %.4f s (%.1fx)\n", ts, tl, tl / ts);
+    assert_true(tl / ts < 24);
+    free(small);
+    free(large);
+}
+
 /* dsml_grammar_options.max_bytes: a grammar over it is DSML_ERR_LIMIT at
  * $.tools, one of its size is written. */
 static void test_max_bytes(void **state)
@@ -741,6 +799,7 @@ int main(void)
         cmocka_unit_test(test_linear),
         cmocka_unit_test(test_equal_schemas_shared),
         cmocka_unit_test(test_max_bytes),
+        cmocka_unit_test(test_required_names_linear),
         cmocka_unit_test(test_one_model),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -62,18 +62,10 @@ typedef struct schema_table {
     dsml_buf key;             /* the schema being looked up */
 } schema_table;
 
-static uint64_t fnv1a(const char *s, size_t n)
-{
-    uint64_t h = 1469598103934665603u;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 1099511628211u;
-    return h;
-}
-
 /* The slot of the schema in st->key: its rule, or the empty slot for it. */
 static size_t schema_slot(const schema_table *st)
 {
-    size_t i = (size_t)fnv1a(st->key.data, st->key.len) & (st->cap - 1);
+    size_t i = (size_t)gm_hash(st->key.data, st->key.len) & (st->cap - 1);
     while (st->rule[i] != GM_NONE &&
            !(st->len[i] == st->key.len && memcmp(st->text[i], st->key.data, st->key.len) == 0))
         i = (i + 1) & (st->cap - 1);
@@ -193,12 +185,7 @@ static int read_tools(gm_grammar *g, dsml_profile profile, const gm_request *rq,
                          (int)profile);
     schema_table st;
     memset(&st, 0, sizeof st);
-    st.cap = 2;
-    for (const cJSON *t = rq->tools->child; t != NULL; t = t->next)
-        st.cap += 2;
-    while (st.cap & (st.cap - 1))
-        st.cap &= st.cap - 1; /* down to a power of two, then doubled */
-    st.cap <<= 1;
+    st.cap = gm_table_size((size_t)cJSON_GetArraySize(rq->tools));
     st.rule = dsml_arena_alloc(&g->arena, st.cap * sizeof *st.rule);
     st.text = dsml_arena_alloc(&g->arena, st.cap * sizeof *st.text);
     st.len = dsml_arena_alloc(&g->arena, st.cap * sizeof *st.len);

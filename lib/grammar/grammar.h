@@ -176,6 +176,12 @@ void gm_define(gm_grammar *g, size_t rule, gm_node *body);
 size_t gm_rule_add(gm_grammar *g, int lexeme, gm_node *body, const char *fmt, ...)
     DSML_PRINTF(4, 5);
 
+/* FNV-1a of n bytes, and the size of an open-addressing table for n keys
+ * (a power of two, more than twice n): for the tables of equal schemas and
+ * of property names. */
+uint64_t gm_hash(const char *s, size_t n);
+size_t gm_table_size(size_t n);
+
 /* A copy of n bytes in the arena (NUL-terminated); NULL when out of memory. */
 char *gm_strdup(gm_grammar *g, const char *s, size_t n);
 
