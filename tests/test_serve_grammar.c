@@ -305,7 +305,10 @@ static void test_errors(void **state)
     struct {
         dsml_grammar_options o;
         int extra;
-    } big = {go, 1};
+    } big;
+    memset(&big, 0, sizeof big); /* the padding after `extra` too */
+    big.o = go;
+    big.extra = 1;
     big.o.size = sizeof big;
     to.grammar = &big.o;
     to.flags = 0;

@@ -346,7 +346,7 @@ class Corpus(TempDir, unittest.TestCase):
 
 class Reports(TempDir, unittest.TestCase):
     def test_text(self):
-        status, out, err = run("audit", "--against", "prerelease",
+        status, out, err = run("audit", "--against", "prerelease", "--no-progress",
                                testdata("prerelease-render.jsonl"))
         self.assertEqual((status, err), (1, ""))
         text = out.decode("utf-8")
