@@ -43,8 +43,24 @@ typedef struct aud_item {
                             completion */
     cli_format format;   /* render: how to read text (CLI_FMT_AUTO: detect) */
     int thinking;        /* parse: the completion follows a thinking prompt */
-    int unreadable;      /* parse: the line is not a completion */
+    int unreadable;      /* why the line cannot be audited (aud_unreadable),
+                            0 when it can */
 } aud_item;
+
+/* Why a line of the corpus cannot be audited.  Such lines are counted apart
+ * ("unreadable lines") and make the exit status 2. */
+typedef enum aud_unreadable {
+    AUD_NOT_A_COMPLETION = 1, /* parse: neither a JSON string nor "text" */
+    AUD_NOT_A_REQUEST,        /* not JSON, or not an object or array */
+    AUD_LINE_TOO_LONG         /* over AUD_MAX_LINE_BYTES: the file stops */
+} aud_unreadable;
+
+/* A line of a corpus or of --captured holds at most the library's input
+ * limit (dsml_limits.max_input_bytes). */
+#define AUD_MAX_LINE_BYTES DSML_DEFAULT_MAX_INPUT_BYTES
+
+/* Why an item is unreadable, after its label: "FILE:LINE: ...". */
+void aud_unreadable_message(const aud_item *item, cli_buf *out);
 
 /* What one side made of an item. */
 typedef struct aud_output {
@@ -103,8 +119,7 @@ typedef struct aud_corpus {
     const char *path;
     size_t line;
     int whole;           /* the file is one document (*.json) */
-    char *buf;           /* getline's buffer */
-    size_t cap;
+    cli_buf buf;         /* the line */
     int parse;           /* items are completions */
     cli_format format;   /* --input-format */
 } aud_corpus;
@@ -179,6 +194,7 @@ typedef struct aud_group {
     aud_item example;    /* the smallest item that shows it, then shrunk */
     size_t original_bytes;
     int shrink;          /* 1 shrunk, 0 nothing could go, -1 not tried */
+    int stopped;         /* the shrink budget stopped the shrink */
     aud_output a, b;     /* the example's outputs */
     aud_verdict verdict; /* the example's verdict */
 } aud_group;
@@ -207,9 +223,21 @@ int aud_same_group(const aud_verdict *x, const aud_verdict *y);
 /* ---- audit_shrink.c ------------------------------------------------------ */
 
 /* Makes each group's example minimal (dropping messages, fields and string
- * values, or for completions byte ranges) while it stays in its group, then
- * runs it once more for the reports. */
+ * values, or for completions byte ranges) while it stays in its group and
+ * its budget lasts, then runs it once more for the reports. */
 int aud_shrink_groups(const aud_lane *lane, aud_tally *t);
+
+/* A group's shrink budget: tries, bytes of input run, seconds. */
+#define AUD_SHRINK_TRIES 4000
+#define AUD_SHRINK_BYTES ((size_t)64 << 20)
+#define AUD_SHRINK_SECONDS 10.0
+
+/* The shrink's words for the reports: "shrunk from N to M bytes", ..., and
+ * when the budget stopped it, what stopped it. */
+void aud_shrink_words(const aud_group *g, cli_buf *out);
+
+/* A monotonic clock, in seconds. */
+double aud_seconds(void);
 
 /* ---- reports ------------------------------------------------------------- */
 

@@ -32,8 +32,7 @@ struct aud_captured {
     char *path;
     slot *slots;
     size_t cap, count;   /* cap: a power of two */
-    char *buf;
-    size_t bufcap;
+    cli_buf buf;         /* a line */
 };
 
 static uint64_t hash(const char *s, size_t n)
@@ -102,13 +101,20 @@ aud_captured *aud_captured_open(const char *path)
     grow(c);
     for (size_t line = 1;; line++) {
         long offset = ftell(c->f);
-        ssize_t n = getline(&c->buf, &c->bufcap, c->f);
-        if (n < 0)
+        int got = cli_read_line(c->f, &c->buf, AUD_MAX_LINE_BYTES);
+        if (got == -2) {
+            cli_errorf("%s:%zu: a line over %zu bytes (the input limit)", path, line,
+                       (size_t)AUD_MAX_LINE_BYTES);
+            aud_captured_close(c);
+            return NULL;
+        }
+        if (got <= 0)
             break;
-        if (strspn(c->buf, " \t\r\n") >= (size_t)n)
+        size_t n = c->buf.len;
+        if (strspn(c->buf.data, " \t\r\n") >= n)
             continue;
         cli_object obj;
-        cli_scan(c->buf, (size_t)n, &obj);
+        cli_scan(c->buf.data, n, &obj);
         const cli_member *m = obj.kind == '{' ? cli_member_get(&obj, "id") : NULL;
         cli_buf id = {0};
         if (m != NULL && aud_json_text(m->value, m->value_len, &id) == 0)
@@ -135,7 +141,7 @@ void aud_captured_close(aud_captured *c)
     for (size_t i = 0; i < c->cap; i++)
         free(c->slots[i].id);
     free(c->slots);
-    free(c->buf);
+    cli_buf_free(&c->buf);
     free(c->path);
     free(c);
 }
@@ -161,10 +167,10 @@ int aud_captured_get(aud_captured *c, const char *id, size_t len, aud_output *ou
     const slot *s = find(c, id, len);
     if (s->id == NULL)
         return 0;
-    ssize_t n = -1;
+    int got = -1;
     if (fseek(c->f, s->offset, SEEK_SET) == 0)
-        n = getline(&c->buf, &c->bufcap, c->f);
-    cJSON *doc = n > 0 ? cJSON_ParseWithLength(c->buf, (size_t)n) : NULL;
+        got = cli_read_line(c->f, &c->buf, AUD_MAX_LINE_BYTES);
+    cJSON *doc = got == 1 ? cJSON_ParseWithLength(c->buf.data, c->buf.len) : NULL;
     const cJSON *src = doc;
     const cJSON *expect = cJSON_GetObjectItemCaseSensitive(doc, "expect");
     if (cJSON_IsObject(expect))

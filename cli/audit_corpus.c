@@ -90,7 +90,7 @@ void aud_corpus_close(aud_corpus *c)
     for (size_t i = 0; i < c->nfiles; i++)
         free(c->files[i]);
     free(c->files);
-    free(c->buf);
+    cli_buf_free(&c->buf);
     memset(c, 0, sizeof *c);
 }
 
@@ -127,7 +127,8 @@ static int member_text(const cli_object *obj, const char *key, cli_buf *out)
 static void read_request(const aud_corpus *c, const char *line, size_t n, aud_item *item)
 {
     cli_object obj;
-    cli_scan(line, n, &obj);
+    if (cli_scan(line, n, &obj) != 0 || obj.kind == '?')
+        item->unreadable = AUD_NOT_A_REQUEST;
     member_text(&obj, "id", &item->id);
     item->format = c->format;
     if (member_text(&obj, "case", &item->text) >= 0) {
@@ -145,13 +146,14 @@ static void read_completion(const char *line, size_t n, aud_item *item)
 {
     size_t i = strspn(line, " \t\r\n");
     if (i < n && line[i] == '"') {
-        item->unreadable = aud_json_text(line, n, &item->text) != 0;
+        item->unreadable = aud_json_text(line, n, &item->text) != 0 ? AUD_NOT_A_COMPLETION : 0;
         return;
     }
     cli_object obj;
     cli_scan(line, n, &obj);
     member_text(&obj, "id", &item->id);
-    item->unreadable = member_text(&obj, "text", &item->text) != 1;
+    if (member_text(&obj, "text", &item->text) != 1)
+        item->unreadable = AUD_NOT_A_COMPLETION;
     cli_buf mode = {0};
     item->thinking = member_text(&obj, "thinking_mode", &mode) == 1 &&
                      strcmp(mode.data, "thinking") == 0;
@@ -177,6 +179,18 @@ static void fill(const aud_corpus *c, const char *text, size_t n, aud_item *item
         cli_buf_puts(&item->label, c->path);
     else
         cli_buf_printf(&item->label, "%s:%zu", c->path, c->line);
+}
+
+void aud_unreadable_message(const aud_item *item, cli_buf *out)
+{
+    cli_buf_put(out, item->label.data, item->label.len);
+    if (item->unreadable == AUD_NOT_A_COMPLETION)
+        cli_buf_puts(out, ": not a completion (a JSON string, or an object with \"text\")");
+    else if (item->unreadable == AUD_NOT_A_REQUEST)
+        cli_buf_puts(out, ": not a request (JSON text: an object or an array)");
+    else
+        cli_buf_printf(out, ": a line over %zu bytes (the input limit); the rest of the file "
+                       "is not read", (size_t)AUD_MAX_LINE_BYTES);
 }
 
 static int ends_with(const char *s, const char *tail)
@@ -216,25 +230,34 @@ int aud_corpus_next(aud_corpus *c, aud_item *item)
                 return -1;
             }
         }
-        ssize_t n = getline(&c->buf, &c->cap, c->f);
-        if (n < 0) {
-            int bad = ferror(c->f);
+        int got = cli_read_line(c->f, &c->buf, AUD_MAX_LINE_BYTES);
+        if (got == 0 || got == -1) {
             if (c->f != stdin)
                 fclose(c->f);
             c->f = NULL;
-            if (bad) {
+            if (got < 0) {
                 cli_errorf("%s: read error", c->path);
                 return -1;
             }
             continue;
         }
         c->line++;
-        size_t len = (size_t)n;
-        while (len > 0 && (c->buf[len - 1] == '\n' || c->buf[len - 1] == '\r'))
+        if (got == -2) {
+            /* the rest of the line would have no end (/dev/zero): the
+             * file stops here */
+            if (c->f != stdin)
+                fclose(c->f);
+            c->f = NULL;
+            fill(c, "", 0, item);
+            item->unreadable = AUD_LINE_TOO_LONG;
+            return 1;
+        }
+        size_t len = c->buf.len;
+        while (len > 0 && c->buf.data[len - 1] == '\r')
             len--;
-        if (strspn(c->buf, " \t\r\n") >= len)
+        if (len == 0 || strspn(c->buf.data, " \t\r\n") >= len)
             continue;
-        fill(c, c->buf, len, item);
+        fill(c, c->buf.data, len, item);
         return 1;
     }
 }

@@ -181,12 +181,7 @@ static void put_group(cli_buf *b, const aud_lane *lane, size_t i, const aud_grou
     cli_buf_printf(b, ", %zu %s</h2>\n<p>Example <code>", g->count, aud_unit(lane, g->count));
     esc(b, g->example.label.data, g->example.label.len);
     cli_buf_puts(b, "</code>: ");
-    if (g->shrink == 1)
-        cli_buf_printf(b, "shrunk from %zu to %zu bytes", g->original_bytes, g->example.text.len);
-    else if (g->shrink == 0)
-        cli_buf_printf(b, "%zu bytes, nothing could be dropped", g->example.text.len);
-    else
-        cli_buf_printf(b, "%zu bytes, the corpus's smallest", g->example.text.len);
+    aud_shrink_words(g, b);
     if (g->verdict.outcome == AUD_DIFFER)
         cli_buf_printf(b, "; first differing byte %zu", g->verdict.at);
     cli_buf_puts(b, ".</p>\n<pre class=\"input\">");

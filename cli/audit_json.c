@@ -8,7 +8,8 @@
  *    "refused_b": N, "refused_both": N, "unmatched": N, "unreadable": N,
  *    "groups": [{"kind", "outcome", "code", "count", "first_differing_byte",
  *                "example": {"id", "format", "thinking_mode",
- *                            "original_bytes", "bytes", "shrunk", "input",
+ *                            "original_bytes", "bytes", "shrunk",
+ *                            "shrink_stopped", "input",
  *                            "a": OUT, "b": OUT}}]}
  *
  * OUT is {"prompt": "..."} (with --parse {"events": "..."}), or
@@ -16,7 +17,8 @@
  * name or null; "outcome" as the text report names it; "format" (how a
  * request was read) is null for a completion, "thinking_mode" ("thinking"
  * or "chat", what a completion followed) null for a request; "shrunk" is
- * null when the example could not be made again (captured prompts).
+ * null when the example could not be made again (captured prompts),
+ * "shrink_stopped" true when the shrink budget stopped the shrink.
  */
 #include <string.h>
 
@@ -88,9 +90,11 @@ static void put_group(cli_buf *b, const aud_lane *lane, const aud_group *g)
                        aud_thinking(lane, ex) ? "thinking" : "chat");
     else
         cli_buf_printf(b, "\"%s\", \"thinking_mode\": null", cli_format_name(ex->format));
-    cli_buf_printf(b, ", \"original_bytes\": %zu, \"bytes\": %zu, \"shrunk\": %s",
+    cli_buf_printf(b, ", \"original_bytes\": %zu, \"bytes\": %zu, \"shrunk\": %s, "
+                   "\"shrink_stopped\": %s",
                    g->original_bytes, ex->text.len,
-                   g->shrink < 0 ? "null" : g->shrink ? "true" : "false");
+                   g->shrink < 0 ? "null" : g->shrink ? "true" : "false",
+                   g->stopped ? "true" : "false");
     cli_buf_puts(b, ", \"input\": ");
     cli_json_string(b, ex->text.data, ex->text.len);
     cli_buf_puts(b, ", \"a\": ");

@@ -274,18 +274,11 @@ typedef struct progress {
     double start, last;
 } progress;
 
-static double seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void tick(progress *p, const aud_lane *lane, const aud_tally *t, int last)
 {
     if (p->mode < 0 || (last && !p->shown))
         return;
-    double now = seconds();
+    double now = aud_seconds();
     if (!last && ((p->mode == 0 && now - p->start < 1.0) ||
                   (p->shown && now - p->last < (p->tty ? 0.1 : 1.0))))
         return;
@@ -311,7 +304,7 @@ static int run(audit_args *a)
         aud_corpus_close(&corpus);
         return AUD_EXIT_ERROR;
     }
-    progress p = {a->progress, isatty(STDERR_FILENO), 0, seconds(), 0};
+    progress p = {a->progress, isatty(STDERR_FILENO), 0, aud_seconds(), 0};
     aud_tally t;
     memset(&t, 0, sizeof t);
     aud_item item;
@@ -322,12 +315,18 @@ static int run(audit_args *a)
     int r;
     while ((r = aud_corpus_next(&corpus, &item)) == 1) {
         aud_verdict v;
+        if (!item.unreadable && (r = aud_run_item(l, &item, &oa, &ob, &v)) != 0)
+            break;
+        /* a request the library cannot read as JSON is no request */
+        if (!item.unreadable && l->kind != AUD_LANE_PARSE && oa.refused &&
+            oa.code == DSML_ERR_JSON)
+            item.unreadable = AUD_NOT_A_REQUEST;
         if (item.unreadable) {
             t.unreadable++;
-            cli_errorf("audit: %s: not a completion (a JSON string, or an object with \"text\")",
-                       item.label.data);
-        } else if ((r = aud_run_item(l, &item, &oa, &ob, &v)) != 0) {
-            break;
+            cli_buf why = {0};
+            aud_unreadable_message(&item, &why);
+            cli_errorf("audit: %s", why.data);
+            cli_buf_free(&why);
         } else {
             aud_tally_add(&t, &item, &oa, &ob, &v);
         }

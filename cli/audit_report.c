@@ -70,3 +70,17 @@ size_t aud_char_start(const char *t, size_t n, size_t i)
         i++;
     return i;
 }
+
+void aud_shrink_words(const aud_group *g, cli_buf *out)
+{
+    size_t n = g->example.text.len;
+    if (g->shrink == 1)
+        cli_buf_printf(out, "shrunk from %zu to %zu bytes", g->original_bytes, n);
+    else if (g->shrink == 0 && !g->stopped)
+        cli_buf_printf(out, "%zu bytes, nothing could be dropped", n);
+    else
+        cli_buf_printf(out, "%zu bytes, the corpus's smallest", n);
+    if (g->stopped)
+        cli_buf_printf(out, "; the shrink budget (%d tries, %zu MiB run, %.0f s) stopped it",
+                       AUD_SHRINK_TRIES, AUD_SHRINK_BYTES >> 20, AUD_SHRINK_SECONDS);
+}

@@ -9,16 +9,28 @@
  * character; every other byte is kept, number lexemes included.  A completion's cuts are byte ranges
  * (halves, quarters, ... down to one character).  The input format found
  * on the original is kept, so that a cut never changes how it is read.
- * Each group gets at most MAX_TRIES tries.  A captured prompt cannot be
- * made again, so --captured examples are the corpus's smallest, as they are.
+ * A group starts from its smallest member (audit_tally.c keeps it) and has
+ * a budget: at most AUD_SHRINK_TRIES tries, AUD_SHRINK_BYTES bytes of input
+ * run through the two sides, AUD_SHRINK_SECONDS seconds; the reports say
+ * when the budget stopped a shrink.  A captured prompt cannot be made
+ * again, so --captured examples are the corpus's smallest, as they are.
  */
+#define _POSIX_C_SOURCE 200809L
+
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "audit.h"
 
-#define MAX_TRIES 4000
 #define MAX_DEPTH 64
+
+double aud_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 typedef struct cut {
     size_t start, end;
@@ -160,8 +172,16 @@ typedef struct search {
     const aud_lane *lane;
     aud_item trial;
     aud_output a, b;
-    size_t tries;
+    size_t tries, bytes; /* the group's: tries, input bytes run */
+    double start;        /* when the group's shrink started */
 } search;
+
+/* Whether the group's budget allows one more try. */
+static int within_budget(const search *s)
+{
+    return s->tries < AUD_SHRINK_TRIES && s->bytes < AUD_SHRINK_BYTES &&
+           aud_seconds() - s->start < AUD_SHRINK_SECONDS;
+}
 
 /* Whether `item` without the cut stays in the group of `want`. */
 static int holds(search *s, const aud_item *item, const cut *c, const aud_verdict *want)
@@ -172,6 +192,7 @@ static int holds(search *s, const aud_item *item, const cut *c, const aud_verdic
     s->trial.format = item->format;
     s->trial.thinking = item->thinking;
     s->tries++;
+    s->bytes += s->trial.text.len;
     aud_verdict v;
     return aud_run_item(s->lane, &s->trial, &s->a, &s->b, &v) == 0 && aud_same_group(&v, want);
 }
@@ -180,13 +201,14 @@ static void shrink_one(search *s, aud_group *g)
 {
     int json = s->lane->kind != AUD_LANE_PARSE;
     cuts c = {0};
-    int changed = 1;
-    s->tries = 0;
-    while (changed && s->tries < MAX_TRIES) {
+    int changed = 1, stopped = 0;
+    s->tries = s->bytes = 0;
+    s->start = aud_seconds();
+    while (changed && !stopped) {
         changed = 0;
         (json ? json_cuts : text_cuts)(&g->example.text, &c);
         size_t i = 0;
-        while (i < c.n && s->tries < MAX_TRIES) {
+        while (i < c.n && !(stopped = !within_budget(s))) {
             if (!holds(s, &g->example, &c.v[i], &g->key)) {
                 i++;
                 continue;
@@ -201,6 +223,7 @@ static void shrink_one(search *s, aud_group *g)
     }
     free(c.v);
     g->shrink = g->example.text.len < g->original_bytes;
+    g->stopped = stopped;
 }
 
 int aud_shrink_groups(const aud_lane *lane, aud_tally *t)

@@ -121,17 +121,15 @@ static void put_example(cli_buf *b, const aud_lane *lane, size_t i, const aud_gr
     sgr(b, color, CLI_SGR_RESET);
     cli_buf_free(&outcome);
     const aud_item *ex = &g->example;
-    cli_buf_printf(b, "\n  example %s (", ex->label.data);
+    cli_buf_puts(b, "\n  example ");
+    cli_put_safe(b, ex->label.data, ex->label.len); /* an id from the corpus */
+    cli_buf_puts(b, " (");
     if (lane->kind != AUD_LANE_PARSE)
         cli_buf_printf(b, "%s, ", cli_format_name(ex->format));
     else
         cli_buf_printf(b, "after a %s prompt, ", aud_thinking(lane, ex) ? "thinking" : "chat");
-    if (g->shrink == 1)
-        cli_buf_printf(b, "shrunk from %zu to %zu bytes)\n", g->original_bytes, ex->text.len);
-    else if (g->shrink == 0)
-        cli_buf_printf(b, "%zu bytes, nothing could be dropped)\n", ex->text.len);
-    else
-        cli_buf_printf(b, "%zu bytes, the corpus's smallest)\n", ex->text.len);
+    aud_shrink_words(g, b);
+    cli_buf_puts(b, ")\n");
     cli_buf_puts(b, "    ");
     size_t shown = aud_char_start(ex->text.data, ex->text.len, INPUT_MAX);
     cli_show_text(b, ex->text.data, shown, 0);

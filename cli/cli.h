@@ -50,6 +50,17 @@ void cli_json_string(cli_buf *b, const char *s, size_t n);
  * a message (`out` is then freed). */
 int cli_read_file(const char *path, cli_buf *out);
 
+/* Reads one line of f into out (without its newline), at most `limit`
+ * bytes.  Returns 1 a line, 0 the end of the file, -1 a read error, -2 a
+ * line over the limit (out holds its first `limit` bytes; the rest of it is
+ * not read).  Out of memory exits, as the buffers do. */
+int cli_read_line(FILE *f, cli_buf *out, size_t limit);
+
+/* Appends s[0, n) made safe to print as error messages are: what would act
+ * on a terminal (controls, line separators, bidirectional controls) is
+ * written as a \u escape. */
+void cli_put_safe(cli_buf *out, const char *s, size_t n);
+
 /* Writes `n` bytes to stdout; returns 0 or -1 after printing a message. */
 int cli_write_stdout(const void *p, size_t n);
 
@@ -175,11 +186,16 @@ typedef struct cli_opts {
 } cli_opts;
 
 /* Which format a scanned document is (the rule is in --help and the man
- * page): an array is messages; an object with "model" is a request; one
- * with a case-only key (context, drop_thinking, add_default_bos_token) is a
- * case; one whose keys are all case keys is a case; any other object is a
- * request. */
-cli_format cli_detect_format(const cli_object *obj);
+ * page), never one that would drop a key of the document: an array is
+ * messages; an object with a case-only key (context, drop_thinking,
+ * add_default_bos_token) is a case, refused when it also has a key a case
+ * does not know; an object with a key a case does not know ("model",
+ * "tool_choice", "stream", ...) is a request; an object of case keys only is
+ * a case, refused when it has "tools" and messages[0] is neither a system
+ * nor a developer message (a case would not render them, a request would).  Returns DSML_OK and
+ * *fmt, or DSML_ERR_ARGUMENT with err naming the key and suggesting
+ * --input-format. */
+int cli_detect_format(const cli_object *obj, cli_format *fmt, dsml_error *err);
 
 /* Renders `input` (context: the --context file's text, or NULL) with
  * `profile`.  Returns the library's status; `err` says why on failure. */

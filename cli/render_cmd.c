@@ -5,7 +5,9 @@
  * passed on unchanged), calls the library (a request body becomes a turn)
  * and describes the options in effect.
  */
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,38 +23,85 @@ static const char *const case_keys[] = {"messages", "tools", "context", "thinkin
                                         "reasoning_effort", "drop_thinking",
                                         "add_default_bos_token", NULL};
 
-static int has_key(const cli_object *obj, const char *const *keys)
+static int is_key(const cli_member *m, const char *const *keys)
 {
     for (const char *const *k = keys; *k != NULL; k++)
-        if (cli_member_get(obj, *k) != NULL)
+        if (strlen(*k) == m->key_len && memcmp(*k, m->key, m->key_len) == 0)
             return 1;
     return 0;
 }
 
-static int only_keys(const cli_object *obj, const char *const *keys)
+/* The first member whose key is (in == 1) or is not (in == 0) listed. */
+static const cli_member *first_key(const cli_object *obj, const char *const *keys, int in)
 {
-    for (size_t i = 0; i < obj->n; i++) {
-        int known = 0;
-        for (const char *const *k = keys; *k != NULL && !known; k++)
-            known = strlen(*k) == obj->v[i].key_len &&
-                    memcmp(*k, obj->v[i].key, obj->v[i].key_len) == 0;
-        if (!known)
-            return 0;
-    }
-    return 1;
+    for (size_t i = 0; i < obj->n; i++)
+        if (is_key(&obj->v[i], keys) == in)
+            return &obj->v[i];
+    return NULL;
 }
 
-cli_format cli_detect_format(const cli_object *obj)
+/* Whether messages[0] is a system or developer message: a case attaches its
+ * tools to messages[0], and renders them there only then (a request
+ * renders them in a system message). */
+static int tools_rendered_as_case(const cli_member *messages)
 {
-    if (obj->kind == '[')
-        return CLI_FMT_MESSAGES;
+    cJSON *v = messages != NULL ? cJSON_ParseWithLength(messages->value, messages->value_len)
+                                : NULL;
+    const cJSON *role = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(v, 0), "role");
+    int yes = cJSON_IsString(role) && (strcmp(role->valuestring, "system") == 0 ||
+                                       strcmp(role->valuestring, "developer") == 0);
+    cJSON_Delete(v);
+    return yes;
+}
+
+static int refuse(dsml_error *err, const cli_member *key, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+static int refuse(dsml_error *err, const cli_member *key, const char *fmt, ...)
+{
+    char what[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    int n = key->key_len < 100 ? (int)key->key_len : 100;
+    err->code = DSML_ERR_ARGUMENT;
+    err->offset = DSML_NO_OFFSET;
+    snprintf(err->path, sizeof err->path, "$.%.*s", n, key->key);
+    snprintf(err->message, sizeof err->message,
+             "%.102s: %.360s; say which with --input-format case|request", err->path, what);
+    return DSML_ERR_ARGUMENT;
+}
+
+int cli_detect_format(const cli_object *obj, cli_format *fmt, dsml_error *err)
+{
+    *fmt = obj->kind == '[' ? CLI_FMT_MESSAGES : CLI_FMT_CASE;
     if (obj->kind != '{')
-        return CLI_FMT_CASE;
-    if (cli_member_get(obj, "model") != NULL)
-        return CLI_FMT_REQUEST;
-    if (has_key(obj, case_only_keys))
-        return CLI_FMT_CASE;
-    return only_keys(obj, case_keys) ? CLI_FMT_CASE : CLI_FMT_REQUEST;
+        return DSML_OK;
+    const cli_member *only = first_key(obj, case_only_keys, 1);
+    const cli_member *other = first_key(obj, case_keys, 0);
+    if (only != NULL && other != NULL)
+        return refuse(err, other,
+                      "the document fits no single format: a case has no '%.*s', a request "
+                      "no '%.*s' (each format would drop the other's key)",
+                      (int)(other->key_len < 100 ? other->key_len : 100), other->key,
+                      (int)only->key_len, only->key);
+    if (only != NULL)
+        return DSML_OK;
+    if (other != NULL) {
+        *fmt = CLI_FMT_REQUEST;
+        return DSML_OK;
+    }
+    const cli_member *tools = cli_member_get(obj, "tools");
+    if (tools != NULL && !tools_rendered_as_case(cli_member_get(obj, "messages")))
+        return refuse(err, tools,
+                      "without \"model\" the document reads as a case or as a request, "
+                      "and the two differ: a case attaches the tools to messages[0], neither "
+                      "a system nor a developer message, where they are not rendered; a "
+                      "request renders them in a system message");
+    return DSML_OK;
 }
 
 /* ---- the options in effect, for --json and --show ------------------------ */
@@ -150,7 +199,17 @@ int cli_render(const cli_opts *o, const cli_buf *input, const cli_buf *context,
     r->profile = profile;
     cli_object obj;
     int scanned = cli_scan(input->data, input->len, &obj) == 0;
-    cli_format fmt = o->format != CLI_FMT_AUTO ? o->format : cli_detect_format(&obj);
+    cli_format fmt = o->format;
+    if (fmt == CLI_FMT_AUTO && scanned) {
+        dsml_error_init(err);
+        int st = cli_detect_format(&obj, &fmt, err);
+        if (st != DSML_OK) {
+            cli_object_free(&obj);
+            return st;
+        }
+    } else if (fmt == CLI_FMT_AUTO) {
+        fmt = CLI_FMT_CASE; /* not JSON: the library says where */
+    }
     r->format = fmt;
 
     /* Keys that command-line options override. */

@@ -205,28 +205,60 @@ static int acts_on_terminal(const unsigned char *p, size_t n, size_t *len)
     return 0;
 }
 
-void cli_verrorf(const char *fmt, va_list ap)
+void cli_put_safe(cli_buf *out, const char *s, size_t n)
 {
-    cli_buf b = {0};
-    cli_buf_puts(&b, "dsml-render: ");
-    cli_buf_vprintf(&b, fmt, ap);
-    /* names and values from the command line or the input, made safe to
-     * print: what would act on the terminal is written as \u escapes */
-    const unsigned char *p = (const unsigned char *)b.data;
+    const unsigned char *p = (const unsigned char *)s;
     size_t run = 0, l = 1;
-    for (size_t i = 0; i < b.len; i += l) {
-        if (!acts_on_terminal(p + i, b.len - i, &l))
+    for (size_t i = 0; i < n; i += l) {
+        if (!acts_on_terminal(p + i, n - i, &l))
             continue;
-        fwrite(b.data + run, 1, i - run, stderr);
+        cli_buf_put(out, s + run, i - run);
         unsigned cp = l == 1 ? p[i] : l == 2 ? (p[i] & 0x1fu) << 6 | (p[i + 1] & 0x3fu)
                                              : (p[i] & 0x0fu) << 12 | (p[i + 1] & 0x3fu) << 6 |
                                                    (p[i + 2] & 0x3fu);
-        fprintf(stderr, "\\u%04x", cp);
+        cli_buf_printf(out, "\\u%04x", cp);
         run = i + l;
     }
-    fwrite(b.data + run, 1, b.len - run, stderr);
-    fputc('\n', stderr);
+    cli_buf_put(out, s + run, n - run);
+}
+
+void cli_verrorf(const char *fmt, va_list ap)
+{
+    cli_buf b = {0}, safe = {0};
+    cli_buf_vprintf(&b, fmt, ap);
+    /* names and values from the command line or the input, made safe to
+     * print: what would act on the terminal is written as \u escapes */
+    cli_buf_puts(&safe, "dsml-render: ");
+    cli_put_safe(&safe, b.data != NULL ? b.data : "", b.len);
+    cli_buf_putc(&safe, '\n');
+    fwrite(safe.data, 1, safe.len, stderr);
     cli_buf_free(&b);
+    cli_buf_free(&safe);
+}
+
+int cli_read_line(FILE *f, cli_buf *out, size_t limit)
+{
+    char chunk[1 << 16];
+    size_t n = 0, total = 0;
+    int c = EOF;
+    out->len = 0;
+    while ((c = getc_unlocked(f)) != EOF) {
+        if (c == '\n')
+            break;
+        if (++total > limit)
+            break;
+        chunk[n++] = (char)c;
+        if (n == sizeof chunk) {
+            cli_buf_put(out, chunk, n);
+            n = 0;
+        }
+    }
+    cli_buf_put(out, chunk, n);
+    if (ferror(f))
+        return -1;
+    if (total > limit)
+        return -2;
+    return c == EOF && total == 0 ? 0 : 1;
 }
 
 void cli_errorf(const char *fmt, ...)

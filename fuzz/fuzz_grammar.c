@@ -2,7 +2,8 @@
  * fuzz_grammar.c - dsml_grammar on arbitrary tools.  A grammar that is
  * written is written the same way twice; with allocations failing the call
  * gives DSML_ERR_NOMEM or the same grammar, leaving nothing allocated; a
- * failure has a code of the table and a message.  Texts drawn from the model
+ * failure has a code of the table and a message; a grammar is within the
+ * bound dsml.h states (DSML_GRAMMAR_BYTES_PER_INPUT_BYTE).  Texts drawn from the model
  * of the turn (grammar_oracle.h) must parse strictly with the calls the
  * grammar allows.
  *
@@ -86,6 +87,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FZ_CHECK(err.code == r && err.message[0] != '\0');
     } else {
         FZ_CHECK(ref.text != NULL && ref.len > 0 && ref.text[ref.len] == '\0');
+        /* the bound dsml.h states */
+        FZ_CHECK(ref.len <= DSML_GRAMMAR_BYTES_PER_INPUT_BYTE * len + DSML_GRAMMAR_BYTES_CONSTANT);
         FZ_CHECK(utf8proc_decompose((const utf8proc_uint8_t *)ref.text, (utf8proc_ssize_t)ref.len,
                                     NULL, 0, 0) >= 0);
         FZ_CHECK(dsml_grammar(tools, len, &o, &again, NULL, &err) == DSML_OK);

@@ -6,9 +6,12 @@
  * grammar allows.  The Lark and GBNF
  * texts themselves are run by tests/grammar/run_tests.py.
  */
+#define _POSIX_C_SOURCE 200809L
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "grammar/grammar.h"
 #include "grammar_oracle.h"
@@ -49,6 +52,13 @@ static int run(const char *tools, const dsml_grammar_options *o, dsml_output *ou
                dsml_grammar_info *info, dsml_error *err)
 {
     return dsml_grammar(tools, tools != NULL ? strlen(tools) : 0, o, out, info, err);
+}
+
+/* The defaults, in format f (0..2: GBNF, Lark, structural tag). */
+static void options_of_format(dsml_grammar_options *o, int f)
+{
+    dsml_grammar_options_init(o);
+    o->format = (dsml_grammar_format)f;
 }
 
 static void expect_error(const char *tools, const dsml_grammar_options *o, int code,
@@ -518,8 +528,7 @@ static void test_allocation_failures(void **state)
     (void)state;
     for (int f = 0; f < 3; f++) {
         dsml_grammar_options o;
-        dsml_grammar_options_init(&o);
-        o.format = (dsml_grammar_format)f;
+        options_of_format(&o, f);
         o.thinking_mode = DSML_THINKING;
         dsml_output ref;
         dsml_error err;
@@ -550,8 +559,9 @@ static void test_allocation_failures(void **state)
     }
 }
 
-/* n copies of a tool of a few parameters, named t0, t1, ... */
-static char *many_tools(size_t n)
+/* n tools of a few parameters, named t0, t1, ...; `same`: one schema for
+ * all, else each its own (the first parameter named q0, q1, ...). */
+static char *many_tools(size_t n, int same)
 {
     static dsml_allocator std;
     dsml_alloc_resolve(&std, NULL);
@@ -563,11 +573,13 @@ static char *many_tools(size_t n)
         snprintf(head, sizeof head, "%s{\"type\": \"function\", \"function\": {\"name\": \"t%zu\", ",
                  i ? ", " : "", i);
         dsml_buf_puts(&b, head);
-        dsml_buf_puts(&b, "\"parameters\": {\"type\": \"object\", \"properties\": {"
-                          "\"q\": {\"type\": \"string\"}, \"n\": {\"type\": \"integer\"}, "
+        snprintf(head, sizeof head, "%zu", same ? 0 : i);
+        dsml_buf_puts(&b, "\"parameters\": {\"type\": \"object\", \"properties\": {\"q");
+        dsml_buf_puts(&b, head);
+        dsml_buf_puts(&b, "\": {\"type\": \"string\"}, \"n\": {\"type\": \"integer\"}, "
                           "\"opts\": {\"type\": \"object\", \"properties\": {\"a\": {\"enum\": "
                           "[\"x\", \"y\"]}, \"b\": {\"type\": \"array\", \"items\": "
-                          "{\"type\": \"number\"}}}}}, \"required\": [\"q\"]}}}");
+                          "{\"type\": \"number\"}}}}}, \"required\": [\"n\"]}}}");
     }
     dsml_buf_putc(&b, ']');
     size_t len;
@@ -580,7 +592,7 @@ static void test_linear(void **state)
     size_t sizes[2], peaks[2], counts[2] = {25, 200};
     for (int f = 0; f < 3; f++) {
         for (int k = 0; k < 2; k++) {
-            char *tools = many_tools(counts[k]);
+            char *tools = many_tools(counts[k], 0);
             dsml_grammar_options o;
             dsml_grammar_options_init(&o);
             o.format = (dsml_grammar_format)f;
@@ -605,6 +617,136 @@ static void test_linear(void **state)
         assert_true(rs > 2 && rs < 8.5);
         assert_true(rp > 2 && rp < 8.5);
     }
+}
+
+/* Tools of equal schemas share their rules: 100 000 tools with one `{}`
+ * parameter gave a structural tag of 553 MB (5.5 kB a tool, each tag's
+ * grammar repeating the value rules).  Every format stays within
+ * DSML_GRAMMAR_BYTES_PER_INPUT_BYTE of the tools, and within a few bytes a
+ * tool over the tool's own bytes when the schemas repeat. */
+static void test_equal_schemas_shared(void **state)
+{
+    (void)state;
+    const size_t n = 2000;
+    dsml_buf b;
+    dsml_allocator std;
+    dsml_alloc_resolve(&std, NULL);
+    dsml_buf_init(&b, &std);
+    dsml_buf_putc(&b, '[');
+    for (size_t i = 0; i < n; i++) {
+        char tool[160];
+        snprintf(tool, sizeof tool,
+                 "%s{\"type\": \"function\", \"function\": {\"name\": \"f%zu\", \"parameters\": "
+                 "{\"type\": \"object\", \"properties\": {\"p\": {}}}}}",
+                 i ? ", " : "", i);
+        dsml_buf_puts(&b, tool);
+    }
+    dsml_buf_putc(&b, ']');
+    size_t len;
+    char *tools = dsml_buf_take(&b, &len);
+    assert_non_null(tools);
+    for (int f = 0; f < 3; f++) {
+        dsml_grammar_options o;
+        options_of_format(&o, f);
+        o.flags = DSML_GRAMMAR_WHOLE_TURN;
+        dsml_output out;
+        dsml_error err;
+        assert_int_equal(run(tools, &o, &out, NULL, &err), DSML_OK);
+        printf("format %d: %zu tools, %zu bytes -> grammar %zu bytes\n", f, n, len, out.len);
+        assert_true(out.len <= 2 * len + DSML_GRAMMAR_BYTES_CONSTANT);
+        assert_true(out.len <= DSML_GRAMMAR_BYTES_PER_INPUT_BYTE * len +
+                                   DSML_GRAMMAR_BYTES_CONSTANT);
+        /* one rule for the parameter lines of all of them */
+        int lark = f == DSML_GRAMMAR_LARK; /* rule names with '_' */
+        assert_non_null(strstr(out.text, lark ? "tool_0_params" : "tool-0-params"));
+        assert_null(strstr(out.text, lark ? "tool_1_params" : "tool-1-params"));
+        dsml_output_free(&out);
+    }
+    free(tools);
+}
+
+/* A tool of n properties, each required: "required" names them in reverse. */
+static char *required_names(size_t n)
+{
+    dsml_allocator std;
+    dsml_alloc_resolve(&std, NULL);
+    dsml_buf b;
+    dsml_buf_init(&b, &std);
+    dsml_buf_puts(&b, "[{\"type\": \"function\", \"function\": {\"name\": \"f\", "
+                      "\"parameters\": {\"type\": \"object\", \"properties\": {");
+    char key[32];
+    for (size_t i = 0; i < n; i++) {
+        snprintf(key, sizeof key, "%s\"k%zx\": {}", i ? ", " : "", i);
+        dsml_buf_puts(&b, key);
+    }
+    dsml_buf_puts(&b, "}, \"required\": [");
+    for (size_t i = n; i-- > 0;) {
+        snprintf(key, sizeof key, "\"k%zx\"%s", i, i ? ", " : "");
+        dsml_buf_puts(&b, key);
+    }
+    dsml_buf_puts(&b, "]}}}]");
+    size_t len;
+    return dsml_buf_take(&b, &len);
+}
+
+/* The best of three calls' seconds. */
+static double grammar_seconds(const char *tools)
+{
+    double best = 1e9;
+    for (int k = 0; k < 3; k++) {
+        struct timespec t0, t1;
+        dsml_output out;
+        dsml_error err;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        assert_int_equal(run(tools, NULL, &out, NULL, &err), DSML_OK);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        dsml_output_free(&out);
+        double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+        best = s < best ? s : best;
+    }
+    return best;
+}
+
+/* Each required name finds its property at once: 8x the names take about
+ * 8x the time (a search of the properties a name took 64x). */
+static void test_required_names_linear(void **state)
+{
+    (void)state;
+    char *small = required_names(5000), *large = required_names(40000);
+    double ts = grammar_seconds(small), tl = grammar_seconds(large);
+    printf("5 000 -> 40 000 required names: %.4f -> %.4f s (%.1fx)\n", ts, tl, tl / ts);
+    assert_true(tl / ts < 24);
+    free(small);
+    free(large);
+}
+
+/* dsml_grammar_options.max_bytes: a grammar over it is DSML_ERR_LIMIT at
+ * $.tools, one of its size is written. */
+static void test_max_bytes(void **state)
+{
+    (void)state;
+    char *tools = many_tools(50, 0);
+    for (int f = 0; f < 3; f++) {
+        dsml_grammar_options o;
+        options_of_format(&o, f);
+        dsml_output out;
+        dsml_error err;
+        assert_int_equal(run(tools, &o, &out, NULL, &err), DSML_OK);
+        size_t len = out.len;
+        dsml_output_free(&out);
+        o.max_bytes = len;
+        assert_int_equal(run(tools, &o, &out, NULL, &err), DSML_OK);
+        assert_int_equal(out.len, len);
+        dsml_output_free(&out);
+        o.max_bytes = len - 1;
+        assert_int_equal(run(tools, &o, &out, NULL, &err), DSML_ERR_LIMIT);
+        assert_null(out.text);
+        assert_string_equal(err.path, "$.tools");
+        assert_non_null(strstr(err.message, "max_bytes"));
+        o.max_bytes = 1000; /* stops early, long before the whole text */
+        assert_int_equal(run(tools, &o, &out, NULL, &err), DSML_ERR_LIMIT);
+    }
+    free(tools);
 }
 
 /* The writers print the one model: GBNF's and Lark's whole turn name the
@@ -655,6 +797,9 @@ int main(void)
         cmocka_unit_test(test_drawn_texts_parse),
         cmocka_unit_test(test_allocation_failures),
         cmocka_unit_test(test_linear),
+        cmocka_unit_test(test_equal_schemas_shared),
+        cmocka_unit_test(test_max_bytes),
+        cmocka_unit_test(test_required_names_linear),
         cmocka_unit_test(test_one_model),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

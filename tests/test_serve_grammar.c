@@ -307,7 +307,10 @@ static void test_errors(void **state)
     struct {
         dsml_grammar_options o;
         int extra;
-    } big = {go, 1};
+    } big;
+    memset(&big, 0, sizeof big); /* the padding after `extra` too */
+    big.o = go;
+    big.extra = 1;
     big.o.size = sizeof big;
     to.grammar = &big.o;
     to.flags = 0;
@@ -319,6 +322,37 @@ static void test_errors(void **state)
     /* unknown turn flags */
     to.flags = 0x100;
     assert_int_equal(dsml_turn_create(body, strlen(body), &to, &t, &err), DSML_ERR_ARGUMENT);
+    free(body);
+}
+
+/* The turn's grammar options carry max_bytes: a grammar over it fails the
+ * turn with DSML_ERR_LIMIT at $.tools, or under DSML_TURN_GRAMMAR_OPTIONAL
+ * leaves the turn without a grammar, saying why. */
+static void test_grammar_limit(void **state)
+{
+    (void)state;
+    dsml_turn_options to;
+    dsml_grammar_options go;
+    options(&to, &go, DSML_GRAMMAR_STRUCTURAL_TAG, 0);
+    go.max_bytes = 200;
+    char *body = body_with(", \"tools\": [" WEATHER "], \"tool_choice\": \"required\"");
+    dsml_turn *t = (dsml_turn *)1;
+    dsml_error err;
+    assert_int_equal(dsml_turn_create(body, strlen(body), &to, &t, &err), DSML_ERR_LIMIT);
+    assert_null(t);
+    assert_string_equal(err.path, "$.tools");
+    assert_non_null(strstr(err.message, "max_bytes"));
+    to.flags = DSML_TURN_GRAMMAR_OPTIONAL;
+    assert_int_equal(dsml_turn_create(body, strlen(body), &to, &t, &err), DSML_OK);
+    const dsml_turn_info *in = dsml_turn_get_info(t);
+    assert_non_null(in->prompt);
+    assert_null(in->grammar);
+    assert_int_equal(in->grammar_status, DSML_ERR_LIMIT);
+    dsml_turn_destroy(t);
+    go.max_bytes = 0; /* the default */
+    t = make(", \"tools\": [" WEATHER "], \"tool_choice\": \"required\"", &to);
+    assert_non_null(dsml_turn_get_info(t)->grammar);
+    dsml_turn_destroy(t);
     free(body);
 }
 
@@ -485,6 +519,7 @@ int main(void)
         cmocka_unit_test(test_the_turns_decisions),
         cmocka_unit_test(test_prefill_starts_in_content),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_grammar_limit),
         cmocka_unit_test(test_older_options),
         cmocka_unit_test(test_allocation_failures),
         cmocka_unit_test(test_grammar_and_responder_agree),

@@ -1537,8 +1537,10 @@ DSML_API int dsml_respond(const dsml_turn *turn, const char *completion,
  *   DSML_GRAMMAR_LARK            Lark, as llguidance reads it (vLLM's
  *                                guided grammars)
  *   DSML_GRAMMAR_STRUCTURAL_TAG  an XGrammar structural tag, JSON (SGLang,
- *                                vLLM): one tag per tool, begin / content /
- *                                end
+ *                                vLLM): one tag for the invokes, begin the
+ *                                invoke opener up to the name, content the
+ *                                name and the parameter lines of any
+ *                                declared tool, end the closing tag
  *
  * One model of the turn feeds the three.  What the grammar allows, in order:
  * in thinking mode the reasoning (no special token in it) and </think>;
@@ -1620,7 +1622,26 @@ typedef struct dsml_grammar_options {
     const dsml_limits *limits;        /* NULL: defaults (max_input_bytes,
                                          max_depth: the tools JSON) */
     const dsml_allocator *allocator;  /* NULL: malloc/realloc/free */
+    size_t max_bytes;                 /* the grammar's text (out->len) at
+                                         most: larger is DSML_ERR_LIMIT.  0:
+                                         DSML_DEFAULT_MAX_GRAMMAR_BYTES */
 } dsml_grammar_options;
+
+/* The default of dsml_grammar_options.max_bytes. */
+#define DSML_DEFAULT_MAX_GRAMMAR_BYTES ((size_t)32 << 20)
+
+/* The size of a grammar, in every format: at most
+ * DSML_GRAMMAR_BYTES_PER_INPUT_BYTE bytes per byte of the tools JSON plus
+ * DSML_GRAMMAR_BYTES_CONSTANT (the text and value rules, the tags), whatever
+ * the tools; the fuzz target fuzz_grammar checks it.  The worst measured is
+ * about 40 bytes per byte: a parameter list of short names (each parameter
+ * line spells its tags twice, string="true" and string="false").  Tools
+ * whose parameter schemas are equal share one rule, and the structural tag
+ * writes the invokes as one tag whose grammar holds every rule once, so a
+ * tool that repeats a schema costs the bytes of its name.  Measured sizes and
+ * the commands: docs/RELIABILITY.md. */
+#define DSML_GRAMMAR_BYTES_PER_INPUT_BYTE ((size_t)64)
+#define DSML_GRAMMAR_BYTES_CONSTANT ((size_t)64 << 10)
 
 /* Sets size and the defaults (GBNF, V4.1, chat, "auto"), writing `size`
  * bytes: see dsml_render_options_init_size. */
@@ -1651,7 +1672,7 @@ typedef struct dsml_grammar_info {
                                     opener.  Else NULL */
     size_t trigger_pattern_len;
     size_t rules;                /* GBNF, Lark: rules written; structural
-                                    tag: tools in it */
+                                    tag: tools its invoke tag allows */
 } dsml_grammar_info;
 
 /*
@@ -1667,7 +1688,8 @@ typedef struct dsml_grammar_info {
  * ("f" with "a::f" and "b::f": DSML_ERR_TOOL_CHOICE, as the serving turn
  * refuses it); err->path names the place as a request
  * body has it ("$.tools[2].function.parameters.properties.city",
- * "$.tool_choice").  Time and memory are linear in the size of the tools.
+ * "$.tool_choice"), a grammar over opts->max_bytes (DSML_ERR_LIMIT at
+ * "$.tools").  Time and memory are linear in the size of the tools.
  */
 DSML_API int dsml_grammar(const char *tools_json, size_t tools_len,
                           const dsml_grammar_options *opts, dsml_output *out,

@@ -105,6 +105,39 @@ static void give_info(dsml_grammar_info *info, const dsml_grammar_info *full)
                n - sizeof(size_t));
 }
 
+/* The grammar written into `text` as out->text; lazy: the trigger and its
+ * pattern follow the grammar's NUL in the same block, so that they live as
+ * long as the output.  *r DSML_ERR_NOMEM (err filled) when the text could
+ * not be made. */
+static void hand_out(const gm_grammar *g, dsml_buf *text, int lazy, dsml_output *out,
+                     dsml_grammar_info *full, const dsml_allocator *alloc, int *r,
+                     dsml_error *err)
+{
+    size_t grammar_len = text->len;
+    const char *pattern = g->thinking ? g->d->trigger_pattern_thinking
+                                      : g->d->trigger_pattern_chat;
+    if (lazy) {
+        full->lazy = 1;
+        full->trigger_len = strlen(g->d->trigger);
+        full->trigger_pattern_len = strlen(pattern);
+        dsml_buf_putc(text, '\0');
+        dsml_buf_append(text, g->d->trigger, full->trigger_len);
+        dsml_buf_putc(text, '\0');
+        dsml_buf_append(text, pattern, full->trigger_pattern_len);
+    }
+    size_t total;
+    out->text = dsml_buf_take(text, &total);
+    out->len = grammar_len;
+    out->alloc_ = *alloc;
+    if (out->text == NULL) {
+        memset(out, 0, sizeof *out);
+        *r = dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
+    } else if (lazy) {
+        full->trigger = out->text + grammar_len + 1;
+        full->trigger_pattern = full->trigger + full->trigger_len + 1;
+    }
+}
+
 int dsml_grammar(const char *tools_json, size_t tools_len, const dsml_grammar_options *opts,
                  dsml_output *out, dsml_grammar_info *info, dsml_error *err)
 {
@@ -145,6 +178,7 @@ int dsml_grammar(const char *tools_json, size_t tools_len, const dsml_grammar_op
     dsml_grammar_info full;
     memset(&full, 0, sizeof full);
     full.size = sizeof full;
+    g.max_bytes = o.max_bytes != 0 ? o.max_bytes : DSML_DEFAULT_MAX_GRAMMAR_BYTES;
     if (r == DSML_OK) {
         dsml_buf text;
         dsml_buf_init(&text, &alloc);
@@ -158,30 +192,14 @@ int dsml_grammar(const char *tools_json, size_t tools_len, const dsml_grammar_op
         } else {
             full.rules = gm_write_gbnf(&g, lazy ? g.block : g.root, &text);
         }
-        /* the trigger and its pattern follow the grammar's NUL in the
-         * same block, so that they live as long as the output */
-        size_t grammar_len = text.len;
-        const char *pattern = g.thinking ? g.d->trigger_pattern_thinking : g.d->trigger_pattern_chat;
-        if (lazy) {
-            full.lazy = 1;
-            full.trigger_len = strlen(g.d->trigger);
-            full.trigger_pattern_len = strlen(pattern);
-            dsml_buf_putc(&text, '\0');
-            dsml_buf_append(&text, g.d->trigger, full.trigger_len);
-            dsml_buf_putc(&text, '\0');
-            dsml_buf_append(&text, pattern, full.trigger_pattern_len);
-        }
-        size_t total;
-        out->text = dsml_buf_take(&text, &total);
-        out->len = grammar_len;
-        out->alloc_ = alloc;
-        if (out->text == NULL) {
-            memset(out, 0, sizeof *out);
-            r = dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
-        } else if (lazy) {
-            full.trigger = out->text + grammar_len + 1;
-            full.trigger_pattern = full.trigger + full.trigger_len + 1;
-        }
+        if (text.len > g.max_bytes && !text.failed)
+            r = dsml_fail(err, DSML_ERR_LIMIT, DSML_NO_OFFSET, "$.tools",
+                          "the grammar of these tools would be over %zu bytes "
+                          "(dsml_grammar_options.max_bytes): too many tools or too large "
+                          "schemas to constrain",
+                          g.max_bytes);
+        else
+            hand_out(&g, &text, lazy, out, &full, &alloc, &r, err);
         dsml_buf_release(&text);
     }
     gm_release(&g);

@@ -13,6 +13,9 @@
  *   block        block_open calls                 (the lazy grammar)
  *
  * Tool names are the renderer's: qualified as the tools block writes them.
+ * Tools whose parameter schemas are equal (the same JSON, keys in the same
+ * order) share one rule for their parameter lines, so that a grammar grows
+ * with the distinct schemas, not with the tools that repeat one.
  */
 #include <stdio.h>
 #include <string.h>
@@ -49,9 +52,64 @@ static int names_choice(const gm_request *rq, const char *s, size_t n)
            memcmp(s, rq->choice_name, n) == 0;
 }
 
+/* The parameter rules made so far, by the JSON text of their schema: an
+ * open-addressing table of `cap` slots (a power of two, at least twice the
+ * tools), GM_NONE where empty. */
+typedef struct schema_table {
+    size_t *rule;
+    const char **text;
+    size_t *len;
+    size_t cap;
+    dsml_buf key;             /* the schema being looked up */
+} schema_table;
+
+/* The slot of the schema in st->key: its rule, or the empty slot for it. */
+static size_t schema_slot(const schema_table *st)
+{
+    size_t i = (size_t)gm_hash(st->key.data, st->key.len) & (st->cap - 1);
+    while (st->rule[i] != GM_NONE &&
+           !(st->len[i] == st->key.len && memcmp(st->text[i], st->key.data, st->key.len) == 0))
+        i = (i + 1) & (st->cap - 1);
+    return i;
+}
+
+/* The rule of the parameter lines of a tool whose function.parameters is
+ * `params`: the one made for an equal schema, or a new one. */
+static int params_rule(gm_grammar *g, schema_table *st, dsml_error *err, size_t index,
+                       const cJSON *params, size_t *prule)
+{
+    st->key.len = 0;
+    if (params != NULL)
+        dsml_emit_json(&st->key, params);
+    DSML_BUF_LIT(&st->key, " "); /* never empty: data is not NULL */
+    if (st->key.failed)
+        return nomem(err);
+    size_t slot = schema_slot(st);
+    if (st->rule[slot] != GM_NONE) {
+        *prule = st->rule[slot];
+        return DSML_OK;
+    }
+    gm_schema_ctx sc = {g, err, {{0}, 0, 0}};
+    char root[64];
+    snprintf(root, sizeof root, "$.tools[%zu].function.parameters", index);
+    dsml_path_root(&sc.path, root);
+    gm_node *params_node;
+    int r = gm_schema_params(&sc, params, &params_node);
+    if (r != DSML_OK)
+        return r;
+    *prule = gm_rule_add(g, 0, params_node, "tool-%zu-params", index);
+    const char *text = gm_strdup(g, st->key.data, st->key.len);
+    if (*prule == GM_NONE || text == NULL)
+        return nomem(err);
+    st->rule[slot] = *prule;
+    st->text[slot] = text;
+    st->len[slot] = st->key.len;
+    return DSML_OK;
+}
+
 /* One declared tool: its name, and when a call may name it, its rules. */
 static int one_tool(gm_grammar *g, dsml_rctx *c, const gm_request *rq, size_t index,
-                    const cJSON *tool, dsml_buf *name)
+                    const cJSON *tool, dsml_buf *name, schema_table *st)
 {
     dsml_msg m;
     memset(&m, 0, sizeof m);
@@ -84,12 +142,8 @@ static int one_tool(gm_grammar *g, dsml_rctx *c, const gm_request *rq, size_t in
         !names_choice(rq, declared->valuestring, strlen(declared->valuestring)))
         return DSML_OK;
 
-    gm_schema_ctx sc = {g, c->err, {{0}, 0, 0}};
-    char root[64];
-    snprintf(root, sizeof root, "$.tools[%zu].function.parameters", index);
-    dsml_path_root(&sc.path, root);
-    gm_node *params;
-    r = gm_schema_params(&sc, dsml_json_get(fn, "parameters"), &params);
+    size_t prule = GM_NONE;
+    r = params_rule(g, st, c->err, index, dsml_json_get(fn, "parameters"), &prule);
     if (r != DSML_OK)
         return r;
     size_t k = g->ntools;
@@ -97,7 +151,6 @@ static int one_tool(gm_grammar *g, dsml_rctx *c, const gm_request *rq, size_t in
     if (tools == NULL)
         return nomem(c->err);
     g->tools = tools;
-    size_t prule = gm_rule_add(g, 0, params, "tool-%zu-params", index);
     const char *text = gm_strdup(g, name->data, name->len);
     dsml_buf open;
     dsml_buf_init(&open, &g->alloc);
@@ -131,13 +184,25 @@ static int read_tools(gm_grammar *g, dsml_profile profile, const gm_request *rq,
     if (c.dialect == NULL)
         return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL, "unknown profile %d",
                          (int)profile);
+    schema_table st;
+    memset(&st, 0, sizeof st);
+    st.cap = gm_table_size((size_t)cJSON_GetArraySize(rq->tools));
+    st.rule = dsml_arena_alloc(&g->arena, st.cap * sizeof *st.rule);
+    st.text = dsml_arena_alloc(&g->arena, st.cap * sizeof *st.text);
+    st.len = dsml_arena_alloc(&g->arena, st.cap * sizeof *st.len);
+    if (st.rule == NULL || st.text == NULL || st.len == NULL)
+        return nomem(err);
+    for (size_t i = 0; i < st.cap; i++)
+        st.rule[i] = GM_NONE;
+    dsml_buf_init(&st.key, &g->alloc);
     dsml_buf name;
     dsml_buf_init(&name, &g->alloc);
     int r = DSML_OK;
     size_t i = 0;
     for (const cJSON *t = rq->tools->child; t != NULL && r == DSML_OK; t = t->next, i++)
-        r = one_tool(g, &c, rq, i, t, &name);
+        r = one_tool(g, &c, rq, i, t, &name, &st);
     dsml_buf_release(&name);
+    dsml_buf_release(&st.key);
     return r;
 }
 
@@ -159,6 +224,28 @@ static int one_named_tool(gm_grammar *g, const gm_request *rq, dsml_error *err)
                      (int)(rq->choice_name_len < 80 ? rq->choice_name_len : 80), rq->choice_name,
                      (int)(g->tools[0].name_len < 80 ? g->tools[0].name_len : 80),
                      g->tools[0].name, g->tools[1].name);
+}
+
+/* What follows invoke_open in an invoke of any tool: NAME invoke_name_end
+ * PARAMS (the structural tag's one invoke tag). */
+static size_t invoke_tail(gm_grammar *g)
+{
+    gm_list alts;
+    gm_list_init(&alts, g);
+    dsml_buf line;
+    dsml_buf_init(&line, &g->alloc);
+    for (size_t i = 0; i < g->ntools; i++) {
+        line.len = 0;
+        dsml_buf_append(&line, g->tools[i].name, g->tools[i].name_len);
+        dsml_buf_puts(&line, g->d->invoke_name_end);
+        gm_list_push(&alts, line.failed ? NULL
+                                        : gm_seq2(g, gm_lit(g, line.data, line.len),
+                                                  gm_ref(g, g->tools[i].params)));
+    }
+    dsml_buf_release(&line);
+    size_t rule = gm_rule_add(g, 0, gm_list_alt(g, &alts), "invoke-tail");
+    gm_list_release(&alts);
+    return rule;
 }
 
 int gm_build(gm_grammar *g, dsml_profile profile, const gm_request *rq, dsml_error *err)
@@ -198,6 +285,7 @@ int gm_build(gm_grammar *g, dsml_profile profile, const gm_request *rq, dsml_err
             gm_list_push(&alts, gm_ref(g, g->tools[i].invoke));
         size_t invoke = gm_rule_add(g, 0, gm_list_alt(g, &alts), "invoke");
         gm_list_release(&alts);
+        g->invoke_tail = invoke_tail(g);
         gm_node *more = g->one_call ? NULL
                                     : gm_star(g, gm_seq2(g, gm_lits(g, d->invoke_sep),
                                                          gm_ref(g, invoke)));

@@ -16,9 +16,26 @@ void gm_init(gm_grammar *g, const dsml_allocator *a)
     dsml_alloc_resolve(&g->alloc, a);
     dsml_arena_init(&g->arena, &g->alloc);
     g->root = g->block = g->reasoning = g->content = g->content_open = GM_NONE;
+    g->invoke_tail = GM_NONE;
     g->r_text = g->r_string_value = g->r_json_value = g->r_json_object = GM_NONE;
     g->r_json_array = g->r_json_string = g->r_json_number = g->r_json_integer = GM_NONE;
     g->r_json_nonstring = GM_NONE;
+}
+
+uint64_t gm_hash(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603u; /* FNV-1a */
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211u;
+    return h;
+}
+
+size_t gm_table_size(size_t n)
+{
+    size_t cap = 16;
+    while (cap < 2 * n + 2)
+        cap *= 2;
+    return cap;
 }
 
 void gm_release(gm_grammar *g)

@@ -206,6 +206,15 @@ typedef struct member {
     size_t index;        /* in properties, for the path; -1: from required */
 } member;
 
+/* The slot of `key` in a table of member indexes (GM_NONE: empty). */
+static size_t *member_slot(size_t *slot, size_t cap, const member *m, const char *key)
+{
+    size_t i = (size_t)gm_hash(key, strlen(key)) & (cap - 1);
+    while (slot[i] != GM_NONE && strcmp(m[slot[i]].key, key) != 0)
+        i = (i + 1) & (cap - 1);
+    return &slot[i];
+}
+
 /* The members of an object schema: its properties in order, then the
  * required names it has no property for (any value). */
 static int members_of(gm_schema_ctx *sc, const cJSON *s, member **out, size_t *n)
@@ -223,11 +232,18 @@ static int members_of(gm_schema_ctx *sc, const cJSON *s, member **out, size_t *n
                     "additionalProperties must be true or false in a grammar");
     size_t cap = (size_t)cJSON_GetArraySize(props) + (size_t)cJSON_GetArraySize(req) + 1;
     member *m = dsml_arena_alloc(&g->arena, cap * sizeof *m);
-    if (m == NULL)
+    /* the members by name: a required name finds its property in constant
+     * time, not in a search of them all */
+    size_t tcap = gm_table_size(cap), *slot = dsml_arena_alloc(&g->arena, tcap * sizeof *slot);
+    if (m == NULL || slot == NULL)
         return nomem(sc);
+    for (size_t t = 0; t < tcap; t++)
+        slot[t] = GM_NONE;
     size_t k = 0, i = 0;
-    for (const cJSON *e = props ? props->child : NULL; e != NULL; e = e->next, i++)
+    for (const cJSON *e = props ? props->child : NULL; e != NULL; e = e->next, i++) {
+        *member_slot(slot, tcap, m, e->string) = k;
         m[k++] = (member){e->string, e, 0, i};
+    }
     i = 0;
     for (const cJSON *e = req ? req->child : NULL; e != NULL; e = e->next, i++) {
         if (!dsml_is_string(e)) {
@@ -238,12 +254,12 @@ static int members_of(gm_schema_ctx *sc, const cJSON *s, member **out, size_t *n
             dsml_path_pop(&sc->path, prev);
             return DSML_ERR_SCHEMA;
         }
-        size_t j = 0;
-        while (j < k && strcmp(m[j].key, e->valuestring) != 0)
-            j++;
-        if (j == k)
+        size_t *at = member_slot(slot, tcap, m, e->valuestring);
+        if (*at == GM_NONE) {
+            *at = k;
             m[k++] = (member){e->valuestring, NULL, 1, (size_t)-1};
-        m[j].required = 1;
+        }
+        m[*at].required = 1;
     }
     *out = m;
     *n = k;

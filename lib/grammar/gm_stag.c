@@ -9,10 +9,13 @@
  *               the block (stop_after_first: nothing may follow it);
  *   "required", named: the content up to the opener, then the invokes;
  *   "none":     the content.
- * The block's content is tags_with_separator, one tag a tool that a call may
- * name: begin its invoke line, end its closing tag, content its parameter
- * lines.  Those are DSML, not JSON, so the content is the model's own
- * grammar (format "grammar", GBNF), as are the reasoning and the content.
+ * The block's content is tags_with_separator with one tag for the invokes:
+ * begin the invoke opener up to the tool's name, end the closing tag,
+ * content the name of a tool a call may name, the rest of its invoke line
+ * and its parameter lines.  Those are DSML, not JSON, so the content is the
+ * model's own grammar (format "grammar", GBNF), as are the reasoning and
+ * the content.  One tag, not one a tool: each tag's grammar would repeat
+ * the value rules (kilobytes) for every tool.
  */
 #include <string.h>
 
@@ -40,39 +43,27 @@ static void grammar_format(const gm_grammar *g, size_t rule, dsml_buf *b)
     dsml_buf_release(&text);
 }
 
-/* The invokes: one tag a tool, separated as the block separates them. */
+/* The invokes: one tag, begin the invoke opener up to the name, content
+ * the name, the rest of the invoke line and the parameter lines of any of
+ * the tools (one grammar, so that the value rules and the rules of equal
+ * schemas are written once), end the closing tag; separated as the block
+ * separates them. */
 static void invokes(const gm_grammar *g, dsml_buf *b)
 {
     const gm_dialect *d = g->d;
     DSML_BUF_LIT(b, "{\"type\": \"tags_with_separator\", ");
     key(b, "separator");
     str(b, d->invoke_sep);
-    DSML_BUF_LIT(b, ", \"tags\": [");
-    dsml_buf begin;
-    dsml_buf_init(&begin, &g->alloc);
-    for (size_t i = 0; i < g->ntools; i++) {
-        const gm_tool *t = &g->tools[i];
-        if (i > 0)
-            DSML_BUF_LIT(b, ", ");
-        begin.len = 0;
-        dsml_buf_puts(&begin, d->invoke_open);
-        dsml_buf_append(&begin, t->name, t->name_len);
-        dsml_buf_puts(&begin, d->invoke_name_end);
-        DSML_BUF_LIT(b, "{\"type\": \"tag\", ");
-        key(b, "begin");
-        dsml_emit_string(b, begin.data != NULL ? begin.data : "", begin.len);
-        DSML_BUF_LIT(b, ", ");
-        key(b, "content");
-        grammar_format(g, t->params, b);
-        DSML_BUF_LIT(b, ", ");
-        key(b, "end");
-        str(b, d->invoke_close);
-        dsml_buf_putc(b, '}');
-    }
-    if (begin.failed)
-        b->failed = 1;
-    dsml_buf_release(&begin);
-    DSML_BUF_LIT(b, "], \"at_least_one\": true, \"stop_after_first\": ");
+    DSML_BUF_LIT(b, ", \"tags\": [{\"type\": \"tag\", ");
+    key(b, "begin");
+    str(b, d->invoke_open);
+    DSML_BUF_LIT(b, ", ");
+    key(b, "content");
+    grammar_format(g, g->invoke_tail, b);
+    DSML_BUF_LIT(b, ", ");
+    key(b, "end");
+    str(b, d->invoke_close);
+    DSML_BUF_LIT(b, "}], \"at_least_one\": true, \"stop_after_first\": ");
     dsml_buf_puts(b, g->one_call ? "true" : "false");
     dsml_buf_putc(b, '}');
 }

@@ -182,7 +182,7 @@ size_t gm_write_text(const gm_grammar *g, const gm_syntax *sx, size_t root, dsml
     seen[root] = 1;
     queue[len++] = root;
     printer p = {g, sx, out, root, 0};
-    for (size_t i = 0; i < len; i++) {
+    for (size_t i = 0; i < len && !(g->max_bytes != 0 && out->len > g->max_bytes); i++) {
         const gm_rule *r = &g->rules[queue[i]];
         sx->name(out, g, queue[i], queue[i] == root);
         dsml_buf_puts(out, sx->define);

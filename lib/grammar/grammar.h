@@ -136,6 +136,9 @@ typedef struct gm_grammar {
     size_t content_open;      /* content (maybe empty) + block_open */
     gm_tool *tools;           /* the tools a call may name */
     size_t ntools;
+    size_t invoke_tail;       /* NAME invoke_name_end PARAMS of any of the
+                                 tools (the structural tag), or GM_NONE */
+    size_t max_bytes;         /* the writers stop past this many bytes */
     /* shared rules, made on first use (GM_NONE until then) */
     size_t r_text, r_string_value, r_json_value, r_json_object, r_json_array,
         r_json_string, r_json_number, r_json_integer, r_json_nonstring;
@@ -172,6 +175,12 @@ void gm_define(gm_grammar *g, size_t rule, gm_node *body);
 /* gm_rule_new + gm_define; returns the rule, GM_NONE when body is NULL. */
 size_t gm_rule_add(gm_grammar *g, int lexeme, gm_node *body, const char *fmt, ...)
     DSML_PRINTF(4, 5);
+
+/* FNV-1a of n bytes, and the size of an open-addressing table for n keys
+ * (a power of two, more than twice n): for the tables of equal schemas and
+ * of property names. */
+uint64_t gm_hash(const char *s, size_t n);
+size_t gm_table_size(size_t n);
 
 /* A copy of n bytes in the arena (NUL-terminated); NULL when out of memory. */
 char *gm_strdup(gm_grammar *g, const char *s, size_t n);
@@ -280,7 +289,8 @@ void gm_text_hex_char(dsml_buf *b, uint32_t c);
 void gm_text_hex(dsml_buf *b, unsigned c);
 
 /* Writes the rules reachable from `root` (the root first, named
- * syntax->root_name), one a line.  Returns the number of rules written. */
+ * syntax->root_name), one a line.  Returns the number of rules written.
+ * Stops after the rule that takes `out` past g->max_bytes (when not 0). */
 size_t gm_write_text(const gm_grammar *g, const gm_syntax *syntax, size_t root,
                      dsml_buf *out);
 

@@ -346,7 +346,7 @@ class Corpus(TempDir, unittest.TestCase):
 
 class Reports(TempDir, unittest.TestCase):
     def test_text(self):
-        status, out, err = run("audit", "--against", "prerelease",
+        status, out, err = run("audit", "--against", "prerelease", "--no-progress",
                                testdata("prerelease-render.jsonl"))
         self.assertEqual((status, err), (1, ""))
         text = out.decode("utf-8")
@@ -435,6 +435,84 @@ class Reports(TempDir, unittest.TestCase):
         self.assertLessEqual(len(lines), 3)
         # a corpus read at once prints none
         self.assertEqual(run("audit", "--against", "prerelease", "-", stdin=line * 3)[2], "")
+
+
+class HostileCorpus(TempDir, unittest.TestCase):
+    """Corpora that would stall, exhaust or fool the audit."""
+
+    def run_limited(self, *argv, stdin=None, timeout=120):
+        """Runs the binary under a 1.5 GB address-space limit (not under
+        AddressSanitizer, whose shadow memory needs terabytes of it)."""
+        import resource
+
+        def limit():
+            resource.setrlimit(resource.RLIMIT_AS, (3 << 29, 3 << 29))
+        with open(ARGS.binary, "rb") as f:
+            asan = b"__asan_init" in f.read()
+        p = subprocess.run([ARGS.binary, *argv], input=stdin, capture_output=True,
+                           timeout=timeout, preexec_fn=None if asan else limit,
+                           env=dict(os.environ, NO_COLOR=""))
+        return p.returncode, p.stdout, p.stderr.decode("utf-8", "replace")
+
+    def test_a_line_without_end(self):
+        # a line is read up to the input limit, never to an allocation failure
+        # taken for the end of the file
+        status, out, err = self.run_limited("audit", "--against", "prerelease", "/dev/zero")
+        self.assertEqual(status, 2, err)
+        self.assertIn("/dev/zero:1: a line over 268435456 bytes (the input limit)", err)
+        self.assertRegex(out.decode(), r"\n  unreadable lines +1\n")
+        case = self.jsonl("c.jsonl", [{"id": "a", "messages": [{"role": "user"}]}])
+        status, out, err = self.run_limited("audit", "--captured", "/dev/zero", case)
+        self.assertEqual((status, out), (2, b""), err)
+        self.assertIn("/dev/zero:1: a line over 268435456 bytes (the input limit)", err)
+
+    def test_garbage_is_unreadable(self):
+        for lines in ("aaaa\n", '{"messages": tru}\n', "5\n"):
+            status, out, err = run("audit", "--against", "prerelease", "-",
+                                   stdin=lines.encode())
+            self.assertEqual(status, 2, lines)
+            self.assertIn("-:1: not a request", err)
+            self.assertRegex(out.decode(), r"\n  refused by both +0\n")
+            self.assertRegex(out.decode(), r"\n  unreadable lines +1\n")
+        good = json.dumps({"messages": [{"role": "user", "content": "Hi"}]})
+        status, out, err = run("audit", "--json", "--against", "prerelease", "-",
+                               stdin=(good + "\nnot json\n").encode())
+        rep = json.loads(out)
+        self.assertEqual((status, rep["items"], rep["identical"], rep["unreadable"]),
+                         (2, 1, 1, 1))
+        self.assertIn("-:2: not a request", err)
+
+    def test_ids_are_escaped(self):
+        evil = "\x1b]0;HACKED\x07\x1b[2J\u202e"
+        path = self.jsonl("c.jsonl", [{"id": evil, "thinking_mode": "thinking",
+                                       "messages": [{"role": "user", "content": "Hi"}]}])
+        status, out, err = run("audit", "--against", "prerelease", path)
+        self.assertEqual(status, 1, err)
+        text = out.decode("utf-8")
+        self.assertIn("example \\u001b]0;HACKED\\u0007\\u001b[2J\\u202e (", text)
+        for c in ("\x1b", "\x07", "\u202e"):
+            self.assertNotIn(c, text)
+
+    def test_shrink_budget(self):
+        # 1.6 MB of a request that differs: the shrink stops at its budget
+        # (it took minutes without one) and the report says so
+        msgs = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"word {i} " * 10}
+                for i in range(12000)]
+        path = self.jsonl("big.jsonl", [{"id": "big", "messages": msgs,
+                                         "thinking_mode": "thinking"}])
+        start = time.monotonic()
+        status, out, err = run("audit", "--json", "--against", "prerelease", path)
+        self.assertLess(time.monotonic() - start, 60)
+        self.assertEqual(status, 1, err)
+        (g,) = json.loads(out)["groups"]
+        self.assertTrue(g["example"]["shrink_stopped"])
+        self.assertLessEqual(g["example"]["bytes"], g["example"]["original_bytes"])
+        status, out, err = run("audit", "--against", "prerelease", path)
+        self.assertIn("the shrink budget (4000 tries, 64 MiB run, 10 s) stopped it", out.decode())
+        # a small group is shrunk whole, within its budget
+        small = self.jsonl("s.jsonl", [{"thinking_mode": "thinking", "messages": msgs[:3]}])
+        (g,) = audit_json("--against", "prerelease", small)[1]["groups"]
+        self.assertFalse(g["example"]["shrink_stopped"])
 
 
 def main():

@@ -66,7 +66,9 @@ class Golden(TempFiles, unittest.TestCase):
         for g in golden(name, step):
             cases += 1
             path = self.write("case.json", g["case"])
-            status, out, err = run(*options, path)
+            # the golden files hold cases (detection refuses the ones whose
+            # tools a request would render)
+            status, out, err = run(*options, "--input-format", "case", path)
             expect = g["expect"]
             if "error" in expect:
                 ok = (status == 1 and out == b"" and err.startswith("dsml-render: ")
@@ -76,7 +78,7 @@ class Golden(TempFiles, unittest.TestCase):
                 ok = status == 0 and out == expect["prompt"].encode("utf-8")
                 why = f"status {status}, stderr {err!r}"
                 if ok and expect.get("images"):
-                    status, out, err = run(*options, "--json", path)
+                    status, out, err = run(*options, "--input-format", "case", "--json", path)
                     ok = json.loads(out)["images"] == expect["images"]
                     why = "image records differ"
             if not ok:
@@ -113,6 +115,7 @@ class Golden(TempFiles, unittest.TestCase):
 
 
 USER = {"role": "user", "content": "What is 2+2?"}
+SYSTEM = {"role": "system", "content": "Be brief."}
 ASSISTANT = {"role": "assistant", "content": "4", "reasoning_content": "Add them."}
 TOOLS = [{"type": "function", "function": {"name": "calc", "description": "Calculator",
                                            "parameters": {"type": "object"}}}]
@@ -139,7 +142,7 @@ class Formats(TempFiles, unittest.TestCase):
         # A request's tools go to a system message prepended when missing; a
         # case's tools go to messages[0].
         with_system = {"messages": [{"role": "system", "content": ""}, USER], "tools": TOOLS}
-        as_case = self.render({"messages": [USER], "tools": TOOLS})
+        as_case = self.render({"messages": [USER], "tools": TOOLS}, "--input-format", "case")
         for body in ({"model": "m", "messages": [USER], "tools": TOOLS},
                      {"messages": [USER], "tools": TOOLS, "temperature": 0.2},
                      {"messages": [USER], "tools": TOOLS, "model": "m", "stream": True}):
@@ -149,15 +152,44 @@ class Formats(TempFiles, unittest.TestCase):
         self.assertEqual(json.loads(out)["options"]["input_format"], "request")
 
     def test_case_only_keys_make_a_case(self):
-        doc = {"messages": [USER], "tools": TOOLS, "drop_thinking": True, "stream": True}
-        self.assertEqual(self.render(doc), self.render({"messages": [USER], "tools": TOOLS}))
+        doc = {"messages": [SYSTEM, USER], "tools": TOOLS, "drop_thinking": True}
+        self.assertEqual(self.render(doc), self.render(doc, "--input-format", "case"))
+
+    def test_detection_never_drops_a_key(self):
+        # Without "model", tools and a user message first: a case would not
+        # render the tools (they vanished with status 0), a request would.
+        body = {"messages": [USER], "tools": TOOLS, "thinking_mode": "chat"}
+        status, out, err = run(self.write("b.json", body))
+        self.assertEqual((status, out), (1, b""))
+        self.assertIn("$.tools: without \"model\"", err)
+        self.assertIn("--input-format case|request", err)
+        self.assertIn("## Tools", self.render(body, "--input-format", "request").decode())
+        # what a case knows and what it does not: refused, naming the key
+        for doc, key in (({"messages": [USER], "drop_thinking": True, "stream": True}, "stream"),
+                         ({"model": "m", "messages": [USER], "context": []}, "model"),
+                         ({"messages": [USER], "context": [], "tool_choice": "auto"},
+                          "tool_choice")):
+            status, out, err = run(self.write("d.json", doc))
+            self.assertEqual((status, out), (1, b""), doc)
+            self.assertIn(f"$.{key}: the document fits no single format", err)
+            self.assertIn("--input-format", err)
+        # one format only: as before
+        self.assertEqual(self.render({"messages": [SYSTEM, USER], "tools": TOOLS}),
+                         self.render({"messages": [SYSTEM, USER], "tools": TOOLS},
+                                     "--input-format", "case"))
+        self.assertEqual(self.render({"messages": [USER], "thinking_mode": "thinking"}),
+                         self.render({"messages": [USER], "thinking_mode": "thinking"},
+                                     "--input-format", "case"))
+        for args in (("--diff", "prerelease"), ("--json",), ("--show",)):
+            self.assertEqual(run(*args, self.write("b.json", body))[0], 1, args)
 
     def test_input_format_forced(self):
         doc = {"messages": [USER], "tools": TOOLS}
         with_system = {"messages": [{"role": "system", "content": ""}, USER], "tools": TOOLS}
         self.assertEqual(self.render(doc, "--input-format", "request"),
                          self.render(with_system))
-        self.assertEqual(self.render(doc, "--input-format=case"), self.render(doc))
+        self.assertEqual(self.render(doc, "--input-format=case"),
+                         self.render({"messages": [USER]}))
         self.assertEqual(self.render([USER], "--input-format", "messages"),
                          self.render([USER]))
         status, out, err = run("--input-format", "messages", self.write("o.json", doc))

@@ -183,7 +183,7 @@ class Golden(unittest.TestCase):
                 tag = json.loads(must(request, "structural-tag", mode, "--profile", profile))
                 for start, end, n, _ in gl.invokes(text, tags):
                     counts["tags"] += 1
-                    body = text[text.index(">\n", start) + 2:end]
+                    body = text[text.index(' name="', start) + 7:end]
                     content = self.tag_content(tag, n, tags)
                     if content is None:
                         check(False, case, f"the structural tag has no tag for invoke {n!r}")
@@ -201,18 +201,23 @@ class Golden(unittest.TestCase):
         self.assertGreater(counts["mutants"], 4 * counts["cases"])
 
     def tag_content(self, tag, name, tags):
-        """The content grammar (as Lark) of the structural tag's tag for the
-        tool `name`, or None."""
-        fmt = tag["format"]
-        elements = fmt["elements"] if fmt["type"] == "sequence" else [fmt]
-        invokes = [e for e in elements if e["type"] == "tags_with_separator"][0]
-        begin = "<" + D + tags[1] + ' name="' + name + '">\n'
-        for t in invokes["tags"]:
-            if t["begin"] == begin:
-                self.assertEqual(t["end"], "</" + D + tags[1] + ">")
-                gl.gbnf_check(t["content"]["grammar"])
-                return gl.gbnf_to_lark(t["content"]["grammar"])
-        return None
+        """The structural tag's one invoke tag: its content grammar (as
+        Lark), which starts with the tool's name; None when there is no such
+        tag."""
+        def find(fmt):
+            if fmt["type"] == "tags_with_separator":
+                return fmt
+            kids = (fmt.get("elements", []) + [t["content"] for t in fmt.get("tags", [])] +
+                    ([fmt["content"]] if "content" in fmt else []))
+            return next((f for f in map(find, kids) if f is not None), None)
+        invokes = find(tag["format"])
+        self.assertEqual(len(invokes["tags"]), 1)
+        t = invokes["tags"][0]
+        if t["begin"] != "<" + D + tags[1] + ' name="':
+            return None
+        self.assertEqual(t["end"], "</" + D + tags[1] + ">")
+        gl.gbnf_check(t["content"]["grammar"])
+        return gl.gbnf_to_lark(t["content"]["grammar"])
 
     def test_dialects(self):
         for profile, name in DIALECTS:
