@@ -245,9 +245,13 @@ class VllmToolContract(unittest.TestCase):
             expected, _ = V.grammar(tools, format="structural_tag", profile="v4",
                                     tool_choice=choice)
             self.assertEqual(tag.model_dump(), json.loads(expected))
-        named = json.dumps(tag.model_dump(), ensure_ascii=False)
-        self.assertIn('invoke name=\\"g\\"', named)
-        self.assertNotIn('invoke name=\\"f\\"', named)
+        # the named tool's invokes only: the invoke tag's grammar names g, never f
+        invokes = [t for e in tag.model_dump()["format"]["elements"]
+                   for t in e.get("tags", []) if t["begin"].endswith('invoke name="')]
+        self.assertEqual(len(invokes), 1)
+        grammar = invokes[0]["content"]["grammar"]
+        self.assertIn('root ::= "g\\">', grammar)
+        self.assertNotIn('"f\\">', grammar)
         self.assertIsNone(parser.get_structural_tag(request(tools=tools, tool_choice="none")))
         self.assertIsNone(parser.get_structural_tag(request(tools=None)))
 
