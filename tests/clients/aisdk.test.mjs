@@ -39,7 +39,11 @@ const settings = (name, tag, execute) => {
   };
 };
 
-const fromResult = (text, reasoningText, toolCalls) => ({
+// the AI SDK's finish reasons in OpenAI's spelling
+const FINISH = { stop: 'stop', length: 'length', 'tool-calls': 'tool_calls' };
+
+const fromResult = (text, reasoningText, toolCalls, finishReason) => ({
+  finish: FINISH[finishReason] ?? finishReason,
   content: text,
   reasoning: reasoningText,
   toolCalls: toolCalls.map((c) => ({ name: c.toolName, arguments: JSON.stringify(c.input) })),
@@ -49,7 +53,7 @@ for (const name of SINGLE) {
   test(`ai-sdk generateText: ${name}`, async (t) => {
     await checkResult(t, name, async () => {
       const r = await generateText(settings(name, 'ai-generateText'));
-      return fromResult(r.text, r.reasoningText, r.toolCalls);
+      return fromResult(r.text, r.reasoningText, r.toolCalls, r.finishReason);
     }, { readsReasoning: true });
   });
 
@@ -57,11 +61,12 @@ for (const name of SINGLE) {
     await checkResult(t, name, async () => {
       let failure;
       const r = streamText({ ...settings(name, 'ai-streamText'), onError: ({ error }) => { failure = error; } });
-      const [text, reasoningText, toolCalls] = await Promise.all([r.text, r.reasoningText, r.toolCalls]);
+      const [text, reasoningText, toolCalls, finishReason] = await Promise.all(
+        [r.text, r.reasoningText, r.toolCalls, r.finishReason]);
       if (failure) {
         throw failure;
       }
-      return fromResult(text, reasoningText, toolCalls);
+      return fromResult(text, reasoningText, toolCalls, finishReason);
     }, { readsReasoning: true });
   });
 }
@@ -78,15 +83,16 @@ for (const stream of [false, true]) {
       };
       if (!stream) {
         const r = await generateText(opts);
-        return fromResult(r.text, r.reasoningText, r.toolCalls);
+        return fromResult(r.text, r.reasoningText, r.toolCalls, r.finishReason);
       }
       let failure;
       const r = streamText({ ...opts, onError: ({ error }) => { failure = error; } });
-      const [text, reasoningText, toolCalls] = await Promise.all([r.text, r.reasoningText, r.toolCalls]);
+      const [text, reasoningText, toolCalls, finishReason] = await Promise.all(
+        [r.text, r.reasoningText, r.toolCalls, r.finishReason]);
       if (failure) {
         throw failure;
       }
-      return fromResult(text, reasoningText, toolCalls);
+      return fromResult(text, reasoningText, toolCalls, finishReason);
     }, { round: 1, readsReasoning: true });
     await checkLoopPrompt(t, model);
     t.diagnostic(`reasoning sent back in round 2: ${await reasoningSentBack(model)}`);

@@ -30,6 +30,7 @@ const chat = (name, tag) => {
 };
 
 const fromMessage = (m) => ({
+  finish: m.response_metadata?.finish_reason,
   content: typeof m.content === 'string' ? m.content : JSON.stringify(m.content),
   reasoning: undefined,
   toolCalls: [

@@ -2,7 +2,8 @@
 // log, and the checks a client's result must pass for a scenario.  A client
 // test turns what its library returned into
 //   {content, reasoning (undefined when the library does not read it),
-//    toolCalls: [{name, arguments (the JSON text the library holds)}]}
+//    toolCalls: [{name, arguments (the JSON text the library holds)}],
+//    finish (the finish reason in OpenAI's spelling, when the library tells)}
 // and runs checkResult() on it.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -80,6 +81,11 @@ export async function checkResult(t, name, call, opts = {}) {
     if (scenarios[name].rounds[round].end === 'length') {
       assert.deepEqual(g.toolCalls, [], 'a call cut by length must not reach the client');
     }
+  });
+  await check('the finish reason', (g) => {
+    const want = scenarios[name].rounds[round].end === 'length' ? 'length'
+      : exp.tool_calls.length ? 'tool_calls' : 'stop';
+    assert.equal(g.finish, want);
   });
   await check('the tool calls', (g) => {
     const calls = g.toolCalls.map((c) => ({ name: c.name, arguments: parseOr(c.arguments) }));

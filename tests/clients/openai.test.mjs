@@ -29,6 +29,8 @@ const request = (name, tag, extra = {}) => {
 // the delta's unknown fields) keeps only the last reasoning_content piece.
 const MANGLED = 'the SDK\'s stream accumulator keeps only the last reasoning_content delta';
 
+const fromChoice = (choice) => ({ ...fromMessage(choice.message), finish: choice.finish_reason });
+
 const fromMessage = (m) => ({
   content: m.content,
   reasoning: m.reasoning_content,
@@ -39,7 +41,7 @@ for (const name of SINGLE) {
   test(`openai create: ${name}`, async (t) => {
     await checkResult(t, name, async () => {
       const r = await client.chat.completions.create(request(name, 'openai-create'));
-      return fromMessage(r.choices[0].message);
+      return fromChoice(r.choices[0]);
     }, { readsReasoning: true });
   });
 
@@ -47,8 +49,9 @@ for (const name of SINGLE) {
     await checkResult(t, name, async () => {
       const stream = await client.chat.completions.create(
         request(name, 'openai-create-stream', { stream: true }));
-      const got = { content: '', reasoning: '', toolCalls: [] };
+      const got = { content: '', reasoning: '', toolCalls: [], finish: undefined };
       for await (const chunk of stream) {
+        got.finish = chunk.choices[0]?.finish_reason ?? got.finish;
         const d = chunk.choices[0]?.delta ?? {};
         got.content += d.content ?? '';
         got.reasoning += d.reasoning_content ?? '';
@@ -67,7 +70,7 @@ for (const name of SINGLE) {
     await checkResult(t, name, async () => {
       const stream = client.chat.completions.stream(request(name, 'openai-stream-helper'));
       const final = await stream.finalChatCompletion();
-      return fromMessage(final.choices[0].message);
+      return fromChoice(final.choices[0]);
     }, { readsReasoning: true, todo: { 'reasoning_content reaches the client': MANGLED } });
   });
 }
@@ -90,7 +93,7 @@ for (const stream of [false, true]) {
         model, messages: messagesOf(sc), tools, stream, ...thinking(sc),
       });
       const final = await runner.finalChatCompletion();
-      return fromMessage(final.choices[0].message);
+      return fromChoice(final.choices[0]);
     }, { round: 1, readsReasoning: !stream });
     // streamed, the runner sends back the mangled reasoning (not dropped)
     await checkLoopPrompt(t, model, stream ? MANGLED : undefined);
