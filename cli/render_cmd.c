@@ -208,6 +208,9 @@ int cli_render(const cli_opts *o, const cli_buf *input, const cli_buf *context,
         dsml_turn_options to;
         dsml_turn_options_init(&to);
         to.render = &opts;
+        /* a body without a thinking field: the CLI's mode (chat by default) */
+        to.default_thinking =
+            opts.thinking_mode == DSML_THINKING ? DSML_TURN_THINKING_ON : DSML_TURN_THINKING_OFF;
         st = dsml_turn_create(text, len, &to, &r->turn, err);
         if (st == DSML_OK) {
             /* the prompt is the turn's: r->out borrows it */

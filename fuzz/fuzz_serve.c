@@ -10,7 +10,9 @@
  *
  * The turn is made with grammar options (DSML_TURN_GRAMMAR_AUTO and
  * _OPTIONAL): a grammar it carries is dsml_grammar() of its decisions, a
- * grammar it lacks has a well-formed error.
+ * grammar it lacks has a well-formed error.  Its reasoning lookup finds
+ * every call id of an even length: the completion's first bytes up to a
+ * '<' as the reasoning, the completion itself as the text the model wrote.
  *
  * Checks: the turn is made or refused with a well-formed error; its info
  * texts are NUL-terminated JSON where they should be; every chunk is one
@@ -153,6 +155,25 @@ static void one_run(const dsml_turn *t, unsigned flags, dsml_end_reason why, con
     dsml_responder_destroy(r);
 }
 
+typedef struct fz_found {
+    const char *text;
+    size_t len;
+} fz_found;
+
+static int lookup(void *ctx, const char *id, size_t id_len, dsml_reasoning_found *out)
+{
+    const fz_found *f = ctx;
+    FZ_CHECK(id != NULL && out->size == sizeof *out);
+    if (id_len % 2 == 1)
+        return 0;
+    const char *lt = memchr(f->text, '<', f->len);
+    out->reasoning = f->text;
+    out->reasoning_len = lt != NULL ? (size_t)(lt - f->text) : f->len;
+    out->completion = f->text;
+    out->completion_len = f->len;
+    return 1;
+}
+
 /* The turn's grammar: dsml_grammar() of its decisions; or, when it lacks
  * the one called for, why. */
 static void check_grammar(const dsml_turn_info *in, dsml_grammar_format format)
@@ -205,6 +226,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     go.format = (dsml_grammar_format)(b1 % 3);
     to.grammar = &go;
     to.flags = DSML_TURN_GRAMMAR_AUTO | DSML_TURN_GRAMMAR_OPTIONAL;
+    fz_found found = {c, ntext};
+    to.reasoning_lookup = lookup;
+    to.reasoning_lookup_ctx = &found;
     int st = dsml_turn_create(b, nbody, &to, &t, &err);
     if (st != DSML_OK) {
         FZ_CHECK(t == NULL);
@@ -217,6 +241,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FZ_CHECK(info->prompt[info->prompt_len] == '\0');
     FZ_CHECK(is_json(info->tools, info->tools_len));
     FZ_CHECK(is_json(info->ignored, info->ignored_len));
+    FZ_CHECK(is_json(info->missing_reasoning, info->missing_reasoning_len));
+    FZ_CHECK(is_json(info->restored, info->restored_len));
     FZ_CHECK(info->response_format == NULL ||
              is_json(info->response_format, info->response_format_len));
     FZ_CHECK(info->tool_choice != DSML_TOOL_CHOICE_FUNCTION || info->tool_choice_name != NULL);

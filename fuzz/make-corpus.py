@@ -141,6 +141,62 @@ def request_seeds():
     return out
 
 
+# The thinking switches and fields clients send beside the reference's:
+# enable_thinking, a boolean thinking, reasoning_effort "none" and the
+# platform's effort names, vLLM's `reasoning`, a prefix that is no bool,
+# tools in the leading system message, and fields that disagree.
+CLIENT_FIELDS = [
+    {"chat_template_kwargs": {"enable_thinking": True}},
+    {"chat_template_kwargs": {"enable_thinking": False, "thinking": False}},
+    {"chat_template_kwargs": {"enable_thinking": True, "thinking": False}},
+    {"thinking": True},
+    {"thinking": False, "reasoning_effort": "none"},
+    {"thinking": {"type": "enabled"}, "reasoning_effort": "none"},
+    {"reasoning_effort": "none"},
+    {"reasoning_effort": "medium"},
+    {"reasoning_effort": "minimal", "thinking_mode": "thinking"},
+    {"reasoning_effort": "xhigh", "thinking": {"type": "enabled", "budget_tokens": 8}},
+    {"reasoning_effort": "ultra"},
+]
+CLIENT_MESSAGES = [
+    [{"role": "user", "content": "Weather?"},
+     {"role": "assistant", "content": "Sure.", "reasoning": "Plan.",
+      "tool_calls": [{"id": "call_1", "type": "function",
+                      "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}}]},
+     {"role": "tool", "tool_call_id": "call_1", "content": "sunny"}],
+    [{"role": "user", "content": "Weather?"},
+     {"role": "assistant", "content": "Sure.", "reasoning": "Plan.", "reasoning_content": "Other.",
+      "tool_calls": [{"id": "call_1", "type": "function",
+                      "function": {"name": "get_weather", "arguments": "{}"}}]},
+     {"role": "tool", "tool_call_id": "call_1", "content": "sunny"}],
+    [{"role": "user", "content": "Weather?"},
+     {"role": "assistant", "content": "Sure.",
+      "tool_calls": [{"id": "call_1", "type": "function",
+                      "function": {"name": "get_weather", "arguments": "{}"}}]},
+     {"role": "tool", "tool_call_id": "call_1", "content": "sunny"}],
+    [{"role": "system", "content": "S", "tools": [
+        {"type": "function", "namespace": "a", "function": {"name": "f"}},
+        {"type": "function", "namespace": "b", "function": {"name": "f"}}]},
+     {"role": "user", "content": "Hi"}, {"role": "assistant", "content": "a", "prefix": "no"}],
+]
+
+
+def client_bodies():
+    for n, fields in enumerate(CLIENT_FIELDS):
+        body = {"model": "deepseek-v4.1", "messages": CLIENT_MESSAGES[n % len(CLIENT_MESSAGES)],
+                "tools": [{"type": "function", "function": {"name": "get_weather"}}]}
+        if n % 3 == 2:
+            del body["tools"]
+        if n % 4 == 3:
+            body["tool_choice"] = {"type": "function", "function": {"name": "f"}}
+        body.update(fields)
+        yield n, body
+
+
+def request_client_seeds():
+    return [bytes([n % 5 * 8, n % 2 * 2, n % 4, 0]) + dumps(body) for n, body in client_bodies()]
+
+
 EMIT_EXTRA = [
     b'1e400', b'-1e400', b'[1e400, -1e-400, 0.0, -0.0, -0]', b'5e-324',
     b'1.7976931348623157e308', b'123456789012345678901234567890',
@@ -241,6 +297,9 @@ def serve_seeds():
                 body["parallel_tool_calls"] = False
         b0 = (n % 8) | ((n % 4) << 3) | ((n * 3 % 8) << 5)
         out.append(bytes([b0, (n * 53) % 256]) + dumps(body) + b"\xff" + row["text"].encode("utf-8"))
+    completion = "Plan.</think>Sure.<｜end▁of▁sentence｜>".encode("utf-8")
+    for n, body in client_bodies():
+        out.append(bytes([n % 8, n * 53 % 256]) + dumps(body) + b"\xff" + completion)
     return out
 
 
@@ -294,7 +353,7 @@ def grammar_seeds():
 
 TARGETS = {
     "render": render_seeds,
-    "request": request_seeds,
+    "request": lambda: request_seeds() + request_client_seeds(),
     "emit": emit_seeds,
     "detect": lambda: detect_seeds() + recover_seeds(),
     "serve": serve_seeds,

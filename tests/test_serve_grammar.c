@@ -43,9 +43,15 @@ static char *body_with(const char *rest)
 static dsml_turn *make(const char *rest, const dsml_turn_options *o)
 {
     char *body = body_with(rest);
+    dsml_turn_options given; /* a body without a thinking field: chat mode here */
+    dsml_turn_options_init(&given);
+    if (o != NULL)
+        given = *o;
+    if (given.default_thinking == DSML_TURN_THINKING_PROFILE)
+        given.default_thinking = DSML_TURN_THINKING_OFF;
     dsml_turn *t = NULL;
     dsml_error err;
-    int r = dsml_turn_create(body, strlen(body), o, &t, &err);
+    int r = dsml_turn_create(body, strlen(body), &given, &t, &err);
     if (r != DSML_OK)
         fail_msg("turn refused: %s (%s)\n%s", err.message, dsml_status_name(r), body);
     free(body);
@@ -60,6 +66,7 @@ static void options(dsml_turn_options *to, dsml_grammar_options *go, dsml_gramma
     go->format = f;
     to->grammar = go;
     to->flags = flags;
+    to->default_thinking = DSML_TURN_THINKING_OFF; /* chat unless the body says */
 }
 
 /* ---- when a grammar is called for ---------------------------------------- */

@@ -16,11 +16,18 @@
 
 #define USER_HI "{\"role\": \"user\", \"content\": \"Hi\"}"
 
+/* A turn; a body without a thinking field is chat mode here. */
 static dsml_turn *make_turn(const char *body, const dsml_turn_options *o)
 {
+    dsml_turn_options given;
+    dsml_turn_options_init(&given);
+    if (o != NULL)
+        given = *o;
+    if (given.default_thinking == DSML_TURN_THINKING_PROFILE)
+        given.default_thinking = DSML_TURN_THINKING_OFF;
     dsml_turn *t = NULL;
     dsml_error err;
-    if (dsml_turn_create(body, strlen(body), o, &t, &err) != DSML_OK)
+    if (dsml_turn_create(body, strlen(body), &given, &t, &err) != DSML_OK)
         fail_msg("turn: %s", err.message);
     return t;
 }
@@ -650,6 +657,7 @@ static void test_each_allocation_refused(void **state)
         dsml_turn_options to;
         dsml_turn_options_init(&to);
         to.render = &ro;
+        to.default_thinking = DSML_TURN_THINKING_OFF;
         dsml_turn *t = NULL;
         dsml_output out = {0};
         int rc = dsml_turn_create(body, strlen(body), &to, &t, NULL);

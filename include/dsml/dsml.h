@@ -1105,6 +1105,44 @@ typedef struct dsml_effort_alias {
                                            cannot be written leaves the turn
                                            without one (grammar_status says
                                            why); default: the turn fails */
+#define DSML_TURN_REQUIRE_REASONING 0x8u /* an assistant message whose
+                                           reasoning the prompt shows but which
+                                           carries none (and none is restored)
+                                           is refused (DSML_ERR_MISSING_KEY, the
+                                           path names the message), as
+                                           DeepSeek's platform does; default:
+                                           rendered without it and listed in
+                                           dsml_turn_info.missing_reasoning */
+
+/* The thinking mode of a request body that gives none of the thinking
+ * fields. */
+typedef enum dsml_turn_thinking {
+    DSML_TURN_THINKING_PROFILE = 0, /* default: DeepSeek's platform's for the
+                                       profile -- on for V4.1, the
+                                       pre-release profile and V4, off for
+                                       V3.2 */
+    DSML_TURN_THINKING_OFF = 1,     /* chat mode */
+    DSML_TURN_THINKING_ON = 2       /* thinking mode */
+} dsml_turn_thinking;
+
+/* What a reasoning lookup found for an assistant message. */
+typedef struct dsml_reasoning_found {
+    size_t size;               /* set by the turn before the call */
+    const char *reasoning;     /* the reasoning the model wrote, or NULL:
+                                  not known */
+    size_t reasoning_len;
+    const char *completion;    /* NULL, or the exact completion text the
+                                  model wrote for that turn (everything
+                                  after the prompt, the end-of-sentence
+                                  token included) */
+    size_t completion_len;
+} dsml_reasoning_found;
+/* Looks up what the model wrote in the turn whose first tool call had
+ * `call_id` (not NUL-terminated).  Returns 1 when found (fills *out; its
+ * strings are borrowed until dsml_turn_create() returns), 0 when not; any
+ * other value fails dsml_turn_create() (DSML_ERR_ARGUMENT). */
+typedef int (*dsml_reasoning_lookup_fn)(void *ctx, const char *call_id, size_t call_id_len,
+                                        dsml_reasoning_found *out);
 
 struct dsml_grammar_options; /* "Grammars for constrained decoding" */
 struct dsml_grammar_info;
@@ -1136,6 +1174,17 @@ typedef struct dsml_turn_options {
                                            mode, tool_choice and parallel
                                            calls.  Read during
                                            dsml_turn_create() */
+    dsml_turn_thinking default_thinking; /* the thinking mode of a body that
+                                           gives none of the thinking fields
+                                           (render->thinking_mode is not used
+                                           by a turn; dsml_render_request()
+                                           uses it) */
+    dsml_reasoning_lookup_fn reasoning_lookup; /* NULL: none.  Called for
+                                           each assistant message with tool
+                                           calls whose reasoning the prompt
+                                           shows but which carries none,
+                                           with its first tool call's id */
+    void *reasoning_lookup_ctx;         /* its first argument */
 } dsml_turn_options;
 
 /* Sets size and the defaults. */
@@ -1213,6 +1262,22 @@ typedef struct dsml_turn_info {
                                        DSML_ERR_SCHEMA, ...; grammar_error
                                        then has the path and message */
     const dsml_error *grammar_error; /* that error, or NULL */
+    /* reasoning across tool loops */
+    const char *missing_reasoning;  /* JSON array of the paths of the
+                                       assistant messages whose reasoning the
+                                       prompt shows but which carry none and
+                                       got none from the lookup
+                                       (["$.messages[3]"]; "[]": none) */
+    size_t missing_reasoning_len;
+    size_t missing_reasoning_count;
+    const char *restored;           /* JSON array, one object per message
+                                       the lookup was asked about:
+                                       {"path": "$.messages[3]", "call_id":
+                                       "...", "reasoning": true|false (found
+                                       and rendered), "completion": "used" |
+                                       "differs" | "none"} ("[]": none) */
+    size_t restored_len;
+    size_t restored_count;
 } dsml_turn_info;
 
 /*

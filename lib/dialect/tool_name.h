@@ -41,6 +41,14 @@ int dsml_tool_declared_name(const cJSON *tool, const cJSON *fn, const char *name
                             int namespaces, dsml_tool_name *out,
                             const cJSON **ns_value, char *why, size_t why_len);
 
+/* A named tool_choice that matches two declared tools by their bare name
+ * ("f" with "a::f" and "b::f" declared): the serving turn and the grammar
+ * refuse it alike (DSML_ERR_TOOL_CHOICE at "$.tool_choice.function.name"),
+ * with the name and the first two tools it matches (the name and the first
+ * each as a length and its text). */
+#define DSML_CHOICE_AMBIGUOUS \
+    "'%.*s' names more than one declared tool ('%.*s' and '%.80s'): give its qualified name"
+
 /* Appends "ns::name" (or "name"). */
 void dsml_tool_name_put(dsml_buf *b, const dsml_tool_name *q);
 

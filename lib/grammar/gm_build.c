@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "dialect/tool_name.h"
 #include "grammar/grammar.h"
 
 /* The renderer names a request's tools "$.messages[0].tools[i]"; a request
@@ -140,6 +141,26 @@ static int read_tools(gm_grammar *g, dsml_profile profile, const gm_request *rq,
     return r;
 }
 
+/* A named tool_choice: the tool whose qualified name it is, else the only
+ * one whose bare name it is (as the serving turn resolves it); two are
+ * refused alike. */
+static int one_named_tool(gm_grammar *g, const gm_request *rq, dsml_error *err)
+{
+    if (rq->choice != DSML_TOOL_CHOICE_FUNCTION || g->ntools < 2)
+        return DSML_OK;
+    for (size_t i = 0; i < g->ntools; i++)
+        if (names_choice(rq, g->tools[i].name, g->tools[i].name_len)) {
+            g->tools[0] = g->tools[i]; /* the others' rules stay unreachable */
+            g->ntools = 1;
+            return DSML_OK;
+        }
+    return dsml_fail(err, DSML_ERR_TOOL_CHOICE, DSML_NO_OFFSET, "$.tool_choice.function.name",
+                     DSML_CHOICE_AMBIGUOUS,
+                     (int)(rq->choice_name_len < 80 ? rq->choice_name_len : 80), rq->choice_name,
+                     (int)(g->tools[0].name_len < 80 ? g->tools[0].name_len : 80),
+                     g->tools[0].name, g->tools[1].name);
+}
+
 int gm_build(gm_grammar *g, dsml_profile profile, const gm_request *rq, dsml_error *err)
 {
     int r = gm_dialect_init(&g->dialect, profile, err);
@@ -150,6 +171,8 @@ int gm_build(gm_grammar *g, dsml_profile profile, const gm_request *rq, dsml_err
     g->choice = rq->choice;
     g->one_call = rq->one_call;
     r = read_tools(g, profile, rq, err);
+    if (r == DSML_OK)
+        r = one_named_tool(g, rq, err);
     if (r != DSML_OK)
         return r;
     if (rq->choice == DSML_TOOL_CHOICE_FUNCTION && g->ntools == 0)

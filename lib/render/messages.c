@@ -438,10 +438,11 @@ static void read_fields(const cJSON *mj, dsml_msg *m, const cJSON **content,
 {
     static const char *const keys[] = {"role", "task", "tools", "response_format",
                                        "tool_calls", "reasoning_content", "wo_eos",
-                                       "content", "content_blocks", "tool_call_id"};
+                                       "content", "content_blocks", "tool_call_id",
+                                       "reasoning"};
     const cJSON **slots[] = {&m->role, &m->task, &m->tools, &m->response_format,
                              &m->tool_calls, &m->reasoning, &m->wo_eos,
-                             content, blocks, &m->tool_call_id};
+                             content, blocks, &m->tool_call_id, &m->reasoning_alias};
     for (const cJSON *f = mj->child; f != NULL; f = f->next)
         for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
             if (f->string[0] == keys[k][0] && strcmp(f->string, keys[k]) == 0) {
@@ -449,6 +450,24 @@ static void read_fields(const cJSON *mj, dsml_msg *m, const cJSON **content,
                 break;
             }
     m->blocks_null = dsml_is_null(*blocks);
+}
+
+/* The serving turn reads vLLM's `reasoning` beside reasoning_content
+ * (which the reference reads alone): either, or both when they agree. */
+static int read_reasoning_alias(dsml_rctx *c, dsml_msg *m)
+{
+    const cJSON *alias = m->reasoning_alias;
+    if (!c->reasoning_alias || dsml_is_none(alias))
+        return DSML_OK;
+    if (!dsml_is_none(m->reasoning) && !cJSON_Compare(m->reasoning, alias, 1)) {
+        char at[64];
+        dsml_format_index(at, sizeof at, m->in_context ? "$.context" : "$.messages",
+                          m->src_index);
+        return dsml_msg_fail(c, m, "reasoning", DSML_ERR_TYPE,
+                             "differs from %s.reasoning_content: give one of them", at);
+    }
+    m->reasoning = alias;
+    return DSML_OK;
 }
 
 #define RESERVED_MESSAGES ((size_t)1 << 16)
@@ -515,6 +534,9 @@ int dsml_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts *r
                                  "a message must be an object");
         const cJSON *content = NULL, *blocks = NULL;
         read_fields(mj, &m, &content, &blocks);
+        int ra = read_reasoning_alias(c, &m);
+        if (ra != DSML_OK)
+            return ra;
         if (dsml_is_string(m.role)) {
             m.role_str = m.role->valuestring;
             m.role_id = dsml_role_id(m.role_str);

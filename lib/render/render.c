@@ -346,13 +346,22 @@ static int render_one(dsml_rctx *c, const dsml_msgs *all, size_t index,
             return dsml_msg_fail(c, m, NULL, DSML_ERR_MISSING_KEY,
                                  "an assistant message after the last user message "
                                  "needs reasoning_content or tool_calls in thinking mode");
-        if (!prev_task && dsml_shows_thinking(c, index, last_user)) {
-            if (dsml_json_truthy(m->reasoning)) {
-                dsml_val v = {m->reasoning, NULL, 0};
+        int shows = !prev_task && dsml_shows_thinking(c, index, last_user);
+        int eos = !m->prefill && !(dsml_rule(c, DSML_RULE_WO_EOS) && dsml_json_truthy(m->wo_eos));
+        dsml_restored rs = {NULL, 0, NULL, 0};
+        if (shows && !dsml_json_truthy(m->reasoning) && c->restore != NULL && !m->in_context &&
+            !m->prefill) {
+            r = c->restore->lookup(c->restore->arg, c, m, &rs);
+            if (r != DSML_OK)
+                return r;
+        }
+        size_t start = out->len;
+        if (shows) {
+            dsml_val v = {m->reasoning, rs.reasoning, rs.reasoning_len};
+            if (dsml_json_truthy(m->reasoning) || rs.reasoning != NULL)
                 r = dsml_put_text(c, m, "reasoning_content", &v, 1, "", out);
-                if (r != DSML_OK)
-                    return r;
-            }
+            if (r != DSML_OK)
+                return r;
             DSML_BUF_LIT(out, DSML_TOK_THINK_END);
         }
         r = put_content_or_empty(c, m, out);
@@ -360,8 +369,18 @@ static int render_one(dsml_rctx *c, const dsml_msgs *all, size_t index,
             return r;
         if (has_calls)
             dsml_buf_append(out, calls->data, calls->len);
-        if (!m->prefill && !(dsml_rule(c, DSML_RULE_WO_EOS) && dsml_json_truthy(m->wo_eos)))
+        if (eos)
             DSML_BUF_LIT(out, DSML_TOK_EOS);
+        int use = 0;
+        if (rs.completion != NULL && eos && !out->failed)
+            r = c->restore->check(c->restore->arg, c, m, &rs, out->data + start,
+                                  out->len - start, &use);
+        if (r != DSML_OK)
+            return r;
+        if (use) { /* the text the model wrote stands in for its re-rendering */
+            out->len = start;
+            dsml_buf_append(out, rs.completion, rs.completion_len);
+        }
     } else if (dsml_role_is(m, DSML_ROLE_TOOL)) {
         if (dsml_rule(c, DSML_RULE_MERGE_TOOLS))
             return dsml_msg_fail(c, m, "role", DSML_ERR_ROLE,

@@ -100,7 +100,9 @@ typedef struct dsml_msg {
     const cJSON *tools;
     const cJSON *response_format;
     const cJSON *tool_calls;
-    const cJSON *reasoning;  /* reasoning_content (NULL when dropped) */
+    const cJSON *reasoning;  /* reasoning_content (NULL when dropped); with
+                                dsml_rctx.reasoning_alias, else `reasoning` */
+    const cJSON *reasoning_alias; /* `reasoning` (vLLM's name), as read */
     const cJSON *wo_eos;
     const cJSON *tool_call_id; /* a tool message's (NULL: absent) */
     int blocks_null;         /* "content_blocks" is null */
@@ -113,6 +115,27 @@ typedef enum { DSML_MODE_CHAT, DSML_MODE_THINKING, DSML_MODE_INVALID } dsml_mode
 typedef enum {
     DSML_EFF_ABSENT, DSML_EFF_NAME, DSML_EFF_LEVEL, DSML_EFF_INVALID
 } dsml_eff;
+
+/* What the serving turn restores for an assistant message whose reasoning
+ * the prompt shows but which carries none (dsml_rctx.restore). */
+typedef struct dsml_restored {
+    const char *reasoning;   /* rendered as reasoning_content; NULL: none */
+    size_t reasoning_len;
+    const char *completion;  /* the text the model wrote, or NULL */
+    size_t completion_len;
+} dsml_restored;
+
+struct dsml_rctx;
+/* lookup: fills *out for message m; check: given the message as rendered
+ * (reasoning, </think>, content, calls, EOS), sets *use when the
+ * completion stands in for it.  Each returns DSML_OK or an error. */
+typedef struct dsml_restore_hook {
+    int (*lookup)(void *arg, struct dsml_rctx *c, const struct dsml_msg *m,
+                  dsml_restored *out);
+    int (*check)(void *arg, struct dsml_rctx *c, const struct dsml_msg *m,
+                 const dsml_restored *rs, const char *rendered, size_t len, int *use);
+    void *arg;
+} dsml_restore_hook;
 
 /* Everything one render needs. */
 typedef struct dsml_rctx {
@@ -142,6 +165,10 @@ typedef struct dsml_rctx {
     const char *input;    /* the JSON input: where an error found after */
     size_t input_len;     /* reading sits (and the prompt's size) */
     size_t values_left;   /* JSON values the render may still read */
+    /* the serving turn's: `reasoning` is read beside reasoning_content (the
+     * two must agree), and the reasoning a client dropped restored */
+    int reasoning_alias;
+    const dsml_restore_hook *restore;
     /* extra JSON documents parsed along the way (arguments), freed at end */
     cJSON **docs;
     size_t ndocs, capdocs;

@@ -11,6 +11,7 @@
 
 #include "serve/serve.h"
 #include "detect/detect_internal.h"
+#include "dialect/tool_name.h"
 
 /* The body's fields this file reads; any other is listed as ignored. */
 static const char *const known_fields[] = {
@@ -18,23 +19,12 @@ static const char *const known_fields[] = {
     "reasoning_effort", "thinking_mode", "chat_template_kwargs", "thinking",
     "continue_final_message", "model"};
 
-typedef struct req {
-    dsml_turn *t;
-    const dsml_turn_options *o;
-    dsml_rctx *c;
-    dsml_buf ignored;
-    size_t nignored;
-    dsml_buf choice_name;
-    int context_given;
-} req;
-
-static int nomem(req *q)
+int srv_nomem(srv_req *q)
 {
     return dsml_fail(q->c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
 }
 
-/* Lists "$.<key>" or "$.<parent>.<key>" among the fields not read. */
-static void ignore(req *q, const char *parent, const char *key)
+void srv_ignore(srv_req *q, const char *parent, const char *key)
 {
     dsml_path p;
     dsml_path_root(&p, "$");
@@ -48,175 +38,73 @@ static void ignore(req *q, const char *parent, const char *key)
     q->nignored++;
 }
 
-/* Lists the members of `obj` other than `kept` (NULL: all). */
-static void ignore_members(req *q, const char *parent, const cJSON *obj, const char *kept)
+void srv_ignore_members(srv_req *q, const char *parent, const cJSON *obj, const char *kept,
+                        const char *kept2)
 {
     if (!dsml_is_object(obj))
         return;
     for (const cJSON *f = obj->child; f != NULL; f = f->next)
-        if (kept == NULL || strcmp(f->string, kept) != 0)
-            ignore(q, parent, f->string);
+        if ((kept == NULL || strcmp(f->string, kept) != 0) &&
+            (kept2 == NULL || strcmp(f->string, kept2) != 0))
+            srv_ignore(q, parent, f->string);
 }
 
-static int is_text(const cJSON *v, const char *s)
+int srv_is_text(const cJSON *v, const char *s)
 {
     return dsml_is_string(v) && strcmp(v->valuestring, s) == 0;
 }
 
-/* ---- thinking ------------------------------------------------------------ */
+/* ---- tools and tool_choice ----------------------------------------------- */
 
-/* The thinking switch: the first of thinking_mode,
- * chat_template_kwargs.thinking and thinking.type that is present decides;
- * the others are listed as ignored.  Without any, the options' mode. */
-static int read_thinking(req *q, const cJSON *body)
+/* The tool among `tools` that a named tool_choice names: the one whose
+ * qualified name ("ns::name", as a call names it) it is, else the only one
+ * whose function.name it is (two: refused); that qualified name goes to
+ * q->choice_name. */
+static int find_named_tool(srv_req *q, const cJSON *tools, const char *name)
 {
-    dsml_rctx *c = q->c;
-    const cJSON *tm = dsml_json_get(body, "thinking_mode");
-    const cJSON *kw = dsml_json_get(body, "chat_template_kwargs");
-    const cJSON *kwt = dsml_is_object(kw) ? dsml_json_get(kw, "thinking") : NULL;
-    const cJSON *th = dsml_json_get(body, "thinking");
-    if (kw != NULL && !dsml_is_none(kw) && !dsml_is_object(kw))
-        ignore(q, NULL, "chat_template_kwargs");
-    ignore_members(q, "chat_template_kwargs", kw, "thinking");
-    q->t->thinking_from = "";
-    if (!dsml_is_none(tm)) {
-        if (!dsml_is_string(tm))
-            return dsml_fail(c->err, DSML_ERR_THINKING_MODE, DSML_NO_OFFSET,
-                             "$.thinking_mode", "must be \"chat\" or \"thinking\"");
-        dsml_rctx_mode_text(c, tm->valuestring, strlen(tm->valuestring));
-        if (c->mode == DSML_MODE_INVALID)
-            return dsml_fail(c->err, DSML_ERR_THINKING_MODE, DSML_NO_OFFSET,
-                             "$.thinking_mode", "Invalid thinking_mode `%s`",
-                             c->mode_text);
-        q->t->thinking_from = "$.thinking_mode";
+    size_t n = strlen(name), bare = 0;
+    int exact = 0;
+    dsml_buf qual, second;
+    dsml_buf_init(&qual, &q->t->alloc);
+    dsml_buf_init(&second, &q->t->alloc);
+    q->choice_name.len = 0;
+    for (const cJSON *t = dsml_is_array(tools) ? tools->child : NULL; t != NULL && !exact;
+         t = t->next) {
+        qual.len = 0;
+        if (!det_tool_qualified_name(t, dsml_rule(q->c, DSML_RULE_NAMESPACES), &qual))
+            continue;
+        exact = qual.len == n && memcmp(qual.data, name, n) == 0;
+        if (exact || !srv_is_text(dsml_json_get(dsml_json_get(t, "function"), "name"), name))
+            continue;
+        dsml_buf *into = bare == 0 ? &q->choice_name : bare == 1 ? &second : NULL;
+        if (into != NULL)
+            dsml_buf_append(into, qual.data, qual.len);
+        bare++;
     }
-    if (!dsml_is_none(kwt)) {
-        if (q->t->thinking_from[0] != '\0') {
-            ignore(q, "chat_template_kwargs", "thinking");
-        } else {
-            const cJSON *on = dsml_is_object(kwt) ? dsml_json_get(kwt, "enabled") : kwt;
-            if (!dsml_is_bool(on))
-                return dsml_fail(c->err, DSML_ERR_THINKING_MODE, DSML_NO_OFFSET,
-                                 "$.chat_template_kwargs.thinking",
-                                 "must be a bool or an object with a bool 'enabled'");
-            c->mode = (on->type & 0xFF) == cJSON_True ? DSML_MODE_THINKING : DSML_MODE_CHAT;
-            q->t->thinking_from = "$.chat_template_kwargs.thinking";
-        }
+    if (exact) {
+        q->choice_name.len = 0;
+        dsml_buf_append(&q->choice_name, name, n);
     }
-    if (!dsml_is_none(th)) {
-        if (q->t->thinking_from[0] != '\0') {
-            ignore(q, NULL, "thinking");
-            return DSML_OK;
-        }
-        const cJSON *type = dsml_is_object(th) ? dsml_json_get(th, "type") : NULL;
-        if (is_text(type, "enabled"))
-            c->mode = DSML_MODE_THINKING;
-        else if (is_text(type, "disabled"))
-            c->mode = DSML_MODE_CHAT;
-        else
-            return dsml_fail(c->err, DSML_ERR_THINKING_MODE, DSML_NO_OFFSET,
-                             "$.thinking.type", "must be \"enabled\" or \"disabled\"");
-        ignore_members(q, "thinking", th, "type");
-        q->t->thinking_from = "$.thinking.type";
-    }
-    return DSML_OK;
-}
-
-/* ---- reasoning effort ---------------------------------------------------- */
-
-static const dsml_effort_alias *find_alias(const dsml_turn_options *o, const char *name)
-{
-    for (size_t i = 0; i < o->effort_alias_count; i++)
-        if (o->effort_aliases[i].name != NULL && strcmp(o->effort_aliases[i].name, name) == 0)
-            return &o->effort_aliases[i];
-    return NULL;
-}
-
-/* The effort: the body's (a name the profile refuses may be an alias),
- * else the options'; checked here, so that a request with no message is
- * refused too. */
-static int read_effort(req *q, const cJSON *body)
-{
-    dsml_rctx *c = q->c;
-    const cJSON *v = dsml_json_get(body, "reasoning_effort");
-    if (v != NULL)
-        dsml_rctx_effort_json(c, v);
-    const dsml_effort_alias *alias =
-        c->effort == DSML_EFF_INVALID && dsml_is_string(v) ? find_alias(q->o, v->valuestring)
-                                                           : NULL;
-    if (alias != NULL) {
-        if (alias->as != NULL)
-            dsml_rctx_effort_name(c, alias->as, strlen(alias->as));
-        else
-            dsml_rctx_effort_level(c, alias->level, NULL);
-        if (c->effort == DSML_EFF_INVALID)
-            return dsml_fail(c->err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
-                             "effort alias '%s' stands for %s, which the profile "
-                             "does not accept", alias->name, c->effort_text);
-    }
-    int level = 0;
-    int r = dsml_rctx_effort_value(c, &level);
-    if (r != DSML_OK && q->o->effort_alias_count > 0) {
-        /* the reference's message, with the caller's names added */
-        dsml_buf names;
-        dsml_buf_init(&names, &c->alloc);
-        for (size_t i = 0; i < q->o->effort_alias_count; i++) {
-            if (q->o->effort_aliases[i].name == NULL)
-                continue;
-            DSML_BUF_LIT(&names, ", '");
-            dsml_buf_puts(&names, q->o->effort_aliases[i].name);
-            dsml_buf_putc(&names, '\'');
-        }
-        dsml_buf_putc(&names, '\0');
-        dsml_buf known;
-        dsml_buf_init(&known, &c->alloc);
-        for (size_t i = 0; i < c->dialect->nefforts; i++) {
-            if (i > 0)
-                DSML_BUF_LIT(&known, ", ");
-            dsml_buf_putc(&known, '\'');
-            dsml_buf_puts(&known, c->dialect->efforts[i].name);
-            dsml_buf_putc(&known, '\'');
-        }
-        dsml_buf_putc(&known, '\0');
-        r = dsml_fail(c->err, DSML_ERR_EFFORT, DSML_NO_OFFSET, "$.reasoning_effort",
-                      "Invalid reasoning effort: %s, should be %sone of [%s%s]",
-                      c->effort_text,
-                      dsml_rule(c, DSML_RULE_EFFORT_LEVELS) ? "int within [1,100] or " : "",
-                      known.failed ? "" : known.data, names.failed ? "" : names.data);
-        dsml_buf_release(&known);
-        dsml_buf_release(&names);
-    }
-    q->t->info.effort_level = level;
+    dsml_buf_putc(&second, '\0');
+    int r = DSML_OK;
+    if (qual.failed || second.failed || q->choice_name.failed)
+        r = srv_nomem(q);
+    else if (!exact && bare == 0)
+        r = dsml_fail(q->c->err, DSML_ERR_TOOL_CHOICE, DSML_NO_OFFSET,
+                      "$.tool_choice.function.name",
+                      "'%.80s' is not among the request's tools", name);
+    else if (!exact && bare > 1)
+        r = dsml_fail(q->c->err, DSML_ERR_TOOL_CHOICE, DSML_NO_OFFSET,
+                      "$.tool_choice.function.name", DSML_CHOICE_AMBIGUOUS,
+                      (int)(n < 80 ? n : 80), name,
+                      (int)(q->choice_name.len < 80 ? q->choice_name.len : 80),
+                      q->choice_name.data, second.data);
+    dsml_buf_release(&qual);
+    dsml_buf_release(&second);
     return r;
 }
 
-/* ---- tools and tool_choice ----------------------------------------------- */
-
-/* The tool among `tools` that a named tool_choice names: its function.name
- * as declared, or the name a call gives it ("ns::name"); that name goes to
- * q->choice_name. */
-static int find_named_tool(req *q, const cJSON *tools, const char *name)
-{
-    for (const cJSON *t = dsml_is_array(tools) ? tools->child : NULL; t != NULL; t = t->next) {
-        const cJSON *fn = dsml_json_get(t, "function");
-        const cJSON *fname = dsml_json_get(fn, "name");
-        q->choice_name.len = 0;
-        if (!det_tool_qualified_name(t, dsml_rule(q->c, DSML_RULE_NAMESPACES), &q->choice_name))
-            continue;
-        if (q->choice_name.failed)
-            return nomem(q);
-        if (is_text(fname, name) ||
-            (strlen(name) == q->choice_name.len &&
-             memcmp(name, q->choice_name.data, q->choice_name.len) == 0))
-            return DSML_OK;
-    }
-    q->choice_name.len = 0;
-    return dsml_fail(q->c->err, DSML_ERR_TOOL_CHOICE, DSML_NO_OFFSET,
-                     "$.tool_choice.function.name",
-                     "'%.80s' is not among the request's tools", name);
-}
-
-static int read_tool_choice(req *q, const cJSON *body, const cJSON *tools)
+static int read_tool_choice(srv_req *q, const cJSON *body, const cJSON *tools)
 {
     dsml_rctx *c = q->c;
     dsml_turn_info *in = &q->t->info;
@@ -247,7 +135,7 @@ static int read_tool_choice(req *q, const cJSON *body, const cJSON *tools)
         return dsml_fail(c->err, DSML_ERR_TYPE, DSML_NO_OFFSET, "$.tool_choice",
                          "must be a string or an object");
     const cJSON *type = dsml_json_get(tc, "type");
-    if (!is_text(type, "function"))
+    if (!srv_is_text(type, "function"))
         return dsml_fail(c->err, DSML_ERR_TOOL_CHOICE, DSML_NO_OFFSET, "$.tool_choice.type",
                          "must be \"function\"");
     const cJSON *fn = dsml_json_get(tc, "function");
@@ -267,7 +155,7 @@ static int read_tool_choice(req *q, const cJSON *body, const cJSON *tools)
 }
 
 /* The tools: a list (or absent); their text for the turn and its detectors. */
-static int read_tools(req *q, const cJSON *tools, int attached)
+static int read_tools(srv_req *q, const cJSON *tools, int attached)
 {
     dsml_rctx *c = q->c;
     if (!dsml_is_none(tools) && !dsml_is_array(tools))
@@ -298,7 +186,7 @@ static int read_tools(req *q, const cJSON *tools, int attached)
     }
     q->t->tools = dsml_buf_take(&b, &q->t->info.tools_len);
     if (q->t->tools == NULL)
-        return nomem(q);
+        return srv_nomem(q);
     q->t->info.tool_count = n;
     q->t->info.tools_in_prompt = attached;
     return DSML_OK;
@@ -306,7 +194,7 @@ static int read_tools(req *q, const cJSON *tools, int attached)
 
 /* ---- the rest ------------------------------------------------------------ */
 
-static int read_parallel(req *q, const cJSON *body)
+static int read_parallel(srv_req *q, const cJSON *body)
 {
     const cJSON *v = dsml_json_get(body, "parallel_tool_calls");
     q->t->info.parallel_tool_calls = 1;
@@ -319,7 +207,7 @@ static int read_parallel(req *q, const cJSON *body)
     return DSML_OK;
 }
 
-static int read_response_format(req *q, const cJSON *body, const cJSON **rf)
+static int read_response_format(srv_req *q, const cJSON *body, const cJSON **rf)
 {
     *rf = dsml_json_get(body, "response_format");
     if (dsml_is_none(*rf)) {
@@ -333,12 +221,12 @@ static int read_response_format(req *q, const cJSON *body, const cJSON **rf)
     dsml_buf_init(&b, &q->t->alloc);
     dsml_emit_json(&b, *rf);
     q->t->response_format = dsml_buf_take(&b, &q->t->info.response_format_len);
-    return q->t->response_format != NULL ? DSML_OK : nomem(q);
+    return q->t->response_format != NULL ? DSML_OK : srv_nomem(q);
 }
 
 /* A prefill: continue_final_message, or "prefix": true on the last
  * message; either needs that message to be an assistant's. */
-static int read_prefill(req *q, const cJSON *body, const cJSON *messages)
+static int read_prefill(srv_req *q, const cJSON *body, const cJSON *messages)
 {
     dsml_rctx *c = q->c;
     const cJSON *cfm = dsml_json_get(body, "continue_final_message");
@@ -350,19 +238,22 @@ static int read_prefill(req *q, const cJSON *body, const cJSON *messages)
         return DSML_OK; /* the renderer refuses it */
     size_t i = 0;
     for (const cJSON *m = messages->child; m != NULL; m = m->next, i++) {
-        int assistant = is_text(dsml_json_get(m, "role"), "assistant");
-        if (dsml_json_truthy(dsml_json_get(m, "prefix"))) {
-            if (m->next != NULL || !assistant) {
-                char path[64];
-                dsml_format_index(path, sizeof path, "$.messages", i);
-                dsml_path p;
-                dsml_path_root(&p, path);
-                dsml_path_key(&p, "prefix");
+        int assistant = srv_is_text(dsml_json_get(m, "role"), "assistant");
+        const cJSON *prefix = dsml_json_get(m, "prefix");
+        if (!dsml_is_none(prefix)) {
+            char path[64];
+            dsml_format_index(path, sizeof path, "$.messages", i);
+            dsml_path p;
+            dsml_path_root(&p, path);
+            dsml_path_key(&p, "prefix");
+            if (!dsml_is_bool(prefix))
+                return dsml_fail(c->err, DSML_ERR_TYPE, DSML_NO_OFFSET, p.text,
+                                 "must be true or false");
+            if (dsml_json_truthy(prefix) && (m->next != NULL || !assistant))
                 return dsml_fail(c->err, DSML_ERR_ROLE, DSML_NO_OFFSET, p.text,
                                  "only the last message, an assistant one, can be a "
                                  "prefix");
-            }
-            want = 1;
+            want |= dsml_json_truthy(prefix);
         }
         if (m->next == NULL && want && !assistant)
             return dsml_fail(c->err, DSML_ERR_ROLE, DSML_NO_OFFSET, "$.continue_final_message",
@@ -376,24 +267,24 @@ static int read_prefill(req *q, const cJSON *body, const cJSON *messages)
     return DSML_OK;
 }
 
-static int read_model(req *q, const cJSON *body)
+static int read_model(srv_req *q, const cJSON *body)
 {
     const cJSON *m = dsml_json_get(body, "model");
     if (!dsml_is_string(m)) {
         if (m != NULL)
-            ignore(q, NULL, "model");
+            srv_ignore(q, NULL, "model");
         return DSML_OK;
     }
     size_t n = strlen(m->valuestring);
     q->t->model = dsml_malloc(&q->t->alloc, n + 1);
     if (q->t->model == NULL)
-        return nomem(q);
+        return srv_nomem(q);
     memcpy(q->t->model, m->valuestring, n + 1);
     q->t->info.model_len = n;
     return DSML_OK;
 }
 
-static void ignore_unknown(req *q, const cJSON *body)
+static void ignore_unknown(srv_req *q, const cJSON *body)
 {
     for (const cJSON *f = body->child; f != NULL; f = f->next) {
         size_t k = 0;
@@ -401,21 +292,32 @@ static void ignore_unknown(req *q, const cJSON *body)
                strcmp(f->string, known_fields[k]) != 0)
             k++;
         if (k == sizeof known_fields / sizeof known_fields[0])
-            ignore(q, NULL, f->string);
+            srv_ignore(q, NULL, f->string);
     }
 }
 
 static int first_is_system(const cJSON *messages)
 {
     const cJSON *first = dsml_is_array(messages) ? messages->child : NULL;
-    return is_text(dsml_json_get(first, "role"), "system");
+    return srv_is_text(dsml_json_get(first, "role"), "system");
+}
+
+/* The declared tools: the body's, or when it has none, those of its
+ * leading system message (where the reference's own requests put them). */
+static const cJSON *own_tools(const cJSON *body, const cJSON *messages)
+{
+    const cJSON *tools = dsml_json_get(body, "tools");
+    if (dsml_json_truthy(tools) || !first_is_system(messages))
+        return tools;
+    const cJSON *first = dsml_json_get(messages->child, "tools");
+    return dsml_is_array(first) && first->child != NULL ? first : tools;
 }
 
 /* The renderer's document function for a request body. */
 static int build_doc(dsml_rctx *c, const cJSON *body, const cJSON *context,
                      dsml_output *out, void *arg)
 {
-    req *q = arg;
+    srv_req *q = arg;
     q->c = c;
     dsml_turn_info *in = &q->t->info;
     if (!dsml_is_object(body))
@@ -424,17 +326,18 @@ static int build_doc(dsml_rctx *c, const cJSON *body, const cJSON *context,
     ignore_unknown(q, body);
     const cJSON *messages = dsml_json_get(body, "messages");
     const cJSON *tools = dsml_json_get(body, "tools");
+    const cJSON *declared = own_tools(body, messages);
     const cJSON *rf = NULL;
-    int r = read_thinking(q, body);
+    int r = srv_read_thinking(q, body);
     if (r == DSML_OK)
-        r = read_effort(q, body);
+        r = srv_read_effort(q, body);
     if (r == DSML_OK)
-        r = read_tool_choice(q, body, tools);
+        r = read_tool_choice(q, body, declared);
     int attached = dsml_json_truthy(tools) &&
                    !(in->tool_choice == DSML_TOOL_CHOICE_NONE &&
                      (q->o->flags & DSML_TURN_NONE_DROPS_TOOLS));
     if (r == DSML_OK)
-        r = read_tools(q, tools, attached);
+        r = read_tools(q, declared, attached || declared != tools);
     if (r == DSML_OK)
         r = read_parallel(q, body);
     if (r == DSML_OK)
@@ -449,10 +352,10 @@ static int build_doc(dsml_rctx *c, const cJSON *body, const cJSON *context,
     /* What the body gives replaces what its first system message has. */
     int first_system = first_is_system(messages);
     if (first_system && attached && dsml_json_get(messages->child, "tools") != NULL)
-        ignore(q, "messages[0]", "tools");
+        srv_ignore(q, "messages[0]", "tools");
     if (first_system && dsml_json_truthy(rf) &&
         dsml_json_get(messages->child, "response_format") != NULL)
-        ignore(q, "messages[0]", "response_format");
+        srv_ignore(q, "messages[0]", "response_format");
     dsml_read_opts ro = {NULL, 0, 0, "$.messages", 0, 1, NULL, in->prefill};
     if (attached)
         ro.tools_for_first = tools;
@@ -461,7 +364,9 @@ static int build_doc(dsml_rctx *c, const cJSON *body, const cJSON *context,
     ro.prepend_system = (ro.tools_for_first != NULL || ro.response_format_for_first != NULL) &&
                         !first_system;
     c->body_indexes = 1;
-    r = dsml_rctx_run(c, messages, "$.messages", context, &ro, out);
+    r = srv_restore_begin(q);
+    if (r == DSML_OK)
+        r = dsml_rctx_run(c, messages, "$.messages", context, &ro, out);
     if (r != DSML_OK)
         return r;
     in->thinking_mode = c->mode == DSML_MODE_THINKING ? DSML_THINKING : DSML_CHAT;
@@ -474,7 +379,7 @@ static int build_doc(dsml_rctx *c, const cJSON *body, const cJSON *context,
 }
 
 /* The detectors' options: the caller's, then what the turn decided. */
-static int detector_options(req *q, const dsml_render_options *ro, dsml_error *err)
+static int detector_options(srv_req *q, const dsml_render_options *ro, dsml_error *err)
 {
     dsml_turn *t = q->t;
     const dsml_turn_info *in = &t->info;
@@ -512,7 +417,7 @@ static int detector_options(req *q, const dsml_render_options *ro, dsml_error *e
 int dsml_turn_build(dsml_turn *t, const char *body, size_t len,
                     const dsml_turn_options *opts, dsml_error *err)
 {
-    req q;
+    srv_req q;
     memset(&q, 0, sizeof q);
     q.t = t;
     q.o = opts;
@@ -532,6 +437,9 @@ int dsml_turn_build(dsml_turn *t, const char *body, size_t len,
             r = dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
     }
     if (r == DSML_OK)
+        r = srv_restore_finish(&q, err);
+    srv_restore_end(&q);
+    if (r == DSML_OK)
         r = detector_options(&q, opts->render, err);
     if (r == DSML_OK)
         r = srv_turn_grammar(t, opts, err);
@@ -544,7 +452,8 @@ void dsml_turn_release(dsml_turn *t)
 {
     dsml_output_free(&t->out);
     dsml_output_free(&t->grammar);
-    char *texts[] = {t->tools, t->choice, t->response_format, t->ignored, t->model};
+    char *texts[] = {t->tools,   t->choice,  t->response_format, t->ignored,
+                     t->model,   t->missing, t->restored};
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
         dsml_free(&t->alloc, texts[i]);
 }

@@ -2,6 +2,8 @@
  * serve.h - the serving layer's own model, shared by its files:
  *
  *   request.c   a request body -> the turn's decisions and its prompt
+ *   thinking.c  the body's thinking switches and reasoning effort
+ *   restore.c   reasoning the client dropped: reported, looked up, restored
  *   turn.c      the turn handle: its decisions, the detector made from it
  *   turn_grammar.c  the grammar the request calls for (lib/grammar)
  *   respond.c   the responder: a completion's events -> OpenAI chunks and
@@ -24,6 +26,10 @@ struct dsml_turn {
     /* texts the info points into, each NUL-terminated */
     char *tools, *choice, *response_format, *ignored, *model;
     const char *thinking_from; /* static */
+    int mode_from_render;      /* dsml_render_request(): a body without a
+                                  thinking field takes the render options'
+                                  mode */
+    char *missing, *restored;  /* dsml_turn_info.missing_reasoning, .restored */
     /* the detectors' options: the caller's, then the turn's decisions */
     dsml_detector_options detect;
     dsml_limits detect_limits;
@@ -113,6 +119,40 @@ int srv_turn_detector(const dsml_turn *turn, unsigned flags, dsml_detector **out
  * is given, into t (its info filled); DSML_OK, or the error (which, with
  * DSML_TURN_GRAMMAR_OPTIONAL, goes into t->grammar_error instead). */
 int srv_turn_grammar(dsml_turn *t, const dsml_turn_options *opts, dsml_error *err);
+
+/* ---- reading a request (request.c, thinking.c, restore.c) -------------- */
+
+typedef struct srv_restore srv_restore;
+
+/* One request being read. */
+typedef struct srv_req {
+    dsml_turn *t;
+    const dsml_turn_options *o;
+    dsml_rctx *c;
+    dsml_buf ignored;
+    size_t nignored;
+    dsml_buf choice_name;
+    srv_restore *restore;
+} srv_req;
+
+int srv_nomem(srv_req *q);
+/* Lists "$.<key>" or "$.<parent>.<key>" among the fields not read. */
+void srv_ignore(srv_req *q, const char *parent, const char *key);
+/* Lists the members of `obj` other than `kept` (NULL: all) and `kept2`. */
+void srv_ignore_members(srv_req *q, const char *parent, const cJSON *obj, const char *kept,
+                        const char *kept2);
+int srv_is_text(const cJSON *v, const char *s);
+
+/* thinking.c: the thinking mode (into q->c->mode, q->t->thinking_from) and
+ * the effort (q->t->info.effort_level), each checked. */
+int srv_read_thinking(srv_req *q, const cJSON *body);
+int srv_read_effort(srv_req *q, const cJSON *body);
+
+/* restore.c: hooks the renderer's reasoning restore (dsml_rctx.restore)
+ * for the turn; srv_restore_finish() writes the info's arrays. */
+int srv_restore_begin(srv_req *q);
+int srv_restore_finish(srv_req *q, dsml_error *err);
+void srv_restore_end(srv_req *q);
 
 /* request.c: reads and renders `body` into `t` (zeroed by the caller, its
  * allocator set). */

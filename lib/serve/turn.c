@@ -28,8 +28,9 @@ static int turn_begin(dsml_turn *t, const dsml_turn_options *opts, dsml_turn_opt
             return r;
     }
     if ((given->flags & ~(DSML_TURN_NONE_DROPS_TOOLS | DSML_TURN_GRAMMAR_AUTO |
-                          DSML_TURN_GRAMMAR_OPTIONAL)) != 0 ||
-        (given->effort_aliases == NULL && given->effort_alias_count != 0))
+                          DSML_TURN_GRAMMAR_OPTIONAL | DSML_TURN_REQUIRE_REASONING)) != 0 ||
+        (given->effort_aliases == NULL && given->effort_alias_count != 0) ||
+        (unsigned)given->default_thinking > DSML_TURN_THINKING_ON)
         return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
                          "invalid dsml_turn_options value");
     dsml_render_options ro;
@@ -60,6 +61,8 @@ static void fill_info(dsml_turn *t)
     in->response_format = t->response_format;
     in->ignored = t->ignored;
     in->model = t->model;
+    in->missing_reasoning = t->missing;
+    in->restored = t->restored;
     in->grammar = t->grammar.text;
     in->grammar_len = t->grammar.len;
     in->grammar_info = t->grammar.text != NULL ? &t->grammar_info : NULL;
@@ -147,6 +150,7 @@ int dsml_render_request(const char *body_json, size_t len, const dsml_render_opt
     dsml_turn t;
     dsml_turn_options given;
     int r = turn_begin(&t, &to, &given, err);
+    t.mode_from_render = 1;
     if (r == DSML_OK)
         r = dsml_turn_build(&t, body_json, len, &given, err);
     if (r == DSML_OK) {
