@@ -218,7 +218,6 @@ static cJSON *scenario_round(server *s, const cJSON *req, char *why, size_t why_
     return r;
 }
 
-#ifdef DSML_TEST_SERVER_LOOKUP
 /* The turn's reasoning lookup: what this server kept for a call id. */
 static int lookup_reasoning(void *ctx, const char *call_id, size_t call_id_len,
                             dsml_reasoning_found *out)
@@ -235,7 +234,6 @@ static int lookup_reasoning(void *ctx, const char *call_id, size_t call_id_len,
     out->completion_len = strlen(k->completion);
     return 1;
 }
-#endif
 
 typedef struct exchange {
     int fd;
@@ -293,10 +291,8 @@ static void serve_completion(server *s, int fd, const char *body, size_t len, cJ
 
     dsml_turn_options topts;
     dsml_turn_options_init(&topts);
-#ifdef DSML_TEST_SERVER_LOOKUP
     topts.reasoning_lookup = lookup_reasoning;
     topts.reasoning_lookup_ctx = s;
-#endif
     dsml_turn *turn = NULL;
     dsml_error err;
     if (dsml_turn_create(body, len, &topts, &turn, &err) != DSML_OK) {
@@ -309,6 +305,8 @@ static void serve_completion(server *s, int fd, const char *body, size_t len, cJ
     cJSON_AddStringToObject(entry, "thinking_mode",
                             info->thinking_mode == DSML_THINKING ? "thinking" : "chat");
     cJSON_AddStringToObject(entry, "thinking_from", info->thinking_from);
+    cJSON_AddRawToObject(entry, "missing_reasoning", info->missing_reasoning);
+    cJSON_AddRawToObject(entry, "restored", info->restored);
     if (!round) {
         cJSON_AddStringToObject(entry, "error", why);
         send_error(fd, 400, why, path, "scenario");
