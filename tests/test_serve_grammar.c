@@ -43,12 +43,7 @@ static char *body_with(const char *rest)
 static dsml_turn *make(const char *rest, const dsml_turn_options *o)
 {
     char *body = body_with(rest);
-    dsml_turn_options given; /* a body without a thinking field: chat mode here */
-    dsml_turn_options_init(&given);
-    if (o != NULL)
-        given = *o;
-    if (given.default_thinking == DSML_TURN_THINKING_PROFILE)
-        given.default_thinking = DSML_TURN_THINKING_OFF;
+    dsml_turn_options given = tu_chat_turn_options(o);
     dsml_turn *t = NULL;
     dsml_error err;
     int r = dsml_turn_create(body, strlen(body), &given, &t, &err);

@@ -19,12 +19,7 @@
 /* A turn; a body without a thinking field is chat mode here. */
 static dsml_turn *make_turn(const char *body, const dsml_turn_options *o)
 {
-    dsml_turn_options given;
-    dsml_turn_options_init(&given);
-    if (o != NULL)
-        given = *o;
-    if (given.default_thinking == DSML_TURN_THINKING_PROFILE)
-        given.default_thinking = DSML_TURN_THINKING_OFF;
+    dsml_turn_options given = tu_chat_turn_options(o);
     dsml_turn *t = NULL;
     dsml_error err;
     if (dsml_turn_create(body, strlen(body), &given, &t, &err) != DSML_OK)

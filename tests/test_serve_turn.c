@@ -15,19 +15,6 @@
     "\"parameters\": {\"type\": \"object\"}}}, {\"type\": \"function\", "           \
     "\"function\": {\"name\": \"get_time\"}}]"
 
-/* The options given, a body without a thinking field being chat mode
- * unless they say otherwise (the library's default is the tests' below). */
-static dsml_turn_options chat_default(const dsml_turn_options *o)
-{
-    dsml_turn_options given;
-    dsml_turn_options_init(&given);
-    if (o != NULL)
-        given = *o;
-    if (given.default_thinking == DSML_TURN_THINKING_PROFILE)
-        given.default_thinking = DSML_TURN_THINKING_OFF;
-    return given;
-}
-
 /* A turn made with `o` as given (NULL: the library's defaults). */
 static dsml_turn *turn_as_given(const char *body, const dsml_turn_options *o)
 {
@@ -41,7 +28,7 @@ static dsml_turn *turn_as_given(const char *body, const dsml_turn_options *o)
 
 static dsml_turn *turn_ok(const char *body, const dsml_turn_options *o)
 {
-    dsml_turn_options given = chat_default(o);
+    dsml_turn_options given = tu_chat_turn_options(o);
     dsml_turn *t = NULL;
     dsml_error err;
     int r = dsml_turn_create(body, strlen(body), &given, &t, &err);

@@ -108,3 +108,14 @@ int tu_same_text(const char *id, const char *what, const char *expected,
     show("actual  ", actual, alen, i);
     return 0;
 }
+
+dsml_turn_options tu_chat_turn_options(const dsml_turn_options *o)
+{
+    dsml_turn_options given;
+    dsml_turn_options_init(&given);
+    if (o != NULL)
+        given = *o;
+    if (given.default_thinking == DSML_TURN_THINKING_PROFILE)
+        given.default_thinking = DSML_TURN_THINKING_OFF;
+    return given;
+}

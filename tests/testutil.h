@@ -1,6 +1,7 @@
 /*
  * testutil.h - helpers shared by the cmocka suites: reading files and JSONL
- * golden data, and reporting the first differing byte of two texts.
+ * golden data, reporting the first differing byte of two texts, and the
+ * turn options the serving suites start from.
  */
 #ifndef DSML_TESTUTIL_H
 #define DSML_TESTUTIL_H
@@ -11,6 +12,8 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+
+#include <dsml/dsml.h>
 
 #include "json/json.h"
 
@@ -37,5 +40,10 @@ const char *tu_testdata(const char *name, char *buf, size_t n);
  * differing byte offset and some context of both, and returns 0. */
 int tu_same_text(const char *id, const char *what, const char *expected,
                  size_t elen, const char *actual, size_t alen);
+
+/* `o` (NULL: the defaults) with a body without a thinking field in chat
+ * mode, unless `o` chooses a default_thinking: the serving suites' tests
+ * written for chat mode (the library's default is tested on its own). */
+dsml_turn_options tu_chat_turn_options(const dsml_turn_options *o);
 
 #endif

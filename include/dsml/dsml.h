@@ -412,10 +412,11 @@ DSML_API int dsml_render(const char *messages_json, size_t len,
 /*
  * Renders an OpenAI chat-completion request body, read as dsml_turn_create()
  * reads it (see "Serving a turn"): `messages`, `tools`, `response_format`,
- * `tool_choice`, `reasoning_effort`, the thinking switch, a prefill.  Fields
- * present in the body override opts; absent ones fall back to opts (default
- * chat).  The turn's other decisions are not returned: use dsml_turn_create()
- * when the completion is to be parsed.
+ * `tool_choice`, `reasoning_effort`, the thinking switches, a prefill.
+ * Fields present in the body override opts; absent ones fall back to opts
+ * (a body without a thinking field: opts' thinking mode, default chat, not
+ * a turn's default_thinking).  The turn's other decisions are not returned:
+ * use dsml_turn_create() when the completion is to be parsed.
  */
 DSML_API int dsml_render_request(const char *body_json, size_t len,
                                  const dsml_render_options *opts,
@@ -1027,36 +1028,66 @@ DSML_API int dsml_parse_completion(const char *text, size_t len,
  * option restated.
  *
  * The request body, an OpenAI chat-completion request:
- *   messages               rendered as dsml_render() renders them
+ *   messages               rendered as dsml_render() renders them, an
+ *                          assistant's `reasoning` (vLLM's name) read as its
+ *                          reasoning_content (both given and different:
+ *                          refused, DSML_ERR_TYPE)
  *   tools                  attached to a leading system message (an empty
  *                          one is prepended when the first message is not a
- *                          system message); errors name "$.tools[i]..."
+ *                          system message); errors name "$.tools[i]...".
+ *                          Without them, a leading system message's own
+ *                          tools (the reference's place) are the declared
+ *                          tools
  *   response_format        the same, as the value of a system message's own
  *                          response_format (rendered as is, {"type":
  *                          "text"} too); refused when the leading system
  *                          message has one of its own
  *   tool_choice            "auto" (default), "none", "required", or
  *                          {"type": "function", "function": {"name": N}}
- *                          with N among the tools.  "none" keeps the tools
- *                          in the prompt unless DSML_TURN_NONE_DROPS_TOOLS;
+ *                          with N a tool's qualified name ("ns::name"), or
+ *                          the bare name of exactly one tool (two tools
+ *                          sharing it: refused, DSML_ERR_TOOL_CHOICE, as
+ *                          dsml_grammar() refuses it).  "none" keeps the
+ *                          tools in the prompt unless
+ *                          DSML_TURN_NONE_DROPS_TOOLS (the body's tools);
  *                          the detector refuses calls the choice forbids
  *   parallel_tool_calls    true (default) or false: the detector then
  *                          refuses every call after the first executable one
- *   thinking_mode          "chat" / "thinking"; else
+ *   thinking_mode          "chat" / "thinking"
  *   chat_template_kwargs.thinking   a bool, or an object with a bool
- *                          "enabled"; else
- *   thinking.type          "enabled" / "disabled"; else opts->render's mode.
- *                          The first present decides; the others are listed
- *                          as ignored
+ *                          "enabled" (vLLM)
+ *   chat_template_kwargs.enable_thinking   a bool (vLLM, SGLang)
+ *   thinking               a bool, or {"type": "enabled" | "disabled"}
+ *                          (DeepSeek's platform; its other members are
+ *                          listed as ignored)
+ *   reasoning_effort "none"  thinking off (vLLM, the platform's Responses
+ *                          API).  Of these thinking fields, the first
+ *                          present (in this order) decides and
+ *                          thinking_from names it; any other present must
+ *                          agree, else the request is refused
+ *                          (DSML_ERR_THINKING_MODE, the path naming the
+ *                          later field, the message both).  Without any,
+ *                          opts->default_thinking decides (by default
+ *                          DeepSeek's platform's for the profile: on for
+ *                          V4.1, the pre-release profile and V4, off for
+ *                          V3.2); an effort alone switches nothing
  *   reasoning_effort       a name of the profile ("low", "high", "max"; the
- *                          pre-release profile also "xhigh") or an integer
- *                          1..100; other names are refused
- *                          (DSML_ERR_EFFORT, the message lists what is
- *                          accepted) unless opts->effort_aliases maps them
+ *                          pre-release profile also "xhigh"), an integer
+ *                          1..100, or an alias: by default the platform's
+ *                          (V4.1: "minimal" -> low, "medium" -> high,
+ *                          "xhigh" -> high, "ultra" -> max; the
+ *                          pre-release profile the same but its own xhigh;
+ *                          V4: "minimal", "low", "medium" -> high, "xhigh",
+ *                          "ultra" -> max; V3.2 takes no effort), replaced
+ *                          by opts->effort_aliases when given.  Other names
+ *                          are refused (DSML_ERR_EFFORT, the message lists
+ *                          what is accepted).  With thinking off the effort
+ *                          is checked but not written, as the reference
  *   continue_final_message true: the last message, an assistant one, is
  *                          continued (rendered without its EOS, as the
  *                          reference's wo_eos); so is a last assistant
- *                          message with "prefix": true (DeepSeek's API)
+ *                          message with "prefix": true (DeepSeek's API).
+ *                          Either must be a bool
  *   model                  kept for the responses (dsml_turn_info.model)
  *   anything else          ignored and listed in dsml_turn_info.ignored
  *
@@ -1076,16 +1107,37 @@ DSML_API int dsml_parse_completion(const char *text, size_t len,
  * fails dsml_turn_create(), unless DSML_TURN_GRAMMAR_OPTIONAL: the turn is
  * then made without it, and dsml_turn_info.grammar_status says why.
  *
+ * Reasoning across tool loops: in thinking mode the prompt shows the
+ * reasoning of the assistant messages after the last user message (of
+ * every one once tools are declared), and clients often send a tool-call
+ * turn back without it.  The turn lists each such message in
+ * dsml_turn_info.missing_reasoning (rendered "<think></think>..." as the
+ * reference does), or refuses it with DSML_TURN_REQUIRE_REASONING.  With
+ * opts->reasoning_lookup, it first asks the caller's store, by the
+ * message's first tool-call id: reasoning found is rendered as if the
+ * client had sent it; a completion text found (what the model wrote,
+ * "reasoning</think>content...<｜end▁of▁sentence｜>") is put in the
+ * prompt in place of the message as re-rendered when it ends with the EOS
+ * token and parses (strictly, for the turn's profile) to the same message
+ * -- content, reasoning, calls (names, namespaces, arguments as JSON
+ * values) -- so that the prompt is the previous prompt plus the tokens the
+ * engine generated, byte for byte.  dsml_turn_info.restored reports each
+ * message asked about.  Neither the prefilled last message nor a
+ * context's messages are asked about.
+ *
  * Thread safety: a turn is read-only once made; it may be used from any
  * number of threads at once (each making its own detectors).
  */
 
 /* An effort name a request may give that the profile does not know
- * ("medium", "minimal", "none", ...), and what it stands for: an accepted
- * name (`as`, e.g. "high"), or, when `as` is NULL, a level 1..100.  E.g.
+ * ("medium", "minimal", ...), and what it stands for: an accepted name
+ * (`as`, e.g. "high"), or, when `as` is NULL, a level 1..100.  E.g.
  *   static const dsml_effort_alias aliases[] = {
  *       {"minimal", NULL, 10}, {"medium", "high", 0}, {"xhigh", "max", 0}};
- * Strings are NUL-terminated and read during dsml_turn_create(). */
+ * A caller's list replaces the platform's (see reasoning_effort above); an
+ * empty one (count 0, not NULL) means no aliases.  "none" is no effort but
+ * the thinking switch, whatever the list.  Strings are NUL-terminated and
+ * read during dsml_turn_create(). */
 typedef struct dsml_effort_alias {
     const char *name;
     const char *as;
@@ -1151,9 +1203,10 @@ typedef struct dsml_turn_options {
     size_t size;                        /* sizeof(dsml_turn_options) */
     const dsml_render_options *render;  /* NULL: defaults.  Its profile,
                                            flags, context, limits and
-                                           allocator apply; its thinking mode
-                                           and effort are used when the body
-                                           gives none */
+                                           allocator apply; its effort is used
+                                           when the body gives none (its
+                                           thinking mode is not:
+                                           default_thinking is) */
     const dsml_detector_options *detect; /* NULL: defaults.  The mode,
                                            policies, flags and limits of the
                                            detectors made from the turn; the
@@ -1163,7 +1216,8 @@ typedef struct dsml_turn_options {
                                            too); allocator: render's when
                                            NULL */
     unsigned flags;                     /* DSML_TURN_* */
-    const dsml_effort_alias *effort_aliases; /* may be NULL */
+    const dsml_effort_alias *effort_aliases; /* NULL: the platform's for
+                                           the profile; else these alone */
     size_t effort_alias_count;
     const struct dsml_grammar_options *grammar; /* NULL: no grammar.  Else
                                            its format, flags and limits (NULL:
@@ -1211,7 +1265,10 @@ typedef struct dsml_turn_info {
     const char *thinking_from;      /* the field that decided it:
                                        "$.thinking_mode",
                                        "$.chat_template_kwargs.thinking",
-                                       "$.thinking.type", or "" (options) */
+                                       "$.chat_template_kwargs.enable_thinking",
+                                       "$.thinking", "$.thinking.type",
+                                       "$.reasoning_effort" ("none"), or ""
+                                       (default_thinking) */
     int starts_in_reasoning;        /* 1 when the prompt ends with <think>:
                                        the completion begins with reasoning
                                        (not after a prefill or a task) */
@@ -1534,9 +1591,11 @@ typedef struct dsml_grammar_options {
                                          reasoning */
     dsml_tool_choice tool_choice;     /* used when tool_choice_json is NULL */
     const char *tool_choice_name;     /* DSML_TOOL_CHOICE_FUNCTION: the tool,
-                                         as declared (function.name) or as a
-                                         call names it ("ns::name");
-                                         borrowed for the call */
+                                         as a call names it ("ns::name"), or
+                                         as declared (function.name) when
+                                         no tool is called that and only
+                                         one is declared so; borrowed for
+                                         the call */
     size_t tool_choice_name_len;
     const char *tool_choice_json;     /* the request's tool_choice value as
                                          JSON text: "auto", "none",
@@ -1593,7 +1652,9 @@ typedef struct dsml_grammar_info {
  * (DSML_ERR_TOOL_NAME, ...), a schema outside the supported subset
  * (DSML_ERR_SCHEMA), a tool_choice that is not one of its forms
  * (DSML_ERR_TYPE) or that names no declared tool, or "required" without
- * tools (DSML_ERR_UNKNOWN_TOOL); err->path names the place as a request
+ * tools (DSML_ERR_UNKNOWN_TOOL), a bare name two declared tools share
+ * ("f" with "a::f" and "b::f": DSML_ERR_TOOL_CHOICE, as the serving turn
+ * refuses it); err->path names the place as a request
  * body has it ("$.tools[2].function.parameters.properties.city",
  * "$.tool_choice").  Time and memory are linear in the size of the tools.
  */
