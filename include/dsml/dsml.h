@@ -478,7 +478,10 @@ DSML_API int dsml_render_case(const char *case_json, size_t len,
  * that invoke's text) and its closer.  So reasoning and content, in order,
  * hold every byte of the completion except the text of the calls parsed
  * (complete, unterminated or refused), the tags of a block whose first
- * call is parsed, </think> and the end-of-sentence token.  Lenient mode also recognises a calls block
+ * call is parsed, </think> and the end-of-sentence token (also the one
+ * that ends a reasoning without </think>: it is neither reasoning nor
+ * content; an EOS that text follows inside the reasoning stays reasoning,
+ * reported).  Lenient mode also recognises a calls block
  * written without the blank line before it (with a diagnostic).
  * Both modes fail on invalid UTF-8 (DSML_ERR_UTF8), on an exceeded limit
  * (DSML_ERR_LIMIT) and when out of memory.

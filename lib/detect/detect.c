@@ -216,9 +216,13 @@ static void release_hold(dsml_detector *d, int kind)
     d->held.len = 0;
 }
 
+static void eos_flush(dsml_detector *d);
+
 static void text_sink(dsml_detector *d, int kind, const char *p, size_t n,
                       size_t off)
 {
+    if (d->eos_held)
+        eos_flush(d);
     if (d->rec && kind == DSML_EVENT_CONTENT)
         det_rc_observe(d, p, n);
     if (d->rc_wslead && det_rc_text(d, kind, p, n, off))
@@ -235,6 +239,15 @@ static void text_sink(dsml_detector *d, int kind, const char *p, size_t n,
         release_hold(d, d->hold);
     }
     out_text(d, kind, p, n, off, 1);
+}
+
+/* An EOS in the reasoning that something follows: reasoning text (a
+ * special token in it, reported as the observer reports one). */
+static void eos_flush(dsml_detector *d)
+{
+    d->eos_held = 0;
+    text_sink(d, DSML_EVENT_REASONING, DSML_TOKEN_EOS, sizeof DSML_TOKEN_EOS - 1,
+              d->eos_off);
 }
 
 /* ---- phases ------------------------------------------------------------- */
@@ -1195,6 +1208,14 @@ static void marker(dsml_detector *d, int tok, int variant, size_t off,
              (int)len, p);
     switch (d->phase) {
     case PH_REASONING:
+        if (d->eos_held)
+            eos_flush(d);
+        if (tok == TK_EOS) {
+            /* reasoning text, unless the stream ends here */
+            d->eos_held = 1;
+            d->eos_off = off;
+            return;
+        }
         if (tok == TK_THINK_END) {
             if (d->hold)
                 release_hold(d, DSML_EVENT_REASONING);
@@ -1470,6 +1491,11 @@ static void end_violation(dsml_detector *d, int code, const char *what)
 static void end_of_text(dsml_detector *d)
 {
     size_t off = d->base + d->in.len;
+    if (d->eos_held) {
+        /* the model's EOS ended the reasoning: never reasoning or content */
+        d->eos_held = 0;
+        d->saw_end = 1;
+    }
     if (d->rec && det_rc_end(d))
         return;
     switch (d->phase) {
@@ -1621,6 +1647,7 @@ static void start_state(dsml_detector *d)
     d->part_len = 0;
     d->held.len = 0;
     d->hold = 0;
+    d->eos_held = 0;
     d->saw_block = d->saw_end = d->trailing_reported = 0;
     d->raw.len = 0;
     d->frame = FRAME_PENDING;

@@ -124,7 +124,7 @@ static int build_patterns(dsml_detector *d)
 
 /* The tokens each phase stops at, before the options add theirs. */
 static const unsigned phase_tokens[PH_COUNT_] = {
-    [PH_REASONING] = BIT(TK_THINK_END) | BIT(TK_OPEN),
+    [PH_REASONING] = BIT(TK_THINK_END) | BIT(TK_OPEN) | BIT(TK_EOS),
     [PH_CONTENT] = BIT(TK_EOS) | BIT(TK_OPEN),
     [PH_SEP] = BIT(TK_INVOKE) | BIT(TK_CALLS_END),
     [PH_NAME] = BIT(TK_PARAM) | BIT(TK_INVOKE_END),
