@@ -147,7 +147,7 @@ int det_build_sets(dsml_detector *d)
         if (!d->strict && (ph == PH_REASONING || ph == PH_CONTENT))
             want |= BIT(TK_OPEN_BARE);
         if (ph == PH_CONTENT && d->opt.thinking_mode != DSML_THINKING &&
-            d->opt.stray_think_end == DSML_STRAY_THINK_END_REASONING)
+            d->opt.stray_think_end != DSML_STRAY_THINK_END_REFUSE)
             want |= BIT(TK_THINK_END);
         det_set *s = &d->sets[ph];
         for (size_t i = 0; i < d->npats; i++) {
