@@ -479,7 +479,10 @@ DSML_API int dsml_render_case(const char *case_json, size_t len,
  * that invoke's text) and its closer.  So reasoning and content, in order,
  * hold every byte of the completion except the text of the calls parsed
  * (complete, unterminated or refused), the tags of a block whose first
- * call is parsed, </think> and the end-of-sentence token.  Lenient mode also recognises a calls block
+ * call is parsed, </think> and the end-of-sentence token (also the one
+ * that ends a reasoning without </think>: it is neither reasoning nor
+ * content; an EOS that text follows inside the reasoning stays reasoning,
+ * reported).  Lenient mode also recognises a calls block
  * written without the blank line before it (with a diagnostic).
  * Both modes fail on invalid UTF-8 (DSML_ERR_UTF8), on an exceeded limit
  * (DSML_ERR_LIMIT) and when out of memory.
@@ -547,16 +550,35 @@ typedef enum dsml_missing_think_end {
 typedef enum dsml_stray_think_end {
     DSML_STRAY_THINK_END_REFUSE = 0,    /* default, reference: strict fails
                                            (DSML_ERR_SPECIAL_TOKEN at finish);
-                                           lenient: the tag stays in content */
-    DSML_STRAY_THINK_END_REASONING = 1  /* content is held back from the
-                                           start, up to limits.max_held_bytes;
-                                           a </think> within that window turns
-                                           the held text into reasoning (the
-                                           tag itself is dropped).  Past the
-                                           window, or at a calls block or EOS,
-                                           the held text is released as
-                                           content. */
+                                           lenient: the tag stays in content.
+                                           DSML_DETECT_RECOVER and a turn's
+                                           detectors (dsml_turn_detector) take
+                                           it as REASONING */
+    DSML_STRAY_THINK_END_REASONING = 1, /* content is held back from the
+                                           start, up to think_end_window
+                                           bytes (see below); a </think>
+                                           within that window turns the held
+                                           text into reasoning (the tag itself
+                                           is dropped).  Past the window, or
+                                           at a calls block or EOS, the held
+                                           text is released as content; a
+                                           </think> after that is dropped
+                                           (a diagnostic): it never reaches
+                                           content */
+    DSML_STRAY_THINK_END_DROP = 2       /* as REASONING, but the held text
+                                           before the </think> is dropped,
+                                           reported by a diagnostic that
+                                           counts its bytes */
 } dsml_stray_think_end;
+
+/* The window of option 3 when dsml_detector_options.think_end_window is 0:
+ * bytes of content held back from the start of a chat-mode answer (capped
+ * by limits.max_held_bytes).  The content of an answer reaches the client
+ * once this many bytes have come (or the answer ended): at about 4 bytes a
+ * token and 30 tokens a second, 256 bytes delay the first content by about
+ * 2 s (60 tokens/s: 1 s), and catch the short deliberations models write
+ * before a stray </think> (docs/PERFORMANCE.md, `dsml-bench hold`). */
+#define DSML_THINK_END_WINDOW 256
 
 /* 4. Text after the calls block (other than one EOS). */
 typedef enum dsml_trailing_text {
@@ -760,6 +782,9 @@ typedef struct dsml_detector_options {
     dsml_parallel_calls parallel_calls; /* DSML_PARALLEL_CALLS_ALLOW */
     unsigned recoveries;              /* DSML_RECOVER_* (option 11), lenient
                                          mode; DSML_DETECT_RECOVER sets all */
+    size_t think_end_window;          /* option 3's window in bytes; 0:
+                                         DSML_THINK_END_WINDOW.  Capped by
+                                         limits.max_held_bytes */
 } dsml_detector_options;
 
 /* dsml_parse_completion() takes the same options. */

@@ -411,6 +411,13 @@ static int detector_options(srv_req *q, const dsml_render_options *ro, dsml_erro
     t->detect.tool_choice_name_len = 0;
     t->detect.parallel_calls =
         in->parallel_tool_calls ? DSML_PARALLEL_CALLS_ALLOW : DSML_PARALLEL_CALLS_FIRST;
+    /* safe for clients: a stray </think> never reaches content (option 3),
+     * and, when the request declares tools, a call names one of them */
+    if (t->detect.mode != DSML_DETECT_STRICT &&
+        t->detect.stray_think_end == DSML_STRAY_THINK_END_REFUSE)
+        t->detect.stray_think_end = DSML_STRAY_THINK_END_REASONING;
+    if (in->tool_count > 0)
+        t->detect.tool_names = DSML_TOOL_NAMES_DECLARED;
     return DSML_OK;
 }
 
