@@ -1134,8 +1134,8 @@ DSML_API int dsml_parse_completion(const char *text, size_t len,
  *
  * Reasoning across tool loops: in thinking mode the prompt shows the
  * reasoning of the assistant messages after the last user message (of
- * every one once tools are declared), and clients often send a tool-call
- * turn back without it.  The turn lists each such message in
+ * every one once tools are declared, but in V3.2), and clients often send
+ * a tool-call turn back without it.  The turn lists each such message in
  * dsml_turn_info.missing_reasoning (rendered "<think></think>..." as the
  * reference does), or refuses it with DSML_TURN_REQUIRE_REASONING.  With
  * opts->reasoning_lookup, it first asks the caller's store, by the

@@ -1,10 +1,11 @@
 /*
  * request.c - an OpenAI chat-completion request body, read the way a server
- * serves it: the thinking switch, the reasoning effort (with the caller's
- * aliases), the tools, tool_choice, parallel_tool_calls, response_format and
- * a prefill, each checked with an error that names its place in the body;
- * then the messages rendered with them.  What was decided goes into the
- * turn; the fields not read are listed there.
+ * serves it: the thinking switches and the reasoning effort (thinking.c),
+ * the tools, tool_choice, parallel_tool_calls, response_format and a
+ * prefill, each checked with an error that names its place in the body;
+ * then the messages rendered with them (the reasoning a client dropped:
+ * restore.c).  What was decided goes into the turn; the fields not read
+ * are listed there.
  */
 #include <stdint.h>
 #include <string.h>
@@ -13,7 +14,7 @@
 #include "detect/detect_internal.h"
 #include "dialect/tool_name.h"
 
-/* The body's fields this file reads; any other is listed as ignored. */
+/* The body's fields the turn reads; any other is listed as ignored. */
 static const char *const known_fields[] = {
     "messages", "tools", "tool_choice", "parallel_tool_calls", "response_format",
     "reasoning_effort", "thinking_mode", "chat_template_kwargs", "thinking",
