@@ -418,13 +418,24 @@ static void test_held_calls_never_retracted(void **state)
         lacks(sum, "\"rm\"");
         free(sum);
         has(s.diags, "tool call 'rm' is incomplete: not sent");
-        /* its raw text stays as content (lenient, lossless): the first
+        /* its raw text is dropped by default, reported */
+        has(s.completion, "\"content\":\"ok\"");
+        has(s.diags, "the raw text of a broken tool-call block is dropped");
+        streamed_free(&s);
+        /* the default is the same: held */
+        o = fixed(0);
+        s = stream(t, &o, CUT_CALL, step, DSML_END_LENGTH);
+        has(s.diags, "tool call 'rm' is incomplete: not sent");
+        streamed_free(&s);
+        /* KEEP_RAW: its raw text stays as content (lossless): the first
            call's closer stays with it */
+        o = fixed(DSML_RESPOND_KEEP_RAW);
+        s = stream(t, &o, CUT_CALL, step, DSML_END_LENGTH);
         has(s.completion, "\"content\":\"ok<" DSML " invoke name=\\\"rm\\\">\\n<" DSML
                           " parameter name=\\\"path\\\" string=\\\"true\\\">/ho\"");
         streamed_free(&s);
-        /* without holding, it was sent in part and is reported */
-        o = fixed(0);
+        /* streaming the arguments, it was sent in part and is reported */
+        o = fixed(DSML_RESPOND_STREAM_ARGUMENTS);
         s = stream(t, &o, CUT_CALL, step, DSML_END_LENGTH);
         sum = cJSON_PrintUnformatted(s.sum);
         has(sum, "\"name\":\"rm\"");
@@ -448,12 +459,12 @@ static void test_raw_text_kept_or_dropped(void **state)
 {
     (void)state;
     dsml_turn *t = chat_turn(DSML_CHAT, DSML_PROFILE_V41);
-    dsml_responder_options o = fixed(DSML_RESPOND_HOLD_CALLS);
+    dsml_responder_options o = fixed(DSML_RESPOND_KEEP_RAW);
     streamed s = stream(t, &o, BROKEN_CALL EOS, 5, DSML_END_TEXT);
     has(s.completion, "\"content\":\"ok\\n\\n<" DSML " calls>\\n<" DSML " invoke name=\\\"rm\\\">");
     has(s.diags, "-24:"); /* the detector's DSML_ERR_PARAMETER_FORMAT */
     streamed_free(&s);
-    o = fixed(DSML_RESPOND_HOLD_CALLS | DSML_RESPOND_DROP_RAW);
+    o = fixed(0); /* the default: dropped */
     for (size_t step = 1; step <= 16; step++) {
         s = stream(t, &o, BROKEN_CALL EOS, step, DSML_END_TEXT);
         has(s.completion, "\"content\":\"ok\"");

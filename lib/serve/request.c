@@ -16,7 +16,7 @@
 static const char *const known_fields[] = {
     "messages", "tools", "tool_choice", "parallel_tool_calls", "response_format",
     "reasoning_effort", "thinking_mode", "chat_template_kwargs", "thinking",
-    "continue_final_message", "model"};
+    "continue_final_message", "model", "stop", "n", "stream", "stream_options"};
 
 typedef struct req {
     dsml_turn *t;
@@ -56,6 +56,11 @@ static void ignore_members(req *q, const char *parent, const cJSON *obj, const c
     for (const cJSON *f = obj->child; f != NULL; f = f->next)
         if (kept == NULL || strcmp(f->string, kept) != 0)
             ignore(q, parent, f->string);
+}
+
+static void ignore_cb(void *q, const char *parent, const char *key)
+{
+    ignore(q, parent, key);
 }
 
 static int is_text(const cJSON *v, const char *s)
@@ -443,6 +448,8 @@ static int build_doc(dsml_rctx *c, const cJSON *body, const cJSON *context,
         r = read_prefill(q, body, messages);
     if (r == DSML_OK)
         r = read_model(q, body);
+    if (r == DSML_OK)
+        r = srv_read_output(q->t, body, ignore_cb, q, c->err);
     if (r != DSML_OK)
         return r;
 
@@ -551,7 +558,8 @@ void dsml_turn_release(dsml_turn *t)
 {
     dsml_output_free(&t->out);
     dsml_output_free(&t->grammar);
-    char *texts[] = {t->tools, t->choice, t->response_format, t->ignored, t->model};
+    char *texts[] = {t->tools,   t->choice,    t->response_format, t->ignored,
+                     t->model,   t->stop_json, t->stops};
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
         dsml_free(&t->alloc, texts[i]);
 }

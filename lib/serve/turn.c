@@ -60,6 +60,7 @@ static void fill_info(dsml_turn *t)
     in->response_format = t->response_format;
     in->ignored = t->ignored;
     in->model = t->model;
+    in->stop = t->stop_json;
     in->grammar = t->grammar.text;
     in->grammar_len = t->grammar.len;
     in->grammar_info = t->grammar.text != NULL ? &t->grammar_info : NULL;
