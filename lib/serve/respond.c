@@ -525,7 +525,11 @@ int dsml_responder_end(dsml_responder *r, dsml_end_reason why)
         return r->failed;
     if (r->ended)
         return DSML_OK;
-    int rc = dsml_detector_end(r->d, why);
+    if ((unsigned)why > DSML_END_ABORT)
+        return DSML_ERR_ARGUMENT;
+    /* past a stop string the detector is not read again (the bytes after
+     * it were not fed: it may have stopped inside a character) */
+    int rc = r->stopped ? DSML_OK : dsml_detector_end(r->d, why);
     if (rc == DSML_ERR_ARGUMENT)
         return rc;
     r->ended = 1;
