@@ -1114,6 +1114,17 @@ DSML_API int dsml_parse_completion(const char *text, size_t len,
  *                          message with "prefix": true (DeepSeek's API).
  *                          Either must be a bool
  *   model                  kept for the responses (dsml_turn_info.model)
+ *   stop                   a string or a list of at most DSML_STOP_MAX
+ *                          non-empty strings of at most
+ *                          DSML_STOP_MAX_BYTES bytes each (OpenAI's API
+ *                          allows 4): the responder ends the content at the
+ *                          first one (see "OpenAI responses")
+ *   n                      an integer 1..DSML_N_MAX: the server runs n
+ *                          completions, one responder each
+ *                          (dsml_responder_options.choice_index), merged by
+ *                          dsml_completions_merge()
+ *   stream, stream_options a bool; {"include_usage": bool}: the responder
+ *                          then writes the usage chunk
  *   anything else          ignored and listed in dsml_turn_info.ignored
  *
  * The grammar (dsml_turn_options.grammar, see "Grammars for constrained
@@ -1168,6 +1179,11 @@ typedef struct dsml_effort_alias {
     const char *as;
     int level;
 } dsml_effort_alias;
+
+/* Bounds of the output fields ("stop", "n"); more is DSML_ERR_LIMIT. */
+#define DSML_STOP_MAX 16
+#define DSML_STOP_MAX_BYTES 256
+#define DSML_N_MAX 128
 
 /* Turn flags. */
 #define DSML_TURN_NONE_DROPS_TOOLS 0x1u /* tool_choice "none": the tools are
@@ -1360,6 +1376,15 @@ typedef struct dsml_turn_info {
                                        "differs" | "none"} ("[]": none) */
     size_t restored_len;
     size_t restored_count;
+    /* the output (the responder's) */
+    const char *stop;               /* the stop strings ("stop"), JSON array
+                                       text ("[]": none) */
+    size_t stop_len;
+    size_t stop_count;
+    size_t n;                       /* "n", choices asked for: 1 by default */
+    int stream;                     /* 1 when "stream" is true */
+    int include_usage;              /* 1 when "stream_options":
+                                       {"include_usage": true} */
 } dsml_turn_info;
 
 /*
@@ -1435,13 +1460,12 @@ DSML_API int dsml_turn_detector(const dsml_turn *turn, dsml_detector **out,
  */
 
 /* Responder flags. */
-#define DSML_RESPOND_HOLD_CALLS 0x1u    /* a call's deltas are held until its
-                                           end, sent whole if executable */
-#define DSML_RESPOND_DROP_RAW 0x2u      /* lenient mode: the raw text of a
-                                           broken call (which the detector
-                                           gives as content) is dropped, with
-                                           a DIAGNOSTIC item; default: kept as
-                                           content, nothing lost */
+#define DSML_RESPOND_HOLD_CALLS 0x1u    /* accepted, no effect: a call's
+                                           deltas are held until its end, sent
+                                           whole if executable, by default */
+#define DSML_RESPOND_DROP_RAW 0x2u      /* accepted, no effect: the raw text
+                                           of a broken call is dropped by
+                                           default (DSML_RESPOND_KEEP_RAW) */
 #define DSML_RESPOND_SSE 0x4u           /* chunk text is a server-sent event,
                                            "data: {...}\n\n"; a last item
                                            DSML_ITEM_DONE is
@@ -1449,6 +1473,19 @@ DSML_API int dsml_turn_detector(const dsml_turn *turn, dsml_detector **out,
 #define DSML_RESPOND_NO_COMPLETION 0x8u /* stream only: nothing is kept for
                                            dsml_responder_completion() (which
                                            then fails with DSML_ERR_STATE) */
+#define DSML_RESPOND_STREAM_ARGUMENTS 0x10u /* a call's deltas go out as they
+                                           arrive.  RISK: a call cut by the
+                                           length limit or malformed later has
+                                           been sent in part -- clients that
+                                           repair partial JSON (LangChain) run
+                                           it with the arguments cut
+                                           ({"city":"Par"}); the responder only
+                                           reports it (a DIAGNOSTIC item) */
+#define DSML_RESPOND_KEEP_RAW 0x20u     /* lenient mode: the raw text of a
+                                           broken call (which the detector
+                                           gives as content) stays content,
+                                           nothing lost; default: dropped,
+                                           with a DIAGNOSTIC item */
 
 /* A tool-call id for the call of OpenAI index `index`: write at most `cap`
  * bytes of UTF-8 into buf and return the length; 0 means "make one". */
@@ -1470,6 +1507,9 @@ typedef struct dsml_responder_options {
                                     NULL: getrandom() */
     size_t seed_len;
     const dsml_allocator *allocator; /* NULL: the turn's detector's */
+    size_t choice_index;         /* the "index" of the choice written (a
+                                    request with n > 1: one responder per
+                                    choice, 0..n-1; dsml_completions_merge) */
 } dsml_responder_options;
 
 /* Sets size and the defaults. */
@@ -1530,6 +1570,61 @@ DSML_API int dsml_responder_completion(dsml_responder *r, dsml_output *out,
                                        dsml_error *err);
 /* The sticky error (code DSML_OK when none). */
 DSML_API const dsml_error *dsml_responder_error(const dsml_responder *r);
+/*
+ * Stop strings (the request's "stop", dsml_turn_info.stop): matched in the
+ * content only -- never inside reasoning or a call's markup, nor across
+ * them.  Content that could begin a stop string is held back (at most the
+ * longest stop string less one byte) until it cannot, or until something
+ * other than content comes (it goes out first), or the end.  At a match the
+ * content before it goes out; the stop string and everything after it
+ * (content, reasoning, calls) is not sent, and the finish reason is "stop"
+ * ("tool_calls" when a call was sent before).  Engine contract: once
+ * dsml_responder_stopped() returns 1, stop generating and call
+ * dsml_responder_end() (DSML_END_STOP or ABORT: the finish reason stays
+ * "stop"); bytes fed after the match are ignored.  Returns 1 once a stop
+ * string matched (known from the items pulled so far), else 0.
+ */
+DSML_API int dsml_responder_stopped(const dsml_responder *r);
+/*
+ * The server's token counts, for the completion object's
+ *   "usage":{"prompt_tokens":P,"completion_tokens":C,"total_tokens":P+C,
+ *            "completion_tokens_details":{"reasoning_tokens":R}}
+ * and, when the request asked for it (stream_options.include_usage,
+ * dsml_turn_info.include_usage), for the usage chunk the responder writes
+ * after the finish chunk and before "data: [DONE]":
+ *   {"id":...,"object":"chat.completion.chunk","created":...,"model":...,
+ *    "choices":[],"usage":{...}}
+ * Call it before the items after dsml_responder_end() are pulled; without
+ * it that chunk is replaced by a DIAGNOSTIC item (DSML_ERR_STATE).  Returns
+ * DSML_OK, or DSML_ERR_ARGUMENT (r NULL, reasoning above completion, a sum
+ * that overflows).
+ */
+DSML_API int dsml_responder_set_usage(dsml_responder *r, size_t prompt_tokens,
+                                      size_t completion_tokens, size_t reasoning_tokens);
+
+/*
+ * A request with n > 1 (dsml_turn_info.n): the n chat.completion objects of
+ * its n responders (choice_index 0..n-1; one id and model) merged into one
+ * chat.completion, compact: the first's head, every choice in index order,
+ * and, when every object has a usage, one usage (the prompt's tokens once,
+ * the completions' summed).  texts[i] is lens[i] bytes, borrowed for the
+ * call; n is 1..DSML_N_MAX.  Refused (DSML_ERR_ARGUMENT, the message naming
+ * completions[i]): not such an object, another id or model, two choices
+ * with one index, indexes not 0..k, usage in some only.  Memory: malloc.
+ */
+DSML_API int dsml_completions_merge(const char *const *texts, const size_t *lens,
+                                    size_t n, dsml_output *out, dsml_error *err);
+
+/*
+ * A dsml_error as OpenAI's error object, for the body of a 400 answer:
+ *   {"error":{"message":M,"type":"invalid_request_error","param":P,
+ *    "code":C}}
+ * M the error's message, P its JSON path ("$.messages[3].content") or
+ * null, C the stable name of its code: the DSML_ERR_* name without the
+ * prefix, in lower case ("tool_choice", "utf8", "effort").  Returns DSML_OK
+ * and out (malloc), DSML_ERR_ARGUMENT (NULL) or DSML_ERR_NOMEM.
+ */
+DSML_API int dsml_error_json(const dsml_error *e, dsml_output *out);
 
 /* One shot: the chat.completion object for a whole completion. */
 DSML_API int dsml_respond(const dsml_turn *turn, const char *completion,

@@ -371,8 +371,14 @@ static void open_block(dsml_detector *d, int tok, const char *p, size_t len)
  * invoke's text. */
 static void close_block(dsml_detector *d, const char *p, size_t len, size_t off)
 {
-    if (d->frame == FRAME_TEXT)
+    if (d->frame == FRAME_TEXT) {
+        /* a broken block's own tag: told, so that a server dropping the
+         * raw text of broken calls drops it too */
+        if (d->ncalls > 0)
+            diag(d, DSML_ERR_CALL_FORMAT, off,
+                 "the closer of a block whose first invoke was malformed is content");
         out_text(d, DSML_EVENT_CONTENT, p, len, off, 0);
+    }
     d->saw_end = 1;
     d->raw.len = 0;
     set_phase(d, PH_AFTER_BLOCK);

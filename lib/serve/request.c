@@ -18,7 +18,7 @@
 static const char *const known_fields[] = {
     "messages", "tools", "tool_choice", "parallel_tool_calls", "response_format",
     "reasoning_effort", "thinking_mode", "chat_template_kwargs", "thinking",
-    "continue_final_message", "model"};
+    "continue_final_message", "model", "stop", "n", "stream", "stream_options"};
 
 int srv_nomem(srv_req *q)
 {
@@ -48,6 +48,11 @@ void srv_ignore_members(srv_req *q, const char *parent, const cJSON *obj, const 
         if ((kept == NULL || strcmp(f->string, kept) != 0) &&
             (kept2 == NULL || strcmp(f->string, kept2) != 0))
             srv_ignore(q, parent, f->string);
+}
+
+static void ignore_cb(void *q, const char *parent, const char *key)
+{
+    srv_ignore(q, parent, key);
 }
 
 int srv_is_text(const cJSON *v, const char *s)
@@ -347,6 +352,8 @@ static int build_doc(dsml_rctx *c, const cJSON *body, const cJSON *context,
         r = read_prefill(q, body, messages);
     if (r == DSML_OK)
         r = read_model(q, body);
+    if (r == DSML_OK)
+        r = srv_read_output(q->t, body, ignore_cb, q, c->err);
     if (r != DSML_OK)
         return r;
 
@@ -461,7 +468,8 @@ void dsml_turn_release(dsml_turn *t)
     dsml_output_free(&t->out);
     dsml_output_free(&t->grammar);
     char *texts[] = {t->tools,   t->choice,  t->response_format, t->ignored,
-                     t->model,   t->missing, t->restored};
+                     t->model,   t->missing, t->restored,        t->stop_json,
+                     t->stops};
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
         dsml_free(&t->alloc, texts[i]);
 }
