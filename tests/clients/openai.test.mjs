@@ -1,6 +1,7 @@
 // The OpenAI Node SDK against the test server: chat.completions.create
 // (whole and streamed), the .stream() helper with finalChatCompletion(), and
 // runTools with a tool function (scenario "weather", two rounds).
+import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import OpenAI from 'openai';
 
@@ -46,11 +47,14 @@ for (const name of SINGLE) {
   });
 
   test(`openai create stream: ${name}`, async (t) => {
-    await checkResult(t, name, async () => {
-      const stream = await client.chat.completions.create(
-        request(name, 'openai-create-stream', { stream: true }));
+    const got = await checkResult(t, name, async () => {
+      const stream = await client.chat.completions.create(request(name, 'openai-create-stream',
+        { stream: true, stream_options: { include_usage: true } }));
       const got = { content: '', reasoning: '', toolCalls: [], finish: undefined };
       for await (const chunk of stream) {
+        if (chunk.usage) {
+          got.usage = { choices: chunk.choices, ...chunk.usage };
+        }
         got.finish = chunk.choices[0]?.finish_reason ?? got.finish;
         const d = chunk.choices[0]?.delta ?? {};
         got.content += d.content ?? '';
@@ -64,6 +68,13 @@ for (const name of SINGLE) {
       got.toolCalls = got.toolCalls.filter(Boolean);
       return got;
     }, { readsReasoning: true });
+    await t.test('the usage chunk (stream_options.include_usage)', () => {
+      const u = got?.usage;
+      assert.ok(u, 'no chunk with usage before [DONE]');
+      assert.deepEqual(u.choices, []);
+      assert.ok(u.prompt_tokens > 0 && u.completion_tokens > 0);
+      assert.equal(u.total_tokens, u.prompt_tokens + u.completion_tokens);
+    });
   });
 
   test(`openai stream helper: ${name}`, async (t) => {

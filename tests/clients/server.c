@@ -116,33 +116,25 @@ static void send_response(int fd, int status, const char *reason, const char *ty
         send_all(fd, body, len);
 }
 
-/* The OpenAI error object: message, type, param (the JSON path), code. */
-static char *error_json(const char *message, const char *path, const char *code)
+/* An error of ours (not the library's) as a dsml_error. */
+static dsml_error our_error(int code, const char *path, const char *message)
 {
-    cJSON *root = cJSON_CreateObject();
-    cJSON *e = cJSON_AddObjectToObject(root, "error");
-    cJSON_AddStringToObject(e, "message", message);
-    cJSON_AddStringToObject(e, "type", "invalid_request_error");
-    if (path && *path)
-        cJSON_AddStringToObject(e, "param", path);
-    else
-        cJSON_AddNullToObject(e, "param");
-    cJSON_AddStringToObject(e, "code", code);
-    char *text = cJSON_PrintUnformatted(root);
-    cJSON_Delete(root);
-    if (!text)
-        die("cJSON_PrintUnformatted");
-    return text;
+    dsml_error e = {.size = sizeof e, .code = code, .offset = DSML_NO_OFFSET};
+    snprintf(e.path, sizeof e.path, "%s", path);
+    snprintf(e.message, sizeof e.message, "%s", message);
+    return e;
 }
 
-static void send_error(int fd, int status, const char *message, const char *path,
-                       const char *code)
+/* The error as OpenAI's error object (dsml_error_json). */
+static void send_error(int fd, int status, const dsml_error *e)
 {
-    char *text = error_json(message, path, code);
+    dsml_output out = {0};
+    if (dsml_error_json(e, &out) != DSML_OK)
+        die("dsml_error_json");
     send_response(fd, status, status == 404 ? "Not Found" : status == 500 ? "Internal Server Error"
                                                                            : "Bad Request",
-                  "application/json", text, strlen(text));
-    free(text);
+                  "application/json", out.text, out.len);
+    dsml_output_free(&out);
 }
 
 static void log_line(server *s, cJSON *entry)
@@ -262,11 +254,15 @@ static int drain(dsml_responder *r, exchange *x)
 }
 
 /* Feeds the completion in pieces of about PIECE bytes, never inside a UTF-8
- * character, as an engine hands out tokens. */
-static int feed_pieces(dsml_responder *r, exchange *x, const char *text, size_t len)
+ * character, as an engine hands out tokens (the pieces are the scripted
+ * model's tokens: *tokens counts them, *reasoning_tokens those that begin
+ * before the first </think>); stops once a stop string matched. */
+static int feed_pieces(dsml_responder *r, exchange *x, const char *text, size_t len,
+                       size_t *tokens, size_t *reasoning_tokens)
 {
+    const char *think_end = strstr(text, "</think>");
     size_t at = 0;
-    while (at < len) {
+    while (at < len && !dsml_responder_stopped(r)) {
         size_t n = len - at < PIECE ? len - at : PIECE;
         while (at + n < len && ((unsigned char)text[at + n] & 0xC0) == 0x80)
             n++;
@@ -275,6 +271,9 @@ static int feed_pieces(dsml_responder *r, exchange *x, const char *text, size_t 
             rc = drain(r, x);
         if (rc < 0)
             return rc;
+        ++*tokens;
+        if (think_end && text + at < think_end)
+            ++*reasoning_tokens;
         at += n;
     }
     return 0;
@@ -297,7 +296,7 @@ static void serve_completion(server *s, int fd, const char *body, size_t len, cJ
     dsml_error err;
     if (dsml_turn_create(body, len, &topts, &turn, &err) != DSML_OK) {
         cJSON_AddStringToObject(entry, "error", err.message);
-        send_error(fd, 400, err.message, err.path, dsml_status_name(err.code));
+        send_error(fd, 400, &err);
         return;
     }
     const dsml_turn_info *info = dsml_turn_get_info(turn);
@@ -309,7 +308,8 @@ static void serve_completion(server *s, int fd, const char *body, size_t len, cJ
     cJSON_AddRawToObject(entry, "restored", info->restored);
     if (!round) {
         cJSON_AddStringToObject(entry, "error", why);
-        send_error(fd, 400, why, path, "scenario");
+        err = our_error(DSML_ERR_ARGUMENT, path, why);
+        send_error(fd, 400, &err);
         dsml_turn_destroy(turn);
         return;
     }
@@ -327,7 +327,7 @@ static void serve_completion(server *s, int fd, const char *body, size_t len, cJ
         ropts.flags |= DSML_RESPOND_SSE;
     dsml_responder *r = NULL;
     if (dsml_responder_create(turn, &ropts, &r, &err) != DSML_OK) {
-        send_error(fd, 500, err.message, err.path, dsml_status_name(err.code));
+        send_error(fd, 500, &err);
         dsml_turn_destroy(turn);
         return;
     }
@@ -338,9 +338,13 @@ static void serve_completion(server *s, int fd, const char *body, size_t len, cJ
                                    "Cache-Control: no-cache\r\nConnection: close\r\n\r\n";
         x.failed = send_all(fd, head, sizeof head - 1) != 0;
     }
-    int rc = feed_pieces(r, &x, completion, strlen(completion));
+    size_t tokens = 0, reasoning_tokens = 0;
+    int rc = feed_pieces(r, &x, completion, strlen(completion), &tokens, &reasoning_tokens);
     if (rc == 0)
         rc = dsml_responder_end(r, reason);
+    if (rc == 0)
+        rc = dsml_responder_set_usage(r, (info->prompt_len + PIECE - 1) / PIECE, tokens,
+                                      reasoning_tokens);
     if (rc == 0)
         rc = drain(r, &x);
     dsml_output out = {0};
@@ -351,16 +355,18 @@ static void serve_completion(server *s, int fd, const char *body, size_t len, cJ
     if (rc < 0) {
         cJSON_AddStringToObject(entry, "error", err.message);
         if (!stream) {
-            send_error(fd, 500, err.message, err.path, dsml_status_name(err.code));
+            send_error(fd, 500, &err);
         } else if (!x.failed) {
-            char *text = error_json(err.message, err.path, dsml_status_name(err.code));
+            dsml_output text = {0};
+            if (dsml_error_json(&err, &text) != DSML_OK)
+                die("dsml_error_json");
             buf ev = {0};
             buf_add(&ev, "data: ", 6);
-            buf_add(&ev, text, strlen(text));
+            buf_add(&ev, text.text, text.len);
             buf_add(&ev, "\n\n", 2);
             send_all(fd, ev.p, ev.len);
             free(ev.p);
-            free(text);
+            dsml_output_free(&text);
         }
     } else {
         cJSON_AddRawToObject(entry, "response", out.text);
@@ -415,13 +421,15 @@ static void handle(server *s, int fd)
     size_t head_len = (size_t)(end - in.p) + 4;
     const char *cl = header_value(in.p, "Content-Length");
     if (header_value(in.p, "Transfer-Encoding") || !cl) {
-        send_error(fd, 411, "a Content-Length is needed", "", "length_required");
+        dsml_error e = our_error(DSML_ERR_ARGUMENT, "", "a Content-Length is needed");
+        send_error(fd, 411, &e);
         free(in.p);
         return;
     }
     size_t body_len = strtoul(cl, NULL, 10);
     if (body_len > MAX_BODY) {
-        send_error(fd, 400, "request body too large", "", "too_large");
+        dsml_error e = our_error(DSML_ERR_LIMIT, "", "request body too large");
+        send_error(fd, 400, &e);
         free(in.p);
         return;
     }
@@ -438,7 +446,8 @@ static void handle(server *s, int fd)
     int ok = is_post && target_len >= sizeof route - 1 &&
              memcmp(target + target_len - (sizeof route - 1), route, sizeof route - 1) == 0;
     if (!ok) {
-        send_error(fd, 404, "only POST /v1/chat/completions is served", "", "not_found");
+        dsml_error e = our_error(DSML_ERR_ARGUMENT, "", "only POST /v1/chat/completions is served");
+        send_error(fd, 404, &e);
         free(in.p);
         return;
     }
