@@ -574,10 +574,11 @@ typedef enum dsml_stray_think_end {
  * bytes of content held back from the start of a chat-mode answer (capped
  * by limits.max_held_bytes).  The content of an answer reaches the client
  * once this many bytes have come (or the answer ended): at about 4 bytes a
- * token and 30 tokens a second, 256 bytes delay the first content by about
- * 2 s (60 tokens/s: 1 s), and catch the short deliberations models write
- * before a stray </think> (docs/PERFORMANCE.md, `dsml-bench hold`). */
-#define DSML_THINK_END_WINDOW 256
+ * token, 128 bytes delay the first content by 33 tokens, 1.1 s at 30
+ * tokens a second (0.55 s at 60), and catch the short deliberations models
+ * write before a stray </think> (38 bytes observed); 256 would double the
+ * delay (docs/PERFORMANCE.md, `dsml-bench hold`). */
+#define DSML_THINK_END_WINDOW 128
 
 /* 4. Text after the calls block (other than one EOS). */
 typedef enum dsml_trailing_text {
