@@ -1319,13 +1319,24 @@ DSML_API int dsml_turn_detector(const dsml_turn *turn, dsml_detector **out,
  *    "finish_reason":...}]}
  *
  * Which calls are sent: a call refused by tool_choice or
- * parallel_tool_calls never is.  Without DSML_RESPOND_HOLD_CALLS a call's
+ * parallel_tool_calls never is (nor, when the request declares tools, a
+ * call to another tool: the turn's detectors use DSML_TOOL_NAMES_DECLARED).
+ * By default a call goes out whole, in one chunk, once its end tag is read,
+ * and never otherwise: the chunks always add up to the completion, and no
+ * client gets a cut call.  With DSML_RESPOND_STREAM_ARGUMENTS a call's
  * deltas go out as they arrive, and a call that then ends not executable
  * (incomplete, unterminated) has been sent in part: the responder reports
  * it (a DIAGNOSTIC item), leaves it out of the completion and of the
- * finish reason.  With HOLD_CALLS a call goes out whole, in one chunk, once
- * it is complete, and never otherwise: the chunks then always add up to the
- * completion.
+ * finish reason.  The raw text of a broken call (lenient mode gives it as
+ * content) is dropped by default, the closer of its block too, with a
+ * DIAGNOSTIC item: no markup reaches an answer.
+ *
+ * Memory: the responder keeps each text once (content, reasoning, each
+ * call's name and arguments, for the completion; nothing with
+ * DSML_RESPOND_NO_COMPLETION); its detector keeps no message
+ * (DSML_DETECT_NO_MESSAGE) and holds what "Memory" above says.  A
+ * completion of N bytes, pulled as fed, costs about N (the kept texts grow
+ * by doubling: at most 2N) plus the largest chunk.
  *
  * Tool-call ids come from opts.call_id when given, else from the
  * responder's own random source: "call_" and 24 letters and digits, seeded
