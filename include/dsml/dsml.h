@@ -1300,11 +1300,13 @@ DSML_API int dsml_turn_detector(const dsml_turn *turn, dsml_detector **out,
  *   {"id":ID,"object":"chat.completion.chunk","created":T,"model":M,
  *    "choices":[{"index":0,"delta":DELTA,"logprobs":null,
  *    "finish_reason":null}]}
+ * ("index": opts.choice_index, 0 by default).
  * DELTA is one of {"reasoning_content":"..."}, {"content":"..."},
  * {"tool_calls":[{"index":i,"id":"call_...","type":"function",
- * "function":{"name":"...","arguments":""}}]} (a call's first delta; a
- * qualified name adds "namespace":"..." beside "function"), then
- * {"tool_calls":[{"index":i,"function":{"arguments":"..."}}]} pieces; the
+ * "function":{"name":"...","arguments":"..."}}]} (a call, whole; with
+ * DSML_RESPOND_STREAM_ARGUMENTS its first delta, "arguments":"", then
+ * {"tool_calls":[{"index":i,"function":{"arguments":"..."}}]} pieces; a
+ * qualified name adds "namespace":"..." beside "function"); the
  * first delta also carries "role":"assistant".  The last chunk has
  * "delta":{} and "finish_reason": "tool_calls" when a call was executable
  * and the model stopped, "stop", "length" (DSML_END_LENGTH) or "abort"
@@ -1316,7 +1318,8 @@ DSML_API int dsml_turn_detector(const dsml_turn *turn, dsml_detector **out,
  *    (empty, beside calls),"reasoning_content":"..." (when not empty),
  *    "tool_calls":[{"id":...,"type":"function","function":{"name":...,
  *    "arguments":...}}] (executable calls, when any)},"logprobs":null,
- *    "finish_reason":...}]}
+ *    "finish_reason":...}]} and "usage":{...} after "choices" once
+ * dsml_responder_set_usage() gave it.
  *
  * Which calls are sent: a call refused by tool_choice or
  * parallel_tool_calls never is (nor, when the request declares tools, a
