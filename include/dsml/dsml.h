@@ -1163,7 +1163,8 @@ typedef struct dsml_turn_options {
                                            detectors made from the turn; the
                                            turn sets their thinking mode,
                                            profile, tools, tool_choice and
-                                           parallel_calls.  Copied (limits
+                                           parallel_calls, and makes two
+                                           policies safe (dsml_turn_detector).  Copied (limits
                                            too); allocator: render's when
                                            NULL */
     unsigned flags;                     /* DSML_TURN_* */
@@ -1281,7 +1282,12 @@ DSML_API const dsml_turn_info *dsml_turn_get_info(const dsml_turn *turn);
 /*
  * A detector for the turn's completion: opts->detect with the turn's
  * thinking (starts_in_reasoning), profile, declared tools, tool_choice and
- * parallel_tool_calls.  Destroy it with dsml_detector_destroy().
+ * parallel_tool_calls.  Safe for clients by default: when the request
+ * declares tools, tool_names is DSML_TOOL_NAMES_DECLARED (a call to another
+ * tool is never executable); unless opts->detect is strict, a stray_think_end
+ * of DSML_STRAY_THINK_END_REFUSE is taken as REASONING (a chat answer's
+ * deliberation before a stray </think> is reasoning, the tag never
+ * content; DROP stays DROP).  Destroy it with dsml_detector_destroy().
  */
 DSML_API int dsml_turn_detector(const dsml_turn *turn, dsml_detector **out,
                                 dsml_error *err);
