@@ -40,7 +40,7 @@ static const char respond_usage[] =
     "                    (default: dropped, with a note)\n"
     "                    (--hold-calls and --drop-raw, the defaults, are accepted)\n"
     "  --think-window N  bytes of a chat answer held back for a stray </think>\n"
-    "                    (default: DSML_THINK_END_WINDOW, 256)\n"
+    "                    (default: DSML_THINK_END_WINDOW, 128)\n"
     "  --choice-index N  the choice's \"index\" (a request with n > 1)\n"
     "  --usage P,C,R     the token counts (prompt, completion, reasoning) for\n"
     "                    \"usage\" (and the usage chunk of stream_options)\n"

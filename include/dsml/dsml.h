@@ -575,10 +575,11 @@ typedef enum dsml_stray_think_end {
  * bytes of content held back from the start of a chat-mode answer (capped
  * by limits.max_held_bytes).  The content of an answer reaches the client
  * once this many bytes have come (or the answer ended): at about 4 bytes a
- * token and 30 tokens a second, 256 bytes delay the first content by about
- * 2 s (60 tokens/s: 1 s), and catch the short deliberations models write
- * before a stray </think> (docs/PERFORMANCE.md, `dsml-bench hold`). */
-#define DSML_THINK_END_WINDOW 256
+ * token, 128 bytes delay the first content by 33 tokens, 1.1 s at 30
+ * tokens a second (0.55 s at 60), and catch the short deliberations models
+ * write before a stray </think> (38 bytes observed); 256 would double the
+ * delay (docs/PERFORMANCE.md, `dsml-bench hold`). */
+#define DSML_THINK_END_WINDOW 128
 
 /* 4. Text after the calls block (other than one EOS). */
 typedef enum dsml_trailing_text {
@@ -1253,7 +1254,8 @@ typedef struct dsml_turn_options {
                                            detectors made from the turn; the
                                            turn sets their thinking mode,
                                            profile, tools, tool_choice and
-                                           parallel_calls.  Copied (limits
+                                           parallel_calls, and makes two
+                                           policies safe (dsml_turn_detector).  Copied (limits
                                            too); allocator: render's when
                                            NULL */
     unsigned flags;                     /* DSML_TURN_* */
@@ -1402,7 +1404,12 @@ DSML_API const dsml_turn_info *dsml_turn_get_info(const dsml_turn *turn);
 /*
  * A detector for the turn's completion: opts->detect with the turn's
  * thinking (starts_in_reasoning), profile, declared tools, tool_choice and
- * parallel_tool_calls.  Destroy it with dsml_detector_destroy().
+ * parallel_tool_calls.  Safe for clients by default: when the request
+ * declares tools, tool_names is DSML_TOOL_NAMES_DECLARED (a call to another
+ * tool is never executable); unless opts->detect is strict, a stray_think_end
+ * of DSML_STRAY_THINK_END_REFUSE is taken as REASONING (a chat answer's
+ * deliberation before a stray </think> is reasoning, the tag never
+ * content; DROP stays DROP).  Destroy it with dsml_detector_destroy().
  */
 DSML_API int dsml_turn_detector(const dsml_turn *turn, dsml_detector **out,
                                 dsml_error *err);
@@ -1421,11 +1428,13 @@ DSML_API int dsml_turn_detector(const dsml_turn *turn, dsml_detector **out,
  *   {"id":ID,"object":"chat.completion.chunk","created":T,"model":M,
  *    "choices":[{"index":0,"delta":DELTA,"logprobs":null,
  *    "finish_reason":null}]}
+ * ("index": opts.choice_index, 0 by default).
  * DELTA is one of {"reasoning_content":"..."}, {"content":"..."},
  * {"tool_calls":[{"index":i,"id":"call_...","type":"function",
- * "function":{"name":"...","arguments":""}}]} (a call's first delta; a
- * qualified name adds "namespace":"..." beside "function"), then
- * {"tool_calls":[{"index":i,"function":{"arguments":"..."}}]} pieces; the
+ * "function":{"name":"...","arguments":"..."}}]} (a call, whole; with
+ * DSML_RESPOND_STREAM_ARGUMENTS its first delta, "arguments":"", then
+ * {"tool_calls":[{"index":i,"function":{"arguments":"..."}}]} pieces; a
+ * qualified name adds "namespace":"..." beside "function"); the
  * first delta also carries "role":"assistant".  The last chunk has
  * "delta":{} and "finish_reason": "tool_calls" when a call was executable
  * and the model stopped, "stop", "length" (DSML_END_LENGTH) or "abort"
@@ -1437,16 +1446,28 @@ DSML_API int dsml_turn_detector(const dsml_turn *turn, dsml_detector **out,
  *    (empty, beside calls),"reasoning_content":"..." (when not empty),
  *    "tool_calls":[{"id":...,"type":"function","function":{"name":...,
  *    "arguments":...}}] (executable calls, when any)},"logprobs":null,
- *    "finish_reason":...}]}
+ *    "finish_reason":...}]} and "usage":{...} after "choices" once
+ * dsml_responder_set_usage() gave it.
  *
  * Which calls are sent: a call refused by tool_choice or
- * parallel_tool_calls never is.  Without DSML_RESPOND_HOLD_CALLS a call's
+ * parallel_tool_calls never is (nor, when the request declares tools, a
+ * call to another tool: the turn's detectors use DSML_TOOL_NAMES_DECLARED).
+ * By default a call goes out whole, in one chunk, once its end tag is read,
+ * and never otherwise: the chunks always add up to the completion, and no
+ * client gets a cut call.  With DSML_RESPOND_STREAM_ARGUMENTS a call's
  * deltas go out as they arrive, and a call that then ends not executable
  * (incomplete, unterminated) has been sent in part: the responder reports
  * it (a DIAGNOSTIC item), leaves it out of the completion and of the
- * finish reason.  With HOLD_CALLS a call goes out whole, in one chunk, once
- * it is complete, and never otherwise: the chunks then always add up to the
- * completion.
+ * finish reason.  The raw text of a broken call (lenient mode gives it as
+ * content) is dropped by default, the closer of its block too, with a
+ * DIAGNOSTIC item: no markup reaches an answer.
+ *
+ * Memory: the responder keeps each text once (content, reasoning, each
+ * call's name and arguments, for the completion; nothing with
+ * DSML_RESPOND_NO_COMPLETION); its detector keeps no message
+ * (DSML_DETECT_NO_MESSAGE) and holds what "Memory" above says.  A
+ * completion of N bytes, pulled as fed, costs about N (the kept texts grow
+ * by doubling: at most 2N) plus the largest chunk.
  *
  * Tool-call ids come from opts.call_id when given, else from the
  * responder's own random source: "call_" and 24 letters and digits, seeded
