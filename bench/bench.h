@@ -86,6 +86,8 @@ void k_scale(void *ctx);
 /* ---- commands (bench_stream.c) ---- */
 
 int cmd_tokens(const bench_opts *o);
+/* bench_hold.c: the stray-</think> window's delay to the first content */
+int cmd_hold(const bench_opts *o);
 int cmd_session(const bench_opts *o);
 
 /* ---- synthetic inputs (bench_inputs.c) ---- */

@@ -778,6 +778,7 @@ static void usage(FILE *f)
           "       dsml-bench scale [--chunk N]\n"
           "       dsml-bench tokens      (the detector fed one token at a time)\n"
           "       dsml-bench session     (long agent sessions rendered)\n"
+          "       dsml-bench hold        (the stray-</think> window's delay to first content)\n"
           "       dsml-bench grammar\n"
           "       dsml-bench all [--testdata DIR]\n"
           "options: --runs N (median of N interleaved runs, default 7)\n"
@@ -856,6 +857,8 @@ int main(int argc, char **argv)
         rc = cmd_scale(&o);
     } else if (strcmp(cmd, "tokens") == 0 && file == NULL) {
         rc = cmd_tokens(&o);
+    } else if (strcmp(cmd, "hold") == 0 && file == NULL) {
+        rc = cmd_hold(&o);
     } else if (strcmp(cmd, "session") == 0 && file == NULL) {
         rc = cmd_session(&o);
     } else if (strcmp(cmd, "grammar") == 0 && file == NULL) {

@@ -15,8 +15,10 @@
 #include "cli.h"
 
 static const char respond_usage[] =
-    "Usage: dsml-render respond [--stream N] [--end stop|length|abort] [--hold-calls]\n"
-    "                           [--drop-raw] [--id ID] [--created T] [--seed S]\n"
+    "Usage: dsml-render respond [--stream N] [--end stop|length|abort]\n"
+    "                           [--stream-arguments] [--keep-raw] [--think-window N]\n"
+    "                           [--choice-index N] [--usage P,C,R]\n"
+    "                           [--id ID] [--created T] [--seed S]\n"
     "                           [--grammar gbnf|lark|structural-tag] [--grammar-auto]\n"
     "                           REQUEST COMPLETION\n"
     "\n"
@@ -31,9 +33,17 @@ static const char respond_usage[] =
     "  --end REASON      why the engine stopped: stop (the default: the model's\n"
     "                    EOS, which the text may leave out), length (max_tokens)\n"
     "                    or abort\n"
-    "  --hold-calls      send a tool call whole once it is complete\n"
-    "  --drop-raw        drop the raw text of a broken tool call (default: it\n"
-    "                    stays content)\n"
+    "  --stream-arguments  send a call's arguments piece by piece (default: a\n"
+    "                    call goes out whole once complete; RISK: a call cut\n"
+    "                    later has been sent in part)\n"
+    "  --keep-raw        keep the raw text of a broken tool call as content\n"
+    "                    (default: dropped, with a note)\n"
+    "                    (--hold-calls and --drop-raw, the defaults, are accepted)\n"
+    "  --think-window N  bytes of a chat answer held back for a stray </think>\n"
+    "                    (default: DSML_THINK_END_WINDOW, 128)\n"
+    "  --choice-index N  the choice's \"index\" (a request with n > 1)\n"
+    "  --usage P,C,R     the token counts (prompt, completion, reasoning) for\n"
+    "                    \"usage\" (and the usage chunk of stream_options)\n"
     "  --id ID           the response id (default: chatcmpl- and 24 random)\n"
     "  --created T       the 'created' time, Unix seconds (default: now)\n"
     "  --seed S          seed the tool-call ids (default: random)\n"
@@ -72,6 +82,9 @@ typedef struct respond_args {
     int grammar; /* --grammar given */
     dsml_grammar_format grammar_format;
     int grammar_auto;
+    size_t think_window;
+    int usage;          /* --usage given */
+    unsigned long long tokens[3];
 } respond_args;
 
 static int parse_end(const char *v, dsml_end_reason *why)
@@ -133,6 +146,27 @@ static int parse_respond_args(int argc, char **argv, respond_args *a)
             a->ro.flags |= DSML_RESPOND_HOLD_CALLS;
         } else if (strcmp(s, "--drop-raw") == 0) {
             a->ro.flags |= DSML_RESPOND_DROP_RAW;
+        } else if (strcmp(s, "--stream-arguments") == 0) {
+            a->ro.flags |= DSML_RESPOND_STREAM_ARGUMENTS;
+        } else if (strcmp(s, "--keep-raw") == 0) {
+            a->ro.flags |= DSML_RESPOND_KEEP_RAW;
+        } else if (cli_opt_is(&o, "--think-window")) {
+            if (parse_number(cli_opt_value(&o), &n) != 0 || n == 0 || n > SIZE_MAX)
+                return respond_usage_error("--think-window needs a number of bytes, 1 or more");
+            a->think_window = (size_t)n;
+        } else if (cli_opt_is(&o, "--choice-index")) {
+            if (parse_number(cli_opt_value(&o), &n) != 0 || n >= DSML_N_MAX)
+                return respond_usage_error("--choice-index needs 0..%d", DSML_N_MAX - 1);
+            a->ro.choice_index = (size_t)n;
+        } else if (cli_opt_is(&o, "--usage")) {
+            char tail;
+            if ((v = cli_opt_value(&o)) == NULL || v[0] == '-' ||
+                sscanf(v, "%llu,%llu,%llu%c", &a->tokens[0], &a->tokens[1], &a->tokens[2],
+                       &tail) != 3 ||
+                a->tokens[2] > a->tokens[1])
+                return respond_usage_error("--usage needs PROMPT,COMPLETION,REASONING token "
+                                           "counts (reasoning at most completion)");
+            a->usage = 1;
         } else if (cli_opt_is(&o, "--id")) {
             if ((v = cli_opt_value(&o)) == NULL)
                 return respond_usage_error("--id needs a value");
@@ -199,6 +233,10 @@ static int respond(const respond_args *a, const cli_buf *request, const cli_buf 
     dsml_turn *turn = NULL;
     dsml_turn_options to;
     dsml_turn_options_init(&to);
+    dsml_detector_options dopt;
+    dsml_detector_options_init(&dopt);
+    dopt.think_end_window = a->think_window;
+    to.detect = &dopt;
     dsml_grammar_options go;
     dsml_grammar_options_init(&go);
     go.format = a->grammar_format;
@@ -232,7 +270,9 @@ static int respond(const respond_args *a, const cli_buf *request, const cli_buf 
     cli_buf out = {0};
     cli_buf *sse = a->chunk > 0 ? &out : NULL;
     size_t chunk = a->chunk > 0 ? a->chunk : completion->len;
-    for (size_t at = 0; st == DSML_OK && at < completion->len; at += chunk) {
+    /* a stop string matched: the engine stops there */
+    for (size_t at = 0; st == DSML_OK && at < completion->len && !dsml_responder_stopped(r);
+         at += chunk) {
         size_t n = completion->len - at < chunk ? completion->len - at : chunk;
         st = dsml_responder_feed(r, completion->data + at, n);
         if (st == DSML_OK)
@@ -244,6 +284,9 @@ static int respond(const respond_args *a, const cli_buf *request, const cli_buf 
     }
     if (st == DSML_OK)
         st = dsml_responder_end(r, a->why);
+    if (st == DSML_OK && a->usage)
+        st = dsml_responder_set_usage(r, (size_t)a->tokens[0], (size_t)a->tokens[1],
+                                      (size_t)a->tokens[2]);
     if (st == DSML_OK)
         st = drain(r, sse);
     if (st == DSML_OK && a->chunk == 0) {

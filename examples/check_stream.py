@@ -13,7 +13,7 @@ concatenate to the call's `arguments` text; the last chunk carries
 finish_reason "tool_calls" or "stop".  With REQUEST, COMPLETION and
 DSML_RENDER, the same check on COMPLETION against `dsml-render respond
 REQUEST COMPLETION` (the non-streamed object), with and without
---hold-calls.
+--stream-arguments.
 """
 import json
 import re
@@ -129,7 +129,7 @@ def main():
                 "reasoning_content": message.get("reasoning_content", ""),
                 "tool_calls": [{"type": c["type"], "function": c["function"]}
                                for c in message.get("tool_calls", [])]}
-        for extra in ((), ("--hold-calls",)):
+        for extra in ((), ("--stream-arguments",)):
             for chunk in CHUNKS:
                 checked += 1
                 got = replay(stream, request, completion, chunk, ids, extra)

@@ -19,14 +19,15 @@
  *
  * (each event followed by an empty line).  Diagnostics go to stderr.
  *
- *   stream [--chunk N] [--end stop|length|abort] [--hold-calls] REQUEST [COMPLETION]
+ *   stream [--chunk N] [--end stop|length|abort] [--stream-arguments] REQUEST [COMPLETION]
  *
  * REQUEST is the request body (a JSON file); COMPLETION the generated text
  * (default: standard input).  --chunk N: bytes per feed (default 4; a chunk
  * may end inside a character or a tag, the output does not change but for
  * how the text is cut into chunks).  --end: why the engine stopped (default
  * stop: at the model's EOS, which engines leave out of the text).
- * --hold-calls: send each tool call whole once it is complete.
+ * --stream-arguments: send a call's argument pieces as they come (default: each
+ * tool call whole once it is complete).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,13 +93,15 @@ int main(int argc, char **argv)
                   : strcmp(v, "abort") == 0 ? DSML_END_ABORT
                                             : DSML_END_STOP;
         } else if (strcmp(argv[i], "--hold-calls") == 0) {
-            ro.flags |= DSML_RESPOND_HOLD_CALLS;
+            ro.flags |= DSML_RESPOND_HOLD_CALLS; /* the default; kept for scripts */
+        } else if (strcmp(argv[i], "--stream-arguments") == 0) {
+            ro.flags |= DSML_RESPOND_STREAM_ARGUMENTS;
         } else if (argv[i][0] != '-' && request_path == NULL) {
             request_path = argv[i];
         } else if (argv[i][0] != '-' && completion_path == NULL) {
             completion_path = argv[i];
         } else {
-            fprintf(stderr, "usage: %s [--chunk N] [--end stop|length|abort] [--hold-calls] "
+            fprintf(stderr, "usage: %s [--chunk N] [--end stop|length|abort] [--stream-arguments] "
                             "REQUEST [COMPLETION]\n", argv[0]);
             return 2;
         }

@@ -2,7 +2,7 @@
  * fuzz_serve.c - the serving layer on arbitrary bytes: a request body and a
  * completion (split at the first 0xFF byte) after two option bytes:
  *
- *   byte 0  bit 0 DSML_RESPOND_HOLD_CALLS, bit 1 DSML_RESPOND_DROP_RAW,
+ *   byte 0  bit 0 DSML_RESPOND_STREAM_ARGUMENTS, bit 1 DSML_RESPOND_KEEP_RAW,
  *           bit 2 DSML_RESPOND_SSE, bits 3-4 the end reason,
  *           bits 5-7 the largest chunk (1, 2, 3, 5, 8, 16, 64, 4096 bytes)
  *           of the split run (the other feeds the completion whole)
@@ -18,8 +18,8 @@
  * texts are NUL-terminated JSON where they should be; every chunk is one
  * line of JSON naming its object, the finish reason comes once and last,
  * [DONE] after it (SSE); the completion object is JSON and does not depend
- * on how the completion was split; with held calls the content deltas add
- * up to the completion's content.
+ * on how the completion was split (stop strings too); with held calls (the
+ * default) the content deltas add up to the completion's content.
  */
 #include <cjson/cJSON.h>
 #include <stdint.h>
@@ -243,13 +243,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FZ_CHECK(is_json(info->ignored, info->ignored_len));
     FZ_CHECK(is_json(info->missing_reasoning, info->missing_reasoning_len));
     FZ_CHECK(is_json(info->restored, info->restored_len));
+    FZ_CHECK(is_json(info->stop, info->stop_len) && info->stop_count <= DSML_STOP_MAX);
+    FZ_CHECK(info->n >= 1 && info->n <= DSML_N_MAX);
     FZ_CHECK(info->response_format == NULL ||
              is_json(info->response_format, info->response_format_len));
     FZ_CHECK(info->tool_choice != DSML_TOOL_CHOICE_FUNCTION || info->tool_choice_name != NULL);
     check_grammar(info, go.format);
 
     static const size_t maxes[8] = {1, 2, 3, 5, 8, 16, 64, 4096};
-    unsigned flags = b0 & 7u;
+    unsigned flags = ((b0 & 1u) ? DSML_RESPOND_STREAM_ARGUMENTS : 0u) |
+                     ((b0 & 2u) ? DSML_RESPOND_KEEP_RAW : 0u) | (b0 & DSML_RESPOND_SSE);
     dsml_end_reason why = (dsml_end_reason)((b0 >> 3) & 3);
     fz_out whole, split;
     one_run(t, flags, why, c, ntext, 0, 1, &whole);
@@ -258,7 +261,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FZ_CHECK(whole.status == split.status);
     if (whole.status == 0) {
         FZ_CHECK(whole.len == split.len && memcmp(whole.completion, split.completion, whole.len) == 0);
-        if ((flags & DSML_RESPOND_HOLD_CALLS) && memchr(c, '\0', ntext) == NULL) {
+        if (!(flags & DSML_RESPOND_STREAM_ARGUMENTS) && memchr(c, '\0', ntext) == NULL) {
             /* the content deltas add up to the completion's content */
             cJSON *v = cJSON_ParseWithLength(whole.completion, whole.len);
             FZ_CHECK(v != NULL);

@@ -14,8 +14,10 @@
  *     no block there), and the closer "</｜DSML｜ calls>" of a block whose
  *     opener was taken out;
  *   - an end-of-sentence token with no reasoning after it;
- *   - one "</think>" (thinking mode, or the stray-</think> policy) with only
- *     reasoning before it and none after it.
+ *   - one "</think>" (thinking mode) with only reasoning before it and
+ *     none after it; under the stray-</think> policy (thinking off; recover
+ *     mode turns it on) every "</think>" (one past the policy's window is
+ *     dropped too, the text before it staying content).
  *
  * Everything else -- the raw text of every call that is not executable, a
  * malformed block's own tags, stray lines between invokes -- must be there,
@@ -71,6 +73,7 @@ typedef struct la_acct {
     const char *s; /* the completion (borrowed) */
     size_t n;
     int thinking_end_ok; /* a "</think>" may be taken out */
+    int stray_any;       /* ... anywhere in the content (the stray policy) */
     int recover;         /* the recoveries are on */
     int bare;            /* ... and tags without the marker count (tools
                             declared) */
@@ -92,8 +95,10 @@ static inline void la_init(la_acct *a, const char *s, size_t n,
     memset(a, 0, sizeof *a);
     a->s = s;
     a->n = n;
-    a->thinking_end_ok = o->thinking_mode == DSML_THINKING ||
-                         o->stray_think_end == DSML_STRAY_THINK_END_REASONING;
+    a->stray_any = o->thinking_mode != DSML_THINKING &&
+                   (o->stray_think_end != DSML_STRAY_THINK_END_REFUSE ||
+                    o->mode == DSML_DETECT_RECOVER);
+    a->thinking_end_ok = o->thinking_mode == DSML_THINKING || a->stray_any;
     a->recover = o->mode == DSML_DETECT_RECOVER || o->recoveries != 0;
     a->bare = a->recover &&
               (o->mode == DSML_DETECT_RECOVER || (o->recoveries & DSML_RECOVER_BARE_TAGS)) &&
@@ -516,7 +521,7 @@ static inline int la_check(la_acct *a)
                 opt[no++] = (la_state){st.i + 1, st.j + 1, st.frame, st.think, 0};
             if (st.j >= last_r && la_starts(p, r, LA_EOS))
                 opt[no++] = (la_state){st.i + eos_len, st.j, 0, st.think, 0};
-            if (a->thinking_end_ok && (a->recover || (!st.think && st.j <= first_c &&
+            if (a->thinking_end_ok && (a->recover || a->stray_any || (!st.think && st.j <= first_c &&
                                                       st.j >= last_r)) &&
                 la_starts(p, r, "</think>"))
                 opt[no++] = (la_state){st.i + 8, st.j, st.frame, 1, rw};

@@ -190,6 +190,43 @@ static void test_cut_while_thinking(void **state)
     dsml_detector_destroy(d);
 }
 
+/* Thinking mode, no </think>, the model's EOS at the end: the EOS is
+ * neither reasoning (lenient) nor content (missing_think_end=content); an
+ * EOS that text follows stays reasoning, reported. */
+static void test_eos_after_unterminated_reasoning(void **state)
+{
+    (void)state;
+    dc_run r = run_end(DSML_DETECT_LENIENT, DSML_THINKING, "Let me think" EOS, DSML_END_TEXT);
+    assert_int_equal(r.rc, DSML_OK);
+    lacks(r.log, "sentence");
+    has(r.msg, "\"reasoning_content\": \"Let me think\"");
+    lacks(r.msg, "sentence");
+    dc_run_free(&r);
+    r = run_end(DSML_DETECT_RECOVER, DSML_THINKING, "Let me think" EOS, DSML_END_STOP);
+    has(r.msg, "\"reasoning_content\": \"Let me think\"");
+    lacks(r.msg, "sentence");
+    dc_run_free(&r);
+    r = run_end(DSML_DETECT_LENIENT, DSML_THINKING, "a" EOS "b</think>c" EOS, DSML_END_TEXT);
+    has(r.msg, "\"reasoning_content\": \"a" EOS "b\"");
+    has(r.msg, "\"content\": \"c\"");
+    dc_run_free(&r);
+    dsml_detector_options o;
+    dsml_detector_options_init(&o);
+    o.thinking_mode = DSML_THINKING;
+    o.missing_think_end = DSML_MISSING_THINK_END_CONTENT;
+    for (int mode = 0; mode < 2; mode++) {
+        o.mode = (dsml_detect_mode)mode;
+        dsml_detector *d = NULL;
+        assert_int_equal(dsml_detector_create(&o, &d, NULL), DSML_OK);
+        r = dc_run_splits_end(d, "The answer is 4." EOS, DSML_END_STOP);
+        assert_int_equal(r.rc, DSML_OK);
+        has(r.msg, "\"content\": \"The answer is 4.\"");
+        lacks(r.msg, "sentence");
+        dc_run_free(&r);
+        dsml_detector_destroy(d);
+    }
+}
+
 static void test_end_arguments(void **state)
 {
     (void)state;
@@ -216,6 +253,7 @@ int main(void)
         cmocka_unit_test(test_length_cut_between_invokes),
         cmocka_unit_test(test_unterminated_invoke),
         cmocka_unit_test(test_cut_while_thinking),
+        cmocka_unit_test(test_eos_after_unterminated_reasoning),
         cmocka_unit_test(test_end_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -298,15 +298,42 @@ static void test_option_stray_think_end(void **state)
     has(r.msg, "\"content\": \"The answer.\", \"reasoning_content\": "
                "\"Quick check.\"");
     dc_run_free(&r);
-    /* bounded by max_held_bytes: past the window, the text is content */
+    /* bounded by max_held_bytes: past the window, the text is content; the
+     * tag is dropped all the same, reported */
     dsml_limits lim = {0};
     lim.max_held_bytes = 8;
     o.limits = &lim;
     o.mode = DSML_DETECT_LENIENT;
     r = run(&o, t);
     assert_int_equal(r.rc, DSML_OK);
-    has(r.msg, "\"content\": \"Quick check.</think>The answer.\"");
+    has(r.msg, "\"content\": \"Quick check.The answer.\"");
+    has(r.log, "D-18@12:");
     dc_run_free(&r);
+    /* the window option: 8 bytes, the same */
+    o.limits = NULL;
+    o.think_end_window = 8;
+    r = run(&o, t);
+    has(r.msg, "\"content\": \"Quick check.The answer.\"");
+    dc_run_free(&r);
+    o.think_end_window = 12;
+    r = run(&o, t);
+    has(r.msg, "\"content\": \"The answer.\", \"reasoning_content\": \"Quick check.\"");
+    dc_run_free(&r);
+    o.think_end_window = 0;
+    /* DROP: the deliberation is dropped, its bytes reported */
+    o.stray_think_end = DSML_STRAY_THINK_END_DROP;
+    r = run(&o, t);
+    has(r.msg, "\"content\": \"The answer.\", \"reasoning_content\": \"\"");
+    has(r.log, "the 12 bytes before it are dropped");
+    dc_run_free(&r);
+    /* recover mode takes a stray </think> as the end of a deliberation */
+    o.stray_think_end = DSML_STRAY_THINK_END_REFUSE;
+    o.mode = DSML_DETECT_RECOVER;
+    r = run(&o, t);
+    has(r.msg, "\"content\": \"The answer.\", \"reasoning_content\": \"Quick check.\"");
+    dc_run_free(&r);
+    o.mode = DSML_DETECT_LENIENT;
+    o.stray_think_end = DSML_STRAY_THINK_END_REASONING;
     /* no stray tag: the held text is content at EOS */
     o.limits = NULL;
     r = run(&o, "plain" EOS);

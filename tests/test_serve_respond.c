@@ -420,13 +420,24 @@ static void test_held_calls_never_retracted(void **state)
         lacks(sum, "\"rm\"");
         free(sum);
         has(s.diags, "tool call 'rm' is incomplete: not sent");
-        /* its raw text stays as content (lenient, lossless): the first
+        /* its raw text is dropped by default, reported */
+        has(s.completion, "\"content\":\"ok\"");
+        has(s.diags, "the raw text of a broken tool-call block is dropped");
+        streamed_free(&s);
+        /* the default is the same: held */
+        o = fixed(0);
+        s = stream(t, &o, CUT_CALL, step, DSML_END_LENGTH);
+        has(s.diags, "tool call 'rm' is incomplete: not sent");
+        streamed_free(&s);
+        /* KEEP_RAW: its raw text stays as content (lossless): the first
            call's closer stays with it */
+        o = fixed(DSML_RESPOND_KEEP_RAW);
+        s = stream(t, &o, CUT_CALL, step, DSML_END_LENGTH);
         has(s.completion, "\"content\":\"ok<" DSML " invoke name=\\\"rm\\\">\\n<" DSML
                           " parameter name=\\\"path\\\" string=\\\"true\\\">/ho\"");
         streamed_free(&s);
-        /* without holding, it was sent in part and is reported */
-        o = fixed(0);
+        /* streaming the arguments, it was sent in part and is reported */
+        o = fixed(DSML_RESPOND_STREAM_ARGUMENTS);
         s = stream(t, &o, CUT_CALL, step, DSML_END_LENGTH);
         sum = cJSON_PrintUnformatted(s.sum);
         has(sum, "\"name\":\"rm\"");
@@ -450,12 +461,12 @@ static void test_raw_text_kept_or_dropped(void **state)
 {
     (void)state;
     dsml_turn *t = chat_turn(DSML_CHAT, DSML_PROFILE_V41);
-    dsml_responder_options o = fixed(DSML_RESPOND_HOLD_CALLS);
+    dsml_responder_options o = fixed(DSML_RESPOND_KEEP_RAW);
     streamed s = stream(t, &o, BROKEN_CALL EOS, 5, DSML_END_TEXT);
     has(s.completion, "\"content\":\"ok\\n\\n<" DSML " calls>\\n<" DSML " invoke name=\\\"rm\\\">");
     has(s.diags, "-24:"); /* the detector's DSML_ERR_PARAMETER_FORMAT */
     streamed_free(&s);
-    o = fixed(DSML_RESPOND_HOLD_CALLS | DSML_RESPOND_DROP_RAW);
+    o = fixed(0); /* the default: dropped */
     for (size_t step = 1; step <= 16; step++) {
         s = stream(t, &o, BROKEN_CALL EOS, step, DSML_END_TEXT);
         has(s.completion, "\"content\":\"ok\"");
@@ -579,13 +590,17 @@ static void test_errors(void **state)
     assert_int_equal(dsml_responder_end(r, DSML_END_STOP), DSML_OK);
     assert_int_equal(dsml_responder_completion(r, &out, NULL), DSML_ERR_STATE);
     dsml_responder_destroy(r);
-    /* invalid UTF-8: the sticky error, after the items before it */
+    /* invalid UTF-8: the sticky error, after the items before it (in
+     * thinking mode: a chat answer's first bytes wait in the stray-</think>
+     * window) */
+    dsml_turn_destroy(t);
+    t = chat_turn(DSML_THINKING, DSML_PROFILE_V41);
     dsml_responder_options_init(&o);
     assert_int_equal(dsml_responder_create(t, &o, &r, NULL), DSML_OK);
     assert_int_equal(dsml_responder_feed(r, "ok\xff", 3), DSML_OK);
     dsml_item it = {.size = sizeof it};
     assert_int_equal(dsml_responder_next(r, &it), 1);
-    has(it.text, "\"content\":\"ok\"");
+    has(it.text, "\"reasoning_content\":\"ok\"");
     assert_int_equal(dsml_responder_next(r, &it), DSML_ERR_UTF8);
     assert_int_equal(dsml_responder_error(r)->code, DSML_ERR_UTF8);
     assert_int_equal(dsml_responder_end(r, DSML_END_STOP), DSML_ERR_UTF8);
@@ -726,6 +741,340 @@ static void test_limits(void **state)
     dsml_turn_destroy(t);
 }
 
+
+/* ---- issue 24: safe defaults, stop, n, usage, errors ----------------------- */
+
+static char *respond_text(const dsml_turn *t, const dsml_responder_options *o, const char *text,
+                          dsml_end_reason why)
+{
+    dsml_output out;
+    dsml_error err;
+    int rc = dsml_respond(t, text, strlen(text), why, o, &out, &err);
+    if (rc != DSML_OK)
+        fail_msg("respond: %s", err.message);
+    char *s = dc_strdup(out.text, out.len);
+    dsml_output_free(&out);
+    return s;
+}
+
+#define TOOLS_GOOD "\"tools\": [{\"type\": \"function\", \"function\": {\"name\": \"good\"}}]"
+
+/* A block whose first invoke is malformed and a good one follows: its
+ * closer was content ("Intro</｜DSML｜ calls>") though its opener was
+ * dropped. */
+static void test_dropped_block_closer(void **state)
+{
+    (void)state;
+    dsml_turn *t = make_turn("{\"messages\": [" USER_HI "], " TOOLS_GOOD "}", NULL);
+    const char *text = "Intro" OPEN INVOKE("good")
+        "<" DSML " parameter name=\"p\" string=\"maybe\">x</" DSML " parameter>\n" INVOKE_END
+        INVOKE("good") INVOKE_END CLOSE EOS;
+    for (size_t step = 1; step <= 16; step++) {
+        dsml_responder_options o = fixed(0);
+        streamed s = stream(t, &o, text, step, DSML_END_TEXT);
+        has(s.completion, "\"content\":\"Intro\",\"tool_calls\":[");
+        lacks(s.completion, "calls>");
+        assert_string_equal(s.finish, "tool_calls");
+        assert_adds_up(&s, "closer");
+        streamed_free(&s);
+    }
+    dsml_turn_destroy(t);
+}
+
+/* A request with tools: a call to an undeclared tool is never executable,
+ * nor does it take the one slot of parallel_tool_calls false. */
+static void test_undeclared_tool_not_a_call(void **state)
+{
+    (void)state;
+    dsml_turn *t = make_turn("{\"messages\": [" USER_HI "], " TOOLS_GOOD
+                             ", \"parallel_tool_calls\": false}", NULL);
+    dsml_responder_options o = fixed(0);
+    char *c = respond_text(t, &o, OPEN INVOKE("rm_rf") INVOKE_END INVOKE("good") INVOKE_END CLOSE,
+                           DSML_END_STOP);
+    lacks(c, "rm_rf");
+    has(c, "\"name\":\"good\"");
+    has(c, "\"finish_reason\":\"tool_calls\"");
+    free(c);
+    dsml_turn_destroy(t);
+}
+
+/* Thinking off: the deliberation before a stray </think> is reasoning; the
+ * tag never reaches content. */
+static void test_thinking_off_leak(void **state)
+{
+    (void)state;
+    dsml_turn *t = make_turn("{\"messages\": [" USER_HI "], \"thinking_mode\": \"chat\"}", NULL);
+    const char *text = "We need answer only number. 17*23=391.</think>\n391" EOS;
+    for (size_t step = 1; step <= 16; step++) {
+        dsml_responder_options o = fixed(0);
+        streamed s = stream(t, &o, text, step, DSML_END_TEXT);
+        has(s.completion, "\"content\":\"\\n391\",\"reasoning_content\":\"We need answer only "
+                          "number. 17*23=391.\"");
+        assert_adds_up(&s, "leak");
+        streamed_free(&s);
+    }
+    dsml_turn_destroy(t);
+}
+
+/* Stop strings: matched in content only, across chunk boundaries; the
+ * match and what follows are not sent. */
+static void test_stop_strings(void **state)
+{
+    (void)state;
+    dsml_turn *t = make_turn("{\"messages\": [" USER_HI "], \"thinking_mode\": \"thinking\", "
+                             "\"stop\": [\"STOP\", \"\\n\\nEND\"]}", NULL);
+    const dsml_turn_info *in = dsml_turn_get_info(t);
+    assert_string_equal(in->stop, "[\"STOP\", \"\\n\\nEND\"]");
+    assert_int_equal(in->stop_count, 2);
+    const char *text = "think STOP here</think>Hello ST world\n\nEND more" EOS;
+    for (size_t step = 1; step <= 16; step++) {
+        dsml_responder_options o = fixed(0);
+        streamed s = stream(t, &o, text, step, DSML_END_STOP);
+        assert_int_equal(s.rc, 0);
+        has(s.completion, "\"content\":\"Hello ST world\",\"reasoning_content\":\"think STOP "
+                          "here\"");
+        assert_string_equal(s.finish, "stop");
+        assert_adds_up(&s, "stop");
+        streamed_free(&s);
+    }
+    /* the engine contract: stopped() says so, later bytes are ignored */
+    dsml_responder *r = NULL;
+    dsml_responder_options o = fixed(0);
+    assert_int_equal(dsml_responder_create(t, &o, &r, NULL), DSML_OK);
+    const char *part = "</think>a STO";
+    assert_int_equal(dsml_responder_feed(r, part, strlen(part)), DSML_OK);
+    dsml_item it = {.size = sizeof it};
+    while (dsml_responder_next(r, &it) == 1)
+        lacks(it.text, "STO");
+    assert_int_equal(dsml_responder_stopped(r), 0);
+    assert_int_equal(dsml_responder_feed(r, "P! b", 4), DSML_OK);
+    while (dsml_responder_next(r, &it) == 1)
+        ;
+    assert_int_equal(dsml_responder_stopped(r), 1);
+    assert_int_equal(dsml_responder_feed(r, "more", 4), DSML_OK);
+    assert_int_equal(dsml_responder_end(r, DSML_END_ABORT), DSML_OK);
+    dsml_output out;
+    assert_int_equal(dsml_responder_completion(r, &out, NULL), DSML_OK);
+    has(out.text, "\"content\":\"a \"");
+    has(out.text, "\"finish_reason\":\"stop\"");
+    dsml_output_free(&out);
+    dsml_responder_destroy(r);
+    dsml_turn_destroy(t);
+    /* bounds and types, by path */
+    static const struct {
+        const char *body, *path;
+        int code;
+    } bad[] = {
+        {"{\"messages\": [], \"stop\": 3}", "$.stop", DSML_ERR_TYPE},
+        {"{\"messages\": [], \"stop\": [\"a\", 1]}", "$.stop[1]", DSML_ERR_TYPE},
+        {"{\"messages\": [], \"stop\": \"\"}", "$.stop", DSML_ERR_ARGUMENT},
+        {"{\"messages\": [], \"stop\": [\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\","
+         "\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\"]}", "$.stop[16]", DSML_ERR_LIMIT},
+        {"{\"messages\": [], \"n\": 0}", "$.n", DSML_ERR_TYPE},
+        {"{\"messages\": [], \"n\": 1.5}", "$.n", DSML_ERR_TYPE},
+        {"{\"messages\": [], \"n\": 129}", "$.n", DSML_ERR_LIMIT},
+        {"{\"messages\": [], \"stream\": \"yes\"}", "$.stream", DSML_ERR_TYPE},
+        {"{\"messages\": [], \"stream_options\": {\"include_usage\": 1}}",
+         "$.stream_options.include_usage", DSML_ERR_TYPE},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        dsml_turn *x = NULL;
+        dsml_error err;
+        assert_int_equal(dsml_turn_create(bad[i].body, strlen(bad[i].body), NULL, &x, &err),
+                         bad[i].code);
+        assert_string_equal(err.path, bad[i].path);
+    }
+}
+
+/* n > 1: each responder writes its choice index; one call merges them. */
+static void test_choices_merged(void **state)
+{
+    (void)state;
+    dsml_turn *t = make_turn("{\"model\": \"m\", \"messages\": [" USER_HI "], \"n\": 2}", NULL);
+    assert_int_equal(dsml_turn_get_info(t)->n, 2);
+    char *c[2];
+    size_t lens[2];
+    for (size_t i = 0; i < 2; i++) {
+        dsml_responder_options o = fixed(0);
+        o.choice_index = 1 - i;
+        dsml_responder *r = NULL;
+        assert_int_equal(dsml_responder_create(t, &o, &r, NULL), DSML_OK);
+        assert_int_equal(dsml_responder_feed(r, i ? "B" : "A", 1), DSML_OK);
+        assert_int_equal(dsml_responder_end(r, DSML_END_STOP), DSML_OK);
+        assert_int_equal(dsml_responder_set_usage(r, 10, 3, 1), DSML_OK);
+        dsml_output out;
+        assert_int_equal(dsml_responder_completion(r, &out, NULL), DSML_OK);
+        c[i] = dc_strdup(out.text, out.len);
+        lens[i] = out.len;
+        dsml_output_free(&out);
+        dsml_responder_destroy(r);
+    }
+    has(c[0], "\"choices\":[{\"index\":1,");
+    has(c[0], "\"usage\":{\"prompt_tokens\":10,\"completion_tokens\":3,\"total_tokens\":13,"
+              "\"completion_tokens_details\":{\"reasoning_tokens\":1}}}");
+    dsml_output m;
+    assert_int_equal(dsml_completions_merge((const char *const *)c, lens, 2, &m, NULL), DSML_OK);
+    assert_string_equal(m.text,
+                        "{\"id\":\"chatcmpl-1\",\"object\":\"chat.completion\",\"created\":1700000000,"
+                        "\"model\":\"m\",\"choices\":[{\"index\":0,\"message\":{\"role\":"
+                        "\"assistant\",\"content\":\"B\"},\"logprobs\":null,\"finish_reason\":"
+                        "\"stop\"},{\"index\":1,\"message\":{\"role\":\"assistant\",\"content\":"
+                        "\"A\"},\"logprobs\":null,\"finish_reason\":\"stop\"}],\"usage\":{"
+                        "\"prompt_tokens\":10,\"completion_tokens\":6,\"total_tokens\":16,"
+                        "\"completion_tokens_details\":{\"reasoning_tokens\":2}}}");
+    dsml_output_free(&m);
+    /* one index twice: refused */
+    const char *same[2] = {c[0], c[0]};
+    dsml_error err;
+    assert_int_equal(dsml_completions_merge(same, lens, 2, &m, &err), DSML_ERR_ARGUMENT);
+    has(err.message, "two choices have the index 1");
+    free(c[0]);
+    free(c[1]);
+    dsml_turn_destroy(t);
+    assert_int_equal(dsml_responder_set_usage(NULL, 1, 1, 0), DSML_ERR_ARGUMENT);
+}
+
+/* stream_options.include_usage: the usage chunk after the finish chunk,
+ * before [DONE]; "stream" and "stream_options" are read, not ignored. */
+static void test_usage_chunk(void **state)
+{
+    (void)state;
+    dsml_turn *t = make_turn("{\"messages\": [" USER_HI "], \"stream\": true, "
+                             "\"stream_options\": {\"include_usage\": true}}", NULL);
+    const dsml_turn_info *in = dsml_turn_get_info(t);
+    assert_int_equal(in->stream, 1);
+    assert_int_equal(in->include_usage, 1);
+    assert_string_equal(in->ignored, "[]");
+    for (int set = 0; set < 2; set++) {
+        dsml_responder_options o = fixed(DSML_RESPOND_SSE);
+        dsml_responder *r = NULL;
+        assert_int_equal(dsml_responder_create(t, &o, &r, NULL), DSML_OK);
+        assert_int_equal(dsml_responder_feed(r, "Hi", 2), DSML_OK);
+        assert_int_equal(dsml_responder_end(r, DSML_END_STOP), DSML_OK);
+        if (set)
+            assert_int_equal(dsml_responder_set_usage(r, 5, 2, 0), DSML_OK);
+        dsml_item it = {.size = sizeof it};
+        char log[2048] = "";
+        while (dsml_responder_next(r, &it) == 1) {
+            strncat(log, it.type == DSML_ITEM_DIAGNOSTIC ? "DIAG " : "", sizeof log - strlen(log) - 1);
+            strncat(log, it.text, sizeof log - strlen(log) - 1);
+        }
+        if (set) {
+            has(log, "\"finish_reason\":\"stop\"}]}\n\ndata: {\"id\":\"chatcmpl-1\",\"object\":"
+                     "\"chat.completion.chunk\",\"created\":1700000000,\"model\":\"\","
+                     "\"choices\":[],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":2,"
+                     "\"total_tokens\":7,\"completion_tokens_details\":{\"reasoning_tokens\":0}}}"
+                     "\n\ndata: [DONE]\n\n");
+        } else {
+            has(log, "DIAG stream_options.include_usage: no usage was given");
+            lacks(log, "\"usage\"");
+        }
+        dsml_responder_destroy(r);
+    }
+    dsml_turn_destroy(t);
+}
+
+static void test_error_object(void **state)
+{
+    (void)state;
+    dsml_turn *t = NULL;
+    dsml_error err;
+    const char *body = "{\"messages\": [], \"tool_choice\": \"sometimes\"}";
+    assert_int_not_equal(dsml_turn_create(body, strlen(body), NULL, &t, &err), DSML_OK);
+    dsml_output out;
+    assert_int_equal(dsml_error_json(&err, &out), DSML_OK);
+    cJSON *v = json(out.text, out.len);
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(v, "error");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(e, "type")->valuestring,
+                        "invalid_request_error");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(e, "param")->valuestring, "$.tool_choice");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(e, "code")->valuestring, "tool_choice");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(e, "message")->valuestring, err.message);
+    cJSON_Delete(v);
+    dsml_output_free(&out);
+    dsml_error none;
+    dsml_error_init(&none);
+    dsml_fail(&none, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
+    assert_int_equal(dsml_error_json(&none, &out), DSML_OK);
+    has(out.text, "\"param\":null,\"code\":\"nomem\"}}");
+    dsml_output_free(&out);
+    assert_int_equal(dsml_error_json(NULL, &out), DSML_ERR_ARGUMENT);
+}
+
+static size_t bad_id(void *ctx, size_t index, char *buf, size_t cap)
+{
+    (void)ctx;
+    (void)index;
+    (void)cap;
+    memcpy(buf, "c\xff", 2);
+    return 2;
+}
+
+/* Caller-supplied ids and model: UTF-8, or refused (never invalid JSON). */
+static void test_ids_checked_for_utf8(void **state)
+{
+    (void)state;
+    dsml_turn *t = chat_turn(DSML_CHAT, DSML_PROFILE_V41);
+    dsml_responder_options o = fixed(0);
+    o.id = "\xff";
+    o.id_len = 1;
+    dsml_responder *r = NULL;
+    dsml_error err;
+    assert_int_equal(dsml_responder_create(t, &o, &r, &err), DSML_ERR_UTF8);
+    has(err.message, "dsml_responder_options.id is not valid UTF-8");
+    o = fixed(0);
+    o.model = "m\xc3";
+    o.model_len = 2;
+    assert_int_equal(dsml_responder_create(t, &o, &r, &err), DSML_ERR_UTF8);
+    has(err.message, "model");
+    o = fixed(0);
+    o.call_id = bad_id;
+    const char *call = OPEN INVOKE("a") INVOKE_END CLOSE;
+    dsml_output out;
+    assert_int_equal(dsml_respond(t, call, strlen(call), DSML_END_STOP, &o, &out, &err),
+                     DSML_ERR_UTF8);
+    has(err.message, "call_id gave call 0 is not valid UTF-8");
+    dsml_turn_destroy(t);
+}
+
+/* The responder keeps its texts once: its detector keeps no message.  The
+ * peak of a long completion of content is about 1x its size (2x before). */
+static void test_memory_one_copy(void **state)
+{
+    (void)state;
+    ra_state cnt;
+    dsml_allocator a;
+    ra_init(&cnt, &a, 0, 0);
+    dsml_detector_options dopt;
+    dsml_detector_options_init(&dopt);
+    dopt.allocator = &a;
+    dsml_turn_options to;
+    dsml_turn_options_init(&to);
+    to.detect = &dopt;
+    dsml_turn *t = make_turn("{\"messages\": [" USER_HI "], \"thinking_mode\": \"thinking\"}", &to);
+    size_t base = cnt.live_bytes;
+    dsml_responder_options o = fixed(0);
+    dsml_responder *r = NULL;
+    assert_int_equal(dsml_responder_create(t, &o, &r, NULL), DSML_OK);
+    static char piece[4096];
+    memset(piece, 'x', sizeof piece);
+    size_t total = 0;
+    dsml_item it = {.size = sizeof it};
+    for (int i = 0; i < 1024; i++) { /* 4 MiB of reasoning */
+        assert_int_equal(dsml_responder_feed(r, piece, sizeof piece), DSML_OK);
+        total += sizeof piece;
+        while (dsml_responder_next(r, &it) == 1)
+            ;
+    }
+    size_t peak = cnt.peak_bytes - base;
+    fprintf(stderr, "4 MiB of reasoning: peak %zu bytes (%.2fx)\n", peak, (double)peak / (double)total);
+    /* one copy (two copies were 2x and more) */
+    assert_true(peak < total + total / 2);
+    assert_true(peak > total);
+    dsml_responder_destroy(r);
+    dsml_turn_destroy(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -741,6 +1090,15 @@ int main(void)
         cmocka_unit_test(test_no_allocation_per_token),
         cmocka_unit_test(test_each_allocation_refused),
         cmocka_unit_test(test_limits),
+        cmocka_unit_test(test_dropped_block_closer),
+        cmocka_unit_test(test_undeclared_tool_not_a_call),
+        cmocka_unit_test(test_thinking_off_leak),
+        cmocka_unit_test(test_stop_strings),
+        cmocka_unit_test(test_choices_merged),
+        cmocka_unit_test(test_usage_chunk),
+        cmocka_unit_test(test_error_object),
+        cmocka_unit_test(test_ids_checked_for_utf8),
+        cmocka_unit_test(test_memory_one_copy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

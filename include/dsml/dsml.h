@@ -479,7 +479,10 @@ DSML_API int dsml_render_case(const char *case_json, size_t len,
  * that invoke's text) and its closer.  So reasoning and content, in order,
  * hold every byte of the completion except the text of the calls parsed
  * (complete, unterminated or refused), the tags of a block whose first
- * call is parsed, </think> and the end-of-sentence token.  Lenient mode also recognises a calls block
+ * call is parsed, </think> and the end-of-sentence token (also the one
+ * that ends a reasoning without </think>: it is neither reasoning nor
+ * content; an EOS that text follows inside the reasoning stays reasoning,
+ * reported).  Lenient mode also recognises a calls block
  * written without the blank line before it (with a diagnostic).
  * Both modes fail on invalid UTF-8 (DSML_ERR_UTF8), on an exceeded limit
  * (DSML_ERR_LIMIT) and when out of memory.
@@ -547,16 +550,36 @@ typedef enum dsml_missing_think_end {
 typedef enum dsml_stray_think_end {
     DSML_STRAY_THINK_END_REFUSE = 0,    /* default, reference: strict fails
                                            (DSML_ERR_SPECIAL_TOKEN at finish);
-                                           lenient: the tag stays in content */
-    DSML_STRAY_THINK_END_REASONING = 1  /* content is held back from the
-                                           start, up to limits.max_held_bytes;
-                                           a </think> within that window turns
-                                           the held text into reasoning (the
-                                           tag itself is dropped).  Past the
-                                           window, or at a calls block or EOS,
-                                           the held text is released as
-                                           content. */
+                                           lenient: the tag stays in content.
+                                           DSML_DETECT_RECOVER and a turn's
+                                           detectors (dsml_turn_detector) take
+                                           it as REASONING */
+    DSML_STRAY_THINK_END_REASONING = 1, /* content is held back from the
+                                           start, up to think_end_window
+                                           bytes (see below); a </think>
+                                           within that window turns the held
+                                           text into reasoning (the tag itself
+                                           is dropped).  Past the window, or
+                                           at a calls block or EOS, the held
+                                           text is released as content; a
+                                           </think> after that is dropped
+                                           (a diagnostic): it never reaches
+                                           content */
+    DSML_STRAY_THINK_END_DROP = 2       /* as REASONING, but the held text
+                                           before the </think> is dropped,
+                                           reported by a diagnostic that
+                                           counts its bytes */
 } dsml_stray_think_end;
+
+/* The window of option 3 when dsml_detector_options.think_end_window is 0:
+ * bytes of content held back from the start of a chat-mode answer (capped
+ * by limits.max_held_bytes).  The content of an answer reaches the client
+ * once this many bytes have come (or the answer ended): at about 4 bytes a
+ * token, 128 bytes delay the first content by 33 tokens, 1.1 s at 30
+ * tokens a second (0.55 s at 60), and catch the short deliberations models
+ * write before a stray </think> (38 bytes observed); 256 would double the
+ * delay (docs/PERFORMANCE.md, `dsml-bench hold`). */
+#define DSML_THINK_END_WINDOW 128
 
 /* 4. Text after the calls block (other than one EOS). */
 typedef enum dsml_trailing_text {
@@ -760,6 +783,9 @@ typedef struct dsml_detector_options {
     dsml_parallel_calls parallel_calls; /* DSML_PARALLEL_CALLS_ALLOW */
     unsigned recoveries;              /* DSML_RECOVER_* (option 11), lenient
                                          mode; DSML_DETECT_RECOVER sets all */
+    size_t think_end_window;          /* option 3's window in bytes; 0:
+                                         DSML_THINK_END_WINDOW.  Capped by
+                                         limits.max_held_bytes */
 } dsml_detector_options;
 
 /* dsml_parse_completion() takes the same options. */
@@ -1089,6 +1115,17 @@ DSML_API int dsml_parse_completion(const char *text, size_t len,
  *                          message with "prefix": true (DeepSeek's API).
  *                          Either must be a bool
  *   model                  kept for the responses (dsml_turn_info.model)
+ *   stop                   a string or a list of at most DSML_STOP_MAX
+ *                          non-empty strings of at most
+ *                          DSML_STOP_MAX_BYTES bytes each (OpenAI's API
+ *                          allows 4): the responder ends the content at the
+ *                          first one (see "OpenAI responses")
+ *   n                      an integer 1..DSML_N_MAX: the server runs n
+ *                          completions, one responder each
+ *                          (dsml_responder_options.choice_index), merged by
+ *                          dsml_completions_merge()
+ *   stream, stream_options a bool; {"include_usage": bool}: the responder
+ *                          then writes the usage chunk
  *   anything else          ignored and listed in dsml_turn_info.ignored
  *
  * The grammar (dsml_turn_options.grammar, see "Grammars for constrained
@@ -1143,6 +1180,11 @@ typedef struct dsml_effort_alias {
     const char *as;
     int level;
 } dsml_effort_alias;
+
+/* Bounds of the output fields ("stop", "n"); more is DSML_ERR_LIMIT. */
+#define DSML_STOP_MAX 16
+#define DSML_STOP_MAX_BYTES 256
+#define DSML_N_MAX 128
 
 /* Turn flags. */
 #define DSML_TURN_NONE_DROPS_TOOLS 0x1u /* tool_choice "none": the tools are
@@ -1212,7 +1254,8 @@ typedef struct dsml_turn_options {
                                            detectors made from the turn; the
                                            turn sets their thinking mode,
                                            profile, tools, tool_choice and
-                                           parallel_calls.  Copied (limits
+                                           parallel_calls, and makes two
+                                           policies safe (dsml_turn_detector).  Copied (limits
                                            too); allocator: render's when
                                            NULL */
     unsigned flags;                     /* DSML_TURN_* */
@@ -1340,6 +1383,15 @@ typedef struct dsml_turn_info {
                                        "differs" | "none"} ("[]": none) */
     size_t restored_len;
     size_t restored_count;
+    /* the output (the responder's) */
+    const char *stop;               /* the stop strings ("stop"), JSON array
+                                       text ("[]": none) */
+    size_t stop_len;
+    size_t stop_count;
+    size_t n;                       /* "n", choices asked for: 1 by default */
+    int stream;                     /* 1 when "stream" is true */
+    int include_usage;              /* 1 when "stream_options":
+                                       {"include_usage": true} */
 } dsml_turn_info;
 
 /*
@@ -1357,7 +1409,12 @@ DSML_API const dsml_turn_info *dsml_turn_get_info(const dsml_turn *turn);
 /*
  * A detector for the turn's completion: opts->detect with the turn's
  * thinking (starts_in_reasoning), profile, declared tools, tool_choice and
- * parallel_tool_calls.  Destroy it with dsml_detector_destroy().
+ * parallel_tool_calls.  Safe for clients by default: when the request
+ * declares tools, tool_names is DSML_TOOL_NAMES_DECLARED (a call to another
+ * tool is never executable); unless opts->detect is strict, a stray_think_end
+ * of DSML_STRAY_THINK_END_REFUSE is taken as REASONING (a chat answer's
+ * deliberation before a stray </think> is reasoning, the tag never
+ * content; DROP stays DROP).  Destroy it with dsml_detector_destroy().
  */
 DSML_API int dsml_turn_detector(const dsml_turn *turn, dsml_detector **out,
                                 dsml_error *err);
@@ -1376,11 +1433,13 @@ DSML_API int dsml_turn_detector(const dsml_turn *turn, dsml_detector **out,
  *   {"id":ID,"object":"chat.completion.chunk","created":T,"model":M,
  *    "choices":[{"index":0,"delta":DELTA,"logprobs":null,
  *    "finish_reason":null}]}
+ * ("index": opts.choice_index, 0 by default).
  * DELTA is one of {"reasoning_content":"..."}, {"content":"..."},
  * {"tool_calls":[{"index":i,"id":"call_...","type":"function",
- * "function":{"name":"...","arguments":""}}]} (a call's first delta; a
- * qualified name adds "namespace":"..." beside "function"), then
- * {"tool_calls":[{"index":i,"function":{"arguments":"..."}}]} pieces; the
+ * "function":{"name":"...","arguments":"..."}}]} (a call, whole; with
+ * DSML_RESPOND_STREAM_ARGUMENTS its first delta, "arguments":"", then
+ * {"tool_calls":[{"index":i,"function":{"arguments":"..."}}]} pieces; a
+ * qualified name adds "namespace":"..." beside "function"); the
  * first delta also carries "role":"assistant".  The last chunk has
  * "delta":{} and "finish_reason": "tool_calls" when a call was executable
  * and the model stopped, "stop", "length" (DSML_END_LENGTH) or "abort"
@@ -1392,16 +1451,28 @@ DSML_API int dsml_turn_detector(const dsml_turn *turn, dsml_detector **out,
  *    (empty, beside calls),"reasoning_content":"..." (when not empty),
  *    "tool_calls":[{"id":...,"type":"function","function":{"name":...,
  *    "arguments":...}}] (executable calls, when any)},"logprobs":null,
- *    "finish_reason":...}]}
+ *    "finish_reason":...}]} and "usage":{...} after "choices" once
+ * dsml_responder_set_usage() gave it.
  *
  * Which calls are sent: a call refused by tool_choice or
- * parallel_tool_calls never is.  Without DSML_RESPOND_HOLD_CALLS a call's
+ * parallel_tool_calls never is (nor, when the request declares tools, a
+ * call to another tool: the turn's detectors use DSML_TOOL_NAMES_DECLARED).
+ * By default a call goes out whole, in one chunk, once its end tag is read,
+ * and never otherwise: the chunks always add up to the completion, and no
+ * client gets a cut call.  With DSML_RESPOND_STREAM_ARGUMENTS a call's
  * deltas go out as they arrive, and a call that then ends not executable
  * (incomplete, unterminated) has been sent in part: the responder reports
  * it (a DIAGNOSTIC item), leaves it out of the completion and of the
- * finish reason.  With HOLD_CALLS a call goes out whole, in one chunk, once
- * it is complete, and never otherwise: the chunks then always add up to the
- * completion.
+ * finish reason.  The raw text of a broken call (lenient mode gives it as
+ * content) is dropped by default, the closer of its block too, with a
+ * DIAGNOSTIC item: no markup reaches an answer.
+ *
+ * Memory: the responder keeps each text once (content, reasoning, each
+ * call's name and arguments, for the completion; nothing with
+ * DSML_RESPOND_NO_COMPLETION); its detector keeps no message
+ * (DSML_DETECT_NO_MESSAGE) and holds what "Memory" above says.  A
+ * completion of N bytes, pulled as fed, costs about N (the kept texts grow
+ * by doubling: at most 2N) plus the largest chunk.
  *
  * Tool-call ids come from opts.call_id when given, else from the
  * responder's own random source: "call_" and 24 letters and digits, seeded
@@ -1415,13 +1486,12 @@ DSML_API int dsml_turn_detector(const dsml_turn *turn, dsml_detector **out,
  */
 
 /* Responder flags. */
-#define DSML_RESPOND_HOLD_CALLS 0x1u    /* a call's deltas are held until its
-                                           end, sent whole if executable */
-#define DSML_RESPOND_DROP_RAW 0x2u      /* lenient mode: the raw text of a
-                                           broken call (which the detector
-                                           gives as content) is dropped, with
-                                           a DIAGNOSTIC item; default: kept as
-                                           content, nothing lost */
+#define DSML_RESPOND_HOLD_CALLS 0x1u    /* accepted, no effect: a call's
+                                           deltas are held until its end, sent
+                                           whole if executable, by default */
+#define DSML_RESPOND_DROP_RAW 0x2u      /* accepted, no effect: the raw text
+                                           of a broken call is dropped by
+                                           default (DSML_RESPOND_KEEP_RAW) */
 #define DSML_RESPOND_SSE 0x4u           /* chunk text is a server-sent event,
                                            "data: {...}\n\n"; a last item
                                            DSML_ITEM_DONE is
@@ -1429,6 +1499,19 @@ DSML_API int dsml_turn_detector(const dsml_turn *turn, dsml_detector **out,
 #define DSML_RESPOND_NO_COMPLETION 0x8u /* stream only: nothing is kept for
                                            dsml_responder_completion() (which
                                            then fails with DSML_ERR_STATE) */
+#define DSML_RESPOND_STREAM_ARGUMENTS 0x10u /* a call's deltas go out as they
+                                           arrive.  RISK: a call cut by the
+                                           length limit or malformed later has
+                                           been sent in part -- clients that
+                                           repair partial JSON (LangChain) run
+                                           it with the arguments cut
+                                           ({"city":"Par"}); the responder only
+                                           reports it (a DIAGNOSTIC item) */
+#define DSML_RESPOND_KEEP_RAW 0x20u     /* lenient mode: the raw text of a
+                                           broken call (which the detector
+                                           gives as content) stays content,
+                                           nothing lost; default: dropped,
+                                           with a DIAGNOSTIC item */
 
 /* A tool-call id for the call of OpenAI index `index`: write at most `cap`
  * bytes of UTF-8 into buf and return the length; 0 means "make one". */
@@ -1450,6 +1533,9 @@ typedef struct dsml_responder_options {
                                     NULL: getrandom() */
     size_t seed_len;
     const dsml_allocator *allocator; /* NULL: the turn's detector's */
+    size_t choice_index;         /* the "index" of the choice written (a
+                                    request with n > 1: one responder per
+                                    choice, 0..n-1; dsml_completions_merge) */
 } dsml_responder_options;
 
 /* Sets size and the defaults, writing `size` bytes: see
@@ -1516,6 +1602,61 @@ DSML_API int dsml_responder_completion(dsml_responder *r, dsml_output *out,
                                        dsml_error *err);
 /* The sticky error (code DSML_OK when none). */
 DSML_API const dsml_error *dsml_responder_error(const dsml_responder *r);
+/*
+ * Stop strings (the request's "stop", dsml_turn_info.stop): matched in the
+ * content only -- never inside reasoning or a call's markup, nor across
+ * them.  Content that could begin a stop string is held back (at most the
+ * longest stop string less one byte) until it cannot, or until something
+ * other than content comes (it goes out first), or the end.  At a match the
+ * content before it goes out; the stop string and everything after it
+ * (content, reasoning, calls) is not sent, and the finish reason is "stop"
+ * ("tool_calls" when a call was sent before).  Engine contract: once
+ * dsml_responder_stopped() returns 1, stop generating and call
+ * dsml_responder_end() (DSML_END_STOP or ABORT: the finish reason stays
+ * "stop"); bytes fed after the match are ignored.  Returns 1 once a stop
+ * string matched (known from the items pulled so far), else 0.
+ */
+DSML_API int dsml_responder_stopped(const dsml_responder *r);
+/*
+ * The server's token counts, for the completion object's
+ *   "usage":{"prompt_tokens":P,"completion_tokens":C,"total_tokens":P+C,
+ *            "completion_tokens_details":{"reasoning_tokens":R}}
+ * and, when the request asked for it (stream_options.include_usage,
+ * dsml_turn_info.include_usage), for the usage chunk the responder writes
+ * after the finish chunk and before "data: [DONE]":
+ *   {"id":...,"object":"chat.completion.chunk","created":...,"model":...,
+ *    "choices":[],"usage":{...}}
+ * Call it before the items after dsml_responder_end() are pulled; without
+ * it that chunk is replaced by a DIAGNOSTIC item (DSML_ERR_STATE).  Returns
+ * DSML_OK, or DSML_ERR_ARGUMENT (r NULL, reasoning above completion, a sum
+ * that overflows).
+ */
+DSML_API int dsml_responder_set_usage(dsml_responder *r, size_t prompt_tokens,
+                                      size_t completion_tokens, size_t reasoning_tokens);
+
+/*
+ * A request with n > 1 (dsml_turn_info.n): the n chat.completion objects of
+ * its n responders (choice_index 0..n-1; one id and model) merged into one
+ * chat.completion, compact: the first's head, every choice in index order,
+ * and, when every object has a usage, one usage (the prompt's tokens once,
+ * the completions' summed).  texts[i] is lens[i] bytes, borrowed for the
+ * call; n is 1..DSML_N_MAX.  Refused (DSML_ERR_ARGUMENT, the message naming
+ * completions[i]): not such an object, another id or model, two choices
+ * with one index, indexes not 0..k, usage in some only.  Memory: malloc.
+ */
+DSML_API int dsml_completions_merge(const char *const *texts, const size_t *lens,
+                                    size_t n, dsml_output *out, dsml_error *err);
+
+/*
+ * A dsml_error as OpenAI's error object, for the body of a 400 answer:
+ *   {"error":{"message":M,"type":"invalid_request_error","param":P,
+ *    "code":C}}
+ * M the error's message, P its JSON path ("$.messages[3].content") or
+ * null, C the stable name of its code: the DSML_ERR_* name without the
+ * prefix, in lower case ("tool_choice", "utf8", "effort").  Returns DSML_OK
+ * and out (malloc), DSML_ERR_ARGUMENT (NULL) or DSML_ERR_NOMEM.
+ */
+DSML_API int dsml_error_json(const dsml_error *e, dsml_output *out);
 
 /* One shot: the chat.completion object for a whole completion. */
 DSML_API int dsml_respond(const dsml_turn *turn, const char *completion,

@@ -216,15 +216,19 @@ static void release_hold(dsml_detector *d, int kind)
     d->held.len = 0;
 }
 
+static void eos_flush(dsml_detector *d);
+
 static void text_sink(dsml_detector *d, int kind, const char *p, size_t n,
                       size_t off)
 {
+    if (d->eos_held)
+        eos_flush(d);
     if (d->rec && kind == DSML_EVENT_CONTENT)
         det_rc_observe(d, p, n);
     if (d->rc_wslead && det_rc_text(d, kind, p, n, off))
         return;
     if (d->hold) {
-        if (d->held.len + n <= d->lim.max_held_bytes) {
+        if (d->held.len + n <= d->window) {
             if (d->held.len == 0)
                 d->held_off = off;
             dsml_buf_append(&d->held, p, n);
@@ -235,6 +239,15 @@ static void text_sink(dsml_detector *d, int kind, const char *p, size_t n,
         release_hold(d, d->hold);
     }
     out_text(d, kind, p, n, off, 1);
+}
+
+/* An EOS in the reasoning that something follows: reasoning text (a
+ * special token in it, reported as the observer reports one). */
+static void eos_flush(dsml_detector *d)
+{
+    d->eos_held = 0;
+    text_sink(d, DSML_EVENT_REASONING, DSML_TOKEN_EOS, sizeof DSML_TOKEN_EOS - 1,
+              d->eos_off);
 }
 
 /* ---- phases ------------------------------------------------------------- */
@@ -358,8 +371,14 @@ static void open_block(dsml_detector *d, int tok, const char *p, size_t len)
  * invoke's text. */
 static void close_block(dsml_detector *d, const char *p, size_t len, size_t off)
 {
-    if (d->frame == FRAME_TEXT)
+    if (d->frame == FRAME_TEXT) {
+        /* a broken block's own tag: told, so that a server dropping the
+         * raw text of broken calls drops it too */
+        if (d->ncalls > 0)
+            diag(d, DSML_ERR_CALL_FORMAT, off,
+                 "the closer of a block whose first invoke was malformed is content");
         out_text(d, DSML_EVENT_CONTENT, p, len, off, 0);
+    }
     d->saw_end = 1;
     d->raw.len = 0;
     set_phase(d, PH_AFTER_BLOCK);
@@ -1184,6 +1203,29 @@ static void next_parameter_or_end(dsml_detector *d, int tok, const char *p, size
     }
 }
 
+/* Option 3: a </think> with thinking off (the stray policy on).  The tag
+ * is dropped; the text held before it is reasoning, or dropped. */
+static void stray_think_end(dsml_detector *d, size_t off)
+{
+    if (!d->hold) {
+        diag(d, DSML_ERR_SPECIAL_TOKEN, off,
+             "stray </think> with thinking off, past the window: the tag is "
+             "dropped, the text before it was content");
+        return;
+    }
+    if (d->opt.stray_think_end == DSML_STRAY_THINK_END_DROP) {
+        diag(d, DSML_ERR_SPECIAL_TOKEN, off,
+             "stray </think> with thinking off: the %zu bytes before it are "
+             "dropped", d->held.len);
+        d->hold = 0;
+        d->held.len = 0;
+        return;
+    }
+    diag(d, DSML_ERR_SPECIAL_TOKEN, off,
+         "stray </think> with thinking off: the text before it is reasoning");
+    release_hold(d, DSML_EVENT_REASONING);
+}
+
 static void marker(dsml_detector *d, int tok, int variant, size_t off,
                    const char *p, size_t len)
 {
@@ -1195,6 +1237,14 @@ static void marker(dsml_detector *d, int tok, int variant, size_t off,
              (int)len, p);
     switch (d->phase) {
     case PH_REASONING:
+        if (d->eos_held)
+            eos_flush(d);
+        if (tok == TK_EOS) {
+            /* reasoning text, unless the stream ends here */
+            d->eos_held = 1;
+            d->eos_off = off;
+            return;
+        }
         if (tok == TK_THINK_END) {
             if (d->hold)
                 release_hold(d, DSML_EVENT_REASONING);
@@ -1218,14 +1268,7 @@ static void marker(dsml_detector *d, int tok, int variant, size_t off,
         return;
     case PH_CONTENT:
         if (tok == TK_THINK_END) {
-            if (d->hold) {
-                diag(d, DSML_ERR_SPECIAL_TOKEN, off,
-                     "stray </think> with thinking off: the text before it "
-                     "is reasoning");
-                release_hold(d, DSML_EVENT_REASONING);
-            } else {
-                text_sink(d, DSML_EVENT_CONTENT, p, len, off);
-            }
+            stray_think_end(d, off);
             return;
         }
         if (d->hold)
@@ -1470,6 +1513,11 @@ static void end_violation(dsml_detector *d, int code, const char *what)
 static void end_of_text(dsml_detector *d)
 {
     size_t off = d->base + d->in.len;
+    if (d->eos_held) {
+        /* the model's EOS ended the reasoning: never reasoning or content */
+        d->eos_held = 0;
+        d->saw_end = 1;
+    }
     if (d->rec && det_rc_end(d))
         return;
     switch (d->phase) {
@@ -1621,6 +1669,7 @@ static void start_state(dsml_detector *d)
     d->part_len = 0;
     d->held.len = 0;
     d->hold = 0;
+    d->eos_held = 0;
     d->saw_block = d->saw_end = d->trailing_reported = 0;
     d->raw.len = 0;
     d->frame = FRAME_PENDING;
@@ -1643,14 +1692,20 @@ static void start_state(dsml_detector *d)
     d->ev_n = d->ev_head = 0;
     d->arena.len = 0;
     det_rc_reset(d);
+    d->window = d->lim.max_held_bytes;
     if (d->opt.thinking_mode == DSML_THINKING) {
         set_phase(d, PH_REASONING);
         if (d->opt.missing_think_end == DSML_MISSING_THINK_END_CONTENT)
             d->hold = DSML_EVENT_REASONING;
     } else {
         set_phase(d, PH_CONTENT);
-        if (d->opt.stray_think_end == DSML_STRAY_THINK_END_REASONING)
+        if (d->opt.stray_think_end != DSML_STRAY_THINK_END_REFUSE) {
             d->hold = DSML_EVENT_CONTENT;
+            d->window = d->opt.think_end_window != 0 ? d->opt.think_end_window
+                                                     : DSML_THINK_END_WINDOW;
+            if (d->window > d->lim.max_held_bytes)
+                d->window = d->lim.max_held_bytes;
+        }
     }
     d->tidy = 0;
     det_fast_update(d);
@@ -1676,7 +1731,7 @@ int dsml_detector_create(const dsml_detector_options *opts,
     if (!check_enum((int)o.thinking_mode, 1) || dialect == NULL ||
         !check_enum((int)o.mode, 2) || !check_enum((int)o.reasoning_calls, 1) ||
         !check_enum((int)o.missing_think_end, 1) ||
-        !check_enum((int)o.stray_think_end, 1) ||
+        !check_enum((int)o.stray_think_end, 2) ||
         !check_enum((int)o.trailing_text, 1) || !check_enum((int)o.trim, 1) ||
         !check_enum((int)o.tool_names, 1) ||
         !check_enum((int)o.false_values, 1) || !check_enum((int)o.markers, 1) ||
@@ -1699,6 +1754,9 @@ int dsml_detector_create(const dsml_detector_options *opts,
     resolve_limits(&d->lim, o.limits);
     o.limits = NULL;
     o.allocator = NULL;
+    /* recover mode: a stray </think> is never content */
+    if (o.mode == DSML_DETECT_RECOVER && o.stray_think_end == DSML_STRAY_THINK_END_REFUSE)
+        o.stray_think_end = DSML_STRAY_THINK_END_REASONING;
     d->opt = o;
     d->dialect = dialect;
     d->strict = o.mode == DSML_DETECT_STRICT;

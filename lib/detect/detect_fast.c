@@ -92,7 +92,7 @@ void det_fast_update(dsml_detector *d)
         !room_for_a_chunk(d))
         return;
     const det_set *s = &d->sets[d->phase];
-    int text = (d->phase == PH_REASONING || d->phase == PH_CONTENT) && !d->hold &&
+    int text = (d->phase == PH_REASONING || d->phase == PH_CONTENT) && !d->hold && !d->eos_held &&
                !d->part_len && !d->rc_wslead &&
                (d->obs[0] | d->obs[1] | d->obs[2] | d->obs[3] | d->obs[4]) == 0;
     if (text) {

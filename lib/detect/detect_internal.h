@@ -181,6 +181,11 @@ struct dsml_detector {
                               held text defaults to */
     dsml_buf held;
     size_t held_off;
+    size_t window;         /* bytes option 3's window holds */
+    /* an EOS read in the reasoning: reasoning text when anything follows,
+       dropped when the stream ends there */
+    int eos_held;
+    size_t eos_off;
 
     /* block parsing */
     int saw_block, saw_end, trailing_reported;

@@ -124,7 +124,7 @@ static int build_patterns(dsml_detector *d)
 
 /* The tokens each phase stops at, before the options add theirs. */
 static const unsigned phase_tokens[PH_COUNT_] = {
-    [PH_REASONING] = BIT(TK_THINK_END) | BIT(TK_OPEN),
+    [PH_REASONING] = BIT(TK_THINK_END) | BIT(TK_OPEN) | BIT(TK_EOS),
     [PH_CONTENT] = BIT(TK_EOS) | BIT(TK_OPEN),
     [PH_SEP] = BIT(TK_INVOKE) | BIT(TK_CALLS_END),
     [PH_NAME] = BIT(TK_PARAM) | BIT(TK_INVOKE_END),
@@ -147,7 +147,7 @@ int det_build_sets(dsml_detector *d)
         if (!d->strict && (ph == PH_REASONING || ph == PH_CONTENT))
             want |= BIT(TK_OPEN_BARE);
         if (ph == PH_CONTENT && d->opt.thinking_mode != DSML_THINKING &&
-            d->opt.stray_think_end == DSML_STRAY_THINK_END_REASONING)
+            d->opt.stray_think_end != DSML_STRAY_THINK_END_REFUSE)
             want |= BIT(TK_THINK_END);
         det_set *s = &d->sets[ph];
         for (size_t i = 0; i < d->npats; i++) {

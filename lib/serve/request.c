@@ -18,7 +18,7 @@
 static const char *const known_fields[] = {
     "messages", "tools", "tool_choice", "parallel_tool_calls", "response_format",
     "reasoning_effort", "thinking_mode", "chat_template_kwargs", "thinking",
-    "continue_final_message", "model"};
+    "continue_final_message", "model", "stop", "n", "stream", "stream_options"};
 
 int srv_nomem(srv_req *q)
 {
@@ -48,6 +48,11 @@ void srv_ignore_members(srv_req *q, const char *parent, const cJSON *obj, const 
         if ((kept == NULL || strcmp(f->string, kept) != 0) &&
             (kept2 == NULL || strcmp(f->string, kept2) != 0))
             srv_ignore(q, parent, f->string);
+}
+
+static void ignore_cb(void *q, const char *parent, const char *key)
+{
+    srv_ignore(q, parent, key);
 }
 
 int srv_is_text(const cJSON *v, const char *s)
@@ -347,6 +352,8 @@ static int build_doc(dsml_rctx *c, const cJSON *body, const cJSON *context,
         r = read_prefill(q, body, messages);
     if (r == DSML_OK)
         r = read_model(q, body);
+    if (r == DSML_OK)
+        r = srv_read_output(q->t, body, ignore_cb, q, c->err);
     if (r != DSML_OK)
         return r;
 
@@ -412,6 +419,13 @@ static int detector_options(srv_req *q, const dsml_render_options *ro, dsml_erro
     t->detect.tool_choice_name_len = 0;
     t->detect.parallel_calls =
         in->parallel_tool_calls ? DSML_PARALLEL_CALLS_ALLOW : DSML_PARALLEL_CALLS_FIRST;
+    /* safe for clients: a stray </think> never reaches content (option 3),
+     * and, when the request declares tools, a call names one of them */
+    if (t->detect.mode != DSML_DETECT_STRICT &&
+        t->detect.stray_think_end == DSML_STRAY_THINK_END_REFUSE)
+        t->detect.stray_think_end = DSML_STRAY_THINK_END_REASONING;
+    if (in->tool_count > 0)
+        t->detect.tool_names = DSML_TOOL_NAMES_DECLARED;
     return DSML_OK;
 }
 
@@ -454,7 +468,8 @@ void dsml_turn_release(dsml_turn *t)
     dsml_output_free(&t->out);
     dsml_output_free(&t->grammar);
     char *texts[] = {t->tools,   t->choice,  t->response_format, t->ignored,
-                     t->model,   t->missing, t->restored};
+                     t->model,   t->missing, t->restored,        t->stop_json,
+                     t->stops};
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
         dsml_free(&t->alloc, texts[i]);
 }

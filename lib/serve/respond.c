@@ -6,10 +6,12 @@
  * executable is decided here; the JSON is written by respond_json.c.
  */
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
+#include "core/utf8_check.h"
 #include "serve/serve.h"
 
 void dsml_responder_options_init_size(dsml_responder_options *opts, size_t size)
@@ -46,9 +48,11 @@ void dsml_responder_destroy(dsml_responder *r)
     if (r == NULL)
         return;
     dsml_detector_destroy(r->d);
-    dsml_buf *bufs[] = {&r->chunk_head, &r->head, &r->item, &r->content, &r->reasoning};
+    dsml_buf *bufs[] = {&r->chunk_head, &r->head,  &r->item,  &r->content,
+                        &r->reasoning,  &r->pend,  &r->rtext};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         dsml_buf_release(bufs[i]);
+    dsml_free(&r->alloc, r->stops);
     for (size_t i = 0; i < r->capcalls; i++)
         call_free(r, &r->calls[i]);
     dsml_free(&r->alloc, r->calls);
@@ -73,6 +77,11 @@ static int make_heads(dsml_responder *r, const dsml_turn *turn, const dsml_respo
         model = turn->info.model != NULL ? turn->info.model : "";
         model_len = turn->info.model_len;
     }
+    if (!dsml_utf8_valid((const unsigned char *)id, id_len) ||
+        !dsml_utf8_valid((const unsigned char *)model, model_len))
+        return dsml_fail(err, DSML_ERR_UTF8, DSML_NO_OFFSET, NULL,
+                         "dsml_responder_options.%s is not valid UTF-8",
+                         dsml_utf8_valid((const unsigned char *)id, id_len) ? "model" : "id");
     long long created = o->created != 0 ? o->created : (long long)time(NULL);
     srv_json_head(&r->chunk_head, "chat.completion.chunk", id, id_len, created, model,
                   model_len);
@@ -97,7 +106,8 @@ int dsml_responder_create(const dsml_turn *turn, const dsml_responder_options *o
             return rc;
     }
     if ((o.flags & ~(unsigned)(DSML_RESPOND_HOLD_CALLS | DSML_RESPOND_DROP_RAW |
-                               DSML_RESPOND_SSE | DSML_RESPOND_NO_COMPLETION)) != 0 ||
+                               DSML_RESPOND_SSE | DSML_RESPOND_NO_COMPLETION |
+                               DSML_RESPOND_STREAM_ARGUMENTS | DSML_RESPOND_KEEP_RAW)) != 0 ||
         (o.id == NULL && o.id_len != 0) || (o.model == NULL && o.model_len != 0) ||
         (o.seed == NULL && o.seed_len != 0))
         return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
@@ -112,17 +122,27 @@ int dsml_responder_create(const dsml_turn *turn, const dsml_responder_options *o
     r->flags = o.flags;
     r->call_id = o.call_id;
     r->call_id_ctx = o.call_id_ctx;
+    r->choice_index = o.choice_index;
     dsml_error_init(&r->err);
-    dsml_buf *bufs[] = {&r->chunk_head, &r->head, &r->item, &r->content, &r->reasoning};
+    dsml_buf *bufs[] = {&r->chunk_head, &r->head,  &r->item,  &r->content,
+                        &r->reasoning,  &r->pend,  &r->rtext};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         dsml_buf_init(bufs[i], &r->alloc);
+    r->usage_chunk = turn->info.include_usage;
+    if (turn->info.stop_count > 0) {
+        r->stops = dsml_malloc(&r->alloc, turn->stops_len);
+        if (r->stops == NULL) {
+            dsml_responder_destroy(r);
+            return dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
+        }
+        memcpy(r->stops, turn->stops, turn->stops_len);
+        r->nstops = turn->info.stop_count;
+    }
     srv_rng_seed(&r->rng, o.seed, o.seed_len);
     int rc = make_heads(r, turn, &o, err);
+    /* the responder keeps its own texts: its detector keeps no message */
     if (rc == DSML_OK)
-        rc = srv_turn_detector(turn,
-                               (o.flags & DSML_RESPOND_NO_COMPLETION) ? DSML_DETECT_NO_MESSAGE
-                                                                      : 0,
-                               &r->d, err);
+        rc = srv_turn_detector(turn, DSML_DETECT_NO_MESSAGE, &r->d, err);
     if (rc != DSML_OK) {
         dsml_responder_destroy(r);
         return rc;
@@ -164,8 +184,9 @@ static srv_call *new_call(dsml_responder *r)
     return c;
 }
 
-/* Gives the call its OpenAI index and its id. */
-static void index_call(dsml_responder *r, srv_call *c)
+/* Gives the call its OpenAI index and its id; DSML_OK or the (sticky)
+ * error of an id that is not UTF-8. */
+static int index_call(dsml_responder *r, srv_call *c)
 {
     c->index = r->sent++;
     c->indexed = 1;
@@ -174,14 +195,24 @@ static void index_call(dsml_responder *r, srv_call *c)
         c->id_len = r->call_id(r->call_id_ctx, c->index, c->id, DSML_CALL_ID_MAX);
         if (c->id_len > DSML_CALL_ID_MAX)
             c->id_len = 0;
+        if (!dsml_utf8_valid((const unsigned char *)c->id, c->id_len)) {
+            dsml_fail(&r->err, DSML_ERR_UTF8, DSML_NO_OFFSET, NULL,
+                      "the id dsml_responder_options.call_id gave call %zu is not valid "
+                      "UTF-8", c->index);
+            r->failed = DSML_ERR_UTF8;
+            return r->failed;
+        }
     }
     if (c->id_len == 0)
         c->id_len = srv_rng_id(&r->rng, "call_", c->id, sizeof c->id);
+    return DSML_OK;
 }
 
+/* By default a call goes out whole once complete (HOLD_CALLS, kept as a
+ * name, is that default). */
 static int held(const dsml_responder *r)
 {
-    return (r->flags & DSML_RESPOND_HOLD_CALLS) != 0;
+    return (r->flags & DSML_RESPOND_STREAM_ARGUMENTS) == 0;
 }
 
 static const char *status_word(int status)
@@ -225,7 +256,8 @@ static int call_end(dsml_responder *r, const dsml_event *e, dsml_item *item)
         r->executable++;
         if (!held(r))
             return 0;
-        index_call(r, c);
+        if (index_call(r, c) != DSML_OK)
+            return r->failed;
         srv_chunk_call(r, c, c->args.data, c->args.len);
         return r->item.failed ? nomem(r) : 1;
     }
@@ -254,7 +286,8 @@ static int call_begin(dsml_responder *r, const dsml_event *e)
     r->cur = c;
     if (held(r))
         return 0;
-    index_call(r, c);
+    if (index_call(r, c) != DSML_OK)
+        return r->failed;
     srv_chunk_call(r, c, "", 0);
     return r->item.failed ? nomem(r) : 1;
 }
@@ -295,29 +328,67 @@ static int raw_follows(int code)
     }
 }
 
+/* A text delta: kept for the completion, and its chunk. */
+static int send_text(dsml_responder *r, int content, const char *p, size_t n)
+{
+    if (keep(r)) {
+        dsml_buf *b = content ? &r->content : &r->reasoning;
+        dsml_buf_append(b, p, n);
+        if (b->failed)
+            return nomem(r);
+    }
+    srv_chunk_text(r, content ? "content" : "reasoning_content", p, n);
+    return r->item.failed ? nomem(r) : 1;
+}
+
 static int text(dsml_responder *r, const dsml_event *e, dsml_item *item)
 {
     int content = e->type == DSML_EVENT_CONTENT;
-    if (content && r->raw && (r->flags & DSML_RESPOND_DROP_RAW)) {
+    if (content && r->raw && !(r->flags & DSML_RESPOND_KEEP_RAW)) {
         if (r->raw_reported)
             return 0;
         r->raw_reported = 1;
         static const char msg[] = "the raw text of a broken tool-call block is dropped";
         return diagnostic(r, r->raw_code, DSML_NO_OFFSET, msg, sizeof msg - 1, item);
     }
-    if (keep(r)) {
-        dsml_buf *b = content ? &r->content : &r->reasoning;
-        dsml_buf_append(b, e->text, e->len);
-        if (b->failed)
-            return nomem(r);
-    }
-    srv_chunk_text(r, content ? "content" : "reasoning_content", e->text, e->len);
-    return r->item.failed ? nomem(r) : 1;
+    if (!content || r->nstops == 0)
+        return send_text(r, content, e->text, e->len);
+    size_t n = srv_stop_feed(r, e->text, e->len);
+    if (r->pend.failed)
+        return nomem(r);
+    int rc = n > 0 ? send_text(r, 1, r->pend.data, n) : 0;
+    srv_stop_sent(r, n);
+    return rc;
+}
+
+/* Content held for the stop strings goes out before anything else does:
+ * its chunk now, the event `e` again at the next call (a copy: the
+ * detector's memory may change before). */
+static int flush_before(dsml_responder *r, const dsml_event *e)
+{
+    r->replay = *e;
+    r->rtext.len = 0;
+    dsml_buf_append(&r->rtext, e->text, e->len);
+    dsml_buf_append(&r->rtext, e->name, e->name_len);
+    dsml_buf_append(&r->rtext, e->ns, e->ns_len);
+    if (r->rtext.failed)
+        return nomem(r);
+    r->replay.text = e->text != NULL ? r->rtext.data : NULL;
+    r->replay.name = e->name != NULL ? r->rtext.data + e->len : NULL;
+    r->replay.ns = e->ns != NULL ? r->rtext.data + e->len + e->name_len : NULL;
+    r->replaying = 1;
+    int rc = send_text(r, 1, r->pend.data, r->pend.len);
+    r->pend.len = 0;
+    return rc;
 }
 
 /* One event: 1 and an item, 0 for none, or an error. */
 static int on_event(dsml_responder *r, const dsml_event *e, dsml_item *item)
 {
+    if (r->stopped)
+        return 0; /* nothing after a stop string is sent */
+    if (r->pend.len > 0 && e->type != DSML_EVENT_CONTENT && e->type != DSML_EVENT_DIAGNOSTIC)
+        return flush_before(r, e);
     switch (e->type) {
     case DSML_EVENT_REASONING:
     case DSML_EVENT_CONTENT:
@@ -362,7 +433,13 @@ int dsml_responder_next(dsml_responder *r, dsml_item *item)
             return r->failed;
         dsml_event e;
         e.size = sizeof e;
-        int rc = dsml_detector_next(r->d, &e);
+        int rc = 1;
+        if (r->replaying) {
+            e = r->replay;
+            r->replaying = 0;
+        } else {
+            rc = dsml_detector_next(r->d, &e);
+        }
         if (rc < 0) {
             fail_with(r, rc);
             return rc;
@@ -383,9 +460,37 @@ int dsml_responder_next(dsml_responder *r, dsml_item *item)
     }
     if (!r->ended)
         return 0;
+    if (r->pend.len > 0 && !r->stopped) {
+        int rc = send_text(r, 1, r->pend.data, r->pend.len);
+        r->pend.len = 0;
+        if (rc < 0)
+            return rc;
+        item->type = DSML_ITEM_CHUNK;
+        item->text = r->item.data;
+        item->len = r->item.len;
+        return 1;
+    }
     if (!r->final_sent) {
         r->final_sent = 1;
         srv_chunk_finish(r);
+        if (r->item.failed)
+            return nomem(r);
+        item->type = DSML_ITEM_CHUNK;
+        item->text = r->item.data;
+        item->len = r->item.len;
+        return 1;
+    }
+    if (r->usage_chunk && !r->usage_sent) {
+        r->usage_sent = 1;
+        if (!r->usage_set) {
+            static const char msg[] = "stream_options.include_usage: no usage was given "
+                                      "(dsml_responder_set_usage), no usage chunk";
+            int rc = diagnostic(r, DSML_ERR_STATE, DSML_NO_OFFSET, msg, sizeof msg - 1, item);
+            if (rc == 1)
+                item->text = r->item.data;
+            return rc;
+        }
+        srv_chunk_usage(r);
         if (r->item.failed)
             return nomem(r);
         item->type = DSML_ITEM_CHUNK;
@@ -409,6 +514,8 @@ int dsml_responder_feed(dsml_responder *r, const char *bytes, size_t len)
         return DSML_ERR_ARGUMENT;
     if (r->failed)
         return r->failed;
+    if (r->stopped && !r->ended)
+        return DSML_OK; /* past a stop string: nothing more is sent */
     int rc = dsml_detector_feed(r->d, bytes, len);
     if (rc == DSML_ERR_ARGUMENT || rc == DSML_ERR_STATE)
         return rc;
@@ -423,11 +530,33 @@ int dsml_responder_end(dsml_responder *r, dsml_end_reason why)
         return r->failed;
     if (r->ended)
         return DSML_OK;
-    int rc = dsml_detector_end(r->d, why);
+    if ((unsigned)why > DSML_END_ABORT)
+        return DSML_ERR_ARGUMENT;
+    /* past a stop string the detector is not read again (the bytes after
+     * it were not fed: it may have stopped inside a character) */
+    int rc = r->stopped ? DSML_OK : dsml_detector_end(r->d, why);
     if (rc == DSML_ERR_ARGUMENT)
         return rc;
     r->ended = 1;
     r->why = why;
+    return DSML_OK;
+}
+
+int dsml_responder_stopped(const dsml_responder *r)
+{
+    return r != NULL && r->stopped;
+}
+
+int dsml_responder_set_usage(dsml_responder *r, size_t prompt_tokens, size_t completion_tokens,
+                             size_t reasoning_tokens)
+{
+    if (r == NULL || reasoning_tokens > completion_tokens ||
+        prompt_tokens > SIZE_MAX - completion_tokens)
+        return DSML_ERR_ARGUMENT;
+    r->usage[0] = prompt_tokens;
+    r->usage[1] = completion_tokens;
+    r->usage[2] = reasoning_tokens;
+    r->usage_set = 1;
     return DSML_OK;
 }
 

@@ -25,7 +25,29 @@ void srv_json_head(dsml_buf *b, const char *object, const char *id, size_t id_le
     dsml_buf_puts(b, num);
     DSML_BUF_LIT(b, ",\"model\":");
     dsml_emit_string(b, model != NULL ? model : "", model_len);
-    DSML_BUF_LIT(b, ",\"choices\":[{\"index\":0,");
+    dsml_buf_putc(b, ',');
+}
+
+/* The one choice's start: "choices":[{"index":N, */
+static void choice_head(const dsml_responder *r, dsml_buf *b)
+{
+    DSML_BUF_LIT(b, "\"choices\":[{\"index\":");
+    dsml_buf_put_size(b, r->choice_index);
+    dsml_buf_putc(b, ',');
+}
+
+/* "usage":{...} */
+static void usage_json(const dsml_responder *r, dsml_buf *b)
+{
+    DSML_BUF_LIT(b, "\"usage\":{\"prompt_tokens\":");
+    dsml_buf_put_size(b, r->usage[0]);
+    DSML_BUF_LIT(b, ",\"completion_tokens\":");
+    dsml_buf_put_size(b, r->usage[1]);
+    DSML_BUF_LIT(b, ",\"total_tokens\":");
+    dsml_buf_put_size(b, r->usage[0] + r->usage[1]);
+    DSML_BUF_LIT(b, ",\"completion_tokens_details\":{\"reasoning_tokens\":");
+    dsml_buf_put_size(b, r->usage[2]);
+    DSML_BUF_LIT(b, "}}");
 }
 
 /* Starts an item's chunk: the SSE prefix, the head, the delta's brace and,
@@ -37,6 +59,7 @@ static void begin_chunk(dsml_responder *r)
     if (r->flags & DSML_RESPOND_SSE)
         DSML_BUF_LIT(b, "data: ");
     dsml_buf_append(b, r->chunk_head.data, r->chunk_head.len);
+    choice_head(r, b);
     DSML_BUF_LIT(b, "\"delta\":{");
     if (!r->role_sent) {
         DSML_BUF_LIT(b, "\"role\":\"assistant\"");
@@ -112,6 +135,8 @@ void srv_chunk_arguments(dsml_responder *r, size_t index, const char *text, size
 
 const char *srv_finish_reason(const dsml_responder *r)
 {
+    if (r->stopped) /* a stop string: the server ended the generation */
+        return r->executable > 0 ? "tool_calls" : "stop";
     switch (r->why) {
     case DSML_END_LENGTH: return "length";
     case DSML_END_ABORT: return "abort";
@@ -128,9 +153,22 @@ void srv_chunk_finish(dsml_responder *r)
     end_chunk(r, "\"}]}", 4);
 }
 
+void srv_chunk_usage(dsml_responder *r)
+{
+    dsml_buf *b = &r->item;
+    b->len = 0;
+    if (r->flags & DSML_RESPOND_SSE)
+        DSML_BUF_LIT(b, "data: ");
+    dsml_buf_append(b, r->chunk_head.data, r->chunk_head.len);
+    DSML_BUF_LIT(b, "\"choices\":[],");
+    usage_json(r, b);
+    end_chunk(r, "}", 1);
+}
+
 void srv_completion_json(const dsml_responder *r, dsml_buf *b)
 {
     dsml_buf_append(b, r->head.data, r->head.len);
+    choice_head(r, b);
     DSML_BUF_LIT(b, "\"message\":{\"role\":\"assistant\",\"content\":");
     if (r->content.len == 0 && r->executable > 0)
         DSML_BUF_LIT(b, "null");
@@ -167,5 +205,10 @@ void srv_completion_json(const dsml_responder *r, dsml_buf *b)
         dsml_buf_putc(b, ']');
     DSML_BUF_LIT(b, "},\"logprobs\":null,\"finish_reason\":\"");
     dsml_buf_puts(b, srv_finish_reason(r));
-    DSML_BUF_LIT(b, "\"}]}");
+    DSML_BUF_LIT(b, "\"}]");
+    if (r->usage_set) {
+        dsml_buf_putc(b, ',');
+        usage_json(r, b);
+    }
+    dsml_buf_putc(b, '}');
 }

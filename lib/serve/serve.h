@@ -4,11 +4,13 @@
  *   request.c   a request body -> the turn's decisions and its prompt
  *   thinking.c  the body's thinking switches and reasoning effort
  *   restore.c   reasoning the client dropped: reported, looked up, restored
+ *   request_output.c  the body's output fields: stop, n, stream
  *   turn.c      the turn handle: its decisions, the detector made from it
  *   turn_grammar.c  the grammar the request calls for (lib/grammar)
  *   respond.c   the responder: a completion's events -> OpenAI chunks and
  *               the whole response
  *   respond_json.c  the JSON of chunks and of the chat.completion object
+ *   respond_stop.c  the stop strings, matched in the content
  *   ids.c       response and tool-call ids from a per-responder source
  *
  * The serving layer uses the renderer (lib/render), the detector
@@ -42,6 +44,10 @@ struct dsml_turn {
     dsml_grammar_info grammar_info;
     char grammar_from[64];
     dsml_error grammar_error;
+    /* the output fields (request_output.c) */
+    char *stop_json;           /* info.stop */
+    char *stops;               /* the stop strings, each NUL-terminated */
+    size_t stops_len, stop_max; /* their bytes; the longest one's length */
 };
 
 /* ids.c: a responder's random source and the ids drawn from it. */
@@ -79,6 +85,7 @@ struct dsml_responder {
     srv_rng rng;
     dsml_call_id_fn call_id;
     void *call_id_ctx;
+    size_t choice_index;   /* the choice's "index" */
     dsml_buf chunk_head;   /* a chunk's JSON up to its "delta" */
     dsml_buf head;         /* the completion's JSON up to its "message" */
     dsml_buf item;         /* the text of the item next() returned */
@@ -93,7 +100,18 @@ struct dsml_responder {
     int raw_code, raw_reported;
     int ended;
     dsml_end_reason why;
-    int final_sent, done_sent;
+    int final_sent, usage_sent, done_sent;
+    /* usage (dsml_responder_set_usage): prompt, completion, reasoning */
+    size_t usage[3];
+    int usage_set, usage_chunk; /* the usage chunk is owed (include_usage) */
+    /* stop strings (respond_stop.c) */
+    char *stops;           /* the turn's, each NUL-terminated (a copy) */
+    size_t nstops, stop_max;
+    dsml_buf pend;         /* content not sent yet: it may begin a stop string */
+    int stopped;           /* a stop string matched */
+    dsml_event replay;     /* an event to take again (after a flush) */
+    dsml_buf rtext;        /* its texts */
+    int replaying;
     int failed;
     dsml_error err;
 };
@@ -108,8 +126,16 @@ void srv_chunk_call(dsml_responder *r, const srv_call *c, const char *args, size
 void srv_chunk_arguments(dsml_responder *r, size_t index, const char *text, size_t len);
 /* The last chunk. */
 void srv_chunk_finish(dsml_responder *r);
+/* The usage chunk ("choices": []). */
+void srv_chunk_usage(dsml_responder *r);
 const char *srv_finish_reason(const dsml_responder *r);
 void srv_completion_json(const dsml_responder *r, dsml_buf *b);
+
+/* respond_stop.c: content text into r->pend; returns how many of its
+ * leading bytes may go out (r->stopped set when a stop string begins
+ * there); srv_stop_sent() takes them out of r->pend. */
+size_t srv_stop_feed(dsml_responder *r, const char *text, size_t len);
+void srv_stop_sent(dsml_responder *r, size_t n);
 
 /* turn.c: a detector for the turn, with extra DSML_DETECT_* flags. */
 int srv_turn_detector(const dsml_turn *turn, unsigned flags, dsml_detector **out,
@@ -153,6 +179,12 @@ int srv_read_effort(srv_req *q, const cJSON *body);
 int srv_restore_begin(srv_req *q);
 int srv_restore_finish(srv_req *q, dsml_error *err);
 void srv_restore_end(srv_req *q);
+/* request_output.c: stop, n, stream and stream_options into t->info
+ * (stop strings into t->stops); the members of stream_options not read go
+ * to `ignore`. */
+typedef void (*srv_ignore_fn)(void *ctx, const char *parent, const char *key);
+int srv_read_output(dsml_turn *t, const cJSON *body, srv_ignore_fn ignore, void *ctx,
+                    dsml_error *err);
 
 /* request.c: reads and renders `body` into `t` (zeroed by the caller, its
  * allocator set). */

@@ -67,6 +67,7 @@ static void fill_info(dsml_turn *t)
     in->model = t->model;
     in->missing_reasoning = t->missing;
     in->restored = t->restored;
+    in->stop = t->stop_json;
     in->grammar = t->grammar.text;
     in->grammar_len = t->grammar.len;
     in->grammar_info = t->grammar.text != NULL ? &t->grammar_info : NULL;

@@ -732,15 +732,77 @@ class Respond(TempFiles, unittest.TestCase):
         self.assertEqual(err, "")
         obj, _ = self.completion("--end", "abort", req, text)
         self.assertEqual(obj["choices"][0]["finish_reason"], "abort")
-        # a call cut by the length limit is not sent with --hold-calls
+        # a call cut by the length limit is not sent (the default; --hold-calls
+        # is accepted); with --stream-arguments it was sent in part, reported
         req, text = self.files(text=self.TEXT[:-60])
-        status, out, err = run("respond", *self.FIXED, "--stream", "3", "--hold-calls",
+        for extra in ([], ["--hold-calls"]):
+            status, out, err = run("respond", *self.FIXED, "--stream", "3", *extra,
+                                   "--end", "length", req, text)
+            self.assertEqual(status, 0, err)
+            msg, finish = self.add_up(out)
+            self.assertEqual(finish, "length")
+            self.assertNotIn("tool_calls", msg)
+            self.assertIn("is incomplete: not sent", err)
+        status, out, err = run("respond", *self.FIXED, "--stream", "3", "--stream-arguments",
                                "--end", "length", req, text)
         self.assertEqual(status, 0, err)
-        msg, finish = self.add_up(out)
-        self.assertEqual(finish, "length")
-        self.assertNotIn("tool_calls", msg)
-        self.assertIn("is incomplete: not sent", err)
+        self.assertIn("tool_calls", self.add_up(out)[0])
+        self.assertIn("sent in part, not to be executed", err)
+
+    def test_safe_defaults(self):
+        # the example: an undeclared tool is no call; its markup is not content
+        ex = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples")
+        obj, err = self.completion(os.path.join(ex, "request.json"),
+                                   os.path.join(ex, "completion.txt"))
+        (choice,) = obj["choices"]
+        self.assertEqual(choice["finish_reason"], "stop")
+        self.assertNotIn("tool_calls", choice["message"])
+        self.assertNotIn("lookup_order", choice["message"]["content"])
+        self.assertIn("DSML_ERR_UNKNOWN_TOOL", err)
+        # --keep-raw keeps it as content
+        obj, _ = self.completion("--keep-raw", os.path.join(ex, "request.json"),
+                                 os.path.join(ex, "completion.txt"))
+        self.assertIn("lookup_order", obj["choices"][0]["message"]["content"])
+        # the thinking-off leak: the deliberation is reasoning, </think> is gone
+        req, text = self.files(request={"messages": [USER]},
+                               text="We need answer only number. 17*23=391.</think>\n391")
+        msg = self.completion(req, text)[0]["choices"][0]["message"]
+        self.assertEqual((msg["content"], msg["reasoning_content"]),
+                         ("\n391", "We need answer only number. 17*23=391."))
+        # a window shorter than the deliberation: content, the tag still dropped
+        msg = self.completion("--think-window", "8", req, text)[0]["choices"][0]["message"]
+        self.assertEqual(msg["content"], "We need answer only number. 17*23=391.\n391")
+        # an id that is not UTF-8: refused, never invalid JSON
+        status, out, err = run("respond", "--id", b"\xff".decode("utf-8", "surrogateescape"),
+                               req, text)
+        self.assertEqual((status, out), (1, b""))
+        self.assertIn("DSML_ERR_UTF8", err)
+
+    def test_stop_usage_choice(self):
+        req, text = self.files(request={"model": "m", "messages": [USER], "stop": "END",
+                                        "stream": True,
+                                        "stream_options": {"include_usage": True}},
+                               text="Hello END more")
+        obj, _ = self.completion("--usage", "5,3,0", "--choice-index", "1", req, text)
+        (choice,) = obj["choices"]
+        self.assertEqual((choice["index"], choice["message"]["content"], choice["finish_reason"]),
+                         (1, "Hello ", "stop"))
+        self.assertEqual(obj["usage"], {"prompt_tokens": 5, "completion_tokens": 3,
+                                        "total_tokens": 8,
+                                        "completion_tokens_details": {"reasoning_tokens": 0}})
+        for n in range(1, 16):
+            status, out, err = run("respond", *self.FIXED, "--stream", str(n), "--usage", "5,3,0",
+                                   req, text)
+            self.assertEqual(status, 0, err)
+            events = out.decode().split("\n\n")
+            usage = json.loads(events[-3][6:])
+            self.assertEqual((usage["choices"], usage["usage"]["total_tokens"]), ([], 8))
+            self.assertEqual(self.add_up(("\n\n".join(events[:-3] + events[-2:])).encode())[0]
+                             ["content"], "Hello ", n)
+        for argv in (["--usage", "1,2"], ["--usage", "1,2,3"], ["--choice-index", "x"],
+                     ["--think-window", "0"]):
+            status, out, err = run("respond", *argv, req, text)
+            self.assertEqual((status, out), (2, b""), argv)
 
     def grammar_line(self, err):
         """The grammar object --grammar prints first on standard error."""
@@ -800,7 +862,8 @@ class Respond(TempFiles, unittest.TestCase):
             self.assertIn("dsml-render respond --help", err)
         status, out, _ = run("respond", "--help")
         self.assertEqual(status, 0)
-        self.assertIn(b"--hold-calls", out)
+        self.assertIn(b"--stream-arguments", out)
+        self.assertIn(b"--keep-raw", out)
 
 
 class ExitStatus(TempFiles, unittest.TestCase):

@@ -74,7 +74,7 @@ check_examples() { # check_examples HOW DIR: runs DIR/render, stream, quickstart
   esac
   out=$("$2/stream" --chunk 3 "$examples/request.json" "$examples/reply.txt" 2>/dev/null)
   case $out in
-    'data: {"id":"chatcmpl-'*'"delta":{"role":"assistant","reasoning_content":"The"}'*'"function":{"name":"opening_hours","arguments":""}'*'"delta":{},"logprobs":null,"finish_reason":"tool_calls"}]}'*'data: [DONE]') ;;
+    'data: {"id":"chatcmpl-'*'"delta":{"role":"assistant","reasoning_content":"The"}'*'"function":{"name":"opening_hours","arguments":"{\"branch\": \"main\", \"weekday\": \"sunday\"}"}'*'"delta":{},"logprobs":null,"finish_reason":"tool_calls"}]}'*'data: [DONE]') ;;
     *) echo "FAIL: stream ($1) printed: $out" >&2; exit 1 ;;
   esac
   out=$("$2/quickstart")

@@ -138,6 +138,7 @@ class DetectorOptions(ctypes.Structure):
         ("tool_choice_name_len", size_t),
         ("parallel_calls", ctypes.c_int),
         ("recoveries", ctypes.c_uint),
+        ("think_end_window", size_t),
     ]
 
 
@@ -303,7 +304,7 @@ PACKED_NO_NS = (1 << 64) - 1
 POLICIES = {
     "reasoning_calls": ("refuse", "parse"),
     "missing_think_end": ("refuse", "content"),
-    "stray_think_end": ("refuse", "reasoning"),
+    "stray_think_end": ("refuse", "reasoning", "drop"),
     "trailing_text": ("refuse", "content"),
     "trim": ("none", "whitespace"),
     "tool_names": ("any", "declared"),
