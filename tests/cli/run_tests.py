@@ -764,7 +764,7 @@ class Respond(TempFiles, unittest.TestCase):
                                  os.path.join(ex, "completion.txt"))
         self.assertIn("lookup_order", obj["choices"][0]["message"]["content"])
         # the thinking-off leak: the deliberation is reasoning, </think> is gone
-        req, text = self.files(request={"messages": [USER]},
+        req, text = self.files(request={"messages": [USER], "thinking": {"type": "disabled"}},
                                text="We need answer only number. 17*23=391.</think>\n391")
         msg = self.completion(req, text)[0]["choices"][0]["message"]
         self.assertEqual((msg["content"], msg["reasoning_content"]),
@@ -780,7 +780,7 @@ class Respond(TempFiles, unittest.TestCase):
 
     def test_stop_usage_choice(self):
         req, text = self.files(request={"model": "m", "messages": [USER], "stop": "END",
-                                        "stream": True,
+                                        "thinking": {"type": "disabled"}, "stream": True,
                                         "stream_options": {"include_usage": True}},
                                text="Hello END more")
         obj, _ = self.completion("--usage", "5,3,0", "--choice-index", "1", req, text)
