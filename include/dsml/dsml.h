@@ -122,13 +122,14 @@ DSML_API int dsml_version_number(void);
     X(ERR_STATE, -29, "call not allowed in the handle's current state")     \
     X(ERR_TOOL_CHOICE, -30, "tool call not allowed by tool_choice")           \
     X(ERR_PARALLEL_CALLS, -31, "a further tool call with parallel calls off") \
-    X(ERR_SCHEMA, -32, "JSON schema outside the subset a grammar supports")
+    X(ERR_SCHEMA, -32, "JSON schema outside the subset a grammar supports")  \
+    X(ERR_SERVER_STATE, -33, "the request needs state kept by the server")
 
 typedef enum dsml_status {
 #define DSML_STATUS_ENUM_(name, value, msg) DSML_##name = value,
     DSML_STATUS_LIST(DSML_STATUS_ENUM_)
 #undef DSML_STATUS_ENUM_
-    DSML_STATUS_LAST_ = -32
+    DSML_STATUS_LAST_ = -33
 } dsml_status;
 
 /* "DSML_ERR_NOMEM" etc.; "DSML_UNKNOWN" for codes not in the table. Static. */
@@ -1106,6 +1107,16 @@ typedef struct dsml_effort_alias {
                                            without one (grammar_status says
                                            why); default: the turn fails */
 
+/* The API a request body is written for (dsml_turn_options.api): OpenAI
+ * Chat Completions, Anthropic Messages, or OpenAI Responses.  The other two
+ * are translated into the chat-completion body they stand for, which is
+ * then read as above; see "The other APIs" below. */
+typedef enum dsml_api {
+    DSML_API_CHAT = 0,
+    DSML_API_ANTHROPIC = 1,
+    DSML_API_RESPONSES = 2
+} dsml_api;
+
 struct dsml_grammar_options; /* "Grammars for constrained decoding" */
 struct dsml_grammar_info;
 
@@ -1136,6 +1147,10 @@ typedef struct dsml_turn_options {
                                            mode, tool_choice and parallel
                                            calls.  Read during
                                            dsml_turn_create() */
+    dsml_api api;                       /* the body's API: DSML_API_CHAT
+                                           (default), DSML_API_ANTHROPIC or
+                                           DSML_API_RESPONSES; never guessed
+                                           from the body */
 } dsml_turn_options;
 
 /* Sets size and the defaults. */
@@ -1213,6 +1228,8 @@ typedef struct dsml_turn_info {
                                        DSML_ERR_SCHEMA, ...; grammar_error
                                        then has the path and message */
     const dsml_error *grammar_error; /* that error, or NULL */
+    dsml_api api;                   /* the body's API (dsml_turn_options.api),
+                                       the shape of the responses to write */
 } dsml_turn_info;
 
 /*

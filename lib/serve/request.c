@@ -26,6 +26,7 @@ typedef struct req {
     size_t nignored;
     dsml_buf choice_name;
     int context_given;
+    const srv_xlate *x; /* another API's body translated: its paths */
 } req;
 
 static int nomem(req *q)
@@ -44,7 +45,13 @@ static void ignore(req *q, const char *parent, const char *key)
     dsml_buf_putc(&q->ignored, q->nignored == 0 ? '[' : ',');
     if (q->nignored > 0)
         dsml_buf_putc(&q->ignored, ' ');
-    dsml_emit_string(&q->ignored, p.text, p.len);
+    if (q->x != NULL) {
+        char sent[sizeof p.text];
+        srv_x_unmap(q->x, p.text, sent, sizeof sent);
+        dsml_emit_string(&q->ignored, sent, strlen(sent));
+    } else {
+        dsml_emit_string(&q->ignored, p.text, p.len);
+    }
     q->nignored++;
 }
 
@@ -509,6 +516,55 @@ static int detector_options(req *q, const dsml_render_options *ro, dsml_error *e
     return DSML_OK;
 }
 
+/* ---- the other APIs ------------------------------------------------------- */
+
+typedef struct xlate_arg {
+    srv_xlate x;
+    dsml_api api;
+} xlate_arg;
+
+/* The renderer's document function that translates another API's body. */
+static int xlate_doc(dsml_rctx *c, const cJSON *body, const cJSON *context,
+                     dsml_output *out, void *arg)
+{
+    (void)context;
+    (void)out;
+    xlate_arg *a = arg;
+    a->x.err = c->err;
+    return a->api == DSML_API_ANTHROPIC ? srv_anthropic_read(&a->x, body)
+                                        : srv_responses_read(&a->x, body);
+}
+
+/* Reads the chat body `body`, or, for another API, the chat body it
+ * translates into, the errors then naming the body sent. */
+static int read_body(req *q, const char *body, size_t len, dsml_error *err)
+{
+    dsml_turn *t = q->t;
+    t->info.api = q->o->api;
+    if (q->o->api == DSML_API_CHAT)
+        return dsml_render_entry(build_doc, q, body, len, q->o->render, &t->out, err);
+    xlate_arg a;
+    srv_x_init(&a.x, &t->alloc, err);
+    a.api = q->o->api;
+    dsml_output none;
+    int r = dsml_render_entry(xlate_doc, &a, body, len, q->o->render, &none, err);
+    if (r == DSML_OK && a.x.nignored > 0) {
+        dsml_buf_putc(&q->ignored, '[');
+        dsml_buf_append(&q->ignored, a.x.ignored.data, a.x.ignored.len);
+        q->nignored = a.x.nignored;
+    }
+    q->x = &a.x;
+    if (r == DSML_OK) {
+        r = dsml_render_entry(build_doc, q, a.x.out.data, a.x.out.len, q->o->render, &t->out,
+                              err);
+        if (r != DSML_OK)
+            srv_x_unmap_error(&a.x, err);
+    }
+    q->x = NULL;
+    srv_x_release(&a.x);
+    return r;
+}
+
 int dsml_turn_build(dsml_turn *t, const char *body, size_t len,
                     const dsml_turn_options *opts, dsml_error *err)
 {
@@ -518,7 +574,7 @@ int dsml_turn_build(dsml_turn *t, const char *body, size_t len,
     q.o = opts;
     dsml_buf_init(&q.ignored, &t->alloc);
     dsml_buf_init(&q.choice_name, &t->alloc);
-    int r = dsml_render_entry(build_doc, &q, body, len, opts->render, &t->out, err);
+    int r = read_body(&q, body, len, err);
     if (r == DSML_OK) {
         if (q.nignored == 0)
             dsml_buf_putc(&q.ignored, '[');

@@ -29,7 +29,9 @@ static int turn_begin(dsml_turn *t, const dsml_turn_options *opts, dsml_turn_opt
     }
     if ((given->flags & ~(DSML_TURN_NONE_DROPS_TOOLS | DSML_TURN_GRAMMAR_AUTO |
                           DSML_TURN_GRAMMAR_OPTIONAL)) != 0 ||
-        (given->effort_aliases == NULL && given->effort_alias_count != 0))
+        (given->effort_aliases == NULL && given->effort_alias_count != 0) ||
+        (given->api != DSML_API_CHAT && given->api != DSML_API_ANTHROPIC &&
+         given->api != DSML_API_RESPONSES))
         return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
                          "invalid dsml_turn_options value");
     dsml_render_options ro;
