@@ -528,13 +528,11 @@ static int tools(srv_xlate *x, const cJSON *list)
         srv_x_open(x, NULL, '{');
         srv_x_str(x, "type", "function", 8);
         srv_x_open(x, "function", '{');
-        static const char *const from[] = {"name", "description", "input_schema", "strict"};
-        static const char *const into[] = {"name", "description", "parameters", "strict"};
-        for (size_t k = 0; k < 4; k++) {
-            const cJSON *v = dsml_json_get(tl, from[k]);
-            if (v != NULL)
-                srv_x_value(x, into[k], v);
-        }
+        /* in the order written: the prompt shows the tool as JSON */
+        for (const cJSON *v = tl->child; v != NULL; v = v->next)
+            if (strcmp(v->string, "type") != 0 && !srv_x_ignored_key(kept, v->string))
+                srv_x_value(x, strcmp(v->string, "input_schema") == 0 ? "parameters" : v->string,
+                            v);
         srv_x_close(x, '}');
         srv_x_close(x, '}');
     }

@@ -206,16 +206,21 @@ void srv_x_ignore(srv_xlate *x, const char *path)
     x->nignored++;
 }
 
+int srv_x_ignored_key(const char *const *kept, const char *key)
+{
+    size_t k = 0;
+    while (kept[k] != NULL && strcmp(kept[k], key) != 0)
+        k++;
+    return kept[k] == NULL;
+}
+
 void srv_x_ignore_others(srv_xlate *x, const char *path, const cJSON *obj,
                          const char *const *kept)
 {
     if (!dsml_is_object(obj))
         return;
     for (const cJSON *f = obj->child; f != NULL; f = f->next) {
-        size_t k = 0;
-        while (kept[k] != NULL && strcmp(kept[k], f->string) != 0)
-            k++;
-        if (kept[k] != NULL)
+        if (!srv_x_ignored_key(kept, f->string))
             continue;
         dsml_path p;
         dsml_path_root(&p, path);

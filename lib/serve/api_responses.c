@@ -405,11 +405,10 @@ static int tools(srv_xlate *x, const cJSON *list)
         srv_x_open(x, NULL, '{');
         srv_x_str(x, "type", "function", 8);
         srv_x_open(x, "function", '{');
-        for (size_t k = 1; kept[k] != NULL; k++) {
-            const cJSON *v = dsml_json_get(tl, kept[k]);
-            if (v != NULL)
-                srv_x_value(x, kept[k], v);
-        }
+        /* in the order written: the prompt shows the tool as JSON */
+        for (const cJSON *v = tl->child; v != NULL; v = v->next)
+            if (strcmp(v->string, "type") != 0 && !srv_x_ignored_key(kept, v->string))
+                srv_x_value(x, v->string, v);
         srv_x_close(x, '}');
         srv_x_close(x, '}');
     }
@@ -498,11 +497,9 @@ static int text_format(srv_xlate *x, const cJSON *v)
     srv_x_open(x, "response_format", '{');
     srv_x_value(x, "type", type);
     srv_x_open(x, "json_schema", '{');
-    for (size_t k = 1; kept_schema[k] != NULL; k++) {
-        const cJSON *m = dsml_json_get(f, kept_schema[k]);
-        if (m != NULL)
-            srv_x_value(x, kept_schema[k], m);
-    }
+    for (const cJSON *m = f->child; m != NULL; m = m->next)
+        if (strcmp(m->string, "type") != 0 && !srv_x_ignored_key(kept_schema, m->string))
+            srv_x_value(x, m->string, m);
     srv_x_close(x, '}');
     srv_x_close(x, '}');
     return DSML_OK;

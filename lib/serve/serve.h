@@ -152,6 +152,8 @@ void srv_x_unmap(const srv_xlate *x, const char *path, char *out, size_t cap);
 void srv_x_unmap_error(const srv_xlate *x, dsml_error *err);
 /* Lists `path` of the body sent among the fields not read. */
 void srv_x_ignore(srv_xlate *x, const char *path);
+/* 1 when `key` is not among `kept` (NULL-ended). */
+int srv_x_ignored_key(const char *const *kept, const char *key);
 /* Lists the members of `obj` (at `path`) not named in `kept` (NULL-ended). */
 void srv_x_ignore_others(srv_xlate *x, const char *path, const cJSON *obj,
                          const char *const *kept);
