@@ -165,8 +165,10 @@ static cJSON *ac_content(const cJSON *c, int api, const char *text_type, const c
     return NULL;
 }
 
-/* A call's arguments parsed (an object), or NULL. */
-static cJSON *ac_arguments(const cJSON *call, cJSON **parsed)
+/* A call's arguments, JSON text of an object, parsed (also in *parsed, to
+ * free); NULL otherwise (arguments given as an object are read unlike
+ * their text by V4, and both APIs give text). */
+static const cJSON *ac_arguments(const cJSON *call, cJSON **parsed)
 {
     static const char *const call_keys[] = {"type", "function", "id", NULL};
     static const char *const fn_keys[] = {"name", "arguments", NULL};
@@ -176,7 +178,8 @@ static cJSON *ac_arguments(const cJSON *call, cJSON **parsed)
         !dsml_is_string(dsml_json_get(fn, "name")))
         return NULL;
     const cJSON *args = dsml_json_get(fn, "arguments");
-    if (!dsml_is_string(args))
+    *parsed = NULL;
+    if (!dsml_is_string(args)) /* an object: V4 reads it unlike its text */
         return NULL;
     dsml_allocator a;
     dsml_alloc_resolve(&a, NULL);
@@ -234,9 +237,10 @@ static cJSON *ac_anthropic_assistant(const cJSON *m, const char **why)
     }
     for (const cJSON *c = has_calls ? calls->child : NULL; c != NULL; c = c->next) {
         cJSON *parsed = NULL;
-        if (ac_arguments(c, &parsed) == NULL) {
+        const cJSON *input = ac_arguments(c, &parsed);
+        if (input == NULL) {
             cJSON_Delete(out);
-            return *why = "a tool call whose arguments are not a JSON object text", NULL;
+            return *why = "a tool call whose arguments are not the text of a JSON object", NULL;
         }
         cJSON *b = cJSON_CreateObject();
         ac_add_str(b, "type", "tool_use");
@@ -245,7 +249,7 @@ static cJSON *ac_anthropic_assistant(const cJSON *m, const char **why)
             cJSON_AddItemToObject(b, "id", ac_dup(id));
         cJSON_AddItemToObject(b, "name", ac_dup(dsml_json_get(dsml_json_get(c, "function"),
                                                               "name")));
-        cJSON_AddItemToObject(b, "input", ac_dup(parsed));
+        cJSON_AddItemToObject(b, "input", ac_dup(input));
         cJSON_Delete(parsed);
         cJSON_AddItemToArray(blocks, b);
     }
@@ -435,17 +439,19 @@ static int ac_responses_assistant(cJSON *items, const cJSON *m, const char **why
     }
     for (const cJSON *c = calls->child; c != NULL; c = c->next) {
         cJSON *parsed = NULL;
-        if (ac_arguments(c, &parsed) == NULL)
-            return *why = "a tool call whose arguments are not a JSON object text", 0;
+        const cJSON *input = ac_arguments(c, &parsed);
         cJSON_Delete(parsed);
+        if (input == NULL)
+            return *why = "a tool call whose arguments are not the text of a JSON object", 0;
         const cJSON *fn = dsml_json_get(c, "function");
+        const cJSON *args = dsml_json_get(fn, "arguments");
         cJSON *f = cJSON_CreateObject();
         ac_add_str(f, "type", "function_call");
         const cJSON *id = dsml_json_get(c, "id");
         if (id != NULL)
             cJSON_AddItemToObject(f, "call_id", ac_dup(id));
         cJSON_AddItemToObject(f, "name", ac_dup(dsml_json_get(fn, "name")));
-        cJSON_AddItemToObject(f, "arguments", ac_dup(dsml_json_get(fn, "arguments")));
+        cJSON_AddItemToObject(f, "arguments", ac_dup(args));
         cJSON_AddItemToArray(items, f);
     }
     return 1;
