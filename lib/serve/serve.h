@@ -171,6 +171,10 @@ void srv_x_image_part(srv_xlate *x, const char *media, const cJSON *url);
 int srv_anthropic_read(srv_xlate *x, const cJSON *body);
 int srv_responses_read(srv_xlate *x, const cJSON *body);
 
+/* turn.c: dsml_render_request() for a body of `api`. */
+int srv_render_api(dsml_api api, const char *body_json, size_t len,
+                   const dsml_render_options *opts, dsml_output *out, dsml_error *err);
+
 /* request.c: reads and renders `body` into `t` (zeroed by the caller, its
  * allocator set). */
 int dsml_turn_build(dsml_turn *t, const char *body, size_t len,

@@ -137,6 +137,12 @@ int dsml_turn_detector(const dsml_turn *turn, dsml_detector **out, dsml_error *e
 int dsml_render_request(const char *body_json, size_t len, const dsml_render_options *opts,
                         dsml_output *out, dsml_error *err)
 {
+    return srv_render_api(DSML_API_CHAT, body_json, len, opts, out, err);
+}
+
+int srv_render_api(dsml_api api, const char *body_json, size_t len,
+                   const dsml_render_options *opts, dsml_output *out, dsml_error *err)
+{
     if (err != NULL)
         dsml_error_init(err);
     if (out == NULL)
@@ -146,6 +152,7 @@ int dsml_render_request(const char *body_json, size_t len, const dsml_render_opt
     dsml_turn_options to;
     dsml_turn_options_init(&to);
     to.render = opts;
+    to.api = api;
     dsml_turn t;
     dsml_turn_options given;
     int r = turn_begin(&t, &to, &given, err);
