@@ -1077,6 +1077,38 @@ DSML_API int dsml_parse_completion(const char *text, size_t len,
  * fails dsml_turn_create(), unless DSML_TURN_GRAMMAR_OPTIONAL: the turn is
  * then made without it, and dsml_turn_info.grammar_status says why.
  *
+ * The other APIs (dsml_turn_options.api): an Anthropic Messages body
+ * (DSML_API_ANTHROPIC) or an OpenAI Responses body (DSML_API_RESPONSES) is
+ * translated into the chat-completion body it stands for, then read as
+ * above (docs/API.md has the table):
+ *   Anthropic  system (a string or text blocks) -> a first system message;
+ *              messages' blocks: text, image (source base64 -> a data: URL,
+ *              or url) -> content parts; thinking -> reasoning_content (the
+ *              texts joined); tool_use -> tool_calls (arguments
+ *              json.dumps(input)); tool_result -> tool messages; a last
+ *              assistant message is continued (continue_final_message);
+ *              tools (name, description, input_schema); tool_choice auto,
+ *              any ("required"), none, tool (a function) with
+ *              disable_parallel_tool_use; thinking.type; output_config.effort
+ *              -> reasoning_effort; stop_sequences -> stop; max_tokens is
+ *              required.  redacted_thinking, signatures and is_error are
+ *              listed as not read.
+ *   Responses  instructions -> a first system message; input, a string or
+ *              items: messages (user, system, developer, assistant;
+ *              input_text, output_text, input_image parts), a run of
+ *              reasoning (its content, else summary, texts), an assistant
+ *              message and function_calls -> one assistant message;
+ *              function_call_output -> tool messages; function tools;
+ *              tool_choice; parallel_tool_calls; reasoning.effort;
+ *              text.format json_schema / json_object -> response_format;
+ *              max_output_tokens.  previous_response_id, conversation,
+ *              prompt, store: true, background: true, item_reference and
+ *              file_id are refused (DSML_ERR_SERVER_STATE).
+ * Errors name the place in the body sent ("$.messages[2].content[1].input",
+ * "$.input[3].arguments"), also those found in the translation (their
+ * offset is then DSML_NO_OFFSET); `ignored` lists the body's own paths;
+ * segments index the translated messages.
+ *
  * Thread safety: a turn is read-only once made; it may be used from any
  * number of threads at once (each making its own detectors).
  */
@@ -1110,7 +1142,7 @@ typedef struct dsml_effort_alias {
 /* The API a request body is written for (dsml_turn_options.api): OpenAI
  * Chat Completions, Anthropic Messages, or OpenAI Responses.  The other two
  * are translated into the chat-completion body they stand for, which is
- * then read as above; see "The other APIs" below. */
+ * then read as above ("The other APIs"). */
 typedef enum dsml_api {
     DSML_API_CHAT = 0,
     DSML_API_ANTHROPIC = 1,
