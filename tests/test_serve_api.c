@@ -485,6 +485,38 @@ static void test_api_option_checked(void **state)
     dsml_turn_destroy(c);
 }
 
+/* A body within the limits is not refused for what its translation adds
+ * (bytes, and a level of nesting for a tool's schema). */
+static void test_translation_within_limits(void **state)
+{
+    (void)state;
+    const char *body = "{" MT "\"tools\": [{\"name\": \"f\", \"input_schema\": {\"a\": "
+                       "{\"b\": 1}}}], \"messages\": [{\"role\": \"user\", \"content\": "
+                       "\"Hi\"}]}";
+    dsml_limits lim;
+    memset(&lim, 0, sizeof lim);
+    lim.max_input_bytes = strlen(body);
+    lim.max_depth = 5; /* the body nests 5 deep, its translation 6 */
+    dsml_render_options ro;
+    dsml_render_options_init(&ro);
+    ro.limits = &lim;
+    dsml_turn_options to;
+    dsml_turn_options_init(&to);
+    to.render = &ro;
+    to.api = A;
+    dsml_turn *t = NULL;
+    dsml_error err;
+    if (dsml_turn_create(body, strlen(body), &to, &t, &err) != DSML_OK)
+        fail_msg("refused: %s", err.message);
+    dsml_turn_destroy(t);
+    /* the body's own limits hold */
+    lim.max_input_bytes = strlen(body) - 1;
+    assert_int_equal(dsml_turn_create(body, strlen(body), &to, &t, &err), DSML_ERR_LIMIT);
+    lim.max_input_bytes = 0;
+    lim.max_depth = 4;
+    assert_int_equal(dsml_turn_create(body, strlen(body), &to, &t, &err), DSML_ERR_LIMIT);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -498,6 +530,7 @@ int main(void)
         cmocka_unit_test(test_responses_choice_and_format),
         cmocka_unit_test(test_responses_refusals),
         cmocka_unit_test(test_api_option_checked),
+        cmocka_unit_test(test_translation_within_limits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -535,6 +535,31 @@ static int xlate_doc(dsml_rctx *c, const cJSON *body, const cJSON *context,
                                         : srv_responses_read(&a->x, body);
 }
 
+/* The render options for a translated body: the caller's, with room for
+ * what the translation adds to a body that passed their limits (a few
+ * bytes, values and one level of nesting a tool or message). */
+static int translated_limits(const dsml_render_options *given, size_t len,
+                             dsml_render_options *ro, dsml_limits *lim, dsml_error *err)
+{
+    dsml_render_options_init(ro);
+    if (given != NULL) {
+        int r = dsml_options_copy(ro, sizeof *ro, given, "dsml_render_options", err);
+        if (r != DSML_OK)
+            return r;
+    }
+    memset(lim, 0, sizeof *lim);
+    if (ro->limits != NULL)
+        *lim = *ro->limits;
+    size_t bytes = lim->max_input_bytes ? lim->max_input_bytes : DSML_DEFAULT_MAX_INPUT_BYTES;
+    size_t depth = lim->max_depth ? lim->max_depth : DSML_DEFAULT_MAX_DEPTH;
+    size_t values = ro->max_json_values ? ro->max_json_values : DSML_DEFAULT_MAX_JSON_VALUES;
+    lim->max_input_bytes = bytes > len ? bytes : len;
+    lim->max_depth = depth + 2;
+    ro->max_json_values = values <= SIZE_MAX / 2 ? 2 * values : SIZE_MAX;
+    ro->limits = lim;
+    return DSML_OK;
+}
+
 /* Reads the chat body `body`, or, for another API, the chat body it
  * translates into, the errors then naming the body sent. */
 static int read_body(req *q, const char *body, size_t len, dsml_error *err)
@@ -554,9 +579,12 @@ static int read_body(req *q, const char *body, size_t len, dsml_error *err)
         q->nignored = a.x.nignored;
     }
     q->x = &a.x;
+    dsml_render_options ro;
+    dsml_limits lim;
+    if (r == DSML_OK)
+        r = translated_limits(q->o->render, a.x.out.len, &ro, &lim, err);
     if (r == DSML_OK) {
-        r = dsml_render_entry(build_doc, q, a.x.out.data, a.x.out.len, q->o->render, &t->out,
-                              err);
+        r = dsml_render_entry(build_doc, q, a.x.out.data, a.x.out.len, &ro, &t->out, err);
         if (r != DSML_OK)
             srv_x_unmap_error(&a.x, err);
     }
