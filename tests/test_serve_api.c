@@ -412,6 +412,10 @@ static void test_responses_choice_and_format(void **state)
     same(R, "{\"text\": {\"format\": {\"type\": \"text\"}, \"verbosity\": \"low\"}, \"input\": "
             "\"Hi\"}",
          "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}]}");
+    ignores(R, "{\"text\": {\"format\": {\"type\": \"text\"}, \"verbosity\": \"low\"}, "
+               "\"input\": \"Hi\"}", "[\"$.text.verbosity\"]");
+    ignores(R, "{\"text\": {\"format\": {\"type\": \"json_object\", \"x\": 1}}, "
+               "\"input\": \"Hi\"}", "[\"$.text.format.x\"]");
 }
 
 static void test_responses_refusals(void **state)

@@ -653,8 +653,8 @@ int srv_anthropic_read(srv_xlate *x, const cJSON *body)
     srv_x_close(x, ']');
     if (r != DSML_OK)
         return r;
-    const cJSON *last = messages->child != NULL ? dsml_json_get(body, "messages") : NULL;
-    for (last = last != NULL ? last->child : NULL; last != NULL && last->next != NULL;)
+    const cJSON *last = messages->child;
+    while (last != NULL && last->next != NULL)
         last = last->next;
     if (last != NULL && is_text(dsml_json_get(last, "role"), "assistant")) {
         /* the API continues a last assistant message */

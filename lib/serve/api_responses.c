@@ -466,6 +466,7 @@ static int text_format(srv_xlate *x, const cJSON *v)
     static const char *const kept[] = {"format", NULL};
     static const char *const kept_schema[] = {"type", "name", "schema", "strict", "description",
                                               NULL};
+    static const char *const kept_type[] = {"type", NULL};
     if (dsml_is_none(v))
         return DSML_OK;
     if (!dsml_is_object(v))
@@ -479,11 +480,11 @@ static int text_format(srv_xlate *x, const cJSON *v)
     const cJSON *type = dsml_json_get(f, "type");
     srv_x_map(x, "$.response_format", "$.text.format");
     if (is_text(type, "text")) {
-        srv_x_ignore_others(x, "$.text.format", f, kept_schema + 4);
+        srv_x_ignore_others(x, "$.text.format", f, kept_type);
         return DSML_OK;
     }
     if (is_text(type, "json_object")) {
-        srv_x_ignore_others(x, "$.text.format", f, kept_schema + 4);
+        srv_x_ignore_others(x, "$.text.format", f, kept_type);
         srv_x_open(x, "response_format", '{');
         srv_x_value(x, "type", type);
         srv_x_close(x, '}');
