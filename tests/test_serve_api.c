@@ -521,6 +521,43 @@ static void test_translation_within_limits(void **state)
     assert_int_equal(dsml_turn_create(body, strlen(body), &to, &t, &err), DSML_ERR_LIMIT);
 }
 
+/* The grammar's error and what called for it, named in the body sent. */
+static void test_grammar_paths(void **state)
+{
+    (void)state;
+    const char *body =
+        "{" MT "\"tools\": [{\"name\": \"f\", \"strict\": true, \"input_schema\": "
+        "{\"type\": \"object\", \"properties\": {\"x\": {\"type\": \"integer\", "
+        "\"minimum\": 1}}}}], \"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}]}";
+    dsml_grammar_options go;
+    dsml_grammar_options_init(&go);
+    dsml_turn_options to;
+    dsml_turn_options_init(&to);
+    to.grammar = &go;
+    to.api = A;
+    dsml_turn *t = NULL;
+    dsml_error err;
+    assert_int_equal(dsml_turn_create(body, strlen(body), &to, &t, &err), DSML_ERR_SCHEMA);
+    assert_string_equal(err.path, "$.tools[0].input_schema.properties.x.minimum");
+    assert_int_equal(strncmp(err.message, err.path, strlen(err.path)), 0);
+    to.flags = DSML_TURN_GRAMMAR_OPTIONAL;
+    assert_int_equal(dsml_turn_create(body, strlen(body), &to, &t, &err), DSML_OK);
+    const dsml_turn_info *in = dsml_turn_get_info(t);
+    assert_int_equal(in->grammar_status, DSML_ERR_SCHEMA);
+    assert_string_equal(in->grammar_error->path, "$.tools[0].input_schema.properties.x.minimum");
+    assert_string_equal(in->grammar_from, "$.tools[0].strict");
+    dsml_turn_destroy(t);
+    to.flags = 0;
+    to.api = R;
+    const char *rb = "{\"tools\": [" TOOL_R "], \"tool_choice\": \"required\", \"input\": "
+                     "\"Hi\"}";
+    assert_int_equal(dsml_turn_create(rb, strlen(rb), &to, &t, &err), DSML_OK);
+    in = dsml_turn_get_info(t);
+    assert_non_null(in->grammar);
+    assert_string_equal(in->grammar_from, "$.tool_choice");
+    dsml_turn_destroy(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -535,6 +572,7 @@ int main(void)
         cmocka_unit_test(test_responses_refusals),
         cmocka_unit_test(test_api_option_checked),
         cmocka_unit_test(test_translation_within_limits),
+        cmocka_unit_test(test_grammar_paths),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

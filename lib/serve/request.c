@@ -561,36 +561,47 @@ static int translated_limits(const dsml_render_options *given, size_t len,
 }
 
 /* Reads the chat body `body`, or, for another API, the chat body it
- * translates into, the errors then naming the body sent. */
-static int read_body(req *q, const char *body, size_t len, dsml_error *err)
+ * translates into (`a`, set up here), the errors then naming the body
+ * sent. */
+static int read_body(req *q, xlate_arg *a, const char *body, size_t len, dsml_error *err)
 {
     dsml_turn *t = q->t;
     t->info.api = q->o->api;
     if (q->o->api == DSML_API_CHAT)
         return dsml_render_entry(build_doc, q, body, len, q->o->render, &t->out, err);
-    xlate_arg a;
-    srv_x_init(&a.x, &t->alloc, err);
-    a.api = q->o->api;
+    a->api = q->o->api;
     dsml_output none;
-    int r = dsml_render_entry(xlate_doc, &a, body, len, q->o->render, &none, err);
-    if (r == DSML_OK && a.x.nignored > 0) {
+    int r = dsml_render_entry(xlate_doc, a, body, len, q->o->render, &none, err);
+    if (r == DSML_OK && a->x.nignored > 0) {
         dsml_buf_putc(&q->ignored, '[');
-        dsml_buf_append(&q->ignored, a.x.ignored.data, a.x.ignored.len);
-        q->nignored = a.x.nignored;
+        dsml_buf_append(&q->ignored, a->x.ignored.data, a->x.ignored.len);
+        q->nignored = a->x.nignored;
     }
-    q->x = &a.x;
+    q->x = &a->x;
     dsml_render_options ro;
     dsml_limits lim;
     if (r == DSML_OK)
-        r = translated_limits(q->o->render, a.x.out.len, &ro, &lim, err);
+        r = translated_limits(q->o->render, a->x.out.len, &ro, &lim, err);
     if (r == DSML_OK) {
-        r = dsml_render_entry(build_doc, q, a.x.out.data, a.x.out.len, &ro, &t->out, err);
+        r = dsml_render_entry(build_doc, q, a->x.out.data, a->x.out.len, &ro, &t->out, err);
         if (r != DSML_OK)
-            srv_x_unmap_error(&a.x, err);
+            srv_x_unmap_error(&a->x, err);
     }
-    q->x = NULL;
-    srv_x_release(&a.x);
     return r;
+}
+
+/* The grammar's paths, for another API, as the body sent names them. */
+static void unmap_grammar(dsml_turn *t, const srv_xlate *x, int r, dsml_error *err)
+{
+    if (r != DSML_OK)
+        srv_x_unmap_error(x, err);
+    if (t->info.grammar_status != DSML_OK)
+        srv_x_unmap_error(x, &t->grammar_error);
+    if (t->grammar_from[0] != '\0') {
+        char sent[sizeof t->grammar_from];
+        srv_x_unmap(x, t->grammar_from, sent, sizeof sent);
+        memcpy(t->grammar_from, sent, sizeof sent);
+    }
 }
 
 int dsml_turn_build(dsml_turn *t, const char *body, size_t len,
@@ -602,7 +613,9 @@ int dsml_turn_build(dsml_turn *t, const char *body, size_t len,
     q.o = opts;
     dsml_buf_init(&q.ignored, &t->alloc);
     dsml_buf_init(&q.choice_name, &t->alloc);
-    int r = read_body(&q, body, len, err);
+    xlate_arg a;
+    srv_x_init(&a.x, &t->alloc, err);
+    int r = read_body(&q, &a, body, len, err);
     if (r == DSML_OK) {
         if (q.nignored == 0)
             dsml_buf_putc(&q.ignored, '[');
@@ -617,8 +630,13 @@ int dsml_turn_build(dsml_turn *t, const char *body, size_t len,
     }
     if (r == DSML_OK)
         r = detector_options(&q, opts->render, err);
-    if (r == DSML_OK)
+    if (r == DSML_OK) {
         r = srv_turn_grammar(t, opts, err);
+        if (q.x != NULL)
+            unmap_grammar(t, q.x, r, err);
+    }
+    q.x = NULL;
+    srv_x_release(&a.x);
     dsml_buf_release(&q.ignored);
     dsml_buf_release(&q.choice_name);
     return r;
