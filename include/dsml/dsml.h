@@ -1106,8 +1106,9 @@ DSML_API int dsml_parse_completion(const char *text, size_t len,
  *              file_id are refused (DSML_ERR_SERVER_STATE).
  * Errors name the place in the body sent ("$.messages[2].content[1].input",
  * "$.input[3].arguments"), also those found in the translation (their
- * offset is then DSML_NO_OFFSET); `ignored` lists the body's own paths;
- * segments index the translated messages.
+ * offset is then DSML_NO_OFFSET), the grammar's and grammar_from;
+ * `ignored` lists the body's own paths; segments index the translated
+ * messages.
  *
  * Thread safety: a turn is read-only once made; it may be used from any
  * number of threads at once (each making its own detectors).
