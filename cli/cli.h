@@ -155,7 +155,10 @@ int cli_use_color(cli_color_mode mode);
 
 /* ---- modes --------------------------------------------------------------- */
 
-typedef enum cli_format { CLI_FMT_AUTO, CLI_FMT_CASE, CLI_FMT_MESSAGES, CLI_FMT_REQUEST } cli_format;
+typedef enum cli_format {
+    CLI_FMT_AUTO, CLI_FMT_CASE, CLI_FMT_MESSAGES, CLI_FMT_REQUEST,
+    CLI_FMT_ANTHROPIC, CLI_FMT_RESPONSES /* never detected: --input-format only */
+} cli_format;
 
 const char *cli_format_name(cli_format f);
 #define CLI_PROFILES "v41, prerelease, v4 or v32"

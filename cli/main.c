@@ -37,6 +37,10 @@ static const char usage_text[] =
     "            chat_template_kwargs.thinking, thinking.type, a prefill\n"
     "            (continue_final_message, \"prefix\": true); other keys (model,\n"
     "            stream, ...) are ignored\n"
+    "  anthropic an Anthropic Messages request body, and\n"
+    "  responses an OpenAI Responses request body: each rendered as the\n"
+    "            chat-completion request it translates into (docs/API.md);\n"
+    "            never detected, only given with --input-format\n"
     "  Detection never drops a key: an array is messages.  An object with\n"
     "  context, drop_thinking or add_default_bos_token is a case (refused if it\n"
     "  also has a key a case does not know); else one with a key a case does\n"
@@ -78,7 +82,7 @@ static const char usage_text[] =
     "                         does (v4 and v32 render it, as theirs do)\n"
     "  --guard                refuse special tokens inside user, tool, system\n"
     "                         and developer text\n"
-    "  --input-format case|messages|request\n"
+    "  --input-format case|messages|request|anthropic|responses\n"
     "                         do not detect the input format\n"
     "\n"
     "Display options:\n"
@@ -247,15 +251,21 @@ static int parse_args(int argc, char **argv, cli_args *a)
                 return usage_error("unknown profile '%s' (one of:" CLI_PROFILE_NAMES ")", v);
         } else if (is_option(s, "--input-format")) {
             if ((v = option_value(argc, argv, &i, "--input-format")) == NULL)
-                return usage_error("%s needs case, messages or request", s);
+                return usage_error("%s needs case, messages, request, anthropic or "
+                                   "responses", s);
             if (strcmp(v, "case") == 0)
                 a->opts.format = CLI_FMT_CASE;
             else if (strcmp(v, "messages") == 0)
                 a->opts.format = CLI_FMT_MESSAGES;
             else if (strcmp(v, "request") == 0)
                 a->opts.format = CLI_FMT_REQUEST;
+            else if (strcmp(v, "anthropic") == 0)
+                a->opts.format = CLI_FMT_ANTHROPIC;
+            else if (strcmp(v, "responses") == 0)
+                a->opts.format = CLI_FMT_RESPONSES;
             else
-                return usage_error("unknown input format '%s' (case, messages or request)", v);
+                return usage_error("unknown input format '%s' (case, messages, request, "
+                                   "anthropic or responses)", v);
         } else if (strcmp(s, "--color") == 0 || strcmp(s, "--colour") == 0) {
             a->color = CLI_COLOR_ALWAYS;
         } else if (strncmp(s, "--color=", 8) == 0 || strncmp(s, "--colour=", 9) == 0) {

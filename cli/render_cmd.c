@@ -161,6 +161,8 @@ static void describe_options(const cli_opts *o, const cli_object *obj,
         /* the turn says what the body decided */
         thinking = dsml_turn_get_info(turn)->thinking_mode == DSML_THINKING;
         effort = cli_member_get(obj, "reasoning_effort");
+    } else if (turn != NULL) {
+        thinking = dsml_turn_get_info(turn)->thinking_mode == DSML_THINKING;
     }
     cli_buf_puts(b, "{\"input_format\": ");
     cli_json_string(b, cli_format_name(fmt), strlen(cli_format_name(fmt)));
@@ -226,6 +228,14 @@ int cli_render(const cli_opts *o, const cli_buf *input, const cli_buf *context,
             drop[nd++] = "add_default_bos_token";
         if (o->context_file != NULL)
             drop[nd++] = "context";
+    } else if (fmt == CLI_FMT_ANTHROPIC) {
+        if (o->mode_set)
+            drop[nd++] = "thinking";
+        if (o->effort != NULL)
+            drop[nd++] = "output_config";
+    } else if (fmt == CLI_FMT_RESPONSES) {
+        if (o->effort != NULL)
+            drop[nd++] = "reasoning";
     } else if (fmt == CLI_FMT_REQUEST) {
         if (o->mode_set) {
             drop[nd++] = "thinking_mode";
@@ -263,13 +273,18 @@ int cli_render(const cli_opts *o, const cli_buf *input, const cli_buf *context,
     int st;
     switch (fmt) {
     case CLI_FMT_MESSAGES: st = dsml_render(text, len, &opts, &r->out, err); break;
-    case CLI_FMT_REQUEST: {
+    case CLI_FMT_REQUEST:
+    case CLI_FMT_ANTHROPIC:
+    case CLI_FMT_RESPONSES: {
         dsml_turn_options to;
         dsml_turn_options_init(&to);
         to.render = &opts;
         /* a body without a thinking field: the CLI's mode (chat by default) */
         to.default_thinking =
             opts.thinking_mode == DSML_THINKING ? DSML_TURN_THINKING_ON : DSML_TURN_THINKING_OFF;
+        to.api = fmt == CLI_FMT_ANTHROPIC   ? DSML_API_ANTHROPIC
+                 : fmt == CLI_FMT_RESPONSES ? DSML_API_RESPONSES
+                                            : DSML_API_CHAT;
         st = dsml_turn_create(text, len, &to, &r->turn, err);
         if (st == DSML_OK) {
             /* the prompt is the turn's: r->out borrows it */

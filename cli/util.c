@@ -310,6 +310,8 @@ const char *cli_format_name(cli_format f)
     case CLI_FMT_CASE: return "case";
     case CLI_FMT_MESSAGES: return "messages";
     case CLI_FMT_REQUEST: return "request";
+    case CLI_FMT_ANTHROPIC: return "anthropic";
+    case CLI_FMT_RESPONSES: return "responses";
     default: return "auto";
     }
 }

@@ -41,6 +41,7 @@ typedef struct fz_render_case {
     size_t fail_at;
     int variant;
     int no_err;
+    int no_oracle;   /* the guard's oracle does not read this document */
     char *doc;       /* exact-size heap copies: a read past the end of */
     size_t ndoc;     /* the text is caught by the sanitizers */
     char *context;
@@ -113,6 +114,7 @@ static inline void fz_render_case_init(fz_render_case *rc, fz_input *in)
         o->context_len = nctx;
     }
     rc->no_err = (b1 & 0x80) != 0;
+    rc->no_oracle = 0;
 }
 
 static inline void fz_render_case_free(fz_render_case *rc)
@@ -263,7 +265,8 @@ static inline void fz_render_check(fz_render_fn fn, const fz_render_case *rc)
         go_kind kind = fn == dsml_render_case      ? GO_CASE
                        : fn == dsml_render_request ? GO_REQUEST
                                                    : GO_MESSAGES;
-        FZ_CHECK(go_check(kind, rc->doc, rc->ndoc, &o, ref, ref_len) != 0);
+        if (!rc->no_oracle)
+            FZ_CHECK(go_check(kind, rc->doc, rc->ndoc, &o, ref, ref_len) != 0);
     } else if (r_guarded == DSML_ERR_SPECIAL_TOKEN) {
         /* the plain render may fail later for another reason */
     } else {

@@ -197,6 +197,168 @@ def request_client_seeds():
     return [bytes([n % 5 * 8, n % 2 * 2, n % 4, 0]) + dumps(body) for n, body in client_bodies()]
 
 
+def chat_messages(case):
+    """The case's messages with its tools on the first, as a chat body has them."""
+    messages = list(case["messages"]) if isinstance(case.get("messages"), list) else []
+    if case.get("tools") and messages and isinstance(messages[0], dict):
+        messages[0] = dict(messages[0], tools=case["tools"])
+    return messages
+
+
+def as_parts(content, text_type, image):
+    if not isinstance(content, list):
+        return content
+    return [{"type": text_type, "text": p.get("text")} if isinstance(p, dict)
+            and p.get("type") == "text" else image(p) if isinstance(p, dict)
+            and p.get("type") == "image_url" else p for p in content]
+
+
+def anthropic_image(p):
+    u = p.get("image_url")
+    u = u.get("url") if isinstance(u, dict) else u
+    if isinstance(u, str) and u.startswith("data:") and ";base64," in u:
+        media, data = u[5:].split(";base64,", 1)
+        return {"type": "image", "source": {"type": "base64", "media_type": media, "data": data}}
+    return {"type": "image", "source": {"type": "url", "url": u}}
+
+
+def responses_image(p):
+    u = p.get("image_url")
+    return {"type": "input_image", "image_url": u.get("url") if isinstance(u, dict) else u}
+
+
+def arguments(call):
+    fn = call.get("function") if isinstance(call, dict) else None
+    args = fn.get("arguments") if isinstance(fn, dict) else None
+    try:
+        return fn, json.loads(args) if isinstance(args, str) else args
+    except ValueError:
+        return fn, args
+
+
+def anthropic_body(case, n):
+    """An Anthropic Messages body saying what the case says, as far as it can
+    (best effort: the seeds need not render)."""
+    body = {"model": "m", "max_tokens": 4096, "messages": []}
+    messages = chat_messages(case)
+    if messages and isinstance(messages[0], dict) and messages[0].get("role") == "system":
+        first = messages.pop(0)
+        body["system"] = as_parts(first.get("content"), "text", anthropic_image)
+        if first.get("tools"):
+            body["tools"] = [dict((("input_schema" if k == "parameters" else k), v)
+                                  for k, v in (t.get("function") or {}).items())
+                             if isinstance(t, dict) else t for t in first["tools"]]
+    for m in messages:
+        if not isinstance(m, dict):
+            body["messages"].append(m)
+            continue
+        role = m.get("role")
+        if role == "assistant":
+            blocks = []
+            if m.get("reasoning_content"):
+                blocks.append({"type": "thinking", "thinking": m["reasoning_content"],
+                               "signature": "s"})
+            if m.get("content"):
+                blocks.append({"type": "text", "text": m["content"]})
+            for c in m.get("tool_calls") or []:
+                fn, args = arguments(c)
+                blocks.append({"type": "tool_use", "id": c.get("id") if isinstance(c, dict)
+                               else None, "name": fn.get("name") if isinstance(fn, dict)
+                               else None, "input": args})
+            body["messages"].append({"role": "assistant", "content": blocks})
+        elif role == "tool":
+            block = {"type": "tool_result", "tool_use_id": m.get("tool_call_id"),
+                     "content": as_parts(m.get("content"), "text", anthropic_image)}
+            if n % 5 == 1:
+                block["is_error"] = True
+            last = body["messages"][-1] if body["messages"] else None
+            if (isinstance(last, dict) and last.get("role") == "user"
+                    and isinstance(last.get("content"), list)
+                    and last["content"] and last["content"][-1].get("type") == "tool_result"):
+                last["content"].append(block)
+            else:
+                body["messages"].append({"role": "user", "content": [block]})
+        else:
+            body["messages"].append({"role": role, "content": as_parts(
+                m.get("content"), "text", anthropic_image)})
+    if case.get("thinking_mode") in ("chat", "thinking"):
+        body["thinking"] = {"type": "enabled" if case["thinking_mode"] == "thinking"
+                            else "disabled", "budget_tokens": 2048}
+    if "reasoning_effort" in case:
+        body["output_config"] = {"effort": case["reasoning_effort"]}
+    if n % 4 == 1 and body.get("tools"):
+        body["tool_choice"] = {"type": ["auto", "any", "none", "tool"][n % 3],
+                               "disable_parallel_tool_use": n % 2 == 0}
+    if n % 7 == 3:
+        body["stop_sequences"] = ["END"]
+        body["temperature"] = 0.6
+    return body
+
+
+def responses_body(case, n):
+    """An OpenAI Responses body saying what the case says, as far as it can."""
+    body = {"model": "m", "store": False, "input": []}
+    for m in chat_messages(case):
+        if not isinstance(m, dict):
+            body["input"].append(m)
+            continue
+        role = m.get("role")
+        if m.get("tools") and "tools" not in body:
+            body["tools"] = [dict(type="function", **(t.get("function") or {}))
+                             if isinstance(t, dict) else t for t in m["tools"]]
+        if role == "assistant":
+            if m.get("reasoning_content"):
+                key = "content" if n % 2 else "summary"
+                body["input"].append({"type": "reasoning", key: [
+                    {"type": "reasoning_text" if n % 2 else "summary_text",
+                     "text": m["reasoning_content"]}]})
+            if m.get("content") or not m.get("tool_calls"):
+                body["input"].append({"type": "message", "role": "assistant", "content": [
+                    {"type": "output_text", "text": m.get("content")}]})
+            for c in m.get("tool_calls") or []:
+                fn, _ = arguments(c)
+                fn = fn if isinstance(fn, dict) else {}
+                body["input"].append({"type": "function_call", "call_id": c.get("id")
+                                      if isinstance(c, dict) else None,
+                                      "name": fn.get("name"), "arguments": fn.get("arguments")})
+        elif role == "tool":
+            body["input"].append({"type": "function_call_output", "call_id": m.get("tool_call_id"),
+                                  "output": as_parts(m.get("content"), "input_text",
+                                                     responses_image)})
+        else:
+            body["input"].append({"role": role, "content": as_parts(
+                m.get("content"), "input_text", responses_image)})
+    if "reasoning_effort" in case:
+        body["reasoning"] = {"effort": case["reasoning_effort"], "summary": "auto"}
+    if n % 4 == 1 and body.get("tools"):
+        body["tool_choice"] = ["auto", "required", "none"][n % 3]
+        body["parallel_tool_calls"] = n % 2 == 0
+    if n % 6 == 5:
+        body["text"] = {"format": {"type": "json_schema", "name": "r",
+                                   "schema": {"type": "object"}, "strict": True}}
+    if n % 7 == 3:
+        body["max_output_tokens"] = 100
+        body["instructions"] = "Be brief."
+    return body
+
+
+def api_seeds(make):
+    out = []
+    for name, profile in RENDER_FILES:
+        for n, row in enumerate(pick(load(name), "case")):
+            case = json.loads(row["case"])
+            if not isinstance(case, dict):
+                continue
+            head = option_bytes(case, profile, n)
+            head[1] &= ~(EFFORT_NAME | EFFORT_LEVEL) & 0xFF
+            data = bytes(head) + dumps(make(case, n))
+            if case.get("context"):
+                head[1] |= CONTEXT
+                data = bytes(head) + dumps(make(case, n)) + b"\xff" + dumps(case["context"])
+            out.append(data)
+    return out
+
+
 EMIT_EXTRA = [
     b'1e400', b'-1e400', b'[1e400, -1e-400, 0.0, -0.0, -0]', b'5e-324',
     b'1.7976931348623157e308', b'123456789012345678901234567890',
@@ -354,6 +516,8 @@ def grammar_seeds():
 TARGETS = {
     "render": render_seeds,
     "request": lambda: request_seeds() + request_client_seeds(),
+    "anthropic": lambda: api_seeds(anthropic_body),
+    "responses": lambda: api_seeds(responses_body),
     "emit": emit_seeds,
     "detect": lambda: detect_seeds() + recover_seeds(),
     "serve": serve_seeds,

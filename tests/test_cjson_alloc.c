@@ -5,7 +5,8 @@
  * hooks that refuse the N-th allocation, for every N up to the number an
  * unhindered run makes, over the golden render cases and the golden
  * completions (string="false" values checked as JSON, in lenient and strict
- * mode).  Every run must fail with DSML_ERR_NOMEM or give exactly the
+ * mode), and the golden cases said as Anthropic Messages and OpenAI Responses
+ * bodies (api_convert.h) read by the serving turn.  Every run must fail with DSML_ERR_NOMEM or give exactly the
  * result of the unhindered run: an allocation failure is never taken for
  * malformed JSON.
  */
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api_convert.h"
 #include "detect_cases.h"
 
 static struct {
@@ -180,6 +182,99 @@ static void test_render_cases(void **state)
     run_render_file("v32-render.jsonl", 0, DSML_PROFILE_V32);
 }
 
+/* ---- Anthropic and Responses bodies -------------------------------------- */
+
+static void turn_one(const char *body, dsml_api api, const ac_bodies *b, dsml_profile profile,
+                     result *r)
+{
+    dsml_render_options ro;
+    dsml_render_options_init(&ro);
+    ro.profile = profile;
+    ro.flags = b->flags;
+    ro.thinking_mode = b->thinking;
+    if (b->context != NULL) {
+        ro.context_json = b->context;
+        ro.context_len = strlen(b->context);
+    }
+    dsml_turn_options to;
+    dsml_turn_options_init(&to);
+    to.render = &ro;
+    to.api = api;
+    dsml_turn *t = NULL;
+    dsml_error err;
+    dsml_error_init(&err);
+    memset(r, 0, sizeof *r);
+    r->rc = dsml_turn_create(body, strlen(body), &to, &t, &err);
+    if (r->rc == DSML_OK) {
+        const dsml_turn_info *in = dsml_turn_get_info(t);
+        r->text = dc_strdup(in->prompt, in->prompt_len);
+        r->len = in->prompt_len;
+        r->images = dc_strdup(in->images, in->images_len);
+        r->images_len = in->images_len;
+    } else {
+        snprintf(r->message, sizeof r->message, "%s", err.message);
+    }
+    dsml_turn_destroy(t);
+}
+
+/* Returns how many turns a refused allocation failed. */
+static size_t run_api_file(const char *name, dsml_profile profile)
+{
+    char path[1024];
+    tu_lines it;
+    if (!tu_lines_open(&it, tu_testdata(name, path, sizeof path)))
+        fail_msg("cannot read %s", path);
+    size_t bodies = 0, runs = 0, refused = 0, failures = 0;
+    cJSON *line;
+    while ((line = tu_lines_next(&it)) != NULL) {
+        const char *id = dsml_json_get(line, "id")->valuestring;
+        ac_bodies b;
+        ac_convert(dsml_json_get(line, "case")->valuestring, &b);
+        const char *body[2] = {b.anthropic, b.responses};
+        const dsml_api api[2] = {DSML_API_ANTHROPIC, DSML_API_RESPONSES};
+        for (size_t k = 0; k < 2; k++) {
+            if (body[k] == NULL)
+                continue;
+            bodies++;
+            result want;
+            arm(0);
+            turn_one(body[k], api[k], &b, profile, &want);
+            size_t total = disarm();
+            for (size_t n = 1; n <= total; n++) {
+                result got;
+                arm(n);
+                turn_one(body[k], api[k], &b, profile, &got);
+                disarm();
+                runs++;
+                refused += got.rc == DSML_ERR_NOMEM;
+                if (!nomem_or_same(id, n, &want, &got))
+                    failures++;
+                result_free(&got);
+            }
+            result_free(&want);
+        }
+        ac_free(&b);
+        cJSON_Delete(line);
+    }
+    tu_lines_close(&it);
+    printf("%s as Anthropic and Responses bodies: %zu bodies, %zu turns with one cJSON "
+           "allocation refused (%zu NOMEM), %zu wrong\n",
+           name, bodies, runs, refused, failures);
+    assert_true(bodies > 0);
+    assert_int_equal(failures, 0);
+    return refused;
+}
+
+static void test_api_bodies(void **state)
+{
+    (void)state;
+    /* V4.1 reads ordinary text into its own arena: V4 and V3.2 use cJSON */
+    size_t refused = run_api_file("render.jsonl", DSML_PROFILE_V41) +
+                     run_api_file("v4-render.jsonl", DSML_PROFILE_V4) +
+                     run_api_file("v32-render.jsonl", DSML_PROFILE_V32);
+    assert_true(refused > 0);
+}
+
 /* A tool call's JSON-text arguments: when reading them fails for memory,
  * the render must fail, never wrap the text as one raw parameter. */
 static void test_arguments_text(void **state)
@@ -309,6 +404,7 @@ int main(void)
         cmocka_unit_test(test_arguments_text),
         cmocka_unit_test(test_false_value_object),
         cmocka_unit_test(test_render_cases),
+        cmocka_unit_test(test_api_bodies),
         cmocka_unit_test(test_parse_cases),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

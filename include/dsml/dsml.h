@@ -122,13 +122,14 @@ DSML_API int dsml_version_number(void);
     X(ERR_STATE, -29, "call not allowed in the handle's current state")     \
     X(ERR_TOOL_CHOICE, -30, "tool call not allowed by tool_choice")           \
     X(ERR_PARALLEL_CALLS, -31, "a further tool call with parallel calls off") \
-    X(ERR_SCHEMA, -32, "JSON schema outside the subset a grammar supports")
+    X(ERR_SCHEMA, -32, "JSON schema outside the subset a grammar supports")  \
+    X(ERR_SERVER_STATE, -33, "the request needs state kept by the server")
 
 typedef enum dsml_status {
 #define DSML_STATUS_ENUM_(name, value, msg) DSML_##name = value,
     DSML_STATUS_LIST(DSML_STATUS_ENUM_)
 #undef DSML_STATUS_ENUM_
-    DSML_STATUS_LAST_ = -32
+    DSML_STATUS_LAST_ = -33
 } dsml_status;
 
 /* "DSML_ERR_NOMEM" etc.; "DSML_UNKNOWN" for codes not in the table. Static. */
@@ -1162,6 +1163,39 @@ DSML_API int dsml_parse_completion(const char *text, size_t len,
  * message asked about.  Neither the prefilled last message nor a
  * context's messages are asked about.
  *
+ * The other APIs (dsml_turn_options.api): an Anthropic Messages body
+ * (DSML_API_ANTHROPIC) or an OpenAI Responses body (DSML_API_RESPONSES) is
+ * translated into the chat-completion body it stands for, then read as
+ * above (docs/API.md has the table):
+ *   Anthropic  system (a string or text blocks) -> a first system message;
+ *              messages' blocks: text, image (source base64 -> a data: URL,
+ *              or url) -> content parts; thinking -> reasoning_content (the
+ *              texts joined); tool_use -> tool_calls (arguments
+ *              json.dumps(input)); tool_result -> tool messages; a last
+ *              assistant message is continued (continue_final_message);
+ *              tools (name, description, input_schema); tool_choice auto,
+ *              any ("required"), none, tool (a function) with
+ *              disable_parallel_tool_use; thinking.type; output_config.effort
+ *              -> reasoning_effort; stop_sequences -> stop; max_tokens is
+ *              required.  redacted_thinking, signatures and is_error are
+ *              listed as not read.
+ *   Responses  instructions -> a first system message; input, a string or
+ *              items: messages (user, system, developer, assistant;
+ *              input_text, output_text, input_image parts), a run of
+ *              reasoning (its content, else summary, texts), an assistant
+ *              message and function_calls -> one assistant message;
+ *              function_call_output -> tool messages; function tools;
+ *              tool_choice; parallel_tool_calls; reasoning.effort;
+ *              text.format json_schema / json_object -> response_format;
+ *              max_output_tokens.  previous_response_id, conversation,
+ *              prompt, store: true, background: true, item_reference and
+ *              file_id are refused (DSML_ERR_SERVER_STATE).
+ * Errors name the place in the body sent ("$.messages[2].content[1].input",
+ * "$.input[3].arguments"), also those found in the translation (their
+ * offset is then DSML_NO_OFFSET), the grammar's and grammar_from;
+ * `ignored` lists the body's own paths; segments index the translated
+ * messages.
+ *
  * Thread safety: a turn is read-only once made; it may be used from any
  * number of threads at once (each making its own detectors).
  */
@@ -1238,6 +1272,16 @@ typedef struct dsml_reasoning_found {
 typedef int (*dsml_reasoning_lookup_fn)(void *ctx, const char *call_id, size_t call_id_len,
                                         dsml_reasoning_found *out);
 
+/* The API a request body is written for (dsml_turn_options.api): OpenAI
+ * Chat Completions, Anthropic Messages, or OpenAI Responses.  The other two
+ * are translated into the chat-completion body they stand for, which is
+ * then read as above ("The other APIs"). */
+typedef enum dsml_api {
+    DSML_API_CHAT = 0,
+    DSML_API_ANTHROPIC = 1,
+    DSML_API_RESPONSES = 2
+} dsml_api;
+
 struct dsml_grammar_options; /* "Grammars for constrained decoding" */
 struct dsml_grammar_info;
 
@@ -1282,6 +1326,10 @@ typedef struct dsml_turn_options {
                                            shows but which carries none,
                                            with its first tool call's id */
     void *reasoning_lookup_ctx;         /* its first argument */
+    dsml_api api;                       /* the body's API: DSML_API_CHAT
+                                           (default), DSML_API_ANTHROPIC or
+                                           DSML_API_RESPONSES; never guessed
+                                           from the body */
 } dsml_turn_options;
 
 /* Sets size and the defaults, writing `size` bytes: see
@@ -1392,6 +1440,8 @@ typedef struct dsml_turn_info {
     int stream;                     /* 1 when "stream" is true */
     int include_usage;              /* 1 when "stream_options":
                                        {"include_usage": true} */
+    dsml_api api;                   /* the body's API (dsml_turn_options.api),
+                                       the shape of the responses to write */
 } dsml_turn_info;
 
 /*

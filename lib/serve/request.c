@@ -35,7 +35,13 @@ void srv_ignore(srv_req *q, const char *parent, const char *key)
     dsml_buf_putc(&q->ignored, q->nignored == 0 ? '[' : ',');
     if (q->nignored > 0)
         dsml_buf_putc(&q->ignored, ' ');
-    dsml_emit_string(&q->ignored, p.text, p.len);
+    if (q->x != NULL) {
+        char sent[sizeof p.text];
+        srv_x_unmap(q->x, p.text, sent, sizeof sent);
+        dsml_emit_string(&q->ignored, sent, strlen(sent));
+    } else {
+        dsml_emit_string(&q->ignored, p.text, p.len);
+    }
     q->nignored++;
 }
 
@@ -429,6 +435,94 @@ static int detector_options(srv_req *q, const dsml_render_options *ro, dsml_erro
     return DSML_OK;
 }
 
+/* ---- the other APIs ------------------------------------------------------- */
+
+typedef struct xlate_arg {
+    srv_xlate x;
+    dsml_api api;
+} xlate_arg;
+
+/* The renderer's document function that translates another API's body. */
+static int xlate_doc(dsml_rctx *c, const cJSON *body, const cJSON *context,
+                     dsml_output *out, void *arg)
+{
+    (void)context;
+    (void)out;
+    xlate_arg *a = arg;
+    a->x.err = c->err;
+    return a->api == DSML_API_ANTHROPIC ? srv_anthropic_read(&a->x, body)
+                                        : srv_responses_read(&a->x, body);
+}
+
+/* The render options for a translated body: the caller's, with room for
+ * what the translation adds to a body that passed their limits (a few
+ * bytes, values and one level of nesting a tool or message). */
+static int translated_limits(const dsml_render_options *given, size_t len,
+                             dsml_render_options *ro, dsml_limits *lim, dsml_error *err)
+{
+    dsml_render_options_init(ro);
+    if (given != NULL) {
+        int r = dsml_options_copy(ro, sizeof *ro, given, "dsml_render_options", err);
+        if (r != DSML_OK)
+            return r;
+    }
+    memset(lim, 0, sizeof *lim);
+    if (ro->limits != NULL)
+        *lim = *ro->limits;
+    size_t bytes = lim->max_input_bytes ? lim->max_input_bytes : DSML_DEFAULT_MAX_INPUT_BYTES;
+    size_t depth = lim->max_depth ? lim->max_depth : DSML_DEFAULT_MAX_DEPTH;
+    size_t values = ro->max_json_values ? ro->max_json_values : DSML_DEFAULT_MAX_JSON_VALUES;
+    lim->max_input_bytes = bytes > len ? bytes : len;
+    lim->max_depth = depth + 2;
+    ro->max_json_values = values <= SIZE_MAX / 2 ? 2 * values : SIZE_MAX;
+    ro->limits = lim;
+    return DSML_OK;
+}
+
+/* Reads the chat body `body`, or, for another API, the chat body it
+ * translates into (`a`, set up here), the errors then naming the body
+ * sent. */
+static int read_body(srv_req *q, xlate_arg *a, const char *body, size_t len, dsml_error *err)
+{
+    dsml_turn *t = q->t;
+    t->info.api = q->o->api;
+    if (q->o->api == DSML_API_CHAT)
+        return dsml_render_entry(build_doc, q, body, len, q->o->render, &t->out, err);
+    a->api = q->o->api;
+    dsml_output none;
+    int r = dsml_render_entry(xlate_doc, a, body, len, q->o->render, &none, err);
+    if (r == DSML_OK && a->x.nignored > 0) {
+        dsml_buf_putc(&q->ignored, '[');
+        dsml_buf_append(&q->ignored, a->x.ignored.data, a->x.ignored.len);
+        q->nignored = a->x.nignored;
+    }
+    q->x = &a->x;
+    dsml_render_options ro;
+    dsml_limits lim;
+    if (r == DSML_OK)
+        r = translated_limits(q->o->render, a->x.out.len, &ro, &lim, err);
+    if (r == DSML_OK) {
+        r = dsml_render_entry(build_doc, q, a->x.out.data, a->x.out.len, &ro, &t->out, err);
+        if (r != DSML_OK)
+            srv_x_unmap_error(&a->x, err);
+    }
+    return r;
+}
+
+/* The grammar's paths, for another API, as the body sent names them. */
+static void unmap_grammar(dsml_turn *t, const srv_xlate *x, int r, dsml_error *err)
+{
+    if (r != DSML_OK)
+        srv_x_unmap_error(x, err);
+    if (t->info.grammar_status != DSML_OK)
+        srv_x_unmap_error(x, &t->grammar_error);
+    if (t->grammar_from[0] != '\0') {
+        char sent[sizeof t->grammar_from];
+        srv_x_unmap(x, t->grammar_from, sent, sizeof sent);
+        memcpy(t->grammar_from, sent, sizeof sent);
+    }
+}
+
 int dsml_turn_build(dsml_turn *t, const char *body, size_t len,
                     const dsml_turn_options *opts, dsml_error *err)
 {
@@ -438,7 +532,9 @@ int dsml_turn_build(dsml_turn *t, const char *body, size_t len,
     q.o = opts;
     dsml_buf_init(&q.ignored, &t->alloc);
     dsml_buf_init(&q.choice_name, &t->alloc);
-    int r = dsml_render_entry(build_doc, &q, body, len, opts->render, &t->out, err);
+    xlate_arg a;
+    srv_x_init(&a.x, &t->alloc, err);
+    int r = read_body(&q, &a, body, len, err);
     if (r == DSML_OK) {
         if (q.nignored == 0)
             dsml_buf_putc(&q.ignored, '[');
@@ -456,8 +552,13 @@ int dsml_turn_build(dsml_turn *t, const char *body, size_t len,
     srv_restore_end(&q);
     if (r == DSML_OK)
         r = detector_options(&q, opts->render, err);
-    if (r == DSML_OK)
+    if (r == DSML_OK) {
         r = srv_turn_grammar(t, opts, err);
+        if (q.x != NULL)
+            unmap_grammar(t, q.x, r, err);
+    }
+    q.x = NULL;
+    srv_x_release(&a.x);
     dsml_buf_release(&q.ignored);
     dsml_buf_release(&q.choice_name);
     return r;

@@ -12,6 +12,10 @@
  *   respond_json.c  the JSON of chunks and of the chat.completion object
  *   respond_stop.c  the stop strings, matched in the content
  *   ids.c       response and tool-call ids from a per-responder source
+ *   api_body.c  the other APIs' bodies (Anthropic Messages, OpenAI
+ *               Responses) -> a chat-completion body, with the map of its
+ *               paths back to the body sent
+ *   api_anthropic.c, api_responses.c   the readers of those two bodies
  *
  * The serving layer uses the renderer (lib/render), the detector
  * (lib/detect) and the grammars (lib/grammar); none knows it.  Nothing here is exported.
@@ -146,6 +150,63 @@ int srv_turn_detector(const dsml_turn *turn, unsigned flags, dsml_detector **out
  * DSML_TURN_GRAMMAR_OPTIONAL, goes into t->grammar_error instead). */
 int srv_turn_grammar(dsml_turn *t, const dsml_turn_options *opts, dsml_error *err);
 
+/* ---- the other APIs (api_body.c, api_anthropic.c, api_responses.c) ---- */
+
+/* A body of another API translated into the chat-completion body that
+ * request.c reads: its JSON text, the map from the translated body's paths
+ * to the body sent, and the fields of the body sent that are not read. */
+typedef struct srv_xlate {
+    dsml_buf out;         /* the chat body, JSON text */
+    dsml_buf map;         /* pairs of NUL-terminated paths: translated, sent */
+    dsml_buf ignored;     /* JSON strings of the paths not read, ", "-joined */
+    size_t nignored;
+    dsml_error *err;
+    int comma[16];        /* writer: a value was written at this depth */
+    int depth;
+} srv_xlate;
+
+void srv_x_init(srv_xlate *x, const dsml_allocator *a, dsml_error *err);
+void srv_x_release(srv_xlate *x);
+/* Writer of the chat body: `key` (NULL inside an array) then an opening
+ * bracket, a closing one, or a value. */
+void srv_x_open(srv_xlate *x, const char *key, char bracket);
+void srv_x_close(srv_xlate *x, char bracket);
+void srv_x_key(srv_xlate *x, const char *key);
+void srv_x_str(srv_xlate *x, const char *key, const char *s, size_t n);
+/* A value of the body sent, as it was written (numbers by their lexeme). */
+void srv_x_value(srv_xlate *x, const char *key, const cJSON *v);
+/* Records that translated path `to` (and what is under it) stands for
+ * `from` in the body sent. */
+void srv_x_map(srv_xlate *x, const char *to, const char *from);
+/* A translated path as the body sent names it, into out[cap]. */
+void srv_x_unmap(const srv_xlate *x, const char *path, char *out, size_t cap);
+/* An error of the translated body's reading, renamed for the body sent. */
+void srv_x_unmap_error(const srv_xlate *x, dsml_error *err);
+/* Lists `path` of the body sent among the fields not read. */
+void srv_x_ignore(srv_xlate *x, const char *path);
+/* 1 when `key` is not among `kept` (NULL-ended). */
+int srv_x_ignored_key(const char *const *kept, const char *key);
+/* Lists the members of `obj` (at `path`) not named in `kept` (NULL-ended). */
+void srv_x_ignore_others(srv_xlate *x, const char *path, const cJSON *obj,
+                         const char *const *kept);
+/* DSML_ERR_NOMEM when a buffer failed, else DSML_OK. */
+int srv_x_status(srv_xlate *x);
+/* Refuses a value at `path` that is not `what` (a type check). */
+int srv_x_type(srv_xlate *x, const char *path, const char *what);
+/* A content part of the chat body: {"type": "text", "text": TEXT}, or
+ * {"type": "image_url", "image_url": {"url": URL}}, the URL
+ * "data:MEDIA;base64,DATA" when media is not NULL. */
+void srv_x_text_part(srv_xlate *x, const cJSON *text);
+void srv_x_image_part(srv_xlate *x, const char *media, const cJSON *url);
+
+/* Reads an Anthropic Messages / OpenAI Responses body into x. */
+int srv_anthropic_read(srv_xlate *x, const cJSON *body);
+int srv_responses_read(srv_xlate *x, const cJSON *body);
+
+/* turn.c: dsml_render_request() for a body of `api`. */
+int srv_render_api(dsml_api api, const char *body_json, size_t len,
+                   const dsml_render_options *opts, dsml_output *out, dsml_error *err);
+
 /* ---- reading a request (request.c, thinking.c, restore.c) -------------- */
 
 typedef struct srv_restore srv_restore;
@@ -159,6 +220,7 @@ typedef struct srv_req {
     size_t nignored;
     dsml_buf choice_name;
     srv_restore *restore;
+    const srv_xlate *x; /* another API's body translated: its paths */
 } srv_req;
 
 int srv_nomem(srv_req *q);

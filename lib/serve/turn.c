@@ -34,7 +34,9 @@ static int turn_begin(dsml_turn *t, const dsml_turn_options *opts, dsml_turn_opt
     if ((given->flags & ~(DSML_TURN_NONE_DROPS_TOOLS | DSML_TURN_GRAMMAR_AUTO |
                           DSML_TURN_GRAMMAR_OPTIONAL | DSML_TURN_REQUIRE_REASONING)) != 0 ||
         (given->effort_aliases == NULL && given->effort_alias_count != 0) ||
-        (unsigned)given->default_thinking > DSML_TURN_THINKING_ON)
+        (unsigned)given->default_thinking > DSML_TURN_THINKING_ON ||
+        (given->api != DSML_API_CHAT && given->api != DSML_API_ANTHROPIC &&
+         given->api != DSML_API_RESPONSES))
         return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
                          "invalid dsml_turn_options value");
     dsml_render_options ro;
@@ -143,6 +145,12 @@ int dsml_turn_detector(const dsml_turn *turn, dsml_detector **out, dsml_error *e
 int dsml_render_request(const char *body_json, size_t len, const dsml_render_options *opts,
                         dsml_output *out, dsml_error *err)
 {
+    return srv_render_api(DSML_API_CHAT, body_json, len, opts, out, err);
+}
+
+int srv_render_api(dsml_api api, const char *body_json, size_t len,
+                   const dsml_render_options *opts, dsml_output *out, dsml_error *err)
+{
     if (err != NULL)
         dsml_error_init(err);
     if (out == NULL)
@@ -152,6 +160,7 @@ int dsml_render_request(const char *body_json, size_t len, const dsml_render_opt
     dsml_turn_options to;
     dsml_turn_options_init(&to);
     to.render = opts;
+    to.api = api;
     dsml_turn t;
     dsml_turn_options given;
     int r = turn_begin(&t, &to, &given, err);

@@ -196,6 +196,27 @@ class Formats(TempFiles, unittest.TestCase):
         self.assertEqual((status, out), (1, b""))
         self.assertIn("messages must be a list", err)
 
+    def test_input_format_other_apis(self):
+        # never detected: an Anthropic or Responses body renders as its chat form
+        chat = {"messages": [{"role": "system", "content": "S"}, USER],
+                "thinking_mode": "thinking"}
+        anthropic = {"model": "m", "max_tokens": 9, "system": "S", "messages": [USER],
+                     "thinking": {"type": "enabled"}}
+        responses = {"model": "m", "instructions": "S", "input": [USER]}
+        self.assertEqual(self.render(anthropic, "--input-format", "anthropic"),
+                         self.render(chat))
+        self.assertEqual(self.render(responses, "--input-format", "responses", "--thinking"),
+                         self.render(chat))
+        self.assertNotEqual(self.render(anthropic), self.render(chat))
+        self.assertEqual(self.render(anthropic, "--input-format", "anthropic", "--chat"),
+                         self.render({"messages": chat["messages"]}))
+        out = run("--json", "--input-format", "responses", self.write("r.json", responses))[1]
+        self.assertEqual(json.loads(out)["options"]["input_format"], "responses")
+        del anthropic["max_tokens"]
+        status, out, err = run("--input-format", "anthropic", self.write("a.json", anthropic))
+        self.assertEqual((status, out), (1, b""))
+        self.assertIn("$.max_tokens", err)
+
     def test_request_thinking_switches(self):
         thinking = self.render({"messages": [USER], "thinking_mode": "thinking"})
         for body in ({"model": "m", "messages": [USER], "chat_template_kwargs": {"thinking": True}},
