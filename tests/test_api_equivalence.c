@@ -29,7 +29,6 @@ static void run(const char *body, dsml_api api, const ac_bodies *b, dsml_profile
     dsml_render_options_init(&ro);
     ro.profile = profile;
     ro.flags = flags | b->flags;
-    ro.thinking_mode = b->thinking;
     if (b->context != NULL) {
         ro.context_json = b->context;
         ro.context_len = strlen(b->context);
@@ -38,6 +37,9 @@ static void run(const char *body, dsml_api api, const ac_bodies *b, dsml_profile
     dsml_turn_options_init(&to);
     to.render = &ro;
     to.api = api;
+    /* the case's mode where the body has no field for it (Responses) */
+    to.default_thinking =
+        b->thinking == DSML_THINKING ? DSML_TURN_THINKING_ON : DSML_TURN_THINKING_OFF;
     dsml_turn *t = NULL;
     dsml_error_init(&o->err);
     o->rc = dsml_turn_create(body, strlen(body), &to, &t, &o->err);

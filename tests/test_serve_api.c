@@ -228,7 +228,7 @@ static void test_anthropic_choice_and_prefill(void **state)
             "\"assistant\", \"content\": \"Hel\"}]}",
          "{\"continue_final_message\": true, \"messages\": [{\"role\": \"user\", \"content\": "
          "\"Hi\"}, {\"role\": \"assistant\", \"content\": \"Hel\"}]}");
-    /* effort, thinking off, stop sequences (not read, listed) */
+    /* effort, thinking off, stop sequences (the turn's stop strings) */
     same(A, "{" MT "\"output_config\": {\"effort\": \"max\"}, \"thinking\": {\"type\": "
             "\"enabled\"}, \"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}]}",
          "{\"reasoning_effort\": \"max\", \"thinking\": {\"type\": \"enabled\"}, "
@@ -237,9 +237,13 @@ static void test_anthropic_choice_and_prefill(void **state)
             "\"user\", \"content\": \"Hi\"}]}",
          "{\"thinking\": {\"type\": \"disabled\"}, \"messages\": [{\"role\": \"user\", "
          "\"content\": \"Hi\"}]}");
-    ignores(A, "{" MT "\"stop_sequences\": [\"END\"], \"output_config\": {\"format\": null}, "
-               "\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}]}",
-            "[\"$.output_config.format\", \"$.max_tokens\", \"$.stop_sequences\"]");
+    const char *stops = "{" MT "\"stop_sequences\": [\"END\"], \"output_config\": "
+                        "{\"format\": null}, \"messages\": [{\"role\": \"user\", "
+                        "\"content\": \"Hi\"}]}";
+    ignores(A, stops, "[\"$.output_config.format\", \"$.max_tokens\"]");
+    dsml_turn *t = ok(A, stops);
+    assert_string_equal(dsml_turn_get_info(t)->stop, "[\"END\"]");
+    dsml_turn_destroy(t);
 }
 
 static void test_anthropic_refusals(void **state)
@@ -482,10 +486,10 @@ static void test_api_option_checked(void **state)
     assert_int_equal(dsml_turn_create("{}", 2, &to, &t, &err), DSML_ERR_ARGUMENT);
     assert_null(t);
     /* never guessed: an Anthropic body read as chat is a chat body */
-    const char *body = "{\"max_tokens\": 5, \"system\": \"S\", \"messages\": [{\"role\": "
-                       "\"user\", \"content\": \"Hi\"}]}";
+    const char *body = "{\"max_tokens\": 5, \"system\": \"Sys-Q7\", \"messages\": "
+                       "[{\"role\": \"user\", \"content\": \"Hi\"}]}";
     dsml_turn *c = ok(DSML_API_CHAT, body);
-    assert_null(strstr(dsml_turn_get_info(c)->prompt, "S"));
+    assert_null(strstr(dsml_turn_get_info(c)->prompt, "Sys-Q7"));
     dsml_turn_destroy(c);
 }
 
