@@ -1007,7 +1007,21 @@ def main():
     ap.add_argument("--testdata", required=True)
     ap.add_argument("--snapshot", required=True)
     ap.add_argument("--update-snapshot", action="store_true")
+    ap.add_argument("--skip", default="", help="comma-separated test classes not to run "
+                    "(another entry runs them)")
     ARGS, rest = ap.parse_known_args()
+    skip = {name for name in ARGS.skip.split(",") if name}
+    if skip:
+        unknown = skip - {c.__name__ for c in globals().values()
+                          if isinstance(c, type) and issubclass(c, unittest.TestCase)}
+        if unknown:
+            sys.exit("--skip: no test class " + ", ".join(sorted(unknown)))
+        loader = unittest.defaultTestLoader
+        suite = unittest.TestSuite(
+            loader.loadTestsFromTestCase(c) for c in globals().values()
+            if isinstance(c, type) and issubclass(c, unittest.TestCase) and c.__name__ not in skip)
+        result = unittest.TextTestRunner(verbosity=2).run(suite)
+        sys.exit(0 if result.wasSuccessful() else 1)
     unittest.main(argv=[sys.argv[0], *rest], verbosity=2)
 
 
