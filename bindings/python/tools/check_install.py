@@ -112,6 +112,8 @@ def main(argv):
     venv_python = os.path.join(venv, "bin", "python")
     prefix = os.path.join(work, "prefix")
     cmake = os.environ.get("CMAKE_COMMAND", "cmake")
+    # a sanitized libdsml (the asan preset) loads only with its runtime first
+    preload = {"LD_PRELOAD": os.environ["LD_PRELOAD"]} if "LD_PRELOAD" in os.environ else {}
 
     if len(argv) > 2:
         for component in ("Runtime", "Development"):
@@ -122,10 +124,10 @@ def main(argv):
         took = time.monotonic() - started
         if "dsml: cmake" in log:
             sys.exit("pip install built libdsml although pkg-config finds one in " + pcdir)
-        path = loaded(venv_python, clean_env())
+        path = loaded(venv_python, clean_env(**preload))
         if not inside(path, prefix):
             sys.exit("the installed dsml loads %s, not the libdsml in %s" % (path, prefix))
-        r = subprocess.run([venv_python, "-c", FAST], cwd="/", env=clean_env(),
+        r = subprocess.run([venv_python, "-c", FAST], cwd="/", env=clean_env(**preload),
                            capture_output=True, text=True)
         if can_build_speedups() and not inside(r.stdout.strip() or "/nonexistent", venv):
             sys.exit("the installed dsml does not load its compiled fast path: %s%s"
@@ -140,7 +142,6 @@ def main(argv):
     print("built with CMake, installed, imported from /: " + path)
 
     pip_install(venv_python, source, DSML_LIBDSML=library)
-    preload = {"LD_PRELOAD": os.environ["LD_PRELOAD"]} if "LD_PRELOAD" in os.environ else {}
     path = loaded(venv_python, clean_env(**preload))
     with open(path, "rb") as a, open(library, "rb") as b:
         if not inside(path, venv) or a.read() != b.read():
