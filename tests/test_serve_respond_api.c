@@ -25,6 +25,10 @@ static const unsigned char seed[] = "api seed";
     "\"description\": \"w\", \"parameters\": {\"type\": \"object\", \"properties\": "        \
     "{\"city\": {\"type\": \"string\"}}}}}]"
 
+#define TOOLS_RSP                                                                          \
+    "\"tools\": [{\"type\": \"function\", \"name\": \"get_weather\", \"description\": \"w\", " \
+    "\"parameters\": {\"type\": \"object\", \"properties\": {\"city\": {\"type\": \"string\"}}}}]"
+
 #define CALL(city) INVOKE("get_weather") PARAM("city", "true", city) INVOKE_END
 
 typedef struct scenario {
@@ -53,6 +57,8 @@ static dsml_turn *turn_for(dsml_api api, int thinking)
                  "{\"model\": \"m\", \"max_tokens\": 100, \"thinking\": {\"type\": \"%s}, "
                  "\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}], " TOOLS_ANT "}",
                  thinking ? "enabled\", \"budget_tokens\": 50" : "disabled\"");
+    else if (api == DSML_API_RESPONSES)
+        snprintf(body, sizeof body, "{\"model\": \"m\", \"input\": \"Hi\", " TOOLS_RSP "}");
     else
         snprintf(body, sizeof body,
                  "{\"model\": \"m\", \"thinking\": {\"type\": \"%s\"}, \"messages\": "
@@ -61,6 +67,7 @@ static dsml_turn *turn_for(dsml_api api, int thinking)
     dsml_turn_options o;
     dsml_turn_options_init(&o);
     o.api = api;
+    o.default_thinking = thinking ? DSML_TURN_THINKING_ON : DSML_TURN_THINKING_OFF;
     dsml_turn *t = NULL;
     dsml_error err;
     if (dsml_turn_create(body, strlen(body), &o, &t, &err) != DSML_OK)
@@ -237,7 +244,21 @@ static void ant_on(void *ctx, const char *name, const cJSON *d)
 
 /* The scenario streamed `chunk` bytes at a time: the message its events
  * add up to. */
+typedef struct rsp_sum rsp_sum;
+static rsp_sum *rsp_new(void);
+static void rsp_on(void *ctx, const char *name, const cJSON *d);
+static cJSON *rsp_result(rsp_sum *s);
+
+static cJSON *streamed(const dsml_turn *t, const scenario *s, size_t chunk, unsigned flags,
+                       int responses);
+
 static cJSON *ant_streamed(const dsml_turn *t, const scenario *s, size_t chunk, unsigned flags)
+{
+    return streamed(t, s, chunk, flags, 0);
+}
+
+static cJSON *streamed(const dsml_turn *t, const scenario *s, size_t chunk, unsigned flags,
+                       int responses)
 {
     dsml_responder_options o = fixed(flags | DSML_RESPOND_SSE | DSML_RESPOND_NO_COMPLETION);
     dsml_responder *r = NULL;
@@ -246,6 +267,7 @@ static cJSON *ant_streamed(const dsml_turn *t, const scenario *s, size_t chunk, 
     assert_int_equal(dsml_responder_set_usage(r, 7, 9, 3), DSML_OK);
     ant_sum sum;
     memset(&sum, 0, sizeof sum);
+    rsp_sum *rs = rsp_new();
     size_t len = strlen(s->completion);
     dsml_item it;
     it.size = sizeof it;
@@ -260,14 +282,18 @@ static cJSON *ant_streamed(const dsml_turn *t, const scenario *s, size_t chunk, 
         while ((rc = dsml_responder_next(r, &it)) == 1) {
             assert_int_not_equal(it.type, DSML_ITEM_DONE); /* no [DONE] */
             if (it.type == DSML_ITEM_CHUNK)
-                sse_events(it.text, it.len, ant_on, &sum);
+                sse_events(it.text, it.len, responses ? rsp_on : ant_on,
+                           responses ? (void *)rs : (void *)&sum);
         }
         assert_int_equal(rc, 0);
     }
+    dsml_responder_destroy(r);
+    if (responses)
+        return rsp_result(rs);
+    free(rs);
     assert_true(sum.stopped);
     for (size_t i = 0; i < 16; i++)
         free(sum.json[i]);
-    dsml_responder_destroy(r);
     return sum.msg;
 }
 
@@ -382,11 +408,215 @@ static void anthropic_stop_sequence(void **state)
     dsml_turn_destroy(t);
 }
 
+/* ---- Responses: the event stream added up ------------------------------ */
+
+struct rsp_sum {
+    size_t seq;
+    cJSON *output;      /* the items of output_item.done */
+    char *text[16][2];  /* per item: its deltas (text or arguments; summary) */
+    int open;           /* an item is open */
+    cJSON *response;    /* response.completed's or .incomplete's */
+};
+
+static rsp_sum *rsp_new(void)
+{
+    rsp_sum *s = calloc(1, sizeof *s);
+    s->output = cJSON_CreateArray();
+    return s;
+}
+
+static void cat(char **acc, const char *piece)
+{
+    size_t a = *acc ? strlen(*acc) : 0, b = strlen(piece);
+    *acc = realloc(*acc, a + b + 1);
+    memcpy(*acc + a, piece, b + 1);
+}
+
+static int num(const cJSON *d, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(d, key);
+    assert_true(cJSON_IsNumber(v));
+    return v->valueint;
+}
+
+static const char *acc(const rsp_sum *s, int i, int k)
+{
+    return s->text[i][k] != NULL ? s->text[i][k] : "";
+}
+
+static void rsp_on(void *ctx, const char *name, const cJSON *d)
+{
+    rsp_sum *s = ctx;
+    assert_string_equal(str(d, "type"), name);
+    assert_int_equal(num(d, "sequence_number"), (int)s->seq);
+    assert_null(s->response); /* nothing after the terminal event */
+    s->seq++;
+    if (s->seq == 1 || s->seq == 2) {
+        assert_string_equal(name, s->seq == 1 ? "response.created" : "response.in_progress");
+        return;
+    }
+    int n = cJSON_GetArraySize(s->output);
+    if (strncmp(name, "response.completed", 18) == 0 || strcmp(name, "response.incomplete") == 0) {
+        assert_false(s->open);
+        s->response = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(d, "response"), 1);
+        return;
+    }
+    int i = num(d, "output_index");
+    if (strcmp(name, "response.output_item.added") == 0) {
+        assert_false(s->open);
+        assert_int_equal(i, n);
+        assert_true(n < 16);
+        cJSON_AddItemToArray(s->output, cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(d, "item"), 1));
+        s->open = 1;
+        return;
+    }
+    assert_true(s->open && i == n - 1);
+    cJSON *item = cJSON_GetArrayItem(s->output, i);
+    const char *type = str(item, "type");
+    if (strcmp(name, "response.output_item.done") == 0) {
+        const cJSON *done = cJSON_GetObjectItemCaseSensitive(d, "item");
+        assert_string_equal(str(done, "id"), str(item, "id"));
+        if (strcmp(type, "message") == 0) {
+            assert_string_equal(str(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(done, "content"), 0), "text"),
+                                acc(s, i, 0));
+        } else if (strcmp(type, "reasoning") == 0) {
+            assert_string_equal(str(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(done, "content"), 0), "text"),
+                                acc(s, i, 0));
+            assert_string_equal(str(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(done, "summary"), 0), "text"),
+                                acc(s, i, 1));
+        } else {
+            assert_string_equal(type, "function_call");
+            assert_string_equal(str(done, "arguments"), acc(s, i, 0));
+        }
+        cJSON_ReplaceItemInArray(s->output, i, cJSON_Duplicate(done, 1));
+        s->open = 0;
+        return;
+    }
+    assert_string_equal(str(d, "item_id"), str(item, "id"));
+    if (strcmp(name, "response.output_text.delta") == 0) {
+        assert_string_equal(type, "message");
+        cat(&s->text[i][0], str(d, "delta"));
+    } else if (strcmp(name, "response.reasoning_text.delta") == 0) {
+        assert_string_equal(type, "reasoning");
+        cat(&s->text[i][0], str(d, "delta"));
+    } else if (strcmp(name, "response.reasoning_summary_text.delta") == 0) {
+        assert_string_equal(type, "reasoning");
+        cat(&s->text[i][1], str(d, "delta"));
+    } else if (strcmp(name, "response.function_call_arguments.delta") == 0) {
+        assert_string_equal(type, "function_call");
+        cat(&s->text[i][0], str(d, "delta"));
+    } else if (strcmp(name, "response.output_text.done") == 0 ||
+               strcmp(name, "response.reasoning_text.done") == 0) {
+        assert_string_equal(str(d, "text"), acc(s, i, 0));
+    } else if (strcmp(name, "response.reasoning_summary_text.done") == 0) {
+        assert_string_equal(str(d, "text"), acc(s, i, 1));
+    } else if (strcmp(name, "response.function_call_arguments.done") == 0) {
+        assert_string_equal(str(d, "arguments"), acc(s, i, 0));
+    } else {
+        assert_true(strcmp(name, "response.content_part.added") == 0 ||
+                    strcmp(name, "response.content_part.done") == 0 ||
+                    strcmp(name, "response.reasoning_summary_part.added") == 0 ||
+                    strcmp(name, "response.reasoning_summary_part.done") == 0);
+        assert_non_null(cJSON_GetObjectItemCaseSensitive(d, "part"));
+    }
+}
+
+/* The response of the terminal event, its output the items streamed. */
+static cJSON *rsp_result(rsp_sum *s)
+{
+    assert_non_null(s->response);
+    assert_true(cJSON_Compare(cJSON_GetObjectItemCaseSensitive(s->response, "output"), s->output, 1));
+    cJSON *v = s->response;
+    cJSON_Delete(s->output);
+    for (size_t i = 0; i < 16; i++) {
+        free(s->text[i][0]);
+        free(s->text[i][1]);
+    }
+    free(s);
+    return v;
+}
+
+/* The response's items carry the chat message's texts and calls. */
+static void rsp_same_as_chat(const cJSON *v, const cJSON *chat, const scenario *s)
+{
+    const char *reasoning = "", *summary = "", *text = "";
+    int calls = 0;
+    const cJSON *tc = cJSON_GetObjectItemCaseSensitive(chat, "tool_calls");
+    const cJSON *it;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(v, "output"))
+    {
+        const char *type = str(it, "type");
+        if (strcmp(type, "reasoning") == 0) {
+            assert_true(strncmp(str(it, "id"), "rs_", 3) == 0);
+            reasoning = str(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(it, "content"), 0), "text");
+            summary = str(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(it, "summary"), 0), "text");
+        } else if (strcmp(type, "message") == 0) {
+            assert_true(strncmp(str(it, "id"), "msg_", 4) == 0);
+            const cJSON *part = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(it, "content"), 0);
+            assert_string_equal(str(part, "type"), "output_text");
+            text = str(part, "text");
+        } else {
+            assert_string_equal(type, "function_call");
+            assert_true(strncmp(str(it, "id"), "fc_", 3) == 0);
+            assert_true(strncmp(str(it, "call_id"), "call_", 5) == 0);
+            const cJSON *f = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(tc, calls), "function");
+            assert_string_equal(str(it, "name"), str(f, "name"));
+            assert_string_equal(str(it, "arguments"), str(f, "arguments"));
+            calls++;
+        }
+    }
+    assert_string_equal(reasoning, opt_str(chat, "reasoning_content"));
+    assert_string_equal(summary, reasoning);
+    assert_string_equal(text, opt_str(chat, "content"));
+    assert_int_equal(calls, cJSON_GetArraySize(tc));
+    assert_null(strstr(text, "</think>"));
+    assert_string_equal(str(v, "object"), "response");
+    assert_true(strncmp(str(v, "id"), "resp_", 5) == 0);
+    if (s->why == DSML_END_LENGTH) {
+        assert_string_equal(str(v, "status"), "incomplete");
+        assert_string_equal(str(cJSON_GetObjectItemCaseSensitive(v, "incomplete_details"), "reason"),
+                            "max_output_tokens");
+    } else {
+        assert_string_equal(str(v, "status"), "completed");
+    }
+    const cJSON *usage = cJSON_GetObjectItemCaseSensitive(v, "usage");
+    assert_int_equal(num(usage, "input_tokens"), 7);
+    assert_int_equal(num(usage, "output_tokens"), 9);
+    assert_int_equal(num(usage, "total_tokens"), 16);
+    assert_int_equal(num(cJSON_GetObjectItemCaseSensitive(usage, "output_tokens_details"), "reasoning_tokens"), 3);
+}
+
+static void responses_scenarios(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof scenarios / sizeof scenarios[0]; i++) {
+        const scenario *s = &scenarios[i];
+        dsml_turn *t = turn_for(DSML_API_RESPONSES, s->thinking);
+        cJSON *w = whole(t, s);
+        cJSON *chat = chat_message(s);
+        rsp_same_as_chat(w, chat, s);
+        for (size_t chunk = 1; chunk <= 16; chunk++)
+            for (int args = 0; args <= (s->cut ? 0 : 1); args++) {
+                cJSON *sum = streamed(t, s, chunk, args ? DSML_RESPOND_STREAM_ARGUMENTS : 0, 1);
+                if (!cJSON_Compare(sum, w, 1)) {
+                    char *a = cJSON_PrintUnformatted(sum), *b = cJSON_PrintUnformatted(w);
+                    fail_msg("%s, chunk %zu: the events add up to\n%s\nnot\n%s", s->name, chunk,
+                             a, b);
+                }
+                cJSON_Delete(sum);
+            }
+        cJSON_Delete(chat);
+        cJSON_Delete(w);
+        dsml_turn_destroy(t);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(anthropic_scenarios),
         cmocka_unit_test(anthropic_stop_sequence),
+        cmocka_unit_test(responses_scenarios),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

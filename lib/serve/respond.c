@@ -68,7 +68,10 @@ static int make_heads(dsml_responder *r, const dsml_turn *turn, const dsml_respo
     const char *id = o->id;
     size_t id_len = o->id_len;
     if (id == NULL) {
-        id_len = srv_rng_id(&r->rng, turn->info.api == DSML_API_ANTHROPIC ? "msg_" : "chatcmpl-",
+        id_len = srv_rng_id(&r->rng,
+                            turn->info.api == DSML_API_ANTHROPIC   ? "msg_"
+                            : turn->info.api == DSML_API_RESPONSES ? "resp_"
+                                                                   : "chatcmpl-",
                             made, sizeof made);
         id = made;
     }
@@ -89,6 +92,11 @@ static int make_heads(dsml_responder *r, const dsml_turn *turn, const dsml_respo
                               : DSML_OK;
     }
     long long created = o->created != 0 ? o->created : (long long)time(NULL);
+    if (turn->info.api == DSML_API_RESPONSES) {
+        srv_responses_head(&r->head, id, id_len, created, model, model_len);
+        return r->head.failed ? dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory")
+                              : DSML_OK;
+    }
     srv_json_head(&r->chunk_head, "chat.completion.chunk", id, id_len, created, model,
                   model_len);
     srv_json_head(&r->head, "chat.completion", id, id_len, created, model, model_len);
@@ -136,7 +144,11 @@ int dsml_responder_create(const dsml_turn *turn, const dsml_responder_options *o
         dsml_buf_init(bufs[i], &r->alloc);
     r->usage_chunk = turn->info.include_usage;
     r->api = turn->info.api;
-    r->w = r->api == DSML_API_ANTHROPIC ? &srv_anthropic_writer : &srv_chat_writer;
+    r->w = r->api == DSML_API_ANTHROPIC   ? &srv_anthropic_writer
+           : r->api == DSML_API_RESPONSES ? &srv_responses_writer
+                                          : &srv_chat_writer;
+    if (r->api == DSML_API_RESPONSES) /* response.completed carries it all */
+        r->flags &= ~DSML_RESPOND_NO_COMPLETION;
     if (turn->info.stop_count > 0) {
         r->stops = dsml_malloc(&r->alloc, turn->stops_len);
         if (r->stops == NULL) {

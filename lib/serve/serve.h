@@ -127,7 +127,14 @@ struct dsml_responder {
     int started;           /* Anthropic: message_start sent */
     int block;             /* Anthropic: the open block (0 none, 1 thinking,
                               2 text, 3 tool_use) */
-    size_t nblocks;        /* Anthropic: blocks started */
+    size_t nblocks;        /* Anthropic: blocks started; Responses: output
+                              items */
+    /* Responses (respond_responses.c) */
+    size_t seq;            /* the next event's sequence_number */
+    size_t item_from;      /* the open item's text: from here in content or
+                              reasoning */
+    size_t open_call;      /* the open function_call: its slot in calls */
+    char rs_id[8 + SRV_ID_CHARS], msg_id[8 + SRV_ID_CHARS];
 };
 
 /* respond_json.c */
@@ -161,6 +168,11 @@ struct srv_writer {
 
 extern const srv_writer srv_chat_writer;      /* respond_json.c */
 extern const srv_writer srv_anthropic_writer; /* respond_anthropic.c */
+extern const srv_writer srv_responses_writer; /* respond_responses.c */
+/* The Responses head: {"id":ID,"object":"response","created_at":T,
+ * "model":M, */
+void srv_responses_head(dsml_buf *b, const char *id, size_t id_len, long long created,
+                        const char *model, size_t model_len);
 /* Anthropic's message head: {"id":ID,"type":"message","role":"assistant",
  * "model":M, */
 void srv_anthropic_head(dsml_buf *b, const char *id, size_t id_len, const char *model,
