@@ -611,12 +611,48 @@ static void responses_scenarios(void **state)
     }
 }
 
+/* The error objects: Anthropic's for an Anthropic turn, with the path. */
+static void error_objects(void **state)
+{
+    (void)state;
+    static const char body[] = "{\"max_tokens\": 10, \"messages\": [{\"role\": \"user\", "
+                               "\"content\": 5}]}";
+    dsml_turn_options o;
+    dsml_turn_options_init(&o);
+    o.api = DSML_API_ANTHROPIC;
+    dsml_turn *t = NULL;
+    dsml_error err;
+    assert_int_not_equal(dsml_turn_create(body, sizeof body - 1, &o, &t, &err), DSML_OK);
+    assert_true(err.path[0] != '\0');
+    dsml_output out;
+    assert_int_equal(dsml_error_json_api(&err, DSML_API_ANTHROPIC, &out), DSML_OK);
+    cJSON *v = parse(out.text, out.len);
+    assert_string_equal(str(v, "type"), "error");
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(v, "error");
+    assert_string_equal(str(e, "type"), "invalid_request_error");
+    char want[sizeof err.message + sizeof err.path + 8];
+    snprintf(want, sizeof want, "%s (at %s)", err.message, err.path);
+    assert_string_equal(str(e, "message"), want);
+    cJSON_Delete(v);
+    dsml_output_free(&out);
+    /* Responses and chat: OpenAI's object */
+    dsml_output chat;
+    assert_int_equal(dsml_error_json_api(&err, DSML_API_RESPONSES, &out), DSML_OK);
+    assert_int_equal(dsml_error_json(&err, &chat), DSML_OK);
+    assert_string_equal(out.text, chat.text);
+    dsml_output_free(&out);
+    dsml_output_free(&chat);
+    assert_int_equal(dsml_error_json_api(&err, (dsml_api)7, &out), DSML_ERR_ARGUMENT);
+    assert_int_equal(dsml_error_json_api(NULL, DSML_API_ANTHROPIC, &out), DSML_ERR_ARGUMENT);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(anthropic_scenarios),
         cmocka_unit_test(anthropic_stop_sequence),
         cmocka_unit_test(responses_scenarios),
+        cmocka_unit_test(error_objects),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1707,6 +1707,16 @@ DSML_API int dsml_completions_merge(const char *const *texts, const size_t *lens
  * and out (malloc), DSML_ERR_ARGUMENT (NULL) or DSML_ERR_NOMEM.
  */
 DSML_API int dsml_error_json(const dsml_error *e, dsml_output *out);
+/*
+ * The error object of the turn's API (dsml_turn_info.api):
+ * DSML_API_CHAT and DSML_API_RESPONSES: dsml_error_json()'s;
+ * DSML_API_ANTHROPIC: Anthropic's,
+ *   {"type":"error","error":{"type":"invalid_request_error","message":M}}
+ * M the error's message and, when it has a path, " (at PATH)" (the object
+ * has no field for it).  Returns DSML_OK and out (malloc),
+ * DSML_ERR_ARGUMENT (NULL, an unknown api) or DSML_ERR_NOMEM.
+ */
+DSML_API int dsml_error_json_api(const dsml_error *e, dsml_api api, dsml_output *out);
 
 /* One shot: the chat.completion object for a whole completion. */
 DSML_API int dsml_respond(const dsml_turn *turn, const char *completion,
