@@ -10,6 +10,8 @@
  *   respond.c   the responder: a completion's events -> OpenAI chunks and
  *               the whole response
  *   respond_json.c  the JSON of chunks and of the chat.completion object
+ *   respond_anthropic.c, respond_responses.c  the other APIs' objects and
+ *               events (srv_writer: one table of writers per API)
  *   respond_stop.c  the stop strings, matched in the content
  *   ids.c       response and tool-call ids from a per-responder source
  *   api_body.c  the other APIs' bodies (Anthropic Messages, OpenAI
