@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "dsml_markup.h"
+#include "reliability_alloc.h"
 #include "testutil.h"
 
 static const unsigned char seed[] = "api seed";
@@ -646,6 +647,72 @@ static void error_objects(void **state)
     assert_int_equal(dsml_error_json_api(NULL, DSML_API_ANTHROPIC, &out), DSML_ERR_ARGUMENT);
 }
 
+/* Every allocation of a turn and its response refused in turn, for both
+ * APIs: DSML_ERR_NOMEM, nothing leaks, and once memory is there again the
+ * object of a run that never failed. */
+static void each_allocation_refused(void **state)
+{
+    (void)state;
+    static const dsml_api apis[] = {DSML_API_ANTHROPIC, DSML_API_RESPONSES};
+    const scenario *s = &scenarios[3]; /* two calls */
+    for (size_t i = 0; i < 2; i++) {
+        dsml_turn *t0 = turn_for(apis[i], 1);
+        cJSON *want = whole(t0, s);
+        dsml_turn_destroy(t0);
+        char body[1024];
+        if (apis[i] == DSML_API_ANTHROPIC)
+            snprintf(body, sizeof body, "{\"model\": \"m\", \"max_tokens\": 100, \"thinking\": "
+                     "{\"type\": \"enabled\"}, \"messages\": [{\"role\": \"user\", "
+                     "\"content\": \"Hi\"}], " TOOLS_ANT "}");
+        else
+            snprintf(body, sizeof body, "{\"model\": \"m\", \"input\": \"Hi\", " TOOLS_RSP "}");
+        for (size_t k = 1;; k++) {
+            ra_state st;
+            dsml_allocator a;
+            ra_init(&st, &a, k, 0);
+            dsml_render_options ro;
+            dsml_render_options_init(&ro);
+            ro.allocator = &a;
+            dsml_turn_options to;
+            dsml_turn_options_init(&to);
+            to.render = &ro;
+            to.api = apis[i];
+            to.default_thinking = DSML_TURN_THINKING_ON;
+            dsml_turn *t = NULL;
+            dsml_output out = {0};
+            int rc = dsml_turn_create(body, strlen(body), &to, &t, NULL);
+            dsml_responder *r = NULL;
+            if (rc == DSML_OK) {
+                dsml_responder_options o = fixed(0);
+                rc = dsml_responder_create(t, &o, &r, NULL);
+            }
+            if (rc == DSML_OK) {
+                assert_int_equal(dsml_responder_set_usage(r, 7, 9, 3), DSML_OK);
+                rc = dsml_responder_feed(r, s->completion, strlen(s->completion));
+                if (rc == DSML_OK)
+                    rc = dsml_responder_end(r, s->why);
+                if (rc == DSML_OK)
+                    rc = dsml_responder_completion(r, &out, NULL);
+            }
+            dsml_responder_destroy(r);
+            dsml_turn_destroy(t);
+            if (rc == DSML_OK) {
+                cJSON *v = parse(out.text, out.len);
+                assert_true(cJSON_Compare(v, want, 1));
+                cJSON_Delete(v);
+                dsml_output_free(&out);
+                assert_int_equal(st.live, 0);
+                if (st.refused == 0)
+                    break;
+                continue;
+            }
+            assert_int_equal(rc, DSML_ERR_NOMEM);
+            assert_int_equal(st.live, 0);
+        }
+        cJSON_Delete(want);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -653,6 +720,7 @@ int main(void)
         cmocka_unit_test(anthropic_stop_sequence),
         cmocka_unit_test(responses_scenarios),
         cmocka_unit_test(error_objects),
+        cmocka_unit_test(each_allocation_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
