@@ -713,11 +713,33 @@ static void each_allocation_refused(void **state)
     }
 }
 
+/* Arguments that are not a JSON object (a raw parameter value the model
+ * got wrong): the message stays JSON, the input is the text as written. */
+static void anthropic_bad_arguments(void **state)
+{
+    (void)state;
+    static const char text[] = "x</think>" OPEN INVOKE("get_weather")
+        PARAM("city", "false", "{bad") INVOKE_END CLOSE EOS;
+    dsml_turn *t = turn_for(DSML_API_ANTHROPIC, 1);
+    dsml_output out;
+    dsml_error err;
+    dsml_responder_options ro = fixed(0);
+    assert_int_equal(dsml_respond(t, text, sizeof text - 1, DSML_END_STOP, &ro, &out, &err), DSML_OK);
+    cJSON *v = parse(out.text, out.len);
+    const cJSON *call = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(v, "content"), 1);
+    assert_string_equal(str(call, "type"), "tool_use");
+    assert_string_equal(str(call, "input"), "{\"city\": {bad}");
+    cJSON_Delete(v);
+    dsml_output_free(&out);
+    dsml_turn_destroy(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(anthropic_scenarios),
         cmocka_unit_test(anthropic_stop_sequence),
+        cmocka_unit_test(anthropic_bad_arguments),
         cmocka_unit_test(responses_scenarios),
         cmocka_unit_test(error_objects),
         cmocka_unit_test(each_allocation_refused),

@@ -1512,7 +1512,8 @@ DSML_API int dsml_turn_detector(const dsml_turn *turn, dsml_detector **out,
  *   {"id":"msg_...","type":"message","role":"assistant","model":M,
  *    "content":[{"type":"thinking","thinking":...,"signature":""},
  *    {"type":"text","text":...},{"type":"tool_use","id":"toolu_...",
- *    "name":...,"input":{...}}],"stop_reason":"end_turn" | "tool_use" |
+ *    "name":...,"input":{...} (the arguments; arguments that are not a
+ *    JSON object, as a string)}],"stop_reason":"end_turn" | "tool_use" |
  *    "max_tokens" | "stop_sequence","stop_sequence":S or null,
  *    "usage":{"input_tokens":P,"output_tokens":C}} (blocks when not empty;
  *   the executable calls); events message_start, content_block_start /

@@ -8,6 +8,7 @@
  */
 #include <string.h>
 
+#include "json/json.h"
 #include "serve/serve.h"
 
 enum { BLOCK_NONE, BLOCK_THINKING, BLOCK_TEXT, BLOCK_TOOL };
@@ -197,6 +198,26 @@ static void text_block(dsml_buf *b, int *first, const char *kind, const dsml_buf
     dsml_buf_putc(b, '}');
 }
 
+/* A call's "input": its arguments, a JSON object; arguments that are not
+ * one (a raw parameter value the model got wrong) as a string, as the chat
+ * form gives them. */
+static void call_input(dsml_buf *b, const srv_call *c, const dsml_allocator *a)
+{
+    const char *p = c->args.data != NULL ? c->args.data : "";
+    size_t n = c->args.len, i = 0, at = 0;
+    while (i < n && (p[i] == ' ' || p[i] == '\n' || p[i] == '\t' || p[i] == '\r'))
+        i++;
+    int rc = i < n && p[i] == '{' ? dsml_json_validate(p, n, a, &at) : DSML_ERR_ARGUMENT;
+    if (rc == DSML_ERR_NOMEM)
+        b->failed = 1;
+    else if (rc == DSML_OK)
+        dsml_buf_append(b, p, n);
+    else if (n == 0)
+        DSML_BUF_LIT(b, "{}");
+    else
+        dsml_emit_string(b, p, n);
+}
+
 static void ant_completion(const dsml_responder *r, dsml_buf *b)
 {
     dsml_buf_append(b, r->head.data, r->head.len);
@@ -218,10 +239,7 @@ static void ant_completion(const dsml_responder *r, dsml_buf *b)
         DSML_BUF_LIT(b, ",\"name\":");
         dsml_emit_string(b, c->name.data != NULL ? c->name.data : "", c->name.len);
         DSML_BUF_LIT(b, ",\"input\":");
-        if (c->args.len > 0)
-            dsml_buf_append(b, c->args.data, c->args.len); /* a JSON object */
-        else
-            DSML_BUF_LIT(b, "{}");
+        call_input(b, c, &r->alloc);
         dsml_buf_putc(b, '}');
     }
     DSML_BUF_LIT(b, "],");
