@@ -20,6 +20,7 @@ static const char respond_usage[] =
     "                           [--choice-index N] [--usage P,C,R]\n"
     "                           [--id ID] [--created T] [--seed S]\n"
     "                           [--grammar gbnf|lark|structural-tag] [--grammar-auto]\n"
+    "                           [--api chat|anthropic|responses]\n"
     "                           REQUEST COMPLETION\n"
     "\n"
     "Prints the chat.completion object a server would send for COMPLETION (the\n"
@@ -54,6 +55,9 @@ static const char respond_usage[] =
     "                    and the JSON object of 'grammar --json' (\"grammar\": null\n"
     "                    when there is none) with \"from\", what called for it\n"
     "  --grammar-auto    with --grammar: a grammar under tool_choice \"auto\" too\n"
+    "  --api API         the request's API: chat (the default: Chat Completions),\n"
+    "                    anthropic (Messages: the message object, its events)\n"
+    "                    or responses (OpenAI Responses)\n"
     "  -h, --help        this text\n"
     "\n"
     "Diagnostics go to standard error.  Exit status: 0 responded, 1 a refused\n"
@@ -85,6 +89,7 @@ typedef struct respond_args {
     size_t think_window;
     int usage;          /* --usage given */
     unsigned long long tokens[3];
+    dsml_api api;
 } respond_args;
 
 static int parse_end(const char *v, dsml_end_reason *why)
@@ -187,6 +192,16 @@ static int parse_respond_args(int argc, char **argv, respond_args *a)
                 cli_parse_grammar_format(v, &a->grammar_format) != 0)
                 return respond_usage_error("--grammar needs gbnf, lark or structural-tag");
             a->grammar = 1;
+        } else if (cli_opt_is(&o, "--api")) {
+            v = cli_opt_value(&o);
+            if (v != NULL && strcmp(v, "chat") == 0)
+                a->api = DSML_API_CHAT;
+            else if (v != NULL && strcmp(v, "anthropic") == 0)
+                a->api = DSML_API_ANTHROPIC;
+            else if (v != NULL && strcmp(v, "responses") == 0)
+                a->api = DSML_API_RESPONSES;
+            else
+                return respond_usage_error("--api needs chat, anthropic or responses");
         } else if (strcmp(s, "--grammar-auto") == 0) {
             a->grammar_auto = 1;
         } else {
@@ -237,6 +252,7 @@ static int respond(const respond_args *a, const cli_buf *request, const cli_buf 
     dsml_detector_options_init(&dopt);
     dopt.think_end_window = a->think_window;
     to.detect = &dopt;
+    to.api = a->api;
     dsml_grammar_options go;
     dsml_grammar_options_init(&go);
     go.format = a->grammar_format;

@@ -6,7 +6,8 @@
  *           bit 2 DSML_RESPOND_SSE, bits 3-4 the end reason,
  *           bits 5-7 the largest chunk (1, 2, 3, 5, 8, 16, 64, 4096 bytes)
  *           of the split run (the other feeds the completion whole)
- *   byte 1  seeds the chunk sizes; its value mod 3 the grammar's format
+ *   byte 1  seeds the chunk sizes; its value mod 3 the grammar's format,
+ *           its value / 3 mod 3 the body's API (dsml_turn_options.api)
  *
  * The turn is made with grammar options (DSML_TURN_GRAMMAR_AUTO and
  * _OPTIONAL): a grammar it carries is dsml_grammar() of its decisions, a
@@ -17,7 +18,9 @@
  * Checks: the turn is made or refused with a well-formed error; its info
  * texts are NUL-terminated JSON where they should be; every chunk is one
  * line of JSON naming its object, the finish reason comes once and last,
- * [DONE] after it (SSE); the completion object is JSON and does not depend
+ * [DONE] after it (SSE); for the other APIs every item is one or more
+ * "event: NAME\ndata: {json}\n\n" events naming their type, the last
+ * one message_stop or response.completed / .incomplete; the completion object is JSON and does not depend
  * on how the completion was split (stop strings too); with held calls (the
  * default) the content deltas add up to the completion's content.
  */
@@ -70,6 +73,34 @@ static void add_content(fz_out *o, const char *json, size_t n)
     cJSON_Delete(c);
 }
 
+/* An Anthropic or Responses item: its events; 1 when the last one ends the
+ * response. */
+static int api_events(const char *p, size_t n)
+{
+    const char *end = p + n;
+    int last = 0;
+    FZ_CHECK(n > 0);
+    while (p < end) {
+        FZ_CHECK(end - p > 7 && memcmp(p, "event: ", 7) == 0);
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        FZ_CHECK(nl != NULL && end - nl > 7 && memcmp(nl + 1, "data: ", 6) == 0);
+        const char *name = p + 7;
+        size_t name_len = (size_t)(nl - name);
+        const char *j = nl + 7;
+        const char *jend = memchr(j, '\n', (size_t)(end - j));
+        FZ_CHECK(jend != NULL && jend + 1 < end && jend[1] == '\n');
+        FZ_CHECK(is_json(j, (size_t)(jend - j)));
+        /* {"type":"NAME" */
+        FZ_CHECK((size_t)(jend - j) > name_len + 10 && memcmp(j, "{\"type\":\"", 9) == 0 &&
+                 memcmp(j + 9, name, name_len) == 0 && j[9 + name_len] == '"');
+        last = (name_len == 12 && memcmp(name, "message_stop", 12) == 0) ||
+               (name_len == 18 && memcmp(name, "response.completed", 18) == 0) ||
+               (name_len == 19 && memcmp(name, "response.incomplete", 19) == 0);
+        p = jend + 2;
+    }
+    return last;
+}
+
 static void one_run(const dsml_turn *t, unsigned flags, dsml_end_reason why, const char *text,
                     size_t n, size_t max_chunk, uint32_t seed, fz_out *o)
 {
@@ -88,6 +119,7 @@ static void one_run(const dsml_turn *t, unsigned flags, dsml_end_reason why, con
     size_t at = 0;
     int ended = 0, finished = 0, done = 0;
     int sse = (flags & DSML_RESPOND_SSE) != 0;
+    int api = dsml_turn_get_info(t)->api != DSML_API_CHAT;
     for (;;) {
         if (at < n) {
             x ^= x << 13;
@@ -118,6 +150,10 @@ static void one_run(const dsml_turn *t, unsigned flags, dsml_end_reason why, con
                 continue;
             }
             FZ_CHECK(it.type == DSML_ITEM_CHUNK && !finished);
+            if (api) {
+                finished = api_events(it.text, it.len);
+                continue;
+            }
             const char *j = it.text;
             size_t jn = it.len;
             if (sse) {
@@ -139,7 +175,7 @@ static void one_run(const dsml_turn *t, unsigned flags, dsml_end_reason why, con
     }
     o->status = st;
     if (st == 0) {
-        FZ_CHECK(finished && done == sse);
+        FZ_CHECK(finished && done == (sse && !api));
         dsml_output out;
         FZ_CHECK(dsml_responder_completion(r, &out, &err) == DSML_OK);
         FZ_CHECK(out.text[out.len] == '\0' && is_json(out.text, out.len));
@@ -226,6 +262,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     go.format = (dsml_grammar_format)(b1 % 3);
     to.grammar = &go;
     to.flags = DSML_TURN_GRAMMAR_AUTO | DSML_TURN_GRAMMAR_OPTIONAL;
+    to.api = (dsml_api)(b1 / 3 % 3);
     fz_found found = {c, ntext};
     to.reasoning_lookup = lookup;
     to.reasoning_lookup_ctx = &found;
@@ -261,7 +298,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FZ_CHECK(whole.status == split.status);
     if (whole.status == 0) {
         FZ_CHECK(whole.len == split.len && memcmp(whole.completion, split.completion, whole.len) == 0);
-        if (!(flags & DSML_RESPOND_STREAM_ARGUMENTS) && memchr(c, '\0', ntext) == NULL) {
+        if (!(flags & DSML_RESPOND_STREAM_ARGUMENTS) && memchr(c, '\0', ntext) == NULL &&
+            to.api == DSML_API_CHAT) {
             /* the content deltas add up to the completion's content */
             cJSON *v = cJSON_ParseWithLength(whole.completion, whole.len);
             FZ_CHECK(v != NULL);

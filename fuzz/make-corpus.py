@@ -462,6 +462,20 @@ def serve_seeds():
     completion = "Plan.</think>Sure.<｜end▁of▁sentence｜>".encode("utf-8")
     for n, body in client_bodies():
         out.append(bytes([n % 8, n * 53 % 256]) + dumps(body) + b"\xff" + completion)
+    # the other APIs (byte 1 / 3 % 3: 1 Anthropic Messages, 2 Responses)
+    call = ("Look.</think>Checking.\n\n<｜DSML｜calls>\n<｜DSML｜invoke name=\"get_weather\">\n"
+            "<｜DSML｜parameter name=\"city\" string=\"true\">Paris</｜DSML｜parameter>\n"
+            "</｜DSML｜invoke>\n</｜DSML｜calls><｜end▁of▁sentence｜>").encode("utf-8")
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}}
+    anthropic = {"model": "m", "max_tokens": 64, "thinking": {"type": "enabled", "budget_tokens": 32},
+                 "messages": [{"role": "user", "content": "Weather?"}],
+                 "tools": [{"name": "get_weather", "input_schema": schema}]}
+    responses = {"model": "m", "input": "Weather?", "reasoning": {"effort": "high"},
+                 "tools": [{"type": "function", "name": "get_weather", "parameters": schema}]}
+    for n, b0 in enumerate([0, 4, 5, 4 | (2 << 3) | (1 << 5)]):
+        for k, body in ((3, anthropic), (6, responses)):
+            out.append(bytes([b0, k + 9 * n]) + dumps(body) + b"\xff" + call)
+            out.append(bytes([b0, k + 9 * n]) + dumps(body) + b"\xff" + completion)
     return out
 
 

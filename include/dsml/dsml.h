@@ -1504,6 +1504,45 @@ DSML_API int dsml_turn_detector(const dsml_turn *turn, dsml_detector **out,
  *    "finish_reason":...}]} and "usage":{...} after "choices" once
  * dsml_responder_set_usage() gave it.
  *
+ * The other APIs (dsml_turn_info.api): the same events, the same
+ * guarantees, each API's own shapes; items are server-sent events
+ * "event: NAME\ndata: {json}\n\n" (one or more per item, whatever
+ * DSML_RESPOND_SSE says; no [DONE], no usage chunk).
+ *   DSML_API_ANTHROPIC: the completion is the `message` object
+ *   {"id":"msg_...","type":"message","role":"assistant","model":M,
+ *    "content":[{"type":"thinking","thinking":...,"signature":""},
+ *    {"type":"text","text":...},{"type":"tool_use","id":"toolu_...",
+ *    "name":...,"input":{...} (the arguments; arguments that are not a
+ *    JSON object, as a string)}],"stop_reason":"end_turn" | "tool_use" |
+ *    "max_tokens" | "stop_sequence","stop_sequence":S or null,
+ *    "usage":{"input_tokens":P,"output_tokens":C}} (blocks when not empty;
+ *   the executable calls); events message_start, content_block_start /
+ *   content_block_delta (thinking_delta, text_delta, input_json_delta) /
+ *   content_block_stop (when the next block starts or the message ends),
+ *   message_delta (stop_reason, stop_sequence, usage.output_tokens),
+ *   message_stop.
+ *   DSML_API_RESPONSES: the completion is the `response` object
+ *   {"id":"resp_...","object":"response","created_at":T,"model":M,
+ *    "status":"completed" | "incomplete","incomplete_details":null or
+ *    {"reason":"max_output_tokens"} (DSML_END_LENGTH),"error":null,
+ *    "output":[{"id":"rs_...","type":"reasoning","summary":[{"type":
+ *    "summary_text","text":R}],"content":[{"type":"reasoning_text",
+ *    "text":R}]},{"id":"msg_...","type":"message","status":"completed",
+ *    "role":"assistant","content":[{"type":"output_text","text":...,
+ *    "annotations":[]}]},{"id":"fc_...","type":"function_call",
+ *    "status":"completed","call_id":"call_...","name":...,
+ *    "arguments":...}],"usage":{"input_tokens":P,"input_tokens_details":
+ *    {"cached_tokens":0},"output_tokens":C,"output_tokens_details":
+ *    {"reasoning_tokens":R},"total_tokens":P+C} or null (not given)};
+ *   events, each with "sequence_number" from 0: response.created,
+ *   response.in_progress, per item response.output_item.added, its parts'
+ *   .added, deltas (response.reasoning_text.delta and
+ *   response.reasoning_summary_text.delta, response.output_text.delta,
+ *   response.function_call_arguments.delta) and .done events,
+ *   response.output_item.done (when the next item starts or the response
+ *   ends), then response.completed or response.incomplete carrying the
+ *   response.  It keeps the texts whatever DSML_RESPOND_NO_COMPLETION says.
+ *
  * Which calls are sent: a call refused by tool_choice or
  * parallel_tool_calls never is (nor, when the request declares tools, a
  * call to another tool: the turn's detectors use DSML_TOOL_NAMES_DECLARED).
@@ -1548,7 +1587,8 @@ DSML_API int dsml_turn_detector(const dsml_turn *turn, dsml_detector **out,
                                            "data: [DONE]\n\n" */
 #define DSML_RESPOND_NO_COMPLETION 0x8u /* stream only: nothing is kept for
                                            dsml_responder_completion() (which
-                                           then fails with DSML_ERR_STATE) */
+                                           then fails with DSML_ERR_STATE);
+                                           ignored for DSML_API_RESPONSES */
 #define DSML_RESPOND_STREAM_ARGUMENTS 0x10u /* a call's deltas go out as they
                                            arrive.  RISK: a call cut by the
                                            length limit or malformed later has
@@ -1645,7 +1685,8 @@ DSML_API void dsml_responder_destroy(dsml_responder *r);
 DSML_API int dsml_responder_feed(dsml_responder *r, const char *bytes, size_t len);
 DSML_API int dsml_responder_end(dsml_responder *r, dsml_end_reason why);
 DSML_API int dsml_responder_next(dsml_responder *r, dsml_item *item);
-/* After end: the chat.completion object in out->text (items not yet pulled
+/* After end: the chat.completion object (the turn's API's object: see
+ * "The other APIs" above) in out->text (items not yet pulled
  * are taken into account).  DSML_ERR_STATE before end or with
  * DSML_RESPOND_NO_COMPLETION; the sticky error after a failure. */
 DSML_API int dsml_responder_completion(dsml_responder *r, dsml_output *out,
@@ -1707,6 +1748,16 @@ DSML_API int dsml_completions_merge(const char *const *texts, const size_t *lens
  * and out (malloc), DSML_ERR_ARGUMENT (NULL) or DSML_ERR_NOMEM.
  */
 DSML_API int dsml_error_json(const dsml_error *e, dsml_output *out);
+/*
+ * The error object of the turn's API (dsml_turn_info.api):
+ * DSML_API_CHAT and DSML_API_RESPONSES: dsml_error_json()'s;
+ * DSML_API_ANTHROPIC: Anthropic's,
+ *   {"type":"error","error":{"type":"invalid_request_error","message":M}}
+ * M the error's message and, when it has a path, " (at PATH)" (the object
+ * has no field for it).  Returns DSML_OK and out (malloc),
+ * DSML_ERR_ARGUMENT (NULL, an unknown api) or DSML_ERR_NOMEM.
+ */
+DSML_API int dsml_error_json_api(const dsml_error *e, dsml_api api, dsml_output *out);
 
 /* One shot: the chat.completion object for a whole completion. */
 DSML_API int dsml_respond(const dsml_turn *turn, const char *completion,

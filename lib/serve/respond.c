@@ -68,7 +68,11 @@ static int make_heads(dsml_responder *r, const dsml_turn *turn, const dsml_respo
     const char *id = o->id;
     size_t id_len = o->id_len;
     if (id == NULL) {
-        id_len = srv_rng_id(&r->rng, "chatcmpl-", made, sizeof made);
+        id_len = srv_rng_id(&r->rng,
+                            turn->info.api == DSML_API_ANTHROPIC   ? "msg_"
+                            : turn->info.api == DSML_API_RESPONSES ? "resp_"
+                                                                   : "chatcmpl-",
+                            made, sizeof made);
         id = made;
     }
     const char *model = o->model;
@@ -82,7 +86,17 @@ static int make_heads(dsml_responder *r, const dsml_turn *turn, const dsml_respo
         return dsml_fail(err, DSML_ERR_UTF8, DSML_NO_OFFSET, NULL,
                          "dsml_responder_options.%s is not valid UTF-8",
                          dsml_utf8_valid((const unsigned char *)id, id_len) ? "model" : "id");
+    if (turn->info.api == DSML_API_ANTHROPIC) {
+        srv_anthropic_head(&r->head, id, id_len, model, model_len);
+        return r->head.failed ? dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory")
+                              : DSML_OK;
+    }
     long long created = o->created != 0 ? o->created : (long long)time(NULL);
+    if (turn->info.api == DSML_API_RESPONSES) {
+        srv_responses_head(&r->head, id, id_len, created, model, model_len);
+        return r->head.failed ? dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory")
+                              : DSML_OK;
+    }
     srv_json_head(&r->chunk_head, "chat.completion.chunk", id, id_len, created, model,
                   model_len);
     srv_json_head(&r->head, "chat.completion", id, id_len, created, model, model_len);
@@ -129,6 +143,12 @@ int dsml_responder_create(const dsml_turn *turn, const dsml_responder_options *o
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         dsml_buf_init(bufs[i], &r->alloc);
     r->usage_chunk = turn->info.include_usage;
+    r->api = turn->info.api;
+    r->w = r->api == DSML_API_ANTHROPIC   ? &srv_anthropic_writer
+           : r->api == DSML_API_RESPONSES ? &srv_responses_writer
+                                          : &srv_chat_writer;
+    if (r->api == DSML_API_RESPONSES) /* response.completed carries it all */
+        r->flags &= ~DSML_RESPOND_NO_COMPLETION;
     if (turn->info.stop_count > 0) {
         r->stops = dsml_malloc(&r->alloc, turn->stops_len);
         if (r->stops == NULL) {
@@ -204,7 +224,8 @@ static int index_call(dsml_responder *r, srv_call *c)
         }
     }
     if (c->id_len == 0)
-        c->id_len = srv_rng_id(&r->rng, "call_", c->id, sizeof c->id);
+        c->id_len = srv_rng_id(&r->rng, r->api == DSML_API_ANTHROPIC ? "toolu_" : "call_", c->id,
+                               sizeof c->id);
     return DSML_OK;
 }
 
@@ -258,7 +279,7 @@ static int call_end(dsml_responder *r, const dsml_event *e, dsml_item *item)
             return 0;
         if (index_call(r, c) != DSML_OK)
             return r->failed;
-        srv_chunk_call(r, c, c->args.data, c->args.len);
+        r->w->call(r, c, c->args.data, c->args.len);
         return r->item.failed ? nomem(r) : 1;
     }
     char msg[200];
@@ -288,7 +309,7 @@ static int call_begin(dsml_responder *r, const dsml_event *e)
         return 0;
     if (index_call(r, c) != DSML_OK)
         return r->failed;
-    srv_chunk_call(r, c, "", 0);
+    r->w->call(r, c, "", 0);
     return r->item.failed ? nomem(r) : 1;
 }
 
@@ -304,7 +325,7 @@ static int arguments(dsml_responder *r, const dsml_event *e)
     }
     if (held(r))
         return 0;
-    srv_chunk_arguments(r, c->index, e->text, e->len);
+    r->w->arguments(r, c, e->text, e->len);
     return r->item.failed ? nomem(r) : 1;
 }
 
@@ -337,7 +358,7 @@ static int send_text(dsml_responder *r, int content, const char *p, size_t n)
         if (b->failed)
             return nomem(r);
     }
-    srv_chunk_text(r, content ? "content" : "reasoning_content", p, n);
+    r->w->text(r, content, p, n);
     return r->item.failed ? nomem(r) : 1;
 }
 
@@ -472,7 +493,7 @@ int dsml_responder_next(dsml_responder *r, dsml_item *item)
     }
     if (!r->final_sent) {
         r->final_sent = 1;
-        srv_chunk_finish(r);
+        r->w->finish(r);
         if (r->item.failed)
             return nomem(r);
         item->type = DSML_ITEM_CHUNK;
@@ -498,7 +519,7 @@ int dsml_responder_next(dsml_responder *r, dsml_item *item)
         item->len = r->item.len;
         return 1;
     }
-    if ((r->flags & DSML_RESPOND_SSE) && !r->done_sent) {
+    if ((r->flags & DSML_RESPOND_SSE) && r->api == DSML_API_CHAT && !r->done_sent) {
         r->done_sent = 1;
         item->type = DSML_ITEM_DONE;
         item->text = "data: [DONE]\n\n";
@@ -589,7 +610,7 @@ int dsml_responder_completion(dsml_responder *r, dsml_output *out, dsml_error *e
     }
     dsml_buf b;
     dsml_buf_init(&b, &r->alloc);
-    srv_completion_json(r, &b);
+    r->w->completion(r, &b);
     out->text = dsml_buf_take(&b, &out->len);
     if (out->text == NULL)
         return dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");

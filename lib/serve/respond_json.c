@@ -76,14 +76,19 @@ static void delta_key(dsml_buf *b, const char *key)
     DSML_BUF_LIT(b, "\":");
 }
 
+void srv_item_end(dsml_responder *r)
+{
+    dsml_buf_putc(&r->item, '\0'); /* the item's text is NUL-terminated */
+    if (!r->item.failed)
+        r->item.len--;
+}
+
 static void end_chunk(dsml_responder *r, const char *tail, size_t tail_len)
 {
     dsml_buf_append(&r->item, tail, tail_len);
     if (r->flags & DSML_RESPOND_SSE)
         DSML_BUF_LIT(&r->item, "\n\n");
-    dsml_buf_putc(&r->item, '\0'); /* the item's text is NUL-terminated */
-    if (!r->item.failed)
-        r->item.len--;
+    srv_item_end(r);
 }
 
 void srv_chunk_text(dsml_responder *r, const char *key, const char *text, size_t len)
@@ -121,12 +126,12 @@ void srv_chunk_call(dsml_responder *r, const srv_call *c, const char *args, size
     end_chunk(r, chunk_tail, sizeof chunk_tail - 1);
 }
 
-void srv_chunk_arguments(dsml_responder *r, size_t index, const char *text, size_t len)
+void srv_chunk_arguments(dsml_responder *r, const srv_call *c, const char *text, size_t len)
 {
     dsml_buf *b = &r->item;
     begin_chunk(r);
     delta_key(b, "tool_calls");
-    call_index(b, index);
+    call_index(b, c->index);
     DSML_BUF_LIT(b, ",\"function\":{\"arguments\":");
     dsml_emit_string(b, text, len);
     DSML_BUF_LIT(b, "}}]");
@@ -212,3 +217,11 @@ void srv_completion_json(const dsml_responder *r, dsml_buf *b)
     }
     dsml_buf_putc(b, '}');
 }
+
+static void chat_text(dsml_responder *r, int content, const char *text, size_t len)
+{
+    srv_chunk_text(r, content ? "content" : "reasoning_content", text, len);
+}
+
+const srv_writer srv_chat_writer = {chat_text, srv_chunk_call, srv_chunk_arguments,
+                                    srv_chunk_finish, srv_completion_json};

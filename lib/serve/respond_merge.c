@@ -170,25 +170,17 @@ int dsml_completions_merge(const char *const *texts, const size_t *lens, size_t 
     return DSML_OK;
 }
 
-int dsml_error_json(const dsml_error *e, dsml_output *out)
+/* OpenAI's error object (Chat Completions and Responses). */
+static void openai_error(dsml_buf *b, const dsml_error *e)
 {
-    if (out != NULL)
-        memset(out, 0, sizeof *out);
-    if (e == NULL || out == NULL)
-        return DSML_ERR_ARGUMENT;
-    dsml_allocator a;
-    dsml_alloc_resolve(&a, NULL);
-    dsml_buf b;
-    dsml_buf_init(&b, &a);
-    DSML_BUF_LIT(&b, "{\"error\":{\"message\":");
-    size_t mlen = strlen(e->message);
-    dsml_emit_string(&b, e->message, mlen);
-    DSML_BUF_LIT(&b, ",\"type\":\"invalid_request_error\",\"param\":");
+    DSML_BUF_LIT(b, "{\"error\":{\"message\":");
+    dsml_emit_string(b, e->message, strlen(e->message));
+    DSML_BUF_LIT(b, ",\"type\":\"invalid_request_error\",\"param\":");
     size_t plen = strlen(e->path);
     if (plen > 0)
-        dsml_emit_string(&b, e->path, plen);
+        dsml_emit_string(b, e->path, plen);
     else
-        DSML_BUF_LIT(&b, "null");
+        DSML_BUF_LIT(b, "null");
     /* the code's stable name: DSML_ERR_TOOL_CHOICE -> "tool_choice" */
     char code[64];
     const char *name = dsml_status_name(e->code);
@@ -198,12 +190,56 @@ int dsml_error_json(const dsml_error *e, dsml_output *out)
     for (; name[k] != '\0' && k + 1 < sizeof code; k++)
         code[k] = (char)tolower((unsigned char)name[k]);
     code[k] = '\0';
-    DSML_BUF_LIT(&b, ",\"code\":");
-    dsml_emit_string(&b, code, k);
-    DSML_BUF_LIT(&b, "}}");
+    DSML_BUF_LIT(b, ",\"code\":");
+    dsml_emit_string(b, code, k);
+    DSML_BUF_LIT(b, "}}");
+}
+
+/* Anthropic's error object: the message, then the path when there is one
+ * (the object has no field for it). */
+static void anthropic_error(dsml_buf *b, const dsml_error *e, const dsml_allocator *a)
+{
+    dsml_buf m;
+    dsml_buf_init(&m, a);
+    dsml_buf_puts(&m, e->message);
+    if (e->path[0] != '\0') {
+        DSML_BUF_LIT(&m, " (at ");
+        dsml_buf_puts(&m, e->path);
+        dsml_buf_putc(&m, ')');
+    }
+    DSML_BUF_LIT(b, "{\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\","
+                    "\"message\":");
+    if (m.failed)
+        b->failed = 1;
+    else
+        dsml_emit_string(b, m.data != NULL ? m.data : "", m.len);
+    DSML_BUF_LIT(b, "}}");
+    dsml_buf_release(&m);
+}
+
+int dsml_error_json_api(const dsml_error *e, dsml_api api, dsml_output *out)
+{
+    if (out != NULL)
+        memset(out, 0, sizeof *out);
+    if (e == NULL || out == NULL ||
+        (api != DSML_API_CHAT && api != DSML_API_ANTHROPIC && api != DSML_API_RESPONSES))
+        return DSML_ERR_ARGUMENT;
+    dsml_allocator a;
+    dsml_alloc_resolve(&a, NULL);
+    dsml_buf b;
+    dsml_buf_init(&b, &a);
+    if (api == DSML_API_ANTHROPIC)
+        anthropic_error(&b, e, &a);
+    else
+        openai_error(&b, e);
     out->text = dsml_buf_take(&b, &out->len);
     if (out->text == NULL)
         return DSML_ERR_NOMEM;
     out->alloc_ = a;
     return DSML_OK;
+}
+
+int dsml_error_json(const dsml_error *e, dsml_output *out)
+{
+    return dsml_error_json_api(e, DSML_API_CHAT, out);
 }

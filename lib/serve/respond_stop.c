@@ -10,7 +10,7 @@
 #include "serve/serve.h"
 
 /* The first stop string in p[0, n): its start, or n. */
-static size_t find_stop(const dsml_responder *r, const char *p, size_t n)
+static size_t find_stop(dsml_responder *r, const char *p, size_t n)
 {
     size_t best = n;
     const char *s = r->stops;
@@ -19,6 +19,7 @@ static size_t find_stop(const dsml_responder *r, const char *p, size_t n)
         for (size_t i = 0; len <= n && i + len <= n && i < best; i++)
             if (p[i] == s[0] && memcmp(p + i, s, len) == 0) {
                 best = i;
+                r->stop_hit = s;
                 break;
             }
         s += len + 1;

@@ -10,6 +10,8 @@
  *   respond.c   the responder: a completion's events -> OpenAI chunks and
  *               the whole response
  *   respond_json.c  the JSON of chunks and of the chat.completion object
+ *   respond_anthropic.c, respond_responses.c  the other APIs' objects and
+ *               events (srv_writer: one table of writers per API)
  *   respond_stop.c  the stop strings, matched in the content
  *   ids.c       response and tool-call ids from a per-responder source
  *   api_body.c  the other APIs' bodies (Anthropic Messages, OpenAI
@@ -82,6 +84,8 @@ typedef struct srv_call {
     int status;          /* DSML_CALL_*, or -1 while open */
 } srv_call;
 
+typedef struct srv_writer srv_writer;
+
 struct dsml_responder {
     dsml_allocator alloc;
     unsigned flags;
@@ -118,6 +122,21 @@ struct dsml_responder {
     int replaying;
     int failed;
     dsml_error err;
+    /* the API written (dsml_turn_info.api) and its writer */
+    dsml_api api;
+    const srv_writer *w;
+    const char *stop_hit;  /* the stop string matched (in stops) */
+    int started;           /* Anthropic: message_start sent */
+    int block;             /* Anthropic: the open block (0 none, 1 thinking,
+                              2 text, 3 tool_use) */
+    size_t nblocks;        /* Anthropic: blocks started; Responses: output
+                              items */
+    /* Responses (respond_responses.c) */
+    size_t seq;            /* the next event's sequence_number */
+    size_t item_from;      /* the open item's text: from here in content or
+                              reasoning */
+    size_t open_call;      /* the open function_call: its slot in calls */
+    char rs_id[8 + SRV_ID_CHARS], msg_id[8 + SRV_ID_CHARS];
 };
 
 /* respond_json.c */
@@ -127,13 +146,41 @@ void srv_json_head(dsml_buf *b, const char *object, const char *id, size_t id_le
 void srv_chunk_text(dsml_responder *r, const char *key, const char *text, size_t len);
 /* A call's first delta; with `args`, its whole arguments too (held). */
 void srv_chunk_call(dsml_responder *r, const srv_call *c, const char *args, size_t args_len);
-void srv_chunk_arguments(dsml_responder *r, size_t index, const char *text, size_t len);
+void srv_chunk_arguments(dsml_responder *r, const srv_call *c, const char *text, size_t len);
 /* The last chunk. */
 void srv_chunk_finish(dsml_responder *r);
 /* The usage chunk ("choices": []). */
 void srv_chunk_usage(dsml_responder *r);
 const char *srv_finish_reason(const dsml_responder *r);
 void srv_completion_json(const dsml_responder *r, dsml_buf *b);
+
+/* The writer of one API's items and completion object: each function
+ * writes r->item (NUL-terminated, r->item.len without the NUL) or, for
+ * `completion`, appends to b.  `text` is a content (content != 0) or
+ * reasoning delta; `call` a call's begin (args "") or, held, the whole call;
+ * `arguments` a piece of a streamed call's arguments; `finish` the last
+ * item(s). */
+struct srv_writer {
+    void (*text)(dsml_responder *r, int content, const char *text, size_t len);
+    void (*call)(dsml_responder *r, const srv_call *c, const char *args, size_t args_len);
+    void (*arguments)(dsml_responder *r, const srv_call *c, const char *text, size_t len);
+    void (*finish)(dsml_responder *r);
+    void (*completion)(const dsml_responder *r, dsml_buf *b);
+};
+
+extern const srv_writer srv_chat_writer;      /* respond_json.c */
+extern const srv_writer srv_anthropic_writer; /* respond_anthropic.c */
+extern const srv_writer srv_responses_writer; /* respond_responses.c */
+/* The Responses head: {"id":ID,"object":"response","created_at":T,
+ * "model":M, */
+void srv_responses_head(dsml_buf *b, const char *id, size_t id_len, long long created,
+                        const char *model, size_t model_len);
+/* Anthropic's message head: {"id":ID,"type":"message","role":"assistant",
+ * "model":M, */
+void srv_anthropic_head(dsml_buf *b, const char *id, size_t id_len, const char *model,
+                        size_t model_len);
+/* The NUL at the end of r->item, not counted in its length. */
+void srv_item_end(dsml_responder *r);
 
 /* respond_stop.c: content text into r->pend; returns how many of its
  * leading bytes may go out (r->stopped set when a stop string begins

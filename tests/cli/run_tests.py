@@ -746,6 +746,43 @@ class Respond(TempFiles, unittest.TestCase):
             self.assertEqual(finish, want["finish_reason"], n)
             self.assertEqual(msg, {k: v for k, v in want["message"].items() if v is not None}, n)
 
+    def test_other_apis(self):
+        """--api anthropic / responses: each API's object, and its events."""
+        schema = {"type": "object", "properties": {"city": {"type": "string"}}}
+        bodies = {
+            "anthropic": {"model": "m", "max_tokens": 50, "thinking": {"type": "enabled"},
+                          "messages": [{"role": "user", "content": "Weather?"}],
+                          "tools": [{"name": "weather", "input_schema": schema}]},
+            "responses": {"model": "m", "input": "Weather?", "reasoning": {"effort": "high"},
+                          "tools": [{"type": "function", "name": "weather", "parameters": schema}]},
+        }
+        for api, body in bodies.items():
+            req, text = self.files(request=body)
+            status, out, err = run("respond", "--seed", "7", "--api", api, req, text)
+            self.assertEqual(status, 0, err)
+            obj = json.loads(out)
+            if api == "anthropic":
+                self.assertEqual((obj["type"], obj["stop_reason"]), ("message", "tool_use"))
+                self.assertEqual([b["type"] for b in obj["content"]], ["thinking", "tool_use"])
+                self.assertEqual(obj["content"][1]["input"], {"city": 'Zürich "Süd"'})
+            else:
+                self.assertEqual((obj["object"], obj["status"]), ("response", "completed"))
+                self.assertEqual([i["type"] for i in obj["output"]], ["reasoning", "function_call"])
+                self.assertEqual(obj["output"][0]["summary"][0]["text"], "Look it up.")
+            status, out, err = run("respond", "--seed", "7", "--api", api, "--stream", "3", req, text)
+            self.assertEqual(status, 0, err)
+            events = out.decode("utf-8").split("\n\n")
+            self.assertEqual(events.pop(), "")
+            names = []
+            for ev in events:
+                head, data = ev.split("\n")
+                self.assertTrue(head.startswith("event: ") and data.startswith("data: "), ev)
+                self.assertEqual(json.loads(data[6:])["type"], head[7:])
+                names.append(head[7:])
+            self.assertEqual(names[-1], "message_stop" if api == "anthropic" else "response.completed")
+        status, _, err = run("respond", "--api", "gemini", req, text)
+        self.assertEqual(status, 2, err)
+
     def test_end_reasons(self):
         req, text = self.files(text="Hello, this is")
         obj, err = self.completion("--end", "length", req, text)
