@@ -9,7 +9,8 @@
  *   with the reason.
  * - Each peer case gives what the peer's test asserts, or is listed below as
  *   a deliberate difference, with the reason (where the peer expects what
- *   the reference parser does not do, recover mode follows the reference).
+ *   the reference parser does not do, recover mode follows the reference),
+ *   or as a shape recover mode does not read yet.
  * - Prose, with other tools declared, gives no call and stays content byte
  *   for byte.
  * The lists are exact: a listed case that passes fails the test too.  Every
@@ -39,6 +40,34 @@ static const listed not_recovered[] = {
     {"vllm-ascend-13794-toolcall-json-fence",
      "an invented block name (toolcall), the tool name after the tag and the arguments in a "
      "code fence: nothing of it is an invoke (the text stays content)"},
+    {"memoh-435-tool-call-tag-json",
+     "a <tool_call id=... name=...> tag with a JSON body is not read (the text stays content)"},
+    {"adk-python-5654-v3-tool-tokens-fenced-json",
+     "V3/R1 tool-call tokens (function<tool_sep>NAME and a fenced JSON body) are not read "
+     "(the text stays content, with no diagnostic)"},
+};
+
+/* Peer cases of the shapes recover mode does not read yet (issue 29):
+ * earlier DeepSeek tool-call tokens, a calls block inside the reasoning, a
+ * second <think> block in the answer.  Exact, as the lists above. */
+#define WHY_LEGACY_TOKENS \
+    "V3/R1/V3.1 tool-call tokens are not read: the text stays content, with no diagnostic"
+#define WHY_BLOCK_IN_REASONING \
+    "a complete calls block before any </think> stays reasoning in recover mode"
+
+static const listed pending[] = {
+    {"vllm-v3-single-call", WHY_LEGACY_TOKENS},
+    {"vllm-v3-parallel-calls", WHY_LEGACY_TOKENS},
+    {"vllm-v3-various-data-types", WHY_LEGACY_TOKENS},
+    {"vllm-v3-empty-arguments", WHY_LEGACY_TOKENS},
+    {"vllm-v3-surrounding-text", WHY_LEGACY_TOKENS},
+    {"vllm-v3-escaped-strings", WHY_LEGACY_TOKENS},
+    {"vllm-v31-with-tool", WHY_LEGACY_TOKENS},
+    {"vllm-v31-multiple-tools", WHY_LEGACY_TOKENS},
+    {"sglang-dsv4-multi-think-block",
+     "a second <think> block in the answer stays content (tags and all)"},
+    {"sglang-dsv4-block-in-reasoning-named", WHY_BLOCK_IN_REASONING},
+    {"sglang-dsv4-block-in-reasoning-arguments", WHY_BLOCK_IN_REASONING},
 };
 
 /* Peer cases whose expectation recover mode deliberately does not meet:
@@ -577,6 +606,8 @@ static tally run_file(const char *file, const listed *list, size_t nlist, int ki
             t.unaccounted++;
         }
         const char *reason = find_listed(list, nlist, id);
+        if (reason == NULL && kind == PEER)
+            reason = find_listed(pending, sizeof pending / sizeof pending[0], id);
         t.cases++;
         if (ok)
             t.met++;
@@ -621,7 +652,7 @@ static void test_real_outputs(void **state)
     fprintf(stderr, "real outputs: %zu of %zu recovered as the reporter expected; %zu not "
                     "recovered (listed)\n",
             t.met, t.cases, t.listed);
-    assert_listed(&t, 21);
+    assert_listed(&t, 25);
 }
 
 static void test_peer_cases(void **state)
@@ -629,9 +660,10 @@ static void test_peer_cases(void **state)
     (void)state;
     tally t = run_file("peer-cases.jsonl", deliberate, sizeof deliberate / sizeof deliberate[0],
                        PEER);
-    fprintf(stderr, "peer cases: %zu of %zu as the peer expects; %zu deliberate differences\n",
+    fprintf(stderr, "peer cases: %zu of %zu as the peer expects; %zu listed (deliberate "
+                    "differences, and shapes not read yet)\n",
             t.met, t.cases, t.listed);
-    assert_listed(&t, 136);
+    assert_listed(&t, 151);
 }
 
 static void test_prose(void **state)
@@ -641,7 +673,7 @@ static void test_prose(void **state)
     fprintf(stderr, "prose: %zu passages, %zu calls made, %zu of %zu bytes kept as content "
                     "(%zu with a stray </think> taken as the end of a deliberation)\n",
             t.cases, t.calls, t.kept, t.bytes, t.deliberations);
-    assert_int_equal(t.cases, 22);
+    assert_int_equal(t.cases, 28);
     assert_int_equal(t.calls, 0);
     assert_int_equal(t.kept, t.bytes);
     assert_int_equal(t.unlisted_failed, 0);
