@@ -45,6 +45,15 @@ static const listed not_recovered[] = {
     {"adk-python-5654-v3-tool-tokens-fenced-json",
      "V3/R1 tool-call tokens (function<tool_sep>NAME and a fenced JSON body) are not read "
      "(the text stays content, with no diagnostic)"},
+    {"ai-free-vscode-17-tool-call-file-search-tag",
+     "a <tool_call> opener, the tool name as the tag and the argument as a child element: no "
+     "invoke or parameter tag to read (the text stays content)"},
+    {"ai-free-vscode-17-tool-call-read-file-tag",
+     "a <tool_call> opener, the tool name as the tag and the arguments as child elements: no "
+     "invoke or parameter tag to read (the text stays content)"},
+    {"lucebox-670-function-call-elements",
+     "the call is XML elements (<function_call>, <invoke_name>, <parameters>) with no invoke "
+     "tag (the text stays content)"},
 };
 
 /* Peer cases of the shapes recover mode does not read yet (issue 29):
@@ -652,7 +661,7 @@ static void test_real_outputs(void **state)
     fprintf(stderr, "real outputs: %zu of %zu recovered as the reporter expected; %zu not "
                     "recovered (listed)\n",
             t.met, t.cases, t.listed);
-    assert_listed(&t, 25);
+    assert_listed(&t, 29);
 }
 
 static void test_peer_cases(void **state)
@@ -673,7 +682,7 @@ static void test_prose(void **state)
     fprintf(stderr, "prose: %zu passages, %zu calls made, %zu of %zu bytes kept as content "
                     "(%zu with a stray </think> taken as the end of a deliberation)\n",
             t.cases, t.calls, t.kept, t.bytes, t.deliberations);
-    assert_int_equal(t.cases, 28);
+    assert_int_equal(t.cases, 29);
     assert_int_equal(t.calls, 0);
     assert_int_equal(t.kept, t.bytes);
     assert_int_equal(t.unlisted_failed, 0);
