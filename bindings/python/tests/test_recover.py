@@ -21,6 +21,11 @@ NOT_RECOVERED = {
     "pi-free-376-aio-webcontent",
     "opencrabs-419-element-style-dsml-closers",
     "vllm-ascend-13794-toolcall-json-fence",
+    "memoh-435-tool-call-tag-json",
+    "adk-python-5654-v3-tool-tokens-fenced-json",
+    "ai-free-vscode-17-tool-call-file-search-tag",
+    "ai-free-vscode-17-tool-call-read-file-tag",
+    "lucebox-670-function-call-elements",
 }
 
 # the request settings a report states: tool_choice "none" refuses the call
@@ -140,7 +145,7 @@ class AdaptersOnRealOutputsTest(unittest.TestCase):
             content = info.content if info.tools_called else None
             self.check(case, want, content, calls)
             n += 1
-        self.assertEqual(n, 17)
+        self.assertEqual(n, 20)
 
     def test_sglang_detector(self):
         n = 0
@@ -156,7 +161,7 @@ class AdaptersOnRealOutputsTest(unittest.TestCase):
             if want:
                 self.assertTrue(detector.has_tool_call(text), case["id"])
             n += 1
-        self.assertEqual(n, 17)
+        self.assertEqual(n, 20)
 
 
 if __name__ == "__main__":
