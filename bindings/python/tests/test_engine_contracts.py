@@ -179,6 +179,24 @@ class VllmReasoningContract(unittest.TestCase):
                          ("<think>", "</think>"))
 
 
+    def test_18_end_of_sentence_in_an_unterminated_reasoning(self):
+        """vLLM's test_eos_not_leaked_when_reasoning_never_ends: the stream
+        ends inside the reasoning with the end-of-sentence token; nothing of
+        it comes out, neither while streamed nor from
+        get_streaming_fallback_content (finalize_generation's content)."""
+        text = "Good morning! How can I help you today?"
+        for size in (1, 2, 5, 1000):
+            parser = V.DsmlReasoningParser(Tokenizer(), chat_template_kwargs={"thinking": True})
+            pieces = chunks(text, size) + [(EOS, [EOS_ID])]
+            messages = vllm_delegate(parser, V.DsmlToolParser(Tokenizer()), pieces, [9, START])
+            reasoning, content, calls = joined(messages)
+            self.assertEqual((reasoning, content, calls), (text, "", []), size)
+            self.assertEqual(parser.get_streaming_fallback_content(text + EOS), "", size)
+        self.assertEqual(V.DsmlReasoningParser(Tokenizer()).extract_reasoning(
+            "Thinking" + EOS, request(chat_template_kwargs={"thinking": True})),
+            ("Thinking", None))
+
+
 class VllmToolContract(unittest.TestCase):
 
     def test_3_adjust_request(self):

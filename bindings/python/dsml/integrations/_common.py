@@ -17,7 +17,7 @@ import json
 import uuid
 
 from ..parse import Detector
-from ..reference import thinking_end_token, thinking_start_token
+from ..reference import eos_token, thinking_end_token, thinking_start_token
 
 _MISSING_THINK_END = -19
 
@@ -108,6 +108,10 @@ class ReasoningSplit:
                    for e in events)
         if self._pending.startswith(thinking_end_token):
             over, rest = True, self._pending[len(thinking_end_token):]
+        elif self._pending.startswith(eos_token):
+            # the completion ended inside the reasoning: the end-of-sentence
+            # token is the end of the stream, no text after the reasoning
+            rest = ""
         else:
             rest = self._pending
         if not over:
