@@ -227,6 +227,45 @@ class VllmToolContract(unittest.TestCase):
                                                    request())]
         self.assertEqual("".join(m.content or "" for m in out if m), "a <")
 
+    def test_4_finish_streaming_at_every_end(self):
+        """vLLM main's DelegatingParser.parse_delta(finished=True) ->
+        _flush_engine_parsers: finish_streaming() on a parser whose
+        engine_based_streaming is true.  A stream cut by max_tokens or a
+        stop string (no end-of-sentence token) keeps nothing back."""
+        parser = V.DsmlToolParser(Tokenizer())
+        self.assertIs(parser.engine_based_streaming, True)
+        out = [parser.extract_tool_calls_streaming("", "a <", "a <", [], [5], [5], request())]
+        out.append(parser.finish_streaming())
+        self.assertEqual("".join(m.content or "" for m in out if m), "a <")
+        # a call cut inside a value: closed into valid JSON
+        parser = V.DsmlToolParser(Tokenizer())
+        text = v41_call("get", {"city": ("true", "Paris")})
+        text = text[:text.index("Paris") + 2]
+        out = [parser.extract_tool_calls_streaming("", text, text, [], [5], [5], request()),
+               parser.finish_streaming()]
+        self.assertEqual(json.loads(joined([m for m in out if m])[2][0]["arguments"]),
+                         {"city": "Pa"})
+        # after the end-of-sentence token ended the stream: nothing more
+        parser = V.DsmlToolParser(Tokenizer())
+        parser.extract_tool_calls_streaming("", "a <", "a <", [], [5, EOS_ID], [5, EOS_ID],
+                                            request())
+        self.assertIsNone(parser.finish_streaming())
+
+    def test_4_engine_based_deltas(self):
+        """A tool parser alone is driven as engine-based: vLLM gives it each
+        delta with no previous text (StreamState.advance); the deltas are
+        one stream until it ends, and the next stream starts afresh."""
+        text = "Hi." + v41_call("get", {"q": ("true", "x")})
+        parser = V.DsmlToolParser(Tokenizer())
+        for _ in range(2):
+            out = [parser.extract_tool_calls_streaming("", piece, piece, [], [5], [5], request())
+                   for piece, _ids in chunks(text, 7)]
+            out.append(parser.finish_streaming())
+            content, calls = joined([m for m in out if m])[1:]
+            self.assertEqual(content, "Hi.")
+            self.assertEqual([(c["name"], json.loads(c["arguments"])) for c in calls],
+                             [("get", {"q": "x"})])
+
     def test_7_request_tools_reach_the_detector(self):
         parser = type("P", (V.DsmlToolParser,), {"detector_options": {"tool_names": "declared"}})
         tools = [{"type": "function", "function": {"name": "f", "parameters": {}}}]

@@ -113,7 +113,9 @@ class DsmlToolParser(*(() if _ToolParser is None else (_ToolParser,))):
 
     detector_options = {}
     supports_required_and_named = False
-    engine_based_streaming = False
+    # vLLM calls finish_streaming() at the end of every stream (any finish
+    # reason) on a parser that says it is engine-based: held text comes out
+    engine_based_streaming = True
     # not one of xgrammar's built-in tags: get_structural_tag gives libdsml's
     structural_tag_model = None
 
@@ -130,6 +132,8 @@ class DsmlToolParser(*(() if _ToolParser is None else (_ToolParser,))):
             self._eos_id = _token_id(tokenizer, eos_token)
         self._stream = CallStream(**self.detector_options)
         self._ids = {}
+        self._started = False
+        self._accumulating = False  # the caller gives the previous text
         self._share_state()
 
     def _share_state(self):
@@ -220,14 +224,20 @@ class DsmlToolParser(*(() if _ToolParser is None else (_ToolParser,))):
                                      previous_token_ids=(), current_token_ids=(),
                                      delta_token_ids=(), request=None):
         """One delta -> DeltaMessage (content and/or tool-call pieces) or None.
-        A new stream (previous_text empty) starts afresh.  The delta that
-        carries the end-of-sentence token (its id, or its text when special
-        tokens are kept) ends the stream: what the detector held comes out
-        with it, since vLLM calls nothing else on a parser of this kind at
-        the end."""
-        if not previous_text:
+        Only delta_text is read.  The first delta starts a stream with the
+        request's tools; so does a delta with no previous text after the
+        stream ended, or, from a caller that gives the previous text (not
+        vLLM's engine-based calls, which never do), any delta without it.
+        The delta that carries the end-of-sentence token (its id, or
+        its text when special tokens are kept) ends the stream: what the
+        detector held comes out with it, also for a vLLM that does not call
+        finish_streaming()."""
+        if not self._started or (not previous_text and
+                                 (self._stream.ended or self._accumulating)):
             self._stream.reset(tools=_tools_of(request, self._tools))
             self._ids = {}
+            self._started = True
+        self._accumulating = self._accumulating or bool(previous_text)
         content, pieces = self._stream.feed(delta_text)
         if (self._eos_id is not None and self._eos_id in (delta_token_ids or ())) or \
                 eos_token in delta_text:
@@ -237,9 +247,10 @@ class DsmlToolParser(*(() if _ToolParser is None else (_ToolParser,))):
         return self._delta(content, pieces)
 
     def finish_streaming(self):
-        """The text the detector still held at the end of the stream (for a
-        server that knows the stream ended; vLLM does not call it on a
-        parser that is not engine-based)."""
+        """The end of the stream, whatever ended it (vLLM's
+        _flush_engine_parsers on finished=True): the text the detector still
+        held and the close of a cut call, as a DeltaMessage or None; None
+        after the end-of-sentence token ended the stream."""
         return self._delta(*self._stream.finish())
 
     def _delta(self, content, pieces):
