@@ -277,6 +277,29 @@ class VllmToolContract(unittest.TestCase):
             "", text, text, [], [], [], request(tools=tools)),) if m])
         self.assertEqual([c["name"] for c in streamed[2]], ["f"])
 
+    def test_7_tool_choice_and_parallel_calls_of_the_request(self):
+        """The request's tool_choice and parallel_tool_calls, as a dsml.Turn
+        of the request decides them, reach the detector: a call they do not
+        allow never reaches the client, streamed or whole."""
+        tools = [{"type": "function", "function": {"name": n, "parameters": {}}}
+                 for n in ("f", "g")]
+        text = v41_call("f", {"a": ("true", "1")}) + v41_call("g", {"a": ("true", "2")})
+        for fields, names in (({"tool_choice": {"type": "function", "function": {"name": "g"}}},
+                               ["g"]),
+                              ({"parallel_tool_calls": False}, ["f"]),
+                              ({"tool_choice": "required"}, ["f", "g"]),
+                              ({}, ["f", "g"])):
+            req = request(tools=tools, **dict({"tool_choice": "auto"}, **fields))
+            info = V.DsmlToolParser(Tokenizer()).extract_tool_calls(text, req)
+            self.assertEqual([c.function.name for c in info.tool_calls], names, fields)
+            parser = V.DsmlToolParser(Tokenizer())
+            out = [parser.extract_tool_calls_streaming("", piece, piece, [], [5], [5], req)
+                   for piece, _ids in chunks(text, 9)] + [parser.finish_streaming()]
+            _, content, calls = joined([m for m in out if m])
+            self.assertEqual([c["name"] for c in calls], names, fields)
+            self.assertEqual(content.strip(), "", fields)
+            self.assertEqual([c["name"] for c in parser.prev_tool_call_arr], names, fields)
+
     def test_7_tools_as_objects(self):
         # vLLM hands its parsers pydantic tools, tests hand them mocks, and
         # the Responses API's function tools hold the name at the top: the
