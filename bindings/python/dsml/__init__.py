@@ -26,7 +26,7 @@ from ._native import version as library_version
 from .render import encode_messages, render_case, render_request
 from .parse import (Detector, Event, parse_completion,
                     parse_message_from_completion_text)
-from .turn import Responder, Turn
+from .turn import Responder, Turn, error_json
 from .grammar import grammar
 from . import reference as _reference
 from .reference import *  # noqa: F401,F403  (the reference's other public names)
@@ -42,6 +42,7 @@ __all__ = [
     "Turn",
     "grammar",
     "encode_messages",
+    "error_json",
     "parse_completion",
     "parse_message_from_completion_text",
     "library_path",

@@ -44,6 +44,7 @@ ERR_INVOKE_FORMAT = -23
 ERR_PARAMETER_FORMAT = -24
 ERR_DUPLICATE_PARAMETER = -25
 ERR_STATE = -29
+ERR_TOOL_CHOICE = -30
 
 
 # ---------------------------------------------------------------------------
@@ -201,6 +202,10 @@ class TurnOptions(ctypes.Structure):
         ("effort_aliases", ctypes.POINTER(EffortAlias)),
         ("effort_alias_count", size_t),
         ("grammar", ctypes.POINTER(GrammarOptions)),
+        ("default_thinking", ctypes.c_int),
+        ("reasoning_lookup", ctypes.c_void_p),
+        ("reasoning_lookup_ctx", ctypes.c_void_p),
+        ("api", ctypes.c_int),
     ]
 
 
@@ -229,6 +234,14 @@ class TurnInfo(ctypes.Structure):
         ("grammar_from", ctypes.c_char_p),
         ("grammar_status", ctypes.c_int),
         ("grammar_error", ctypes.POINTER(Error)),
+        ("missing_reasoning", ctypes.c_void_p), ("missing_reasoning_len", size_t),
+        ("missing_reasoning_count", size_t),
+        ("restored", ctypes.c_void_p), ("restored_len", size_t), ("restored_count", size_t),
+        ("stop", ctypes.c_void_p), ("stop_len", size_t), ("stop_count", size_t),
+        ("n", size_t),
+        ("stream", ctypes.c_int),
+        ("include_usage", ctypes.c_int),
+        ("api", ctypes.c_int),
     ]
 
 
@@ -263,6 +276,8 @@ END_REASONS = {"text": 0, "stop": 1, "length": 2, "abort": 3}
 
 # dsml_grammar_format, DSML_GRAMMAR_*
 GRAMMAR_FORMATS = {"gbnf": 0, "lark": 1, "structural_tag": 2}
+APIS = {"chat": 0, "anthropic": 1, "responses": 2}
+TURN_THINKING = {None: 0, "chat": 1, "thinking": 2}
 GRAMMAR_WHOLE_TURN = 0x1
 
 # dsml_thinking_mode, dsml_profile, dsml_effort_kind, DSML_RENDER_*
@@ -295,6 +310,10 @@ EVENT_CALL_END = 5
 EVENT_DIAGNOSTIC = 6
 CALL_COMPLETE = 0
 CALL_INCOMPLETE = 1
+CALL_REFUSED = 2
+TOOL_CHOICES = {"auto": 0, "none": 1, "required": 2}
+TOOL_CHOICE_FUNCTION = 3
+PARALLEL_CALLS_FIRST = 1
 PACK_FINISH = 0x1
 PACKED_HEADER_SIZE = 48
 PACKED_NO_NS = (1 << 64) - 1
@@ -376,6 +395,7 @@ PROTOTYPES = [
     ("dsml_responder_completion", ctypes.c_int,
      [ctypes.c_void_p, _p(Output), _p(Error)]),
     ("dsml_responder_error", _p(Error), [ctypes.c_void_p]),
+    ("dsml_error_json_api", ctypes.c_int, [_p(Error), ctypes.c_int, _p(Output)]),
     ("dsml_grammar", ctypes.c_int,
      [_c, size_t, _p(GrammarOptions), _p(Output), _p(GrammarInfo), _p(Error)]),
 ]

@@ -437,6 +437,8 @@ static PyObject *event_of(speed_state *st, const dsml_event *ev)
         f[2] = PyLong_FromSize_t(ev->call_index);
         f[3] = text_of(ev->name, ev->name ? ev->name_len : 0, "strict");
         f[4] = ev->ns != NULL ? text_of(ev->ns, ev->ns_len, "strict") : new_ref(Py_None);
+        /* refused (tool_choice, parallel calls), else None */
+        f[5] = ev->status != 0 ? PyLong_FromLong(ev->status) : new_ref(Py_None);
         f[6] = size_or_none(ev->offset);
         break;
     case DSML_EVENT_CALL_END:

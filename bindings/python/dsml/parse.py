@@ -89,8 +89,30 @@ def _recoveries(value):
     return bits
 
 
+def _tool_choice(opts, choice, keep):
+    """tool_choice ("auto", "none", "required", or {"type": "function",
+    "function": {"name": N}}) into the options."""
+    if isinstance(choice, str) and choice in N.TOOL_CHOICES:
+        opts.tool_choice = N.TOOL_CHOICES[choice]
+        return
+    function = choice.get("function") if isinstance(choice, dict) else None
+    name = function.get("name") if isinstance(function, dict) else None
+    if choice.get("type") != "function" if isinstance(choice, dict) else True:
+        name = None
+    if type(name) is not str:
+        raise DsmlError(N.ERR_TOOL_CHOICE, "tool_choice must be \"auto\", \"none\", "
+                        "\"required\" or {\"type\": \"function\", \"function\": "
+                        "{\"name\": ...}}, not %r" % (choice,))
+    data = _text_bytes(name, "tool_choice")
+    keep.append(data)
+    opts.tool_choice = N.TOOL_CHOICE_FUNCTION
+    opts.tool_choice_name = data
+    opts.tool_choice_name_len = len(data)
+
+
 def _detector_options(thinking_mode, profile, mode, tools, limits,
-                      keep_message, policies, recoveries=None):
+                      keep_message, policies, recoveries=None, tool_choice=None,
+                      parallel_tool_calls=True):
     """(options struct, objects that must outlive it)."""
     opts = N.new_detector_options()
     thinking = _THINKING.get(thinking_mode) if type(thinking_mode) is str else None
@@ -122,6 +144,13 @@ def _detector_options(thinking_mode, profile, mode, tools, limits,
         lim = _limits(limits)
         keep.append(lim)
         opts.limits = ctypes.pointer(lim)
+    if tool_choice is not None:
+        _tool_choice(opts, tool_choice, keep)
+    if parallel_tool_calls is False:
+        opts.parallel_calls = N.PARALLEL_CALLS_FIRST
+    elif parallel_tool_calls is not True:
+        raise DsmlError(N.ERR_TYPE, "parallel_tool_calls must be True or False, not %r"
+                        % (parallel_tool_calls,))
     return opts, keep
 
 
@@ -218,8 +247,10 @@ class Event(namedtuple("Event", "kind text index name namespace code offset")):
     index      call index (call_begin, arguments, call_end), else None
     name       bare tool name (call_begin), else None
     namespace  namespace of a qualified name (call_begin), else None
-    code       call_end: 0 complete, 1 incomplete; diagnostic: the DSML_ERR_*
-               code strict mode would have failed with; else None
+    code       call_end: 0 complete, 1 incomplete, 2 refused (tool_choice,
+               parallel_tool_calls), 3 unterminated; call_begin: 2 refused,
+               else None; diagnostic: the DSML_ERR_* code strict mode would
+               have failed with; else None
     offset     byte offset in the stream (diagnostic; call_begin: the invoke
                tag; call_end: what ended the call), else None
     """
@@ -274,7 +305,7 @@ def _records(buf, events):
                 ns = buf[start + name_len:start + name_len + ns_len].decode("utf-8")
             else:
                 ns_len = 0
-            ev = (_KINDS[t], None, index, name, ns, None, offset)
+            ev = (_KINDS[t], None, index, name, ns, status or None, offset)
             n = name_len + ns_len
         elif t == N.EVENT_CALL_END:
             ev = (_KINDS[t], None, index, None, None, status, offset)
@@ -301,7 +332,7 @@ class Detector:
 
     Detector(thinking_mode="chat", *, profile="v41", tools=None,
              mode="lenient", limits=None, keep_message=True, recoveries=None,
-             **policies)
+             tool_choice=None, parallel_tool_calls=True, **policies)
 
     feed(str | bytes) -> list[Event] (bytes may split a UTF-8 character);
     finish() -> list[Event]; message() -> dict (after finish, the same shape
@@ -325,17 +356,24 @@ class Detector:
     trim [none, whitespace], tool_names [any, declared],
     false_values [verbatim, validate], markers [exact, variants].
     limits: dict of dsml_limits fields (max_held_bytes, ...).
+    tool_choice ("auto", "none", "required", {"type": "function",
+    "function": {"name": N}}) and parallel_tool_calls=False: which calls the
+    request allows (options 9 and 10); a call not allowed is parsed and
+    reported (a DSML_ERR_TOOL_CHOICE / DSML_ERR_PARALLEL_CALLS diagnostic,
+    call_begin and call_end with code CALL_REFUSED, 2) and left out of the
+    message.
 
     One Detector is used by one thread at a time.
     """
 
     def __init__(self, thinking_mode="chat", *, profile="v41", tools=None,
                  strict=None, mode=None, limits=None, keep_message=True,
-                 recoveries=None, **policies):
+                 recoveries=None, tool_choice=None, parallel_tool_calls=True, **policies):
         self._handle = None
         mode = _mode(mode, strict, "lenient")
         opts, keep = _detector_options(thinking_mode, profile, mode, tools,
-                                       limits, keep_message, policies, recoveries)
+                                       limits, keep_message, policies, recoveries,
+                                       tool_choice, parallel_tool_calls)
         handle = ctypes.c_void_p()
         err = N.error_struct()
         status = _lib.dsml_detector_create(_byref(opts), _byref(handle), _byref(err))

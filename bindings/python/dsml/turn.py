@@ -1,7 +1,11 @@
 """The serving turn: Turn(body) reads and renders an OpenAI chat-completion
 request (dsml_turn_create) and holds everything it decided; turn.responder()
 turns the model's completion into the chunks and the chat.completion a
-server sends (dsml_responder_*).
+server sends (dsml_responder_*).  Turn(body, api="anthropic") reads an
+Anthropic Messages body and its responder writes the message object and
+its events; api="responses" an OpenAI Responses body, the response object
+and its events.  error_json(error, api) is the error object of a 400
+answer in the API's shape.
 
     turn = dsml.Turn(body)                 # dict, or its JSON text
     prompt = turn.prompt
@@ -24,6 +28,7 @@ from .parse import _detector_options
 from .render import _document_keys, _json_bytes, _utf8
 
 _THINKING = {"chat": N.CHAT, "thinking": N.THINKING}
+_API_NAMES = {value: name for name, value in N.APIS.items()}
 _CHOICES = {0: "auto", 1: "none", 2: "required", 3: "function"}
 
 
@@ -53,30 +58,37 @@ def _aliases(effort_aliases):
 
 
 class Turn:
-    """One chat-completion request, read and rendered.
+    """One request, read and rendered.
 
-    Turn(body, *, thinking_mode=None, reasoning_effort=None, profile="v41",
-    strict=False, guard=False, segments=False, mode="lenient",
-    limits=None, recoveries=None, none_drops_tools=False,
+    Turn(body, *, api="chat", thinking_mode=None, reasoning_effort=None,
+    profile="v41", strict=False, guard=False, segments=False,
+    mode="lenient", limits=None, recoveries=None, none_drops_tools=False,
     effort_aliases=None, grammar=None, grammar_auto=False,
     grammar_optional=False, **policies)
 
-    thinking_mode / reasoning_effort apply when the body gives none;
-    mode, limits, recoveries and policies are the Detector's, for the
-    responders; grammar ("gbnf", "lark", "structural_tag") writes the
-    grammar the request calls for.  Attributes: everything dsml_turn_info
-    holds (prompt, images, thinking_mode, thinking_from,
-    starts_in_reasoning, effort_level, effort_in_prompt, tools,
-    tools_in_prompt, tool_choice, parallel_tool_calls, response_format,
-    prefill, ignored, model, grammar, grammar_info, grammar_from,
-    grammar_status, grammar_error).  Errors raise DsmlError with the JSON
-    path in the body."""
+    api: the body's API, "chat" (OpenAI chat completions), "anthropic"
+    (Anthropic Messages) or "responses" (OpenAI Responses), never guessed
+    from the body; the responders write that API's objects and events.
+    thinking_mode ("chat", "thinking") / reasoning_effort apply when the
+    body gives none (default_thinking); mode, limits, recoveries and
+    policies are the Detector's, for the responders; grammar ("gbnf",
+    "lark", "structural_tag") writes the grammar the request calls for.
+    Attributes: everything dsml_turn_info holds (prompt, images,
+    thinking_mode, thinking_from, starts_in_reasoning, effort_level,
+    effort_in_prompt, tools, tools_in_prompt, tool_choice,
+    parallel_tool_calls, response_format, prefill, ignored, model, grammar,
+    grammar_info, grammar_from, grammar_status, grammar_error,
+    missing_reasoning, restored, stop, n, stream, include_usage, api).
+    Errors raise DsmlError with the JSON path in the body."""
 
-    def __init__(self, body, *, thinking_mode=None, reasoning_effort=None, profile="v41",
-                 strict=False, guard=False, segments=False, mode="lenient", limits=None,
-                 recoveries=None, none_drops_tools=False, effort_aliases=None,
+    def __init__(self, body, *, api="chat", thinking_mode=None, reasoning_effort=None,
+                 profile="v41", strict=False, guard=False, segments=False, mode="lenient",
+                 limits=None, recoveries=None, none_drops_tools=False, effort_aliases=None,
                  grammar=None, grammar_auto=False, grammar_optional=False, **policies):
         self._handle = None
+        if api not in N.APIS:
+            raise DsmlError(N.ERR_ARGUMENT, "api must be one of %s, not %r"
+                            % (", ".join(repr(a) for a in N.APIS), api))
         render = N.new_render_options()
         if thinking_mode is not None:
             if thinking_mode not in _THINKING:
@@ -94,6 +106,8 @@ class Turn:
         N.lib.dsml_turn_options_init_size(ctypes.byref(opts), ctypes.sizeof(opts))
         opts.render = ctypes.pointer(render)
         opts.detect = ctypes.pointer(detect)
+        opts.default_thinking = N.TURN_THINKING[thinking_mode]
+        opts.api = N.APIS[api]
         opts.flags = ((N.TURN_NONE_DROPS_TOOLS if none_drops_tools else 0)
                       | (N.TURN_GRAMMAR_AUTO if grammar_auto else 0)
                       | (N.TURN_GRAMMAR_OPTIONAL if grammar_optional else 0))
@@ -173,6 +187,23 @@ class Turn:
         self.grammar_error = (N.make_error(info.grammar_error.contents.code,
                                            info.grammar_error.contents)
                               if info.grammar_error else None)
+        # the fields of later releases, when the library has them
+        if info.size < N.TurnInfo.api.offset + ctypes.sizeof(ctypes.c_int):
+            raise DsmlError(N.ERR_ARGUMENT, "the loaded libdsml predates this binding "
+                            "(dsml_turn_info of %d bytes)" % info.size)
+        self.missing_reasoning = json.loads(
+            _text(info.missing_reasoning, info.missing_reasoning_len) or "[]")
+        self.restored = json.loads(_text(info.restored, info.restored_len) or "[]")
+        self.stop = json.loads(_text(info.stop, info.stop_len) or "[]")
+        self.n = info.n
+        self.stream = bool(info.stream)
+        self.include_usage = bool(info.include_usage)
+        self.api = _API_NAMES[info.api]
+
+    def error_json(self, error):
+        """The error object of this turn's API for error (a DsmlError), as
+        a dict: see error_json()."""
+        return error_json(error, self.api)
 
     def responder(self, **options):
         """A Responder for this turn's completion (see Responder)."""
@@ -193,16 +224,69 @@ class Turn:
         self.close()
 
 
+def _event_data(text):
+    """The data objects of server-sent events "event: NAME\\ndata: {...}\\n\\n"."""
+    out = []
+    for event in text.split(b"\n\n"):
+        for line in event.split(b"\n"):
+            if line.startswith(b"data: "):
+                out.append(json.loads(line[6:]))
+    return out
+
+
+def _c_text(text, cap, what):
+    """text as UTF-8 for a dsml_error field of cap bytes (NUL included)."""
+    data = (text or "").encode("utf-8")
+    if len(data) >= cap:
+        raise DsmlError(N.ERR_ARGUMENT, "the error's %s is over %d bytes, more than a "
+                        "dsml_error holds" % (what, cap - 1))
+    return data
+
+
+def error_json(error, api="chat"):
+    """The error object a server answers a refused request with
+    (dsml_error_json_api), as a dict: for "chat" and "responses" OpenAI's
+    {"error": {"message", "type": "invalid_request_error", "param" (the JSON
+    path or None), "code" (the DSML_ERR_* name in lower case)}}; for
+    "anthropic" Anthropic's {"type": "error", "error": {"type":
+    "invalid_request_error", "message" (with " (at PATH)")}}.  error: a
+    DsmlError (what Turn() raises)."""
+    if not isinstance(error, DsmlError):
+        raise DsmlError(N.ERR_TYPE, "error must be a DsmlError, not %s"
+                        % type(error).__name__)
+    if api not in N.APIS:
+        raise DsmlError(N.ERR_ARGUMENT, "api must be one of %s, not %r"
+                        % (", ".join(repr(a) for a in N.APIS), api))
+    err = N.error_struct()
+    err.code = error.code
+    err.offset = N.NO_OFFSET if error.offset is None else error.offset
+    err.path = _c_text(error.path, N.Error.path.size, "path")
+    err.message = _c_text(error.message, N.Error.message.size, "message")
+    out = N.Output()
+    status = N.lib.dsml_error_json_api(ctypes.byref(err), N.APIS[api], ctypes.byref(out))
+    if status != 0:
+        N.raise_error(status, N.error_struct())
+    try:
+        return json.loads(ctypes.string_at(out.text, out.len))
+    finally:
+        N.lib.dsml_output_free(ctypes.byref(out))
+
+
 class Responder:
     """The completion of a Turn, fed as the engine writes it, into the
-    chunks a server streams and the chat.completion at the end.
+    chunks a server streams and the chat.completion at the end (for an
+    Anthropic turn the events and the message object, for a Responses turn
+    the events and the response object: the turn's api).
 
     Responder(turn, *, sse=False, hold_calls=False, drop_raw=False,
     id=None, created=0, model=None, seed=None)
 
     feed(text) and end(reason) return the new chunks: dicts (the
-    chat.completion.chunk objects), or with sse=True the server-sent event
-    bytes ("data: {...}\\n\\n", and "data: [DONE]\\n\\n" after the last).
+    chat.completion.chunk objects; an Anthropic or Responses turn's event
+    objects, their "type" the event's name), or with sse=True the
+    server-sent event
+    bytes ("data: {...}\\n\\n", and "data: [DONE]\\n\\n" after the last;
+    Anthropic's and Responses' "event: NAME\\ndata: {...}\\n\\n").
     The detector's and the responder's diagnostics go to .diagnostics as
     (code name, offset, message).  completion() after end(): the
     chat.completion dict.  A failure (strict mode, a limit) raises
@@ -234,6 +318,7 @@ class Responder:
             N.raise_error(status, err)
         self._handle = handle
         self._sse = sse
+        self._events = turn.api != "chat"   # items are "event: ..." texts
         self._item = N.Item()
         self._item.size = ctypes.sizeof(N.Item)
         self.diagnostics = []
@@ -270,6 +355,8 @@ class Responder:
                                          text.decode("utf-8")))
             elif self._sse:
                 out.append(text)
+            elif kind == N.ITEM_CHUNK and self._events:
+                out += _event_data(text)
             elif kind == N.ITEM_CHUNK:
                 out.append(json.loads(text))
         if error < 0:
@@ -299,7 +386,8 @@ class Responder:
         return self._run(None, N.END_REASONS[reason])
 
     def completion(self):
-        """The chat.completion dict (after end())."""
+        """The chat.completion dict (after end()); for an Anthropic turn
+        the message object, for a Responses turn the response object."""
         out = N.Output()
         err = N.error_struct()
         status = N.lib.dsml_responder_completion(self._handle, ctypes.byref(out),

@@ -390,6 +390,30 @@ class Streaming(unittest.TestCase):
         det.reset()
         self.assertIsNone(det.error)
 
+    def test_tool_choice_and_parallel_calls(self):
+        # options 9 and 10: a call not allowed is parsed and reported
+        # (call_begin and call_end code 2), and left out of the message
+        two = CALL.replace("<\uff5cend\u2581of\u2581sentence\uff5c>", "")
+        for choice, parallel, allowed in (("none", True, []), ("required", True, [True, True]),
+                                          ("auto", False, [True, False]),
+                                          ({"type": "function", "function": {"name": "ns::get"}},
+                                           True, [True, True])):
+            det = dsml.Detector("chat", tool_choice=choice, parallel_tool_calls=parallel)
+            events = det.feed(two + two[two.index("\n\n<"):]) + det.finish()
+            begins = [e.code is None for e in events if e.kind == "call_begin"]
+            ends = [e.code for e in events if e.kind == "call_end"]
+            self.assertEqual(len(begins), 2, choice)
+            if not allowed:
+                allowed = [False, False]
+            self.assertEqual(begins, allowed, (choice, parallel))
+            self.assertEqual(ends, [0 if a else 2 for a in allowed], (choice, parallel))
+            self.assertEqual(len(det.message()["tool_calls"]), allowed.count(True))
+        for bad in ({"type": "function"}, "some", 3):
+            with self.assertRaises(dsml.DsmlError):
+                dsml.Detector("chat", tool_choice=bad)
+        with self.assertRaises(dsml.DsmlError):
+            dsml.Detector("chat", parallel_tool_calls=None)
+
     def test_lenient_cut_call(self):
         det = dsml.Detector("chat")
         events = det.feed(CALL[:120]) + det.finish()

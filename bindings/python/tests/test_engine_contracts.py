@@ -179,6 +179,24 @@ class VllmReasoningContract(unittest.TestCase):
                          ("<think>", "</think>"))
 
 
+    def test_18_end_of_sentence_in_an_unterminated_reasoning(self):
+        """vLLM's test_eos_not_leaked_when_reasoning_never_ends: the stream
+        ends inside the reasoning with the end-of-sentence token; nothing of
+        it comes out, neither while streamed nor from
+        get_streaming_fallback_content (finalize_generation's content)."""
+        text = "Good morning! How can I help you today?"
+        for size in (1, 2, 5, 1000):
+            parser = V.DsmlReasoningParser(Tokenizer(), chat_template_kwargs={"thinking": True})
+            pieces = chunks(text, size) + [(EOS, [EOS_ID])]
+            messages = vllm_delegate(parser, V.DsmlToolParser(Tokenizer()), pieces, [9, START])
+            reasoning, content, calls = joined(messages)
+            self.assertEqual((reasoning, content, calls), (text, "", []), size)
+            self.assertEqual(parser.get_streaming_fallback_content(text + EOS), "", size)
+        self.assertEqual(V.DsmlReasoningParser(Tokenizer()).extract_reasoning(
+            "Thinking" + EOS, request(chat_template_kwargs={"thinking": True})),
+            ("Thinking", None))
+
+
 class VllmToolContract(unittest.TestCase):
 
     def test_3_adjust_request(self):
@@ -209,6 +227,45 @@ class VllmToolContract(unittest.TestCase):
                                                    request())]
         self.assertEqual("".join(m.content or "" for m in out if m), "a <")
 
+    def test_4_finish_streaming_at_every_end(self):
+        """vLLM main's DelegatingParser.parse_delta(finished=True) ->
+        _flush_engine_parsers: finish_streaming() on a parser whose
+        engine_based_streaming is true.  A stream cut by max_tokens or a
+        stop string (no end-of-sentence token) keeps nothing back."""
+        parser = V.DsmlToolParser(Tokenizer())
+        self.assertIs(parser.engine_based_streaming, True)
+        out = [parser.extract_tool_calls_streaming("", "a <", "a <", [], [5], [5], request())]
+        out.append(parser.finish_streaming())
+        self.assertEqual("".join(m.content or "" for m in out if m), "a <")
+        # a call cut inside a value: closed into valid JSON
+        parser = V.DsmlToolParser(Tokenizer())
+        text = v41_call("get", {"city": ("true", "Paris")})
+        text = text[:text.index("Paris") + 2]
+        out = [parser.extract_tool_calls_streaming("", text, text, [], [5], [5], request()),
+               parser.finish_streaming()]
+        self.assertEqual(json.loads(joined([m for m in out if m])[2][0]["arguments"]),
+                         {"city": "Pa"})
+        # after the end-of-sentence token ended the stream: nothing more
+        parser = V.DsmlToolParser(Tokenizer())
+        parser.extract_tool_calls_streaming("", "a <", "a <", [], [5, EOS_ID], [5, EOS_ID],
+                                            request())
+        self.assertIsNone(parser.finish_streaming())
+
+    def test_4_engine_based_deltas(self):
+        """A tool parser alone is driven as engine-based: vLLM gives it each
+        delta with no previous text (StreamState.advance); the deltas are
+        one stream until it ends, and the next stream starts afresh."""
+        text = "Hi." + v41_call("get", {"q": ("true", "x")})
+        parser = V.DsmlToolParser(Tokenizer())
+        for _ in range(2):
+            out = [parser.extract_tool_calls_streaming("", piece, piece, [], [5], [5], request())
+                   for piece, _ids in chunks(text, 7)]
+            out.append(parser.finish_streaming())
+            content, calls = joined([m for m in out if m])[1:]
+            self.assertEqual(content, "Hi.")
+            self.assertEqual([(c["name"], json.loads(c["arguments"])) for c in calls],
+                             [("get", {"q": "x"})])
+
     def test_7_request_tools_reach_the_detector(self):
         parser = type("P", (V.DsmlToolParser,), {"detector_options": {"tool_names": "declared"}})
         tools = [{"type": "function", "function": {"name": "f", "parameters": {}}}]
@@ -219,6 +276,29 @@ class VllmToolContract(unittest.TestCase):
         streamed = joined([m for m in (streaming.extract_tool_calls_streaming(
             "", text, text, [], [], [], request(tools=tools)),) if m])
         self.assertEqual([c["name"] for c in streamed[2]], ["f"])
+
+    def test_7_tool_choice_and_parallel_calls_of_the_request(self):
+        """The request's tool_choice and parallel_tool_calls, as a dsml.Turn
+        of the request decides them, reach the detector: a call they do not
+        allow never reaches the client, streamed or whole."""
+        tools = [{"type": "function", "function": {"name": n, "parameters": {}}}
+                 for n in ("f", "g")]
+        text = v41_call("f", {"a": ("true", "1")}) + v41_call("g", {"a": ("true", "2")})
+        for fields, names in (({"tool_choice": {"type": "function", "function": {"name": "g"}}},
+                               ["g"]),
+                              ({"parallel_tool_calls": False}, ["f"]),
+                              ({"tool_choice": "required"}, ["f", "g"]),
+                              ({}, ["f", "g"])):
+            req = request(tools=tools, **dict({"tool_choice": "auto"}, **fields))
+            info = V.DsmlToolParser(Tokenizer()).extract_tool_calls(text, req)
+            self.assertEqual([c.function.name for c in info.tool_calls], names, fields)
+            parser = V.DsmlToolParser(Tokenizer())
+            out = [parser.extract_tool_calls_streaming("", piece, piece, [], [5], [5], req)
+                   for piece, _ids in chunks(text, 9)] + [parser.finish_streaming()]
+            _, content, calls = joined([m for m in out if m])
+            self.assertEqual([c["name"] for c in calls], names, fields)
+            self.assertEqual(content.strip(), "", fields)
+            self.assertEqual([c["name"] for c in parser.prev_tool_call_arr], names, fields)
 
     def test_7_tools_as_objects(self):
         # vLLM hands its parsers pydantic tools, tests hand them mocks, and

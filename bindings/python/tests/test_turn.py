@@ -4,7 +4,10 @@ render_request's, and a strict responder's completion is the golden parse
 message, its chunks adding up to it."""
 
 import json
+import os
 import random
+import subprocess
+import tempfile
 import unittest
 
 import _support
@@ -146,6 +149,117 @@ class ResponderOnGoldenParse(unittest.TestCase):
         with self.assertRaises(dsml.DsmlError):
             strict.feed("a</think>b")
             strict.end("stop")
+
+
+RENDER = os.environ.get("DSML_RENDER")  # dsml-render of this build (tests/CMakeLists.txt)
+
+
+def api_body(api, thinking):
+    """A request of each API, thinking on or off."""
+    if api == "anthropic":
+        return {"model": "m", "max_tokens": 64, "system": "S",
+                "messages": [{"role": "user", "content": "q"}],
+                "thinking": {"type": "enabled" if thinking else "disabled"}}
+    if api == "responses":
+        return {"model": "m", "instructions": "S", "input": "q",
+                "reasoning": {"effort": "high" if thinking else "none"}}
+    return {"model": "m", "messages": USER,
+            "thinking": {"type": "enabled" if thinking else "disabled"}}
+
+
+@unittest.skipUnless(RENDER, "DSML_RENDER (dsml-render) not given")
+class TurnApisAgainstTheCli(unittest.TestCase):
+    """Turn(body, api=...) and its responder against `dsml-render respond
+    --api ...` on completions of the golden parse corpus: the same
+    response object, and the same server-sent events byte for byte when
+    the completion comes in pieces of the same size."""
+
+    def cli(self, api, body, text, *extra):
+        with tempfile.TemporaryDirectory() as tmp:
+            req, comp = os.path.join(tmp, "req.json"), os.path.join(tmp, "comp.txt")
+            with open(req, "w", encoding="utf-8") as f:
+                json.dump(body, f)
+            with open(comp, "wb") as f:
+                f.write(text)
+            run = subprocess.run([RENDER, "respond", "--api", api, "--id", "x1", "--created",
+                                  "7", "--seed", "s", *extra, req, comp],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            return run.stdout
+
+    def test_objects_and_events(self):
+        lines = [line for line in _support.golden_lines("parse.jsonl")
+                 if line["expect"].get("message") is not None]
+        picked = lines[::max(1, len(lines) // 12)]
+        seen = set()
+        for line in picked:
+            thinking = line["thinking_mode"] == "thinking"
+            text = line["text"].encode("utf-8")
+            for api in ("chat", "anthropic", "responses"):
+                body = api_body(api, thinking)
+                turn = dsml.Turn(body, api=api)
+                self.assertEqual((turn.api, turn.thinking_mode),
+                                 (api, line["thinking_mode"]), line["id"])
+                responder = turn.responder(id="x1", created=7, seed=b"s")
+                events = responder.feed(text) + responder.end("stop")
+                want = json.loads(self.cli(api, body, text))
+                self.assertEqual(responder.completion(), want, (api, line["id"]))
+                if api != "chat":
+                    self.assertTrue(events and all("type" in e for e in events), api)
+                    seen.add(events[-1]["type"])
+                sse = turn.responder(sse=True, id="x1", created=7, seed=b"s")
+                streamed = b"".join(
+                    b"".join(sse.feed(text[at:at + 5])) for at in range(0, len(text), 5))
+                streamed += b"".join(sse.end("stop"))
+                self.assertEqual(streamed, self.cli(api, body, text, "--stream", "5"),
+                                 (api, line["id"]))
+        self.assertEqual(seen, {"message_stop", "response.completed"})
+
+    def test_length_and_error_objects(self):
+        text = b"Half an ans"
+        for api in ("anthropic", "responses"):
+            body = api_body(api, False)
+            responder = dsml.Turn(body, api=api).responder(id="x1", created=7, seed=b"s")
+            responder.feed(text)
+            responder.end("length")
+            self.assertEqual(responder.completion(),
+                             json.loads(self.cli(api, body, text, "--end", "length")), api)
+
+
+class TurnApis(unittest.TestCase):
+
+    def test_api_fields_and_errors(self):
+        body = {"model": "m", "max_tokens": 9, "stop_sequences": ["END"],
+                "messages": [{"role": "user", "content": "q"}]}
+        turn = dsml.Turn(body, api="anthropic")
+        self.assertEqual((turn.api, turn.stop, turn.n, turn.stream), ("anthropic", ["END"], 1,
+                                                                       False))
+        self.assertEqual(dsml.Turn({"messages": USER, "stream": True, "n": 2,
+                                    "stream_options": {"include_usage": True}})
+                         .include_usage, True)
+        with self.assertRaises(dsml.DsmlError) as cm:
+            dsml.Turn({"messages": body["messages"]}, api="anthropic")
+        self.assertEqual(cm.exception.path, "$.max_tokens")
+        anthropic = dsml.error_json(cm.exception, "anthropic")
+        self.assertEqual(anthropic["type"], "error")
+        self.assertIn("(at $.max_tokens)", anthropic["error"]["message"])
+        self.assertEqual(turn.error_json(cm.exception), anthropic)
+        self.assertEqual(dsml.error_json(cm.exception)["error"]["param"], "$.max_tokens")
+        self.assertEqual(dsml.error_json(cm.exception, "responses"),
+                         dsml.error_json(cm.exception, "chat"))
+        with self.assertRaises(dsml.DsmlError):
+            dsml.Turn(body, api="claude")
+        with self.assertRaises(dsml.DsmlError):
+            dsml.error_json(ValueError("x"))
+        with self.assertRaises(dsml.DsmlError):
+            dsml.Turn({"model": "m", "input": "q", "previous_response_id": "r"}, api="responses")
+
+    def test_thinking_mode_is_the_default_of_a_body_without_one(self):
+        self.assertEqual(dsml.Turn({"messages": USER}).thinking_mode, "thinking")
+        chat = dsml.Turn({"messages": USER}, thinking_mode="chat")
+        self.assertEqual((chat.thinking_mode, chat.starts_in_reasoning), ("chat", False))
+        self.assertEqual(dsml.Turn({"messages": USER, "thinking": {"type": "enabled"}},
+                                   thinking_mode="chat").thinking_mode, "thinking")
 
 
 if __name__ == "__main__":

@@ -17,9 +17,10 @@ import json
 import uuid
 
 from ..parse import Detector
-from ..reference import thinking_end_token, thinking_start_token
+from ..reference import eos_token, thinking_end_token, thinking_start_token
 
 _MISSING_THINK_END = -19
+CALL_REFUSED = 2    # a call_begin's code: tool_choice / parallel_tool_calls refuse it
 
 
 def call_id():
@@ -108,6 +109,10 @@ class ReasoningSplit:
                    for e in events)
         if self._pending.startswith(thinking_end_token):
             over, rest = True, self._pending[len(thinking_end_token):]
+        elif self._pending.startswith(eos_token):
+            # the completion ended inside the reasoning: the end-of-sentence
+            # token is the end of the stream, no text after the reasoning
+            rest = ""
         else:
             rest = self._pending
         if not over:
@@ -276,16 +281,21 @@ class CallStream:
         self._options = adapter_options(options)
         self.reset()
 
-    def reset(self, tools=None):
+    def reset(self, tools=None, tool_choice=None, parallel_tool_calls=True):
+        """A new stream: the request's tools declared (unless the options
+        declare some), and the calls its tool_choice and parallel_tool_calls
+        allow (a call not allowed never reaches the client)."""
         options = self._options
         declared = tool_dicts(tools)
         if declared is not None and "tools" not in options:
             options = dict(options, tools=declared)
-        self._detector = Detector("chat", keep_message=False, **options)
+        self._detector = Detector("chat", keep_message=False, tool_choice=tool_choice,
+                                  parallel_tool_calls=parallel_tool_calls, **options)
         self.prev_tool_call_arr = []
         self.streamed_args_for_tool = []
         self.current_tool_id = -1
         self._calls = {}        # detector index -> _Call
+        self._refused = set()   # detector indexes of calls not allowed
         self._next_index = 0
         self.ended = False
 
@@ -318,6 +328,10 @@ class CallStream:
         for e in events:
             if e.kind == "content":
                 content.append(e.text)
+            elif e.index in self._refused:
+                continue
+            elif e.kind == "call_begin" and e.code == CALL_REFUSED:
+                self._refused.add(e.index)   # parsed, not allowed: never sent
             elif e.kind == "call_begin":
                 name = e.name if e.namespace is None else "%s::%s" % (e.namespace, e.name)
                 call = self._calls[e.index] = _Call(name)

@@ -22,7 +22,8 @@ import json
 from collections import namedtuple
 
 from ..reference import eos_token, thinking_end_token, thinking_start_token
-from ..grammar import grammar
+from ..grammar import grammar  # noqa: F401  (dsml.integrations.vllm.grammar)
+from ..turn import Turn
 from ._common import CallStream, ReasoningSplit, call_id, tool_dicts
 
 
@@ -96,6 +97,39 @@ def _tools_of(request, default=None):
     return tools if tools else default
 
 
+def _request_turn(request, profile, grammar_format, thinking_mode, grammar_auto=False):
+    """dsml.Turn of the request's tool fields (tools, tool_choice,
+    parallel_tool_calls; no conversation): the library decides what the
+    request calls for and writes the grammar (grammar_format), for the
+    decoding vLLM constrains (thinking_mode "chat": after the reasoning,
+    "thinking": from inside it).  None without tools or under "none"."""
+    tools = tool_dicts(getattr(request, "tools", None))
+    choice = getattr(request, "tool_choice", None) or "auto"
+    if hasattr(choice, "model_dump"):
+        choice = choice.model_dump(exclude_none=True)
+    if not tools or choice == "none":
+        return None
+    body = {"messages": [{"role": "user", "content": ""}], "tools": tools,
+            "tool_choice": choice}
+    parallel = getattr(request, "parallel_tool_calls", None)
+    if isinstance(parallel, bool):
+        body["parallel_tool_calls"] = parallel
+    return Turn(body, profile=profile, thinking_mode=thinking_mode, grammar=grammar_format,
+                grammar_auto=grammar_auto)
+
+
+def _allowed(request, profile):
+    """(tool_choice, parallel_tool_calls) of the request, as a dsml.Turn of
+    it decides them: the calls the detector lets through."""
+    choice = getattr(request, "tool_choice", None)
+    if choice == "none":
+        return "none", True
+    turn = _request_turn(request, profile, None, "chat")
+    if turn is None:
+        return None, True
+    return turn.tool_choice, turn.parallel_tool_calls
+
+
 def _token_id(tokenizer, text):
     try:
         vocab = tokenizer.get_vocab()
@@ -113,7 +147,9 @@ class DsmlToolParser(*(() if _ToolParser is None else (_ToolParser,))):
 
     detector_options = {}
     supports_required_and_named = False
-    engine_based_streaming = False
+    # vLLM calls finish_streaming() at the end of every stream (any finish
+    # reason) on a parser that says it is engine-based: held text comes out
+    engine_based_streaming = True
     # not one of xgrammar's built-in tags: get_structural_tag gives libdsml's
     structural_tag_model = None
 
@@ -130,6 +166,8 @@ class DsmlToolParser(*(() if _ToolParser is None else (_ToolParser,))):
             self._eos_id = _token_id(tokenizer, eos_token)
         self._stream = CallStream(**self.detector_options)
         self._ids = {}
+        self._started = False
+        self._accumulating = False  # the caller gives the previous text
         self._share_state()
 
     def _share_state(self):
@@ -144,8 +182,9 @@ class DsmlToolParser(*(() if _ToolParser is None else (_ToolParser,))):
         tokens: the detokenizer must keep them (skip_special_tokens=False)
         whenever calls may be written.  Under tool_choice "required" or a
         named tool, decoding is constrained to a calls block of the
-        declared tools (dsml.grammar, GBNF, as vLLM's structured outputs
-        read a grammar), since vLLM is told not to expect JSON.  With
+        declared tools (the GBNF grammar a dsml.Turn of the request's tools,
+        tool_choice and parallel_tool_calls writes, as vLLM's structured
+        outputs read a grammar), since vLLM is told not to expect JSON.  With
         VLLM_ENFORCE_STRICT_TOOL_CALLING, as vLLM's own parsers, "auto",
         "required" and a named tool take get_structural_tag instead."""
         tools = getattr(request, "tools", None)
@@ -163,49 +202,42 @@ class DsmlToolParser(*(() if _ToolParser is None else (_ToolParser,))):
                 else:
                     request.structured_outputs.structural_tag = text
                 return request
-        if hasattr(choice, "model_dump"):
-            choice = choice.model_dump(exclude_none=True)
-        if choice == "required" or isinstance(choice, dict):
-            text, _ = grammar(tool_dicts(tools), format="gbnf", tool_choice=choice,
-                              profile=self.detector_options.get("profile", "v41"),
-                              parallel_tool_calls=getattr(request, "parallel_tool_calls",
-                                                          True) is not False)
+        turn = _request_turn(request, self.detector_options.get("profile", "v41"), "gbnf",
+                             "chat")
+        if turn is not None and turn.grammar_from == "$.tool_choice":
             if _StructuredOutputsParams is not None:
-                request.structured_outputs = _StructuredOutputsParams(grammar=text)
+                request.structured_outputs = _StructuredOutputsParams(grammar=turn.grammar)
             else:  # vLLM before structured_outputs, or no vLLM
-                request.guided_grammar = text
+                request.guided_grammar = turn.grammar
         return request
 
     def get_structural_tag(self, request):
-        """libdsml's structural tag for the request (dsml.grammar,
-        format "structural_tag"): under "auto" calls blocks of the declared
+        """libdsml's structural tag for the request (the grammar of a
+        dsml.Turn of its tools, tool_choice and parallel_tool_calls, format
+        "structural_tag"): under "auto" calls blocks of the declared
         tools wherever the model starts one, under "required" or a named
         tool a calls block that must come; each invoke with its schema's
         parameters.  It starts after the reasoning, where vLLM starts
         structured outputs, or inside it when vLLM applies them in the
         reasoning too.  An xgrammar StructuralTag (vLLM json.dumps its
         model_dump()); None without tools or under "none"."""
-        tools = getattr(request, "tools", None)
-        choice = getattr(request, "tool_choice", None) or "auto"
-        if not tools or choice == "none":
+        turn = _request_turn(request, self.detector_options.get("profile", "v41"),
+                             "structural_tag",
+                             "thinking" if _in_reasoning and _in_reasoning() else "chat",
+                             grammar_auto=True)
+        if turn is None or turn.grammar is None:
             return None
-        if hasattr(choice, "model_dump"):
-            choice = choice.model_dump(exclude_none=True)
-        text, _ = grammar(tool_dicts(tools), format="structural_tag",
-                          profile=self.detector_options.get("profile", "v41"),
-                          thinking_mode="thinking" if _in_reasoning and _in_reasoning()
-                          else "chat", tool_choice=choice,
-                          parallel_tool_calls=getattr(request, "parallel_tool_calls",
-                                                      True) is not False)
-        tag = json.loads(text)
+        tag = json.loads(turn.grammar)
         return _StructuralTag.model_validate(tag) if _StructuralTag is not None \
             else _TagRecord(tag)
 
     def extract_tool_calls(self, model_output, request=None):
         """Whole output -> ExtractedToolCallInformation(tools_called,
         tool_calls, content)."""
+        choice, parallel = _allowed(request, self.detector_options.get("profile", "v41"))
         content, calls = CallStream.parse(model_output,
                                           request_tools=_tools_of(request, self._tools),
+                                          tool_choice=choice, parallel_tool_calls=parallel,
                                           **self.detector_options)
         if not calls:
             return ExtractedToolCallInformation(tools_called=False, tool_calls=[],
@@ -220,14 +252,22 @@ class DsmlToolParser(*(() if _ToolParser is None else (_ToolParser,))):
                                      previous_token_ids=(), current_token_ids=(),
                                      delta_token_ids=(), request=None):
         """One delta -> DeltaMessage (content and/or tool-call pieces) or None.
-        A new stream (previous_text empty) starts afresh.  The delta that
-        carries the end-of-sentence token (its id, or its text when special
-        tokens are kept) ends the stream: what the detector held comes out
-        with it, since vLLM calls nothing else on a parser of this kind at
-        the end."""
-        if not previous_text:
-            self._stream.reset(tools=_tools_of(request, self._tools))
+        Only delta_text is read.  The first delta starts a stream with the
+        request's tools; so does a delta with no previous text after the
+        stream ended, or, from a caller that gives the previous text (not
+        vLLM's engine-based calls, which never do), any delta without it.
+        The delta that carries the end-of-sentence token (its id, or
+        its text when special tokens are kept) ends the stream: what the
+        detector held comes out with it, also for a vLLM that does not call
+        finish_streaming()."""
+        if not self._started or (not previous_text and
+                                 (self._stream.ended or self._accumulating)):
+            choice, parallel = _allowed(request, self.detector_options.get("profile", "v41"))
+            self._stream.reset(tools=_tools_of(request, self._tools), tool_choice=choice,
+                               parallel_tool_calls=parallel)
             self._ids = {}
+            self._started = True
+        self._accumulating = self._accumulating or bool(previous_text)
         content, pieces = self._stream.feed(delta_text)
         if (self._eos_id is not None and self._eos_id in (delta_token_ids or ())) or \
                 eos_token in delta_text:
@@ -237,9 +277,10 @@ class DsmlToolParser(*(() if _ToolParser is None else (_ToolParser,))):
         return self._delta(content, pieces)
 
     def finish_streaming(self):
-        """The text the detector still held at the end of the stream (for a
-        server that knows the stream ended; vLLM does not call it on a
-        parser that is not engine-based)."""
+        """The end of the stream, whatever ended it (vLLM's
+        _flush_engine_parsers on finished=True): the text the detector still
+        held and the close of a cut call, as a DeltaMessage or None; None
+        after the end-of-sentence token ended the stream."""
         return self._delta(*self._stream.finish())
 
     def _delta(self, content, pieces):
