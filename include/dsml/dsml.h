@@ -1510,14 +1510,16 @@ DSML_API int dsml_turn_detector(const dsml_turn *turn, dsml_detector **out,
  * DSML_RESPOND_SSE says; no [DONE], no usage chunk).
  *   DSML_API_ANTHROPIC: the completion is the `message` object
  *   {"id":"msg_...","type":"message","role":"assistant","model":M,
- *    "content":[{"type":"thinking","thinking":...,"signature":""},
+ *    "content":[{"type":"thinking","thinking":...,"signature":SIG
+ *    (opts.signature, else "")},
  *    {"type":"text","text":...},{"type":"tool_use","id":"toolu_...",
  *    "name":...,"input":{...} (the arguments; arguments that are not a
  *    JSON object, as a string)}],"stop_reason":"end_turn" | "tool_use" |
  *    "max_tokens" | "stop_sequence","stop_sequence":S or null,
  *    "usage":{"input_tokens":P,"output_tokens":C}} (blocks when not empty;
  *   the executable calls); events message_start, content_block_start /
- *   content_block_delta (thinking_delta, text_delta, input_json_delta) /
+ *   content_block_delta (thinking_delta, text_delta, input_json_delta;
+ *   with opts.signature, a thinking block's signature_delta last) /
  *   content_block_stop (when the next block starts or the message ends),
  *   message_delta (stop_reason, stop_sequence, usage.output_tokens),
  *   message_stop.
@@ -1626,6 +1628,18 @@ typedef struct dsml_responder_options {
     size_t choice_index;         /* the "index" of the choice written (a
                                     request with n > 1: one responder per
                                     choice, 0..n-1; dsml_completions_merge) */
+    const char *signature;       /* DSML_API_ANTHROPIC: the thinking block's
+                                    "signature" (UTF-8, copied), written in
+                                    the message object and, streamed, as a
+                                    signature_delta event before the block's
+                                    content_block_stop (Anthropic's clients
+                                    keep it and send the block back with
+                                    it).  Given before the text is known: a
+                                    key of the server's own record (the turn
+                                    it kept), not a MAC of the text.  NULL:
+                                    "" and no signature_delta.  Not used by
+                                    the other APIs */
+    size_t signature_len;
 } dsml_responder_options;
 
 /* Sets size and the defaults, writing `size` bytes: see

@@ -137,6 +137,7 @@ struct dsml_responder {
                               reasoning */
     size_t open_call;      /* the open function_call: its slot in calls */
     char rs_id[8 + SRV_ID_CHARS], msg_id[8 + SRV_ID_CHARS];
+    dsml_buf signature;    /* Anthropic: the thinking block's (options) */
 };
 
 /* respond_json.c */
