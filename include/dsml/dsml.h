@@ -1732,7 +1732,10 @@ DSML_API int dsml_responder_stopped(const dsml_responder *r);
  *   {"id":...,"object":"chat.completion.chunk","created":...,"model":...,
  *    "choices":[],"usage":{...}}
  * Call it before the items after dsml_responder_end() are pulled; without
- * it that chunk is replaced by a DIAGNOSTIC item (DSML_ERR_STATE).  Returns
+ * it that chunk is replaced by a DIAGNOSTIC item (DSML_ERR_STATE).  It may
+ * be called again: Anthropic's message_start (the first event) carries the
+ * prompt's count, so a server gives (P, 0, 0) before feeding and the three
+ * counts at the end.  Returns
  * DSML_OK, or DSML_ERR_ARGUMENT (r NULL, reasoning above completion, a sum
  * that overflows).
  */
@@ -1767,7 +1770,8 @@ DSML_API int dsml_error_json(const dsml_error *e, dsml_output *out);
  * DSML_API_CHAT and DSML_API_RESPONSES: dsml_error_json()'s;
  * DSML_API_ANTHROPIC: Anthropic's,
  *   {"type":"error","error":{"type":"invalid_request_error","message":M}}
- * M the error's message and, when it has a path, " (at PATH)" (the object
+ * M the error's message ("PATH: ..." for the library's errors) and, when
+ * it has a path the message does not begin with, " (at PATH)" (the object
  * has no field for it).  Returns DSML_OK and out (malloc),
  * DSML_ERR_ARGUMENT (NULL, an unknown api) or DSML_ERR_NOMEM.
  */
