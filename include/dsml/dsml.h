@@ -1193,7 +1193,9 @@ DSML_API int dsml_parse_completion(const char *text, size_t len,
  * Errors name the place in the body sent ("$.messages[2].content[1].input",
  * "$.input[3].arguments"), also those found in the translation (their
  * offset is then DSML_NO_OFFSET), the grammar's and grammar_from;
- * `ignored` lists the body's own paths; segments index the translated
+ * `ignored`, missing_reasoning and restored name the body's own places
+ * (an assistant turn: its message "$.messages[1]", the first item of its
+ * run "$.input[3]"); segments index the translated
  * messages.
  *
  * Thread safety: a turn is read-only once made; it may be used from any
