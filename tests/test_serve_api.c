@@ -475,6 +475,35 @@ static void test_responses_refusals(void **state)
             DSML_RENDER_GUARD, DSML_ERR_SPECIAL_TOKEN, "$.instructions");
 }
 
+/* "stream" means what it means in Chat Completions: dsml_turn_info.stream,
+ * which a server reads to choose the event stream; not listed as ignored. */
+static void test_stream_read(void **state)
+{
+    (void)state;
+    static const struct {
+        dsml_api api;
+        const char *body;
+        int stream;
+    } cases[] = {
+        {A, "{" MT "\"stream\": true, \"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}]}", 1},
+        {A, "{" MT "\"stream\": false, \"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}]}", 0},
+        {A, "{" MT "\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}]}", 0},
+        {R, "{\"stream\": true, \"input\": \"Hi\"}", 1},
+        {R, "{\"stream\": false, \"input\": \"Hi\"}", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        dsml_turn *t = ok(cases[i].api, cases[i].body);
+        const dsml_turn_info *in = dsml_turn_get_info(t);
+        if (in->stream != cases[i].stream)
+            fail_msg("%s: stream %d", cases[i].body, in->stream);
+        assert_null(strstr(in->ignored, "stream"));
+        assert_int_equal(in->include_usage, 0);
+        dsml_turn_destroy(t);
+    }
+    refused(A, "{" MT "\"stream\": 1, \"messages\": []}", 0, DSML_ERR_TYPE, "$.stream");
+    refused(R, "{\"stream\": \"yes\", \"input\": \"Hi\"}", 0, DSML_ERR_TYPE, "$.stream");
+}
+
 /* The lookup of test_reasoning_paths: finds call "c2" only. */
 static int lookup_c2(void *ctx, const char *id, size_t len, dsml_reasoning_found *out)
 {
@@ -643,6 +672,7 @@ int main(void)
         cmocka_unit_test(test_responses_tool_loop),
         cmocka_unit_test(test_responses_choice_and_format),
         cmocka_unit_test(test_responses_refusals),
+        cmocka_unit_test(test_stream_read),
         cmocka_unit_test(test_reasoning_paths),
         cmocka_unit_test(test_api_option_checked),
         cmocka_unit_test(test_translation_within_limits),

@@ -1176,8 +1176,8 @@ DSML_API int dsml_parse_completion(const char *text, size_t len,
  *              tools (name, description, input_schema); tool_choice auto,
  *              any ("required"), none, tool (a function) with
  *              disable_parallel_tool_use; thinking.type; output_config.effort
- *              -> reasoning_effort; stop_sequences -> stop; max_tokens is
- *              required.  redacted_thinking, signatures and is_error are
+ *              -> reasoning_effort; stop_sequences -> stop; stream; max_tokens
+ *              is required.  redacted_thinking, signatures and is_error are
  *              listed as not read.
  *   Responses  instructions -> a first system message; input, a string or
  *              items: messages (user, system, developer, assistant;
@@ -1187,7 +1187,7 @@ DSML_API int dsml_parse_completion(const char *text, size_t len,
  *              function_call_output -> tool messages; function tools;
  *              tool_choice; parallel_tool_calls; reasoning.effort;
  *              text.format json_schema / json_object -> response_format;
- *              max_output_tokens.  previous_response_id, conversation,
+ *              max_output_tokens; stream.  previous_response_id, conversation,
  *              prompt, store: true, background: true, item_reference and
  *              file_id are refused (DSML_ERR_SERVER_STATE).
  * Errors name the place in the body sent ("$.messages[2].content[1].input",

@@ -625,7 +625,7 @@ int srv_anthropic_read(srv_xlate *x, const cJSON *body)
 {
     static const char *const kept[] = {"model", "messages", "system", "max_tokens", "tools",
                                        "tool_choice", "stop_sequences", "thinking",
-                                       "output_config", NULL};
+                                       "output_config", "stream", NULL};
     if (!dsml_is_object(body))
         return srv_x_type(x, "$", "a request body (a JSON object)");
     srv_x_ignore_others(x, "$", body, kept);
@@ -641,9 +641,8 @@ int srv_anthropic_read(srv_xlate *x, const cJSON *body)
         return dsml_fail(x->err, messages == NULL ? DSML_ERR_MISSING_KEY : DSML_ERR_TYPE,
                          DSML_NO_OFFSET, "$.messages", "must be a list of messages");
     srv_x_open(x, NULL, '{');
-    const cJSON *model = dsml_json_get(body, "model");
-    if (model != NULL)
-        srv_x_value(x, "model", model);
+    srv_x_copy(x, body, "model");
+    srv_x_copy(x, body, "stream");
     srv_x_value(x, "max_tokens", mt);
     srv_x_open(x, "messages", '[');
     size_t t = 0, i = 0;

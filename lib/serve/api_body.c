@@ -111,6 +111,13 @@ void srv_x_value(srv_xlate *x, const char *key, const cJSON *v)
     raw_value(&x->out, v);
 }
 
+void srv_x_copy(srv_xlate *x, const cJSON *body, const char *key)
+{
+    const cJSON *v = dsml_json_get(body, key);
+    if (v != NULL)
+        srv_x_value(x, key, v);
+}
+
 void srv_x_text_part(srv_xlate *x, const cJSON *text)
 {
     srv_x_open(x, NULL, '{');

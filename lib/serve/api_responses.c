@@ -542,7 +542,7 @@ int srv_responses_read(srv_xlate *x, const cJSON *body)
     static const char *const kept[] = {
         "model", "instructions", "input", "tools", "tool_choice", "parallel_tool_calls",
         "reasoning", "text", "max_output_tokens", "previous_response_id", "conversation",
-        "prompt", "store", "background", NULL};
+        "prompt", "store", "background", "stream", NULL};
     if (!dsml_is_object(body))
         return srv_x_type(x, "$", "a request body (a JSON object)");
     int r = server_state(x, body);
@@ -556,9 +556,8 @@ int srv_responses_read(srv_xlate *x, const cJSON *body)
     if (!dsml_is_none(instr) && !dsml_is_string(instr))
         return srv_x_type(x, "$.instructions", "a string");
     srv_x_open(x, NULL, '{');
-    const cJSON *model = dsml_json_get(body, "model");
-    if (model != NULL)
-        srv_x_value(x, "model", model);
+    srv_x_copy(x, body, "model");
+    srv_x_copy(x, body, "stream");
     srv_x_open(x, "messages", '[');
     size_t t = 0;
     if (dsml_is_string(instr)) {
@@ -586,9 +585,8 @@ int srv_responses_read(srv_xlate *x, const cJSON *body)
         r = tools(x, dsml_json_get(body, "tools"));
     if (r == DSML_OK)
         r = tool_choice(x, dsml_json_get(body, "tool_choice"));
-    const cJSON *ptc = dsml_json_get(body, "parallel_tool_calls");
-    if (r == DSML_OK && ptc != NULL)
-        srv_x_value(x, "parallel_tool_calls", ptc);
+    if (r == DSML_OK)
+        srv_x_copy(x, body, "parallel_tool_calls");
     if (r == DSML_OK)
         r = reasoning(x, dsml_json_get(body, "reasoning"));
     if (r == DSML_OK)

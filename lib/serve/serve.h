@@ -223,6 +223,9 @@ void srv_x_key(srv_xlate *x, const char *key);
 void srv_x_str(srv_xlate *x, const char *key, const char *s, size_t n);
 /* A value of the body sent, as it was written (numbers by their lexeme). */
 void srv_x_value(srv_xlate *x, const char *key, const cJSON *v);
+/* The member `key` of `body`, when there, under the same key and path
+ * ("model", "stream": they mean in the chat body what they mean there). */
+void srv_x_copy(srv_xlate *x, const cJSON *body, const char *key);
 /* Records that translated path `to` (and what is under it) stands for
  * `from` in the body sent. */
 void srv_x_map(srv_xlate *x, const char *to, const char *from);

@@ -449,7 +449,6 @@ static void serve_completion(server *s, int fd, dsml_api api, const char *body, 
     dsml_turn_thinking thinking = DSML_TURN_THINKING_PROFILE;
     cJSON *req = cJSON_ParseWithLength(body, len);
     cJSON *round = req ? scenario_round(s, req, api, why, sizeof why, &path, &thinking) : NULL;
-    int stream = req && cJSON_IsTrue(cJSON_GetObjectItem(req, "stream"));
     cJSON_Delete(req);
 
     dsml_turn_options topts;
@@ -467,6 +466,7 @@ static void serve_completion(server *s, int fd, dsml_api api, const char *body, 
         return;
     }
     const dsml_turn_info *info = dsml_turn_get_info(turn);
+    int stream = info->stream;
     cJSON_AddStringToObject(entry, "prompt", info->prompt);
     cJSON_AddStringToObject(entry, "thinking_mode",
                             info->thinking_mode == DSML_THINKING ? "thinking" : "chat");
