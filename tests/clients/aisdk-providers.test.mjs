@@ -15,8 +15,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAI } from '@ai-sdk/openai';
-import { generateText, jsonSchema, stepCountIs, streamText, tool } from 'ai';
+import { generateText, stepCountIs } from 'ai';
 
+import { generated, streamed, toolsOf } from './aisdk-lib.mjs';
 import {
   SINGLE, baseURL, checkLoopPrompt, checkResult, messagesOf, modelName, reasoningSentBack,
   scenarios,
@@ -38,15 +39,6 @@ const PROVIDERS = {
   },
 };
 
-const toolsOf = (sc, execute) => Object.fromEntries((sc.tools ?? []).map((t) => [
-  t.function.name,
-  tool({
-    description: t.function.description,
-    inputSchema: jsonSchema(t.function.parameters),
-    ...(execute ? { execute } : {}),
-  }),
-]));
-
 const modelId = (name, tag) => `${scenarios[name].thinking ? 'reasoner' : 'chat'}/${modelName(name, tag)}`;
 
 const settings = (p, name, tag, execute) => {
@@ -59,32 +51,6 @@ const settings = (p, name, tag, execute) => {
     maxRetries: 0,
   };
 };
-
-// the AI SDK's finish reasons in OpenAI's spelling
-const FINISH = { stop: 'stop', length: 'length', 'tool-calls': 'tool_calls' };
-
-const fromResult = (text, reasoningText, toolCalls, finishReason) => ({
-  finish: FINISH[finishReason] ?? finishReason,
-  content: text,
-  reasoning: reasoningText,
-  toolCalls: toolCalls.map((c) => ({ name: c.toolName, arguments: JSON.stringify(c.input) })),
-});
-
-async function streamed(opts) {
-  let failure;
-  const r = streamText({ ...opts, onError: ({ error }) => { failure = error; } });
-  const [text, reasoningText, toolCalls, finishReason] = await Promise.all(
-    [r.text, r.reasoningText, r.toolCalls, r.finishReason]);
-  if (failure) {
-    throw failure;
-  }
-  return fromResult(text, reasoningText, toolCalls, finishReason);
-}
-
-async function generated(opts) {
-  const r = await generateText(opts);
-  return fromResult(r.text, r.reasoningText, r.toolCalls, r.finishReason);
-}
 
 for (const p of Object.keys(PROVIDERS)) {
   for (const name of SINGLE) {
