@@ -30,15 +30,6 @@ static void sub(dsml_path *p, const char *base, const char *key)
         dsml_path_key(p, key);
 }
 
-static void map_key(srv_xlate *x, const char *to, const char *to_key, const char *from,
-                    const char *from_key)
-{
-    dsml_path a, b;
-    sub(&a, to, to_key);
-    sub(&b, from, from_key);
-    srv_x_map(x, a.text, b.text);
-}
-
 /* A block: an object with a string "type". */
 static int block_type(srv_xlate *x, const char *path, const cJSON *b)
 {
@@ -184,7 +175,7 @@ static int tool_result(srv_xlate *x, const char *from, const cJSON *b, const cha
         srv_x_ignore(x, p.text);
     }
     srv_x_map(x, to, from);
-    map_key(x, to, "tool_call_id", from, "tool_use_id");
+    srv_x_map_key(x, to, "tool_call_id", from, "tool_use_id");
     srv_x_open(x, NULL, '{');
     srv_x_str(x, "role", "tool", 4);
     if (id != NULL)
@@ -273,7 +264,7 @@ static int reasoning(srv_xlate *x, const char *path, const cJSON *list, const ch
             sub(&p, at, "thinking");
         }
         if (n++ == 0)
-            map_key(x, to, "reasoning_content", p.text, NULL);
+            srv_x_map_key(x, to, "reasoning_content", p.text, NULL);
         dsml_buf_append(&text, t->valuestring, dsml_json_strlen(t));
     }
     if (n > 0) {
@@ -307,7 +298,7 @@ static int answer(srv_xlate *x, const char *path, const cJSON *list, const char 
         }
         if (n++ == 0) {
             one = t;
-            map_key(x, to, "content", at, "text");
+            srv_x_map_key(x, to, "content", at, "text");
         }
     }
     if (n == 0) {
@@ -324,7 +315,7 @@ static int answer(srv_xlate *x, const char *path, const cJSON *list, const char 
         srv_x_value(x, "content", one);
         return DSML_OK;
     }
-    map_key(x, to, "content", path, NULL);
+    srv_x_map_key(x, to, "content", path, NULL);
     snprintf(where, sizeof where, "%s.content", to);
     srv_x_open(x, "content", '[');
     j = 0;
@@ -364,10 +355,10 @@ static int calls(srv_xlate *x, const char *path, const cJSON *list, const char *
             srv_x_open(x, "tool_calls", '[');
         idx(call, sizeof call, where, k++);
         srv_x_map(x, call, at);
-        map_key(x, call, "function", at, NULL);
+        srv_x_map_key(x, call, "function", at, NULL);
         dsml_path a;
         sub(&a, call, "function");
-        map_key(x, a.text, "arguments", at, "input");
+        srv_x_map_key(x, a.text, "arguments", at, "input");
         srv_x_open(x, NULL, '{');
         const cJSON *id = dsml_json_get(b, "id");
         if (id != NULL)
@@ -498,46 +489,8 @@ static int system_message(srv_xlate *x, const cJSON *sys, size_t *t)
 
 static int tools(srv_xlate *x, const cJSON *list)
 {
-    static const char *const kept[] = {"type", "name", "description", "input_schema", "strict",
-                                       NULL};
-    if (dsml_is_none(list))
-        return DSML_OK;
-    if (!dsml_is_array(list))
-        return srv_x_type(x, "$.tools", "a list");
-    srv_x_open(x, "tools", '[');
-    size_t i = 0;
-    char at[64];
-    for (const cJSON *tl = list->child; tl != NULL; tl = tl->next, i++) {
-        idx(at, sizeof at, "$.tools", i);
-        if (!dsml_is_object(tl))
-            return srv_x_type(x, at, "a tool (an object)");
-        const cJSON *type = dsml_json_get(tl, "type");
-        if (!dsml_is_none(type) && !is_text(type, "custom")) {
-            dsml_path p;
-            sub(&p, at, "type");
-            return dsml_fail(x->err, DSML_ERR_TYPE, DSML_NO_OFFSET, p.text,
-                             "only client tools (\"custom\": name, input_schema) are "
-                             "supported, not '%.60s'",
-                             dsml_is_string(type) ? type->valuestring : "?");
-        }
-        srv_x_ignore_others(x, at, tl, kept);
-        map_key(x, at, "function", at, NULL);
-        dsml_path f;
-        sub(&f, at, "function");
-        map_key(x, f.text, "parameters", at, "input_schema");
-        srv_x_open(x, NULL, '{');
-        srv_x_str(x, "type", "function", 8);
-        srv_x_open(x, "function", '{');
-        /* in the order written: the prompt shows the tool as JSON */
-        for (const cJSON *v = tl->child; v != NULL; v = v->next)
-            if (strcmp(v->string, "type") != 0 && !srv_x_ignored_key(kept, v->string))
-                srv_x_value(x, strcmp(v->string, "input_schema") == 0 ? "parameters" : v->string,
-                            v);
-        srv_x_close(x, '}');
-        srv_x_close(x, '}');
-    }
-    srv_x_close(x, ']');
-    return DSML_OK;
+    return srv_x_tools(x, list, "custom", 1, "input_schema",
+                       "only client tools (\"custom\": name, input_schema) are supported");
 }
 
 static int tool_choice(srv_xlate *x, const cJSON *tc, const cJSON *tl)

@@ -229,6 +229,17 @@ void srv_x_copy(srv_xlate *x, const cJSON *body, const char *key);
 /* Records that translated path `to` (and what is under it) stands for
  * `from` in the body sent. */
 void srv_x_map(srv_xlate *x, const char *to, const char *from);
+/* srv_x_map of "<to>.<to_key>" and "<from>.<from_key>" (a NULL key: the
+ * path itself). */
+void srv_x_map_key(srv_xlate *x, const char *to, const char *to_key, const char *from,
+                   const char *from_key);
+/* The body's "tools" as chat function tools: each an object whose "type"
+ * is `type` (absent allowed when `type_optional`), its members but "type"
+ * copied into "function" in the order written, `schema_key` renamed
+ * "parameters"; other members listed as not read.  A tool of another type
+ * is refused with `refusal` (DSML_ERR_TYPE at its "type"). */
+int srv_x_tools(srv_xlate *x, const cJSON *list, const char *type, int type_optional,
+                const char *schema_key, const char *refusal);
 /* A translated path as the body sent names it, into out[cap]. */
 void srv_x_unmap(const srv_xlate *x, const char *path, char *out, size_t cap);
 /* An error of the translated body's reading, renamed for the body sent. */
