@@ -518,13 +518,7 @@ static int tool_choice(srv_xlate *x, const cJSON *tc, const cJSON *tl)
             return dsml_fail(x->err, name == NULL ? DSML_ERR_MISSING_KEY : DSML_ERR_TYPE,
                              DSML_NO_OFFSET, "$.tool_choice.name",
                              "must be the name of one of the request's tools");
-        srv_x_map(x, "$.tool_choice.function", "$.tool_choice");
-        srv_x_open(x, "tool_choice", '{');
-        srv_x_str(x, "type", "function", 8);
-        srv_x_open(x, "function", '{');
-        srv_x_value(x, "name", name);
-        srv_x_close(x, '}');
-        srv_x_close(x, '}');
+        srv_x_choice_function(x, name);
     } else {
         return dsml_fail(x->err, DSML_ERR_TOOL_CHOICE, DSML_NO_OFFSET, "$.tool_choice.type",
                          "must be \"auto\", \"any\", \"tool\" or \"none\"");
@@ -555,22 +549,6 @@ static int stop_sequences(srv_xlate *x, const cJSON *v)
         }
     srv_x_map(x, "$.stop", "$.stop_sequences");
     srv_x_value(x, "stop", v);
-    return DSML_OK;
-}
-
-static int output_config(srv_xlate *x, const cJSON *oc)
-{
-    static const char *const kept[] = {"effort", NULL};
-    if (dsml_is_none(oc))
-        return DSML_OK;
-    if (!dsml_is_object(oc))
-        return srv_x_type(x, "$.output_config", "an object");
-    srv_x_ignore_others(x, "$.output_config", oc, kept);
-    const cJSON *e = dsml_json_get(oc, "effort");
-    if (e != NULL) {
-        srv_x_map(x, "$.reasoning_effort", "$.output_config.effort");
-        srv_x_value(x, "reasoning_effort", e);
-    }
     return DSML_OK;
 }
 
@@ -623,7 +601,7 @@ int srv_anthropic_read(srv_xlate *x, const cJSON *body)
     if (r == DSML_OK)
         r = stop_sequences(x, dsml_json_get(body, "stop_sequences"));
     if (r == DSML_OK)
-        r = output_config(x, dsml_json_get(body, "output_config"));
+        r = srv_x_effort(x, dsml_json_get(body, "output_config"), "$.output_config");
     const cJSON *th = dsml_json_get(body, "thinking");
     if (r == DSML_OK && th != NULL)
         srv_x_value(x, "thinking", th);

@@ -261,6 +261,36 @@ int srv_x_tools(srv_xlate *x, const cJSON *list, const char *type, int type_opti
     return DSML_OK;
 }
 
+void srv_x_choice_function(srv_xlate *x, const cJSON *name)
+{
+    srv_x_map(x, "$.tool_choice.function", "$.tool_choice");
+    srv_x_open(x, "tool_choice", '{');
+    srv_x_str(x, "type", "function", 8);
+    srv_x_open(x, "function", '{');
+    srv_x_value(x, "name", name);
+    srv_x_close(x, '}');
+    srv_x_close(x, '}');
+}
+
+int srv_x_effort(srv_xlate *x, const cJSON *obj, const char *path)
+{
+    static const char *const kept[] = {"effort", NULL};
+    if (dsml_is_none(obj))
+        return DSML_OK;
+    if (!dsml_is_object(obj))
+        return srv_x_type(x, path, "an object");
+    srv_x_ignore_others(x, path, obj, kept);
+    const cJSON *e = dsml_json_get(obj, "effort");
+    if (!dsml_is_none(e)) {
+        dsml_path from;
+        dsml_path_root(&from, path);
+        dsml_path_key(&from, "effort");
+        srv_x_map(x, "$.reasoning_effort", from.text);
+        srv_x_value(x, "reasoning_effort", e);
+    }
+    return DSML_OK;
+}
+
 /* ---- fields not read ------------------------------------------------------- */
 
 void srv_x_ignore(srv_xlate *x, const char *path)

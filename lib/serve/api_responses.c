@@ -387,29 +387,7 @@ static int tool_choice(srv_xlate *x, const cJSON *tc)
         return missing_or_type(x, name, "$.tool_choice.name",
                                "the name of one of the request's tools");
     srv_x_ignore_others(x, "$.tool_choice", tc, kept);
-    srv_x_map(x, "$.tool_choice.function", "$.tool_choice");
-    srv_x_open(x, "tool_choice", '{');
-    srv_x_str(x, "type", "function", 8);
-    srv_x_open(x, "function", '{');
-    srv_x_value(x, "name", name);
-    srv_x_close(x, '}');
-    srv_x_close(x, '}');
-    return DSML_OK;
-}
-
-static int reasoning(srv_xlate *x, const cJSON *v)
-{
-    static const char *const kept[] = {"effort", NULL};
-    if (dsml_is_none(v))
-        return DSML_OK;
-    if (!dsml_is_object(v))
-        return srv_x_type(x, "$.reasoning", "an object");
-    srv_x_ignore_others(x, "$.reasoning", v, kept);
-    const cJSON *e = dsml_json_get(v, "effort");
-    if (!dsml_is_none(e)) {
-        srv_x_map(x, "$.reasoning_effort", "$.reasoning.effort");
-        srv_x_value(x, "reasoning_effort", e);
-    }
+    srv_x_choice_function(x, name);
     return DSML_OK;
 }
 
@@ -541,7 +519,7 @@ int srv_responses_read(srv_xlate *x, const cJSON *body)
     if (r == DSML_OK)
         srv_x_copy(x, body, "parallel_tool_calls");
     if (r == DSML_OK)
-        r = reasoning(x, dsml_json_get(body, "reasoning"));
+        r = srv_x_effort(x, dsml_json_get(body, "reasoning"), "$.reasoning");
     if (r == DSML_OK)
         r = text_format(x, dsml_json_get(body, "text"));
     const cJSON *mot = dsml_json_get(body, "max_output_tokens");

@@ -240,6 +240,13 @@ void srv_x_map_key(srv_xlate *x, const char *to, const char *to_key, const char 
  * is refused with `refusal` (DSML_ERR_TYPE at its "type"). */
 int srv_x_tools(srv_xlate *x, const cJSON *list, const char *type, int type_optional,
                 const char *schema_key, const char *refusal);
+/* "tool_choice": {"type": "function", "function": {"name": NAME}}, from
+ * the body's "$.tool_choice". */
+void srv_x_choice_function(srv_xlate *x, const cJSON *name);
+/* The effort of the body's object `obj` at `path` ("$.reasoning",
+ * "$.output_config": its "effort", the one member read) as
+ * "reasoning_effort". */
+int srv_x_effort(srv_xlate *x, const cJSON *obj, const char *path);
 /* A translated path as the body sent names it, into out[cap]. */
 void srv_x_unmap(const srv_xlate *x, const char *path, char *out, size_t cap);
 /* An error of the translated body's reading, renamed for the body sent. */
