@@ -20,7 +20,7 @@ static const char respond_usage[] =
     "                           [--choice-index N] [--usage P,C,R]\n"
     "                           [--id ID] [--created T] [--seed S]\n"
     "                           [--grammar gbnf|lark|structural-tag] [--grammar-auto]\n"
-    "                           [--api chat|anthropic|responses]\n"
+    "                           [--api chat|anthropic|responses] [--signature S]\n"
     "                           REQUEST COMPLETION\n"
     "\n"
     "Prints the chat.completion object a server would send for COMPLETION (the\n"
@@ -58,6 +58,8 @@ static const char respond_usage[] =
     "  --api API         the request's API: chat (the default: Chat Completions),\n"
     "                    anthropic (Messages: the message object, its events)\n"
     "                    or responses (OpenAI Responses)\n"
+    "  --signature S     anthropic: the thinking block's \"signature\" (and its\n"
+    "                    signature_delta event); default \"\"\n"
     "  -h, --help        this text\n"
     "\n"
     "Diagnostics go to standard error.  Exit status: 0 responded, 1 a refused\n"
@@ -182,6 +184,11 @@ static int parse_respond_args(int argc, char **argv, respond_args *a)
                 n > (unsigned long long)INT64_MAX)
                 return respond_usage_error("--created needs a time in Unix seconds");
             a->ro.created = (long long)n;
+        } else if (cli_opt_is(&o, "--signature")) {
+            if ((v = cli_opt_value(&o)) == NULL)
+                return respond_usage_error("--signature needs a value");
+            a->ro.signature = v;
+            a->ro.signature_len = strlen(v);
         } else if (cli_opt_is(&o, "--seed")) {
             if ((v = cli_opt_value(&o)) == NULL)
                 return respond_usage_error("--seed needs a value");

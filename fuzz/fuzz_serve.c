@@ -7,7 +7,8 @@
  *           bits 5-7 the largest chunk (1, 2, 3, 5, 8, 16, 64, 4096 bytes)
  *           of the split run (the other feeds the completion whole)
  *   byte 1  seeds the chunk sizes; its value mod 3 the grammar's format,
- *           its value / 3 mod 3 the body's API (dsml_turn_options.api)
+ *           its value / 3 mod 3 the body's API (dsml_turn_options.api),
+ *           its value / 9 mod 2 a signature for Anthropic thinking blocks
  *
  * The turn is made with grammar options (DSML_TURN_GRAMMAR_AUTO and
  * _OPTIONAL): a grammar it carries is dsml_grammar() of its decisions, a
@@ -22,7 +23,9 @@
  * "event: NAME\ndata: {json}\n\n" events naming their type, the last
  * one message_stop or response.completed / .incomplete; the completion object is JSON and does not depend
  * on how the completion was split (stop strings too); with held calls (the
- * default) the content deltas add up to the completion's content.
+ * default) the content deltas (content, text_delta, response.output_text.delta)
+ * add up to the completion's content (its text blocks, its output_text
+ * parts).
  */
 #include <cjson/cJSON.h>
 #include <stdint.h>
@@ -54,28 +57,69 @@ typedef struct fz_out {
     size_t content_len;
 } fz_out;
 
-/* The content delta of a chunk, appended to o->content. */
+static void append(char **text, size_t *len, const cJSON *s)
+{
+    if (!cJSON_IsString(s))
+        return;
+    size_t k = strlen(s->valuestring);
+    *text = realloc(*text, *len + k + 1);
+    FZ_CHECK(*text != NULL);
+    memcpy(*text + *len, s->valuestring, k + 1);
+    *len += k;
+}
+
+static const cJSON *get(const cJSON *o, const char *key)
+{
+    return cJSON_GetObjectItemCaseSensitive(o, key);
+}
+
+static int is(const cJSON *s, const char *text)
+{
+    return cJSON_IsString(s) && strcmp(s->valuestring, text) == 0;
+}
+
+/* The content delta of a chunk or an event (chat: delta.content;
+ * Anthropic: a text_delta's text; Responses: response.output_text.delta's
+ * delta), appended to o->content. */
 static void add_content(fz_out *o, const char *json, size_t n)
 {
     cJSON *c = cJSON_ParseWithLength(json, n);
     if (c == NULL)
         return; /* a \u0000: cJSON cuts the string, skip the check */
-    const cJSON *ch = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(c, "choices"), 0);
-    const cJSON *t = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(ch, "delta"),
-                                                     "content");
-    if (cJSON_IsString(t)) {
-        size_t k = strlen(t->valuestring);
-        o->content = realloc(o->content, o->content_len + k + 1);
-        FZ_CHECK(o->content != NULL);
-        memcpy(o->content + o->content_len, t->valuestring, k + 1);
-        o->content_len += k;
-    }
+    const cJSON *d = get(c, "delta");
+    if (is(get(c, "type"), "content_block_delta") && is(get(d, "type"), "text_delta"))
+        append(&o->content, &o->content_len, get(d, "text"));
+    else if (is(get(c, "type"), "response.output_text.delta"))
+        append(&o->content, &o->content_len, d);
+    else
+        append(&o->content, &o->content_len,
+               get(get(cJSON_GetArrayItem(get(c, "choices"), 0), "delta"), "content"));
     cJSON_Delete(c);
 }
 
-/* An Anthropic or Responses item: its events; 1 when the last one ends the
- * response. */
-static int api_events(const char *p, size_t n)
+/* The content of a completion object of `api`: the message's content, the
+ * text blocks, the message items' output_text parts. */
+static char *object_content(const cJSON *v, dsml_api api, size_t *len)
+{
+    char *text = NULL;
+    *len = 0;
+    const cJSON *it;
+    if (api == DSML_API_CHAT)
+        append(&text, len, get(get(cJSON_GetArrayItem(get(v, "choices"), 0), "message"), "content"));
+    cJSON_ArrayForEach(it, get(v, api == DSML_API_ANTHROPIC ? "content" : "output"))
+    {
+        if (api == DSML_API_ANTHROPIC && is(get(it, "type"), "text"))
+            append(&text, len, get(it, "text"));
+        const cJSON *part;
+        if (api == DSML_API_RESPONSES && is(get(it, "type"), "message"))
+            cJSON_ArrayForEach(part, get(it, "content")) append(&text, len, get(part, "text"));
+    }
+    return text;
+}
+
+/* An Anthropic or Responses item: its events (their content deltas to
+ * o->content); 1 when the last one ends the response. */
+static int api_events(fz_out *o, const char *p, size_t n)
 {
     const char *end = p + n;
     int last = 0;
@@ -90,6 +134,7 @@ static int api_events(const char *p, size_t n)
         const char *jend = memchr(j, '\n', (size_t)(end - j));
         FZ_CHECK(jend != NULL && jend + 1 < end && jend[1] == '\n');
         FZ_CHECK(is_json(j, (size_t)(jend - j)));
+        add_content(o, j, (size_t)(jend - j));
         /* {"type":"NAME" */
         FZ_CHECK((size_t)(jend - j) > name_len + 10 && memcmp(j, "{\"type\":\"", 9) == 0 &&
                  memcmp(j + 9, name, name_len) == 0 && j[9 + name_len] == '"');
@@ -101,12 +146,16 @@ static int api_events(const char *p, size_t n)
     return last;
 }
 
-static void one_run(const dsml_turn *t, unsigned flags, dsml_end_reason why, const char *text,
-                    size_t n, size_t max_chunk, uint32_t seed, fz_out *o)
+static void one_run(const dsml_turn *t, unsigned flags, int signed_, dsml_end_reason why,
+                    const char *text, size_t n, size_t max_chunk, uint32_t seed, fz_out *o)
 {
     memset(o, 0, sizeof *o);
     dsml_responder_options ro;
     dsml_responder_options_init(&ro);
+    if (signed_) {
+        ro.signature = "sig-\xce\xa9";
+        ro.signature_len = 6;
+    }
     ro.flags = flags;
     ro.created = 1;
     ro.seed = (const unsigned char *)"fuzz";
@@ -151,7 +200,7 @@ static void one_run(const dsml_turn *t, unsigned flags, dsml_end_reason why, con
             }
             FZ_CHECK(it.type == DSML_ITEM_CHUNK && !finished);
             if (api) {
-                finished = api_events(it.text, it.len);
+                finished = api_events(o, it.text, it.len);
                 continue;
             }
             const char *j = it.text;
@@ -292,23 +341,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                      ((b0 & 2u) ? DSML_RESPOND_KEEP_RAW : 0u) | (b0 & DSML_RESPOND_SSE);
     dsml_end_reason why = (dsml_end_reason)((b0 >> 3) & 3);
     fz_out whole, split;
-    one_run(t, flags, why, c, ntext, 0, 1, &whole);
-    one_run(t, flags, why, c, ntext, maxes[(b0 >> 5) & 7], (uint32_t)b1 * 2654435761u + 1,
-            &split);
+    int signed_ = b1 / 9 % 2;
+    one_run(t, flags, signed_, why, c, ntext, 0, 1, &whole);
+    one_run(t, flags, signed_, why, c, ntext, maxes[(b0 >> 5) & 7],
+            (uint32_t)b1 * 2654435761u + 1, &split);
     FZ_CHECK(whole.status == split.status);
     if (whole.status == 0) {
         FZ_CHECK(whole.len == split.len && memcmp(whole.completion, split.completion, whole.len) == 0);
-        if (!(flags & DSML_RESPOND_STREAM_ARGUMENTS) && memchr(c, '\0', ntext) == NULL &&
-            to.api == DSML_API_CHAT) {
+        if (!(flags & DSML_RESPOND_STREAM_ARGUMENTS) && memchr(c, '\0', ntext) == NULL) {
             /* the content deltas add up to the completion's content */
             cJSON *v = cJSON_ParseWithLength(whole.completion, whole.len);
             FZ_CHECK(v != NULL);
-            const cJSON *m = cJSON_GetObjectItemCaseSensitive(
-                cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(v, "choices"), 0), "message");
-            const cJSON *content = cJSON_GetObjectItemCaseSensitive(m, "content");
-            const char *want = cJSON_IsString(content) ? content->valuestring : "";
-            FZ_CHECK(strlen(want) == split.content_len &&
-                     (split.content_len == 0 || memcmp(want, split.content, split.content_len) == 0));
+            size_t want_len;
+            char *want = object_content(v, to.api, &want_len);
+            FZ_CHECK(want_len == split.content_len &&
+                     (want_len == 0 || memcmp(want, split.content, want_len) == 0));
+            free(want);
             cJSON_Delete(v);
         }
     }

@@ -6,7 +6,9 @@
  * unhindered run makes, over the golden render cases and the golden
  * completions (string="false" values checked as JSON, in lenient and strict
  * mode), and the golden cases said as Anthropic Messages and OpenAI Responses
- * bodies (api_convert.h) read by the serving turn.  Every run must fail with DSML_ERR_NOMEM or give exactly the
+ * bodies (api_convert.h) read by the serving turn, and a tool loop in
+ * both of those APIs answered by their writers (whole and streamed as
+ * server-sent events).  Every run must fail with DSML_ERR_NOMEM or give exactly the
  * result of the unhindered run: an allocation failure is never taken for
  * malformed JSON.
  */
@@ -16,6 +18,7 @@
 
 #include "api_convert.h"
 #include "detect_cases.h"
+#include "dsml_markup.h"
 
 static struct {
     size_t count;   /* allocations since the last reset */
@@ -275,6 +278,142 @@ static void test_api_bodies(void **state)
     assert_true(refused > 0);
 }
 
+/* ---- the Anthropic and Responses writers ----------------------------------- */
+
+/* A turn of `api` for `body` and its responses to `completion`: the
+ * whole object, then every item streamed as server-sent events three bytes
+ * at a time and the object again, in r->text. */
+static void respond_one(const char *body, dsml_api api, const char *completion, result *r)
+{
+    memset(r, 0, sizeof *r);
+    dsml_turn_options to;
+    dsml_turn_options_init(&to);
+    to.api = api;
+    dsml_turn *t = NULL;
+    dsml_error err;
+    dsml_error_init(&err);
+    dsml_output out = {0};
+    dsml_responder_options ro;
+    dsml_responder_options_init(&ro);
+    ro.seed = (const unsigned char *)"cjson";
+    ro.seed_len = 5;
+    ro.created = 1700000000;
+    ro.signature = "sig";
+    ro.signature_len = 3;
+    size_t len = strlen(completion);
+    r->rc = dsml_turn_create(body, strlen(body), &to, &t, &err);
+    if (r->rc == DSML_OK)
+        r->rc = dsml_respond(t, completion, len, DSML_END_STOP, &ro, &out, &err);
+    if (r->rc != DSML_OK) {
+        snprintf(r->message, sizeof r->message, "%s", err.message);
+        dsml_turn_destroy(t);
+        return;
+    }
+    char *text = dc_strdup(out.text, out.len);
+    size_t n = out.len;
+    dsml_output_free(&out);
+    dsml_responder *rs = NULL;
+    ro.flags = DSML_RESPOND_SSE;
+    /* the responder's detector reads the turn's tools (cJSON) */
+    int rc = dsml_responder_create(t, &ro, &rs, &err);
+    dsml_item it = {.size = sizeof it};
+    for (size_t at = 0; rc == DSML_OK && at <= len; at += 3) {
+        if (at < len)
+            rc = dsml_responder_feed(rs, completion + at, len - at < 3 ? len - at : 3);
+        else
+            rc = dsml_responder_end(rs, DSML_END_STOP);
+        int more = rc == DSML_OK;
+        while (more && (more = dsml_responder_next(rs, &it)) == 1) {
+            text = realloc(text, n + it.len + 1);
+            assert_non_null(text);
+            memcpy(text + n, it.text, it.len + 1);
+            n += it.len;
+        }
+        if (more < 0)
+            rc = more;
+    }
+    if (rc == DSML_OK)
+        rc = dsml_responder_completion(rs, &out, &err);
+    if (rc != DSML_OK) {
+        r->rc = rc;
+        snprintf(r->message, sizeof r->message, "%s", rs != NULL ? dsml_responder_error(rs)->message
+                                                                  : err.message);
+        free(text);
+    } else {
+        text = realloc(text, n + out.len + 1);
+        assert_non_null(text);
+        memcpy(text + n, out.text, out.len + 1);
+        r->text = text;
+        r->len = n + out.len;
+        dsml_output_free(&out);
+    }
+    dsml_responder_destroy(rs);
+    dsml_turn_destroy(t);
+}
+
+/* A tool loop in each API (reasoning sent back, a call and its result),
+ * answered with reasoning, content and two calls. */
+static void test_api_writers(void **state)
+{
+    (void)state;
+    static const char completion[] =
+        "Think.</think>Checking." OPEN INVOKE("get_weather") PARAM("city", "true", "Paris")
+            INVOKE_END INVOKE("get_weather") PARAM("city", "true", "Rome") INVOKE_END CLOSE EOS;
+    static const struct {
+        dsml_api api;
+        const char *body;
+    } cases[] = {
+        {DSML_API_ANTHROPIC,
+         "{\"model\": \"m\", \"max_tokens\": 100, \"system\": \"Be brief.\", \"thinking\": "
+         "{\"type\": \"enabled\", \"budget_tokens\": 50}, \"tools\": [{\"name\": "
+         "\"get_weather\", \"input_schema\": {\"type\": \"object\", \"properties\": "
+         "{\"city\": {\"type\": \"string\"}}}}], \"messages\": [{\"role\": \"user\", "
+         "\"content\": \"Weather?\"}, {\"role\": \"assistant\", \"content\": [{\"type\": "
+         "\"thinking\", \"thinking\": \"Call it.\", \"signature\": \"s\"}, {\"type\": "
+         "\"tool_use\", \"id\": \"toolu_1\", \"name\": \"get_weather\", \"input\": "
+         "{\"city\": \"Oslo\"}}]}, {\"role\": \"user\", \"content\": [{\"type\": "
+         "\"tool_result\", \"tool_use_id\": \"toolu_1\", \"content\": \"sunny\"}]}]}"},
+        {DSML_API_RESPONSES,
+         "{\"model\": \"m\", \"instructions\": \"Be brief.\", \"reasoning\": {\"effort\": "
+         "\"high\"}, \"tools\": [{\"type\": \"function\", \"name\": \"get_weather\", "
+         "\"parameters\": {\"type\": \"object\", \"properties\": {\"city\": {\"type\": "
+         "\"string\"}}}}], \"input\": [{\"role\": \"user\", \"content\": \"Weather?\"}, "
+         "{\"type\": \"reasoning\", \"summary\": [{\"type\": \"summary_text\", \"text\": "
+         "\"Call it.\"}]}, {\"type\": \"function_call\", \"call_id\": \"call_1\", \"name\": "
+         "\"get_weather\", \"arguments\": \"{\\\"city\\\": \\\"Oslo\\\"}\"}, {\"type\": "
+         "\"function_call_output\", \"call_id\": \"call_1\", \"output\": \"sunny\"}]}"},
+    };
+    size_t refused = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        result want;
+        arm(0);
+        respond_one(cases[i].body, cases[i].api, completion, &want);
+        size_t total = disarm();
+        if (want.rc != DSML_OK)
+            fail_msg("case %zu: %s", i, want.message);
+        assert_non_null(strstr(want.text, cases[i].api == DSML_API_ANTHROPIC ? "signature_delta"
+                                                                            : "response.completed"));
+        assert_true(total > 0);
+        size_t failures = 0;
+        for (size_t n = 1; n <= total; n++) {
+            result got;
+            arm(n);
+            respond_one(cases[i].body, cases[i].api, completion, &got);
+            disarm();
+            refused += got.rc == DSML_ERR_NOMEM;
+            if (!nomem_or_same(cases[i].api == DSML_API_ANTHROPIC ? "anthropic" : "responses", n,
+                               &want, &got))
+                failures++;
+            result_free(&got);
+        }
+        printf("%s tool loop answered: %zu runs with one cJSON allocation refused, %zu wrong\n",
+               cases[i].api == DSML_API_ANTHROPIC ? "Anthropic" : "Responses", total, failures);
+        assert_int_equal(failures, 0);
+        result_free(&want);
+    }
+    assert_true(refused > 0);
+}
+
 /* A tool call's JSON-text arguments: when reading them fails for memory,
  * the render must fail, never wrap the text as one raw parameter. */
 static void test_arguments_text(void **state)
@@ -405,6 +544,7 @@ int main(void)
         cmocka_unit_test(test_false_value_object),
         cmocka_unit_test(test_render_cases),
         cmocka_unit_test(test_api_bodies),
+        cmocka_unit_test(test_api_writers),
         cmocka_unit_test(test_parse_cases),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -475,6 +475,104 @@ static void test_responses_refusals(void **state)
             DSML_RENDER_GUARD, DSML_ERR_SPECIAL_TOKEN, "$.instructions");
 }
 
+/* "stream" means what it means in Chat Completions: dsml_turn_info.stream,
+ * which a server reads to choose the event stream; not listed as ignored. */
+static void test_stream_read(void **state)
+{
+    (void)state;
+    static const struct {
+        dsml_api api;
+        const char *body;
+        int stream;
+    } cases[] = {
+        {A, "{" MT "\"stream\": true, \"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}]}", 1},
+        {A, "{" MT "\"stream\": false, \"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}]}", 0},
+        {A, "{" MT "\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}]}", 0},
+        {R, "{\"stream\": true, \"input\": \"Hi\"}", 1},
+        {R, "{\"stream\": false, \"input\": \"Hi\"}", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        dsml_turn *t = ok(cases[i].api, cases[i].body);
+        const dsml_turn_info *in = dsml_turn_get_info(t);
+        if (in->stream != cases[i].stream)
+            fail_msg("%s: stream %d", cases[i].body, in->stream);
+        assert_null(strstr(in->ignored, "stream"));
+        assert_int_equal(in->include_usage, 0);
+        dsml_turn_destroy(t);
+    }
+    refused(A, "{" MT "\"stream\": 1, \"messages\": []}", 0, DSML_ERR_TYPE, "$.stream");
+    refused(R, "{\"stream\": \"yes\", \"input\": \"Hi\"}", 0, DSML_ERR_TYPE, "$.stream");
+}
+
+/* The lookup of test_reasoning_paths: finds call "c2" only. */
+static int lookup_c2(void *ctx, const char *id, size_t len, dsml_reasoning_found *out)
+{
+    (void)ctx;
+    if (len != 2 || memcmp(id, "c2", 2) != 0)
+        return 0;
+    out->reasoning = "Second.";
+    out->reasoning_len = 7;
+    return 1;
+}
+
+/* missing_reasoning and restored name the assistant turn in the body sent
+ * (the message, the first item of the turn's run), not the translated
+ * chat message; DSML_TURN_REQUIRE_REASONING's refusal too. */
+static void test_reasoning_paths(void **state)
+{
+    (void)state;
+    static const struct {
+        dsml_api api;
+        const char *body, *missing, *restored;
+    } cases[] = {
+        {DSML_API_ANTHROPIC,
+         "{\"model\": \"m\", \"max_tokens\": 9, \"system\": \"S\", \"thinking\": {\"type\": "
+         "\"enabled\"}, \"tools\": [{\"name\": \"f\", \"input_schema\": {\"type\": "
+         "\"object\"}}], \"messages\": [{\"role\": \"user\", \"content\": \"hi\"}, "
+         "{\"role\": \"assistant\", \"content\": [{\"type\": \"tool_use\", \"id\": \"c1\", "
+         "\"name\": \"f\", \"input\": {}}]}, {\"role\": \"user\", \"content\": [{\"type\": "
+         "\"tool_result\", \"tool_use_id\": \"c1\", \"content\": \"r\"}]}, {\"role\": "
+         "\"assistant\", \"content\": [{\"type\": \"tool_use\", \"id\": \"c2\", \"name\": "
+         "\"f\", \"input\": {}}]}, {\"role\": \"user\", \"content\": [{\"type\": "
+         "\"tool_result\", \"tool_use_id\": \"c2\", \"content\": \"r\"}]}]}",
+         "[\"$.messages[1]\"]", "$.messages[3]"},
+        {DSML_API_RESPONSES,
+         "{\"model\": \"m\", \"instructions\": \"S\", \"reasoning\": {\"effort\": "
+         "\"high\"}, \"tools\": [{\"type\": \"function\", \"name\": \"f\", \"parameters\": "
+         "{\"type\": \"object\"}}], \"input\": [{\"role\": \"user\", \"content\": \"hi\"}, "
+         "{\"type\": \"function_call\", \"call_id\": \"c1\", \"name\": \"f\", \"arguments\": "
+         "\"{}\"}, {\"type\": \"function_call_output\", \"call_id\": \"c1\", \"output\": "
+         "\"r\"}, {\"type\": \"function_call\", \"call_id\": \"c2\", \"name\": \"f\", "
+         "\"arguments\": \"{}\"}, {\"type\": \"function_call_output\", \"call_id\": \"c2\", "
+         "\"output\": \"r\"}]}",
+         "[\"$.input[1]\"]", "$.input[3]"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        dsml_turn_options to;
+        dsml_turn_options_init(&to);
+        to.api = cases[i].api;
+        to.reasoning_lookup = lookup_c2;
+        dsml_turn *t = NULL;
+        dsml_error err;
+        if (dsml_turn_create(cases[i].body, strlen(cases[i].body), &to, &t, &err) != DSML_OK)
+            fail_msg("refused: %s", err.message);
+        const dsml_turn_info *in = dsml_turn_get_info(t);
+        assert_string_equal(in->missing_reasoning, cases[i].missing);
+        char want[256];
+        snprintf(want, sizeof want, "\"path\": \"%s\"", cases[i].restored);
+        if (strstr(in->restored, want) == NULL)
+            fail_msg("restored %s does not name %s", in->restored, cases[i].restored);
+        dsml_turn_destroy(t);
+        to.flags = DSML_TURN_REQUIRE_REASONING;
+        assert_int_equal(dsml_turn_create(cases[i].body, strlen(cases[i].body), &to, &t, &err),
+                         DSML_ERR_MISSING_KEY);
+        /* the message without reasoning: the missing one, ["PATH"] */
+        char path[64];
+        snprintf(path, sizeof path, "%.*s", (int)strlen(cases[i].missing) - 4, cases[i].missing + 2);
+        assert_string_equal(err.path, path);
+    }
+}
+
 static void test_api_option_checked(void **state)
 {
     (void)state;
@@ -574,6 +672,8 @@ int main(void)
         cmocka_unit_test(test_responses_tool_loop),
         cmocka_unit_test(test_responses_choice_and_format),
         cmocka_unit_test(test_responses_refusals),
+        cmocka_unit_test(test_stream_read),
+        cmocka_unit_test(test_reasoning_paths),
         cmocka_unit_test(test_api_option_checked),
         cmocka_unit_test(test_translation_within_limits),
         cmocka_unit_test(test_grammar_paths),

@@ -95,10 +95,13 @@ static cJSON *parse(const char *text, size_t len)
     return v;
 }
 
-/* The whole object for a completion, usage 7/9/3. */
-static cJSON *whole(const dsml_turn *t, const scenario *s)
+/* The whole object for a completion, usage 7/9/3; `signature`: the
+ * responder's option (NULL: none). */
+static cJSON *whole_signed(const dsml_turn *t, const scenario *s, const char *signature)
 {
     dsml_responder_options o = fixed(0);
+    o.signature = signature;
+    o.signature_len = signature != NULL ? strlen(signature) : 0;
     dsml_responder *r = NULL;
     dsml_error err;
     assert_int_equal(dsml_responder_create(t, &o, &r, &err), DSML_OK);
@@ -113,12 +116,18 @@ static cJSON *whole(const dsml_turn *t, const scenario *s)
     return v;
 }
 
+static cJSON *whole(const dsml_turn *t, const scenario *s)
+{
+    return whole_signed(t, s, NULL);
+}
+
 /* ---- Anthropic: the event stream added up ------------------------------ */
 
 typedef struct ant_sum {
     cJSON *msg;
     char *json[16]; /* partial_json per block */
     int stopped, open;
+    int signed_; /* a signature_delta came: the block's stop comes next */
 } ant_sum;
 
 static void append_str(cJSON *obj, const char *key, const char *piece)
@@ -144,6 +153,8 @@ static void ant_event(ant_sum *s, const char *name, const cJSON *d)
 {
     assert_string_equal(str(d, "type"), name);
     assert_false(s->stopped);
+    if (s->signed_)
+        assert_string_equal(name, "content_block_stop");
     if (strcmp(name, "message_start") == 0) {
         assert_null(s->msg);
         s->msg = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(d, "message"), 1);
@@ -172,6 +183,13 @@ static void ant_event(ant_sum *s, const char *name, const cJSON *d)
         } else if (strcmp(type, "thinking_delta") == 0) {
             assert_string_equal(str(block, "type"), "thinking");
             append_str(block, "thinking", str(delta, "thinking"));
+        } else if (strcmp(type, "signature_delta") == 0) {
+            assert_string_equal(str(block, "type"), "thinking");
+            assert_string_equal(str(block, "signature"), "");
+            assert_true(str(delta, "signature")[0] != '\0');
+            cJSON_ReplaceItemInObjectCaseSensitive(block, "signature",
+                                                   cJSON_CreateString(str(delta, "signature")));
+            s->signed_ = 1;
         } else {
             assert_string_equal(type, "input_json_delta");
             assert_string_equal(str(block, "type"), "tool_use");
@@ -190,6 +208,7 @@ static void ant_event(ant_sum *s, const char *name, const cJSON *d)
                                                                          strlen(s->json[n - 1])));
         }
         s->open = 0;
+        s->signed_ = 0;
     } else if (strcmp(name, "message_delta") == 0) {
         assert_false(s->open);
         const cJSON *delta = cJSON_GetObjectItemCaseSensitive(d, "delta");
@@ -251,17 +270,19 @@ static void rsp_on(void *ctx, const char *name, const cJSON *d);
 static cJSON *rsp_result(rsp_sum *s);
 
 static cJSON *streamed(const dsml_turn *t, const scenario *s, size_t chunk, unsigned flags,
-                       int responses);
+                       int responses, const char *signature);
 
 static cJSON *ant_streamed(const dsml_turn *t, const scenario *s, size_t chunk, unsigned flags)
 {
-    return streamed(t, s, chunk, flags, 0);
+    return streamed(t, s, chunk, flags, 0, NULL);
 }
 
 static cJSON *streamed(const dsml_turn *t, const scenario *s, size_t chunk, unsigned flags,
-                       int responses)
+                       int responses, const char *signature)
 {
     dsml_responder_options o = fixed(flags | DSML_RESPOND_SSE | DSML_RESPOND_NO_COMPLETION);
+    o.signature = signature;
+    o.signature_len = signature != NULL ? strlen(signature) : 0;
     dsml_responder *r = NULL;
     dsml_error err;
     assert_int_equal(dsml_responder_create(t, &o, &r, &err), DSML_OK);
@@ -380,6 +401,73 @@ static void anthropic_scenarios(void **state)
         cJSON_Delete(w);
         dsml_turn_destroy(t);
     }
+}
+
+/* The server's signature: the thinking block's "signature" in the message,
+ * and streamed a signature_delta just before that block's
+ * content_block_stop (ant_event checks the order), at every chunk size;
+ * none without a thinking block; other APIs unchanged. */
+static void anthropic_signature(void **state)
+{
+    (void)state;
+    static const char sig[] = "sig-Ω-1";
+    for (size_t i = 0; i < sizeof scenarios / sizeof scenarios[0]; i++) {
+        const scenario *s = &scenarios[i];
+        dsml_turn *t = turn_for(DSML_API_ANTHROPIC, s->thinking);
+        cJSON *w = whole_signed(t, s, sig);
+        cJSON *unsigned_ = whole(t, s);
+        int thinking_blocks = 0;
+        cJSON *b;
+        cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(w, "content"))
+        {
+            if (strcmp(str(b, "type"), "thinking") == 0) {
+                assert_string_equal(str(b, "signature"), sig);
+                thinking_blocks++;
+                cJSON_ReplaceItemInObjectCaseSensitive(b, "signature",
+                                                       cJSON_CreateString(""));
+            }
+        }
+        /* a thinking block but in plain; otherwise the same message */
+        assert_int_equal(thinking_blocks, strcmp(s->name, "plain") == 0 ? 0 : 1);
+        assert_true(cJSON_Compare(w, unsigned_, 1));
+        cJSON_Delete(w);
+        w = whole_signed(t, s, sig);
+        for (size_t chunk = 1; chunk <= 16; chunk++) {
+            cJSON *sum = streamed(t, s, chunk, 0, 0, sig);
+            if (!cJSON_Compare(sum, w, 1)) {
+                char *x = cJSON_PrintUnformatted(sum), *y = cJSON_PrintUnformatted(w);
+                fail_msg("%s, chunk %zu: the events add up to\n%s\nnot\n%s", s->name, chunk, x, y);
+            }
+            cJSON_Delete(sum);
+        }
+        cJSON_Delete(unsigned_);
+        cJSON_Delete(w);
+        dsml_turn_destroy(t);
+    }
+    /* not valid UTF-8, or a length without a string: refused */
+    dsml_turn *t = turn_for(DSML_API_ANTHROPIC, 1);
+    dsml_responder_options o = fixed(0);
+    dsml_responder *r = NULL;
+    dsml_error err;
+    o.signature = "\xff";
+    o.signature_len = 1;
+    assert_int_equal(dsml_responder_create(t, &o, &r, &err), DSML_ERR_UTF8);
+    assert_non_null(strstr(err.message, "signature"));
+    o.signature = NULL;
+    assert_int_equal(dsml_responder_create(t, &o, &r, &err), DSML_ERR_ARGUMENT);
+    assert_null(r);
+    dsml_turn_destroy(t);
+    /* the Responses writer does not use it */
+    t = turn_for(DSML_API_RESPONSES, 1);
+    cJSON *x = whole_signed(t, &scenarios[1], sig), *y = whole(t, &scenarios[1]);
+    cJSON_DeleteItemFromObjectCaseSensitive(x, "id");
+    cJSON_DeleteItemFromObjectCaseSensitive(y, "id");
+    char *xs = cJSON_PrintUnformatted(x);
+    assert_null(strstr(xs, "sig-"));
+    free(xs);
+    cJSON_Delete(x);
+    cJSON_Delete(y);
+    dsml_turn_destroy(t);
 }
 
 /* A stop string: stop_reason "stop_sequence" and the string matched. */
@@ -598,7 +686,7 @@ static void responses_scenarios(void **state)
         rsp_same_as_chat(w, chat, s);
         for (size_t chunk = 1; chunk <= 16; chunk++)
             for (int args = 0; args <= (s->cut ? 0 : 1); args++) {
-                cJSON *sum = streamed(t, s, chunk, args ? DSML_RESPOND_STREAM_ARGUMENTS : 0, 1);
+                cJSON *sum = streamed(t, s, chunk, args ? DSML_RESPOND_STREAM_ARGUMENTS : 0, 1, NULL);
                 if (!cJSON_Compare(sum, w, 1)) {
                     char *a = cJSON_PrintUnformatted(sum), *b = cJSON_PrintUnformatted(w);
                     fail_msg("%s, chunk %zu: the events add up to\n%s\nnot\n%s", s->name, chunk,
@@ -631,9 +719,19 @@ static void error_objects(void **state)
     assert_string_equal(str(v, "type"), "error");
     const cJSON *e = cJSON_GetObjectItemCaseSensitive(v, "error");
     assert_string_equal(str(e, "type"), "invalid_request_error");
-    char want[sizeof err.message + sizeof err.path + 8];
-    snprintf(want, sizeof want, "%s (at %s)", err.message, err.path);
-    assert_string_equal(str(e, "message"), want);
+    /* the message names the path already: once */
+    assert_true(strncmp(err.message, err.path, strlen(err.path)) == 0);
+    assert_string_equal(str(e, "message"), err.message);
+    cJSON_Delete(v);
+    dsml_output_free(&out);
+    /* a message that does not: the path after it */
+    dsml_error mine = err;
+    snprintf(mine.message, sizeof mine.message, "bad content");
+    assert_int_equal(dsml_error_json_api(&mine, DSML_API_ANTHROPIC, &out), DSML_OK);
+    v = parse(out.text, out.len);
+    char want[sizeof err.path + 32];
+    snprintf(want, sizeof want, "bad content (at %s)", err.path);
+    assert_string_equal(str(cJSON_GetObjectItemCaseSensitive(v, "error"), "message"), want);
     cJSON_Delete(v);
     dsml_output_free(&out);
     /* Responses and chat: OpenAI's object */
@@ -739,6 +837,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(anthropic_scenarios),
         cmocka_unit_test(anthropic_stop_sequence),
+        cmocka_unit_test(anthropic_signature),
         cmocka_unit_test(anthropic_bad_arguments),
         cmocka_unit_test(responses_scenarios),
         cmocka_unit_test(error_objects),

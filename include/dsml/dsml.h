@@ -1176,8 +1176,8 @@ DSML_API int dsml_parse_completion(const char *text, size_t len,
  *              tools (name, description, input_schema); tool_choice auto,
  *              any ("required"), none, tool (a function) with
  *              disable_parallel_tool_use; thinking.type; output_config.effort
- *              -> reasoning_effort; stop_sequences -> stop; max_tokens is
- *              required.  redacted_thinking, signatures and is_error are
+ *              -> reasoning_effort; stop_sequences -> stop; stream; max_tokens
+ *              is required.  redacted_thinking, signatures and is_error are
  *              listed as not read.
  *   Responses  instructions -> a first system message; input, a string or
  *              items: messages (user, system, developer, assistant;
@@ -1187,13 +1187,15 @@ DSML_API int dsml_parse_completion(const char *text, size_t len,
  *              function_call_output -> tool messages; function tools;
  *              tool_choice; parallel_tool_calls; reasoning.effort;
  *              text.format json_schema / json_object -> response_format;
- *              max_output_tokens.  previous_response_id, conversation,
+ *              max_output_tokens; stream.  previous_response_id, conversation,
  *              prompt, store: true, background: true, item_reference and
  *              file_id are refused (DSML_ERR_SERVER_STATE).
  * Errors name the place in the body sent ("$.messages[2].content[1].input",
  * "$.input[3].arguments"), also those found in the translation (their
  * offset is then DSML_NO_OFFSET), the grammar's and grammar_from;
- * `ignored` lists the body's own paths; segments index the translated
+ * `ignored`, missing_reasoning and restored name the body's own places
+ * (an assistant turn: its message "$.messages[1]", the first item of its
+ * run "$.input[3]"); segments index the translated
  * messages.
  *
  * Thread safety: a turn is read-only once made; it may be used from any
@@ -1510,14 +1512,16 @@ DSML_API int dsml_turn_detector(const dsml_turn *turn, dsml_detector **out,
  * DSML_RESPOND_SSE says; no [DONE], no usage chunk).
  *   DSML_API_ANTHROPIC: the completion is the `message` object
  *   {"id":"msg_...","type":"message","role":"assistant","model":M,
- *    "content":[{"type":"thinking","thinking":...,"signature":""},
+ *    "content":[{"type":"thinking","thinking":...,"signature":SIG
+ *    (opts.signature, else "")},
  *    {"type":"text","text":...},{"type":"tool_use","id":"toolu_...",
  *    "name":...,"input":{...} (the arguments; arguments that are not a
  *    JSON object, as a string)}],"stop_reason":"end_turn" | "tool_use" |
  *    "max_tokens" | "stop_sequence","stop_sequence":S or null,
  *    "usage":{"input_tokens":P,"output_tokens":C}} (blocks when not empty;
  *   the executable calls); events message_start, content_block_start /
- *   content_block_delta (thinking_delta, text_delta, input_json_delta) /
+ *   content_block_delta (thinking_delta, text_delta, input_json_delta;
+ *   with opts.signature, a thinking block's signature_delta last) /
  *   content_block_stop (when the next block starts or the message ends),
  *   message_delta (stop_reason, stop_sequence, usage.output_tokens),
  *   message_stop.
@@ -1626,6 +1630,18 @@ typedef struct dsml_responder_options {
     size_t choice_index;         /* the "index" of the choice written (a
                                     request with n > 1: one responder per
                                     choice, 0..n-1; dsml_completions_merge) */
+    const char *signature;       /* DSML_API_ANTHROPIC: the thinking block's
+                                    "signature" (UTF-8, copied), written in
+                                    the message object and, streamed, as a
+                                    signature_delta event before the block's
+                                    content_block_stop (Anthropic's clients
+                                    keep it and send the block back with
+                                    it).  Given before the text is known: a
+                                    key of the server's own record (the turn
+                                    it kept), not a MAC of the text.  NULL:
+                                    "" and no signature_delta.  Not used by
+                                    the other APIs */
+    size_t signature_len;
 } dsml_responder_options;
 
 /* Sets size and the defaults, writing `size` bytes: see
@@ -1718,7 +1734,10 @@ DSML_API int dsml_responder_stopped(const dsml_responder *r);
  *   {"id":...,"object":"chat.completion.chunk","created":...,"model":...,
  *    "choices":[],"usage":{...}}
  * Call it before the items after dsml_responder_end() are pulled; without
- * it that chunk is replaced by a DIAGNOSTIC item (DSML_ERR_STATE).  Returns
+ * it that chunk is replaced by a DIAGNOSTIC item (DSML_ERR_STATE).  It may
+ * be called again: Anthropic's message_start (the first event) carries the
+ * prompt's count, so a server gives (P, 0, 0) before feeding and the three
+ * counts at the end.  Returns
  * DSML_OK, or DSML_ERR_ARGUMENT (r NULL, reasoning above completion, a sum
  * that overflows).
  */
@@ -1753,7 +1772,8 @@ DSML_API int dsml_error_json(const dsml_error *e, dsml_output *out);
  * DSML_API_CHAT and DSML_API_RESPONSES: dsml_error_json()'s;
  * DSML_API_ANTHROPIC: Anthropic's,
  *   {"type":"error","error":{"type":"invalid_request_error","message":M}}
- * M the error's message and, when it has a path, " (at PATH)" (the object
+ * M the error's message ("PATH: ..." for the library's errors) and, when
+ * it has a path the message does not begin with, " (at PATH)" (the object
  * has no field for it).  Returns DSML_OK and out (malloc),
  * DSML_ERR_ARGUMENT (NULL, an unknown api) or DSML_ERR_NOMEM.
  */

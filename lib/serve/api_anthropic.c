@@ -30,15 +30,6 @@ static void sub(dsml_path *p, const char *base, const char *key)
         dsml_path_key(p, key);
 }
 
-static void map_key(srv_xlate *x, const char *to, const char *to_key, const char *from,
-                    const char *from_key)
-{
-    dsml_path a, b;
-    sub(&a, to, to_key);
-    sub(&b, from, from_key);
-    srv_x_map(x, a.text, b.text);
-}
-
 /* A block: an object with a string "type". */
 static int block_type(srv_xlate *x, const char *path, const cJSON *b)
 {
@@ -184,7 +175,7 @@ static int tool_result(srv_xlate *x, const char *from, const cJSON *b, const cha
         srv_x_ignore(x, p.text);
     }
     srv_x_map(x, to, from);
-    map_key(x, to, "tool_call_id", from, "tool_use_id");
+    srv_x_map_key(x, to, "tool_call_id", from, "tool_use_id");
     srv_x_open(x, NULL, '{');
     srv_x_str(x, "role", "tool", 4);
     if (id != NULL)
@@ -273,7 +264,7 @@ static int reasoning(srv_xlate *x, const char *path, const cJSON *list, const ch
             sub(&p, at, "thinking");
         }
         if (n++ == 0)
-            map_key(x, to, "reasoning_content", p.text, NULL);
+            srv_x_map_key(x, to, "reasoning_content", p.text, NULL);
         dsml_buf_append(&text, t->valuestring, dsml_json_strlen(t));
     }
     if (n > 0) {
@@ -307,7 +298,7 @@ static int answer(srv_xlate *x, const char *path, const cJSON *list, const char 
         }
         if (n++ == 0) {
             one = t;
-            map_key(x, to, "content", at, "text");
+            srv_x_map_key(x, to, "content", at, "text");
         }
     }
     if (n == 0) {
@@ -324,7 +315,7 @@ static int answer(srv_xlate *x, const char *path, const cJSON *list, const char 
         srv_x_value(x, "content", one);
         return DSML_OK;
     }
-    map_key(x, to, "content", path, NULL);
+    srv_x_map_key(x, to, "content", path, NULL);
     snprintf(where, sizeof where, "%s.content", to);
     srv_x_open(x, "content", '[');
     j = 0;
@@ -364,10 +355,10 @@ static int calls(srv_xlate *x, const char *path, const cJSON *list, const char *
             srv_x_open(x, "tool_calls", '[');
         idx(call, sizeof call, where, k++);
         srv_x_map(x, call, at);
-        map_key(x, call, "function", at, NULL);
+        srv_x_map_key(x, call, "function", at, NULL);
         dsml_path a;
         sub(&a, call, "function");
-        map_key(x, a.text, "arguments", at, "input");
+        srv_x_map_key(x, a.text, "arguments", at, "input");
         srv_x_open(x, NULL, '{');
         const cJSON *id = dsml_json_get(b, "id");
         if (id != NULL)
@@ -498,46 +489,8 @@ static int system_message(srv_xlate *x, const cJSON *sys, size_t *t)
 
 static int tools(srv_xlate *x, const cJSON *list)
 {
-    static const char *const kept[] = {"type", "name", "description", "input_schema", "strict",
-                                       NULL};
-    if (dsml_is_none(list))
-        return DSML_OK;
-    if (!dsml_is_array(list))
-        return srv_x_type(x, "$.tools", "a list");
-    srv_x_open(x, "tools", '[');
-    size_t i = 0;
-    char at[64];
-    for (const cJSON *tl = list->child; tl != NULL; tl = tl->next, i++) {
-        idx(at, sizeof at, "$.tools", i);
-        if (!dsml_is_object(tl))
-            return srv_x_type(x, at, "a tool (an object)");
-        const cJSON *type = dsml_json_get(tl, "type");
-        if (!dsml_is_none(type) && !is_text(type, "custom")) {
-            dsml_path p;
-            sub(&p, at, "type");
-            return dsml_fail(x->err, DSML_ERR_TYPE, DSML_NO_OFFSET, p.text,
-                             "only client tools (\"custom\": name, input_schema) are "
-                             "supported, not '%.60s'",
-                             dsml_is_string(type) ? type->valuestring : "?");
-        }
-        srv_x_ignore_others(x, at, tl, kept);
-        map_key(x, at, "function", at, NULL);
-        dsml_path f;
-        sub(&f, at, "function");
-        map_key(x, f.text, "parameters", at, "input_schema");
-        srv_x_open(x, NULL, '{');
-        srv_x_str(x, "type", "function", 8);
-        srv_x_open(x, "function", '{');
-        /* in the order written: the prompt shows the tool as JSON */
-        for (const cJSON *v = tl->child; v != NULL; v = v->next)
-            if (strcmp(v->string, "type") != 0 && !srv_x_ignored_key(kept, v->string))
-                srv_x_value(x, strcmp(v->string, "input_schema") == 0 ? "parameters" : v->string,
-                            v);
-        srv_x_close(x, '}');
-        srv_x_close(x, '}');
-    }
-    srv_x_close(x, ']');
-    return DSML_OK;
+    return srv_x_tools(x, list, "custom", 1, "input_schema",
+                       "only client tools (\"custom\": name, input_schema) are supported");
 }
 
 static int tool_choice(srv_xlate *x, const cJSON *tc, const cJSON *tl)
@@ -565,13 +518,7 @@ static int tool_choice(srv_xlate *x, const cJSON *tc, const cJSON *tl)
             return dsml_fail(x->err, name == NULL ? DSML_ERR_MISSING_KEY : DSML_ERR_TYPE,
                              DSML_NO_OFFSET, "$.tool_choice.name",
                              "must be the name of one of the request's tools");
-        srv_x_map(x, "$.tool_choice.function", "$.tool_choice");
-        srv_x_open(x, "tool_choice", '{');
-        srv_x_str(x, "type", "function", 8);
-        srv_x_open(x, "function", '{');
-        srv_x_value(x, "name", name);
-        srv_x_close(x, '}');
-        srv_x_close(x, '}');
+        srv_x_choice_function(x, name);
     } else {
         return dsml_fail(x->err, DSML_ERR_TOOL_CHOICE, DSML_NO_OFFSET, "$.tool_choice.type",
                          "must be \"auto\", \"any\", \"tool\" or \"none\"");
@@ -605,27 +552,11 @@ static int stop_sequences(srv_xlate *x, const cJSON *v)
     return DSML_OK;
 }
 
-static int output_config(srv_xlate *x, const cJSON *oc)
-{
-    static const char *const kept[] = {"effort", NULL};
-    if (dsml_is_none(oc))
-        return DSML_OK;
-    if (!dsml_is_object(oc))
-        return srv_x_type(x, "$.output_config", "an object");
-    srv_x_ignore_others(x, "$.output_config", oc, kept);
-    const cJSON *e = dsml_json_get(oc, "effort");
-    if (e != NULL) {
-        srv_x_map(x, "$.reasoning_effort", "$.output_config.effort");
-        srv_x_value(x, "reasoning_effort", e);
-    }
-    return DSML_OK;
-}
-
 int srv_anthropic_read(srv_xlate *x, const cJSON *body)
 {
     static const char *const kept[] = {"model", "messages", "system", "max_tokens", "tools",
                                        "tool_choice", "stop_sequences", "thinking",
-                                       "output_config", NULL};
+                                       "output_config", "stream", NULL};
     if (!dsml_is_object(body))
         return srv_x_type(x, "$", "a request body (a JSON object)");
     srv_x_ignore_others(x, "$", body, kept);
@@ -641,9 +572,8 @@ int srv_anthropic_read(srv_xlate *x, const cJSON *body)
         return dsml_fail(x->err, messages == NULL ? DSML_ERR_MISSING_KEY : DSML_ERR_TYPE,
                          DSML_NO_OFFSET, "$.messages", "must be a list of messages");
     srv_x_open(x, NULL, '{');
-    const cJSON *model = dsml_json_get(body, "model");
-    if (model != NULL)
-        srv_x_value(x, "model", model);
+    srv_x_copy(x, body, "model");
+    srv_x_copy(x, body, "stream");
     srv_x_value(x, "max_tokens", mt);
     srv_x_open(x, "messages", '[');
     size_t t = 0, i = 0;
@@ -671,7 +601,7 @@ int srv_anthropic_read(srv_xlate *x, const cJSON *body)
     if (r == DSML_OK)
         r = stop_sequences(x, dsml_json_get(body, "stop_sequences"));
     if (r == DSML_OK)
-        r = output_config(x, dsml_json_get(body, "output_config"));
+        r = srv_x_effort(x, dsml_json_get(body, "output_config"), "$.output_config");
     const cJSON *th = dsml_json_get(body, "thinking");
     if (r == DSML_OK && th != NULL)
         srv_x_value(x, "thinking", th);

@@ -111,6 +111,13 @@ void srv_x_value(srv_xlate *x, const char *key, const cJSON *v)
     raw_value(&x->out, v);
 }
 
+void srv_x_copy(srv_xlate *x, const cJSON *body, const char *key)
+{
+    const cJSON *v = dsml_json_get(body, key);
+    if (v != NULL)
+        srv_x_value(x, key, v);
+}
+
 void srv_x_text_part(srv_xlate *x, const cJSON *text)
 {
     srv_x_open(x, NULL, '{');
@@ -150,6 +157,19 @@ void srv_x_map(srv_xlate *x, const char *to, const char *from)
 {
     dsml_buf_append(&x->map, to, strlen(to) + 1);
     dsml_buf_append(&x->map, from, strlen(from) + 1);
+}
+
+void srv_x_map_key(srv_xlate *x, const char *to, const char *to_key, const char *from,
+                   const char *from_key)
+{
+    dsml_path a, b;
+    dsml_path_root(&a, to);
+    if (to_key != NULL)
+        dsml_path_key(&a, to_key);
+    dsml_path_root(&b, from);
+    if (from_key != NULL)
+        dsml_path_key(&b, from_key);
+    srv_x_map(x, a.text, b.text);
 }
 
 /* 1 when `prefix` is `path` or a path above it. */
@@ -194,6 +214,81 @@ void srv_x_unmap_error(const srv_xlate *x, dsml_error *err)
     snprintf(kept, sizeof kept, "%s", detail);
     /* the offset was into the translated text: not the client's */
     dsml_fail(err, err->code, DSML_NO_OFFSET, path, "%s", kept);
+}
+
+/* ---- tools ----------------------------------------------------------------- */
+
+int srv_x_tools(srv_xlate *x, const cJSON *list, const char *type, int type_optional,
+                const char *schema_key, const char *refusal)
+{
+    const char *const kept[] = {"type", "name", "description", schema_key, "strict", NULL};
+    if (dsml_is_none(list))
+        return DSML_OK;
+    if (!dsml_is_array(list))
+        return srv_x_type(x, "$.tools", "a list");
+    srv_x_open(x, "tools", '[');
+    size_t i = 0;
+    char at[64];
+    for (const cJSON *tl = list->child; tl != NULL; tl = tl->next, i++) {
+        dsml_format_index(at, sizeof at, "$.tools", i);
+        if (!dsml_is_object(tl))
+            return srv_x_type(x, at, "a tool (an object)");
+        const cJSON *t = dsml_json_get(tl, "type");
+        if (!(type_optional && dsml_is_none(t)) && !srv_is_text(t, type)) {
+            dsml_path p;
+            dsml_path_root(&p, at);
+            dsml_path_key(&p, "type");
+            return dsml_fail(x->err, DSML_ERR_TYPE, DSML_NO_OFFSET, p.text, "%s, not '%.60s'",
+                             refusal, dsml_is_string(t) ? t->valuestring : "?");
+        }
+        srv_x_ignore_others(x, at, tl, kept);
+        srv_x_map_key(x, at, "function", at, NULL);
+        dsml_path f;
+        dsml_path_root(&f, at);
+        dsml_path_key(&f, "function");
+        srv_x_map_key(x, f.text, "parameters", at, schema_key);
+        srv_x_open(x, NULL, '{');
+        srv_x_str(x, "type", "function", 8);
+        srv_x_open(x, "function", '{');
+        /* in the order written: the prompt shows the tool as JSON */
+        for (const cJSON *v = tl->child; v != NULL; v = v->next)
+            if (strcmp(v->string, "type") != 0 && !srv_x_ignored_key(kept, v->string))
+                srv_x_value(x, strcmp(v->string, schema_key) == 0 ? "parameters" : v->string, v);
+        srv_x_close(x, '}');
+        srv_x_close(x, '}');
+    }
+    srv_x_close(x, ']');
+    return DSML_OK;
+}
+
+void srv_x_choice_function(srv_xlate *x, const cJSON *name)
+{
+    srv_x_map(x, "$.tool_choice.function", "$.tool_choice");
+    srv_x_open(x, "tool_choice", '{');
+    srv_x_str(x, "type", "function", 8);
+    srv_x_open(x, "function", '{');
+    srv_x_value(x, "name", name);
+    srv_x_close(x, '}');
+    srv_x_close(x, '}');
+}
+
+int srv_x_effort(srv_xlate *x, const cJSON *obj, const char *path)
+{
+    static const char *const kept[] = {"effort", NULL};
+    if (dsml_is_none(obj))
+        return DSML_OK;
+    if (!dsml_is_object(obj))
+        return srv_x_type(x, path, "an object");
+    srv_x_ignore_others(x, path, obj, kept);
+    const cJSON *e = dsml_json_get(obj, "effort");
+    if (!dsml_is_none(e)) {
+        dsml_path from;
+        dsml_path_root(&from, path);
+        dsml_path_key(&from, "effort");
+        srv_x_map(x, "$.reasoning_effort", from.text);
+        srv_x_value(x, "reasoning_effort", e);
+    }
+    return DSML_OK;
 }
 
 /* ---- fields not read ------------------------------------------------------- */

@@ -24,19 +24,6 @@ static void at_key(dsml_path *p, const char *base, const char *key)
     dsml_path_key(p, key);
 }
 
-static void map_key(srv_xlate *x, const char *to, const char *to_key, const char *from,
-                    const char *from_key)
-{
-    dsml_path a, b;
-    dsml_path_root(&a, to);
-    if (to_key != NULL)
-        dsml_path_key(&a, to_key);
-    dsml_path_root(&b, from);
-    if (from_key != NULL)
-        dsml_path_key(&b, from_key);
-    srv_x_map(x, a.text, b.text);
-}
-
 static int missing_or_type(srv_xlate *x, const cJSON *v, const char *path, const char *what)
 {
     return dsml_fail(x->err, v == NULL ? DSML_ERR_MISSING_KEY : DSML_ERR_TYPE, DSML_NO_OFFSET,
@@ -164,8 +151,8 @@ static int call_output(srv_xlate *x, const cJSON *it, const char *from, const ch
     at_key(&p, from, "output");
     srv_x_ignore_others(x, from, it, kept);
     srv_x_map(x, to, from);
-    map_key(x, to, "tool_call_id", from, "call_id");
-    map_key(x, to, "content", from, "output");
+    srv_x_map_key(x, to, "tool_call_id", from, "call_id");
+    srv_x_map_key(x, to, "content", from, "output");
     srv_x_open(x, NULL, '{');
     srv_x_str(x, "role", "tool", 4);
     const cJSON *id = dsml_json_get(it, "call_id");
@@ -236,7 +223,7 @@ static int assistant_turn(srv_xlate *x, const cJSON *first, size_t a, size_t b,
             dsml_path src;
             r = reasoning_text(x, it, from, &text, &src);
             if (r == DSML_OK) {
-                map_key(x, to, "reasoning_content", src.text, NULL);
+                srv_x_map_key(x, to, "reasoning_content", src.text, NULL);
                 has_reasoning = 1;
             }
         } else if (is_text(dsml_json_get(it, "role"), "assistant")) {
@@ -259,7 +246,7 @@ static int assistant_turn(srv_xlate *x, const cJSON *first, size_t a, size_t b,
         at_key(&p, from, "content");
         if (msg != NULL) {
             srv_x_ignore_others(x, from, msg, kept);
-            map_key(x, to, "content", p.text, NULL);
+            srv_x_map_key(x, to, "content", p.text, NULL);
         }
         if (msg == NULL) {
             srv_x_str(x, "content", "", 0);
@@ -276,7 +263,7 @@ static int assistant_turn(srv_xlate *x, const cJSON *first, size_t a, size_t b,
             dsml_format_index(part, sizeof part, p.text, 0);
             srv_x_ignore_others(x, part, content->child, kept_text);
             at_key(&p, part, "text");
-            map_key(x, to, "content", p.text, NULL);
+            srv_x_map_key(x, to, "content", p.text, NULL);
             srv_x_value(x, "content", dsml_json_get(content->child, "text"));
         } else if (dsml_is_array(content)) {
             r = parts(x, p.text, content, to);
@@ -297,8 +284,8 @@ static int assistant_turn(srv_xlate *x, const cJSON *first, size_t a, size_t b,
             srv_x_open(x, "tool_calls", '[');
         dsml_format_index(call, sizeof call, where, k++);
         srv_x_map(x, call, from);
-        map_key(x, call, "id", from, "call_id");
-        map_key(x, call, "function", from, NULL);
+        srv_x_map_key(x, call, "id", from, "call_id");
+        srv_x_map_key(x, call, "function", from, NULL);
         srv_x_open(x, NULL, '{');
         const cJSON *id = dsml_json_get(it, "call_id");
         if (id != NULL)
@@ -379,41 +366,7 @@ static int items(srv_xlate *x, const cJSON *input, size_t *t)
 
 static int tools(srv_xlate *x, const cJSON *list)
 {
-    static const char *const kept[] = {"type", "name", "description", "parameters", "strict",
-                                       NULL};
-    if (dsml_is_none(list))
-        return DSML_OK;
-    if (!dsml_is_array(list))
-        return srv_x_type(x, "$.tools", "a list");
-    srv_x_open(x, "tools", '[');
-    size_t i = 0;
-    char at[64];
-    for (const cJSON *tl = list->child; tl != NULL; tl = tl->next, i++) {
-        dsml_format_index(at, sizeof at, "$.tools", i);
-        if (!dsml_is_object(tl))
-            return srv_x_type(x, at, "a tool (an object)");
-        const cJSON *type = dsml_json_get(tl, "type");
-        if (!is_text(type, "function")) {
-            dsml_path p;
-            at_key(&p, at, "type");
-            return dsml_fail(x->err, DSML_ERR_TYPE, DSML_NO_OFFSET, p.text,
-                             "only function tools are supported, not '%.60s'",
-                             dsml_is_string(type) ? type->valuestring : "?");
-        }
-        srv_x_ignore_others(x, at, tl, kept);
-        map_key(x, at, "function", at, NULL);
-        srv_x_open(x, NULL, '{');
-        srv_x_str(x, "type", "function", 8);
-        srv_x_open(x, "function", '{');
-        /* in the order written: the prompt shows the tool as JSON */
-        for (const cJSON *v = tl->child; v != NULL; v = v->next)
-            if (strcmp(v->string, "type") != 0 && !srv_x_ignored_key(kept, v->string))
-                srv_x_value(x, v->string, v);
-        srv_x_close(x, '}');
-        srv_x_close(x, '}');
-    }
-    srv_x_close(x, ']');
-    return DSML_OK;
+    return srv_x_tools(x, list, "function", 0, "parameters", "only function tools are supported");
 }
 
 static int tool_choice(srv_xlate *x, const cJSON *tc)
@@ -434,29 +387,7 @@ static int tool_choice(srv_xlate *x, const cJSON *tc)
         return missing_or_type(x, name, "$.tool_choice.name",
                                "the name of one of the request's tools");
     srv_x_ignore_others(x, "$.tool_choice", tc, kept);
-    srv_x_map(x, "$.tool_choice.function", "$.tool_choice");
-    srv_x_open(x, "tool_choice", '{');
-    srv_x_str(x, "type", "function", 8);
-    srv_x_open(x, "function", '{');
-    srv_x_value(x, "name", name);
-    srv_x_close(x, '}');
-    srv_x_close(x, '}');
-    return DSML_OK;
-}
-
-static int reasoning(srv_xlate *x, const cJSON *v)
-{
-    static const char *const kept[] = {"effort", NULL};
-    if (dsml_is_none(v))
-        return DSML_OK;
-    if (!dsml_is_object(v))
-        return srv_x_type(x, "$.reasoning", "an object");
-    srv_x_ignore_others(x, "$.reasoning", v, kept);
-    const cJSON *e = dsml_json_get(v, "effort");
-    if (!dsml_is_none(e)) {
-        srv_x_map(x, "$.reasoning_effort", "$.reasoning.effort");
-        srv_x_value(x, "reasoning_effort", e);
-    }
+    srv_x_choice_function(x, name);
     return DSML_OK;
 }
 
@@ -542,7 +473,7 @@ int srv_responses_read(srv_xlate *x, const cJSON *body)
     static const char *const kept[] = {
         "model", "instructions", "input", "tools", "tool_choice", "parallel_tool_calls",
         "reasoning", "text", "max_output_tokens", "previous_response_id", "conversation",
-        "prompt", "store", "background", NULL};
+        "prompt", "store", "background", "stream", NULL};
     if (!dsml_is_object(body))
         return srv_x_type(x, "$", "a request body (a JSON object)");
     int r = server_state(x, body);
@@ -556,9 +487,8 @@ int srv_responses_read(srv_xlate *x, const cJSON *body)
     if (!dsml_is_none(instr) && !dsml_is_string(instr))
         return srv_x_type(x, "$.instructions", "a string");
     srv_x_open(x, NULL, '{');
-    const cJSON *model = dsml_json_get(body, "model");
-    if (model != NULL)
-        srv_x_value(x, "model", model);
+    srv_x_copy(x, body, "model");
+    srv_x_copy(x, body, "stream");
     srv_x_open(x, "messages", '[');
     size_t t = 0;
     if (dsml_is_string(instr)) {
@@ -586,11 +516,10 @@ int srv_responses_read(srv_xlate *x, const cJSON *body)
         r = tools(x, dsml_json_get(body, "tools"));
     if (r == DSML_OK)
         r = tool_choice(x, dsml_json_get(body, "tool_choice"));
-    const cJSON *ptc = dsml_json_get(body, "parallel_tool_calls");
-    if (r == DSML_OK && ptc != NULL)
-        srv_x_value(x, "parallel_tool_calls", ptc);
     if (r == DSML_OK)
-        r = reasoning(x, dsml_json_get(body, "reasoning"));
+        srv_x_copy(x, body, "parallel_tool_calls");
+    if (r == DSML_OK)
+        r = srv_x_effort(x, dsml_json_get(body, "reasoning"), "$.reasoning");
     if (r == DSML_OK)
         r = text_format(x, dsml_json_get(body, "text"));
     const cJSON *mot = dsml_json_get(body, "max_output_tokens");

@@ -49,7 +49,7 @@ void dsml_responder_destroy(dsml_responder *r)
         return;
     dsml_detector_destroy(r->d);
     dsml_buf *bufs[] = {&r->chunk_head, &r->head,  &r->item,  &r->content,
-                        &r->reasoning,  &r->pend,  &r->rtext};
+                        &r->reasoning,  &r->pend,  &r->rtext, &r->signature};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         dsml_buf_release(bufs[i]);
     dsml_free(&r->alloc, r->stops);
@@ -81,12 +81,21 @@ static int make_heads(dsml_responder *r, const dsml_turn *turn, const dsml_respo
         model = turn->info.model != NULL ? turn->info.model : "";
         model_len = turn->info.model_len;
     }
-    if (!dsml_utf8_valid((const unsigned char *)id, id_len) ||
-        !dsml_utf8_valid((const unsigned char *)model, model_len))
+    const char *bad = !dsml_utf8_valid((const unsigned char *)id, id_len) ? "id"
+                      : !dsml_utf8_valid((const unsigned char *)model, model_len) ? "model"
+                      : o->signature != NULL &&
+                              !dsml_utf8_valid((const unsigned char *)o->signature,
+                                               o->signature_len)
+                          ? "signature"
+                          : NULL;
+    if (bad != NULL)
         return dsml_fail(err, DSML_ERR_UTF8, DSML_NO_OFFSET, NULL,
-                         "dsml_responder_options.%s is not valid UTF-8",
-                         dsml_utf8_valid((const unsigned char *)id, id_len) ? "model" : "id");
+                         "dsml_responder_options.%s is not valid UTF-8", bad);
     if (turn->info.api == DSML_API_ANTHROPIC) {
+        if (o->signature != NULL)
+            dsml_buf_append(&r->signature, o->signature, o->signature_len);
+        if (r->signature.failed)
+            return dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
         srv_anthropic_head(&r->head, id, id_len, model, model_len);
         return r->head.failed ? dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory")
                               : DSML_OK;
@@ -123,7 +132,7 @@ int dsml_responder_create(const dsml_turn *turn, const dsml_responder_options *o
                                DSML_RESPOND_SSE | DSML_RESPOND_NO_COMPLETION |
                                DSML_RESPOND_STREAM_ARGUMENTS | DSML_RESPOND_KEEP_RAW)) != 0 ||
         (o.id == NULL && o.id_len != 0) || (o.model == NULL && o.model_len != 0) ||
-        (o.seed == NULL && o.seed_len != 0))
+        (o.seed == NULL && o.seed_len != 0) || (o.signature == NULL && o.signature_len != 0))
         return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
                          "invalid responder option value");
     dsml_allocator a;
@@ -139,7 +148,7 @@ int dsml_responder_create(const dsml_turn *turn, const dsml_responder_options *o
     r->choice_index = o.choice_index;
     dsml_error_init(&r->err);
     dsml_buf *bufs[] = {&r->chunk_head, &r->head,  &r->item,  &r->content,
-                        &r->reasoning,  &r->pend,  &r->rtext};
+                        &r->reasoning,  &r->pend,  &r->rtext, &r->signature};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         dsml_buf_init(bufs[i], &r->alloc);
     r->usage_chunk = turn->info.include_usage;

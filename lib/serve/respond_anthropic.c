@@ -83,27 +83,6 @@ static void index_field(dsml_buf *b, size_t index)
     dsml_buf_put_size(b, index);
 }
 
-static void close_block(dsml_responder *r)
-{
-    if (r->block == BLOCK_NONE)
-        return;
-    event_head(&r->item, "content_block_stop");
-    index_field(&r->item, r->nblocks - 1);
-    event_end(&r->item);
-    r->block = BLOCK_NONE;
-}
-
-/* content_block_start up to its "content_block" object's fields. */
-static void open_block(dsml_responder *r, int kind)
-{
-    close_block(r);
-    dsml_buf *b = &r->item;
-    event_head(b, "content_block_start");
-    index_field(b, r->nblocks++);
-    DSML_BUF_LIT(b, ",\"content_block\":{\"type\":");
-    r->block = kind;
-}
-
 /* content_block_delta with a delta of `type`, its text under `key`. */
 static void block_delta(dsml_responder *r, const char *type, const char *key, const char *text,
                         size_t len)
@@ -119,6 +98,31 @@ static void block_delta(dsml_responder *r, const char *type, const char *key, co
     dsml_emit_string(b, text, len);
     dsml_buf_putc(b, '}');
     event_end(b);
+}
+
+/* content_block_stop of the open block; a thinking block's signature_delta
+ * (the server's signature) first. */
+static void close_block(dsml_responder *r)
+{
+    if (r->block == BLOCK_NONE)
+        return;
+    if (r->block == BLOCK_THINKING && r->signature.len > 0)
+        block_delta(r, "signature_delta", "signature", r->signature.data, r->signature.len);
+    event_head(&r->item, "content_block_stop");
+    index_field(&r->item, r->nblocks - 1);
+    event_end(&r->item);
+    r->block = BLOCK_NONE;
+}
+
+/* content_block_start up to its "content_block" object's fields. */
+static void open_block(dsml_responder *r, int kind)
+{
+    close_block(r);
+    dsml_buf *b = &r->item;
+    event_head(b, "content_block_start");
+    index_field(b, r->nblocks++);
+    DSML_BUF_LIT(b, ",\"content_block\":{\"type\":");
+    r->block = kind;
 }
 
 static void ant_text(dsml_responder *r, int content, const char *text, size_t len)
@@ -181,8 +185,9 @@ static void ant_finish(dsml_responder *r)
     srv_item_end(r);
 }
 
-/* ,{"type":KIND,"KIND":TEXT(,"signature":"")} */
-static void text_block(dsml_buf *b, int *first, const char *kind, const dsml_buf *text)
+/* ,{"type":KIND,"KIND":TEXT(,"signature":SIG)} */
+static void text_block(dsml_buf *b, int *first, const char *kind, const dsml_buf *text,
+                       const dsml_buf *signature)
 {
     if (!*first)
         dsml_buf_putc(b, ',');
@@ -193,8 +198,10 @@ static void text_block(dsml_buf *b, int *first, const char *kind, const dsml_buf
     dsml_buf_puts(b, kind);
     DSML_BUF_LIT(b, "\":");
     dsml_emit_string(b, text->data, text->len);
-    if (kind[0] == 't' && kind[1] == 'h')
-        DSML_BUF_LIT(b, ",\"signature\":\"\"");
+    if (signature != NULL) {
+        DSML_BUF_LIT(b, ",\"signature\":");
+        dsml_emit_string(b, signature->len > 0 ? signature->data : "", signature->len);
+    }
     dsml_buf_putc(b, '}');
 }
 
@@ -224,9 +231,9 @@ static void ant_completion(const dsml_responder *r, dsml_buf *b)
     DSML_BUF_LIT(b, "\"content\":[");
     int first = 1;
     if (r->reasoning.len > 0)
-        text_block(b, &first, "thinking", &r->reasoning);
+        text_block(b, &first, "thinking", &r->reasoning, &r->signature);
     if (r->content.len > 0)
-        text_block(b, &first, "text", &r->content);
+        text_block(b, &first, "text", &r->content, NULL);
     for (size_t i = 0; i < r->ncalls; i++) {
         const srv_call *c = &r->calls[i];
         if (c->status != DSML_CALL_COMPLETE)

@@ -196,13 +196,15 @@ static void openai_error(dsml_buf *b, const dsml_error *e)
 }
 
 /* Anthropic's error object: the message, then the path when there is one
- * (the object has no field for it). */
+ * and the message does not begin with it (the object has no field for
+ * it). */
 static void anthropic_error(dsml_buf *b, const dsml_error *e, const dsml_allocator *a)
 {
     dsml_buf m;
     dsml_buf_init(&m, a);
     dsml_buf_puts(&m, e->message);
-    if (e->path[0] != '\0') {
+    size_t plen = strlen(e->path);
+    if (plen > 0 && !(strncmp(e->message, e->path, plen) == 0 && e->message[plen] == ':')) {
         DSML_BUF_LIT(&m, " (at ");
         dsml_buf_puts(&m, e->path);
         dsml_buf_putc(&m, ')');

@@ -10,6 +10,7 @@
  * bytes the engine generated.  With DSML_TURN_REQUIRE_REASONING a message
  * still without reasoning is refused, as DeepSeek's platform does.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "core/utf8_check.h"
@@ -22,9 +23,17 @@ struct srv_restore {
     int entry_open; /* the last restored entry waits for its "completion" */
 };
 
-static void path_of(const dsml_msg *m, char *out, size_t cap)
+/* The message's path: "$.messages[i]" of the chat body read (errors: the
+ * turn renames them for another API's body), or with `sent` its place in
+ * the body sent (another API's: "$.input[3]"), for the info's lists. */
+static void path_of(const srv_req *q, const dsml_msg *m, int sent, char *out, size_t cap)
 {
-    dsml_format_index(out, cap, "$.messages", m->src_index);
+    char chat[64];
+    dsml_format_index(chat, sizeof chat, "$.messages", m->src_index);
+    if (sent && q->x != NULL)
+        srv_x_unmap(q->x, chat, out, cap);
+    else
+        snprintf(out, cap, "%s", chat);
 }
 
 static void list_put(dsml_buf *b, size_t *n, const char *json, size_t len)
@@ -67,8 +76,9 @@ static int ask(srv_req *q, const dsml_msg *m, const cJSON *id, dsml_restored *ou
     f.size = sizeof f;
     size_t id_len = dsml_json_strlen(id);
     int got = q->o->reasoning_lookup(q->o->reasoning_lookup_ctx, id->valuestring, id_len, &f);
-    char path[64];
-    path_of(m, path, sizeof path);
+    char path[64], sent[64];
+    path_of(q, m, 0, path, sizeof path);
+    path_of(q, m, 1, sent, sizeof sent);
     if (got != 0 && got != 1)
         return dsml_fail(q->c->err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, path,
                          "the reasoning lookup failed (it returned %d)", got);
@@ -89,7 +99,7 @@ static int ask(srv_req *q, const dsml_msg *m, const cJSON *id, dsml_restored *ou
     dsml_buf e;
     dsml_buf_init(&e, &q->t->alloc);
     DSML_BUF_LIT(&e, "{\"path\": ");
-    dsml_emit_string(&e, path, strlen(path));
+    dsml_emit_string(&e, sent, strlen(sent));
     DSML_BUF_LIT(&e, ", \"call_id\": ");
     dsml_emit_string(&e, id->valuestring, id_len);
     if (out->reasoning != NULL)
@@ -119,12 +129,13 @@ static int lookup(void *arg, dsml_rctx *c, const dsml_msg *m, dsml_restored *out
     if (out->reasoning != NULL)
         return DSML_OK;
     char path[64];
-    path_of(m, path, sizeof path);
+    path_of(q, m, 0, path, sizeof path);
     if (q->o->flags & DSML_TURN_REQUIRE_REASONING)
         return dsml_fail(q->c->err, DSML_ERR_MISSING_KEY, DSML_NO_OFFSET, path,
                          "the assistant message has no reasoning_content, and thinking "
                          "mode shows it in the prompt: send back the reasoning the model "
                          "wrote");
+    path_of(q, m, 1, path, sizeof path);
     dsml_buf e;
     dsml_buf_init(&e, &q->t->alloc);
     dsml_emit_string(&e, path, strlen(path));

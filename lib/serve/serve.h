@@ -137,6 +137,7 @@ struct dsml_responder {
                               reasoning */
     size_t open_call;      /* the open function_call: its slot in calls */
     char rs_id[8 + SRV_ID_CHARS], msg_id[8 + SRV_ID_CHARS];
+    dsml_buf signature;    /* Anthropic: the thinking block's (options) */
 };
 
 /* respond_json.c */
@@ -222,9 +223,30 @@ void srv_x_key(srv_xlate *x, const char *key);
 void srv_x_str(srv_xlate *x, const char *key, const char *s, size_t n);
 /* A value of the body sent, as it was written (numbers by their lexeme). */
 void srv_x_value(srv_xlate *x, const char *key, const cJSON *v);
+/* The member `key` of `body`, when there, under the same key and path
+ * ("model", "stream": they mean in the chat body what they mean there). */
+void srv_x_copy(srv_xlate *x, const cJSON *body, const char *key);
 /* Records that translated path `to` (and what is under it) stands for
  * `from` in the body sent. */
 void srv_x_map(srv_xlate *x, const char *to, const char *from);
+/* srv_x_map of "<to>.<to_key>" and "<from>.<from_key>" (a NULL key: the
+ * path itself). */
+void srv_x_map_key(srv_xlate *x, const char *to, const char *to_key, const char *from,
+                   const char *from_key);
+/* The body's "tools" as chat function tools: each an object whose "type"
+ * is `type` (absent allowed when `type_optional`), its members but "type"
+ * copied into "function" in the order written, `schema_key` renamed
+ * "parameters"; other members listed as not read.  A tool of another type
+ * is refused with `refusal` (DSML_ERR_TYPE at its "type"). */
+int srv_x_tools(srv_xlate *x, const cJSON *list, const char *type, int type_optional,
+                const char *schema_key, const char *refusal);
+/* "tool_choice": {"type": "function", "function": {"name": NAME}}, from
+ * the body's "$.tool_choice". */
+void srv_x_choice_function(srv_xlate *x, const cJSON *name);
+/* The effort of the body's object `obj` at `path` ("$.reasoning",
+ * "$.output_config": its "effort", the one member read) as
+ * "reasoning_effort". */
+int srv_x_effort(srv_xlate *x, const cJSON *obj, const char *path);
 /* A translated path as the body sent names it, into out[cap]. */
 void srv_x_unmap(const srv_xlate *x, const char *path, char *out, size_t cap);
 /* An error of the translated body's reading, renamed for the body sent. */

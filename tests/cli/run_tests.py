@@ -783,6 +783,27 @@ class Respond(TempFiles, unittest.TestCase):
         status, _, err = run("respond", "--api", "gemini", req, text)
         self.assertEqual(status, 2, err)
 
+    def test_anthropic_signature(self):
+        """--signature: the thinking block's, and its signature_delta last."""
+        body = {"model": "m", "max_tokens": 50, "thinking": {"type": "enabled"},
+                "messages": [{"role": "user", "content": "Weather?"}]}
+        req, text = self.files(request=body, text="Think.</think>Sunny.")
+        status, out, err = run("respond", "--api", "anthropic", "--signature", "s-1", req, text)
+        self.assertEqual(status, 0, err)
+        self.assertEqual(json.loads(out)["content"][0],
+                         {"type": "thinking", "thinking": "Think.", "signature": "s-1"})
+        status, out, err = run("respond", "--api", "anthropic", "--signature", "s-1",
+                               "--stream", "2", req, text)
+        self.assertEqual(status, 0, err)
+        events = [json.loads(ev.split("\n")[1][6:])
+                  for ev in out.decode("utf-8").split("\n\n") if ev]
+        at = [i for i, e in enumerate(events) if e.get("delta", {}).get("type") == "signature_delta"]
+        self.assertEqual(len(at), 1)
+        self.assertEqual(events[at[0]]["delta"]["signature"], "s-1")
+        self.assertEqual(events[at[0] + 1], {"type": "content_block_stop", "index": 0})
+        status, _, err = run("respond", "--api", "anthropic", "--signature", req, text)
+        self.assertEqual(status, 2, err)
+
     def test_end_reasons(self):
         req, text = self.files(text="Hello, this is")
         obj, err = self.completion("--end", "length", req, text)

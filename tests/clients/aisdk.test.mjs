@@ -4,8 +4,9 @@
 // the two-round loop of scenario "weather".
 import { test } from 'node:test';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import { generateText, jsonSchema, stepCountIs, streamText, tool } from 'ai';
+import { stepCountIs } from 'ai';
 
+import { generated, streamed, toolsOf } from './aisdk-lib.mjs';
 import {
   SINGLE, baseURL, checkLoopPrompt, checkResult, messagesOf, modelName, reasoningSentBack,
   scenarios,
@@ -19,15 +20,6 @@ const providerOptions = (sc) => ({
   dsml: sc.thinking ? { reasoningEffort: 'high' } : { thinking: { type: 'disabled' } },
 });
 
-const toolsOf = (sc, execute) => Object.fromEntries((sc.tools ?? []).map((t) => [
-  t.function.name,
-  tool({
-    description: t.function.description,
-    inputSchema: jsonSchema(t.function.parameters),
-    ...(execute ? { execute } : {}),
-  }),
-]));
-
 const settings = (name, tag, execute) => {
   const sc = scenarios[name];
   return {
@@ -39,35 +31,15 @@ const settings = (name, tag, execute) => {
   };
 };
 
-// the AI SDK's finish reasons in OpenAI's spelling
-const FINISH = { stop: 'stop', length: 'length', 'tool-calls': 'tool_calls' };
-
-const fromResult = (text, reasoningText, toolCalls, finishReason) => ({
-  finish: FINISH[finishReason] ?? finishReason,
-  content: text,
-  reasoning: reasoningText,
-  toolCalls: toolCalls.map((c) => ({ name: c.toolName, arguments: JSON.stringify(c.input) })),
-});
-
 for (const name of SINGLE) {
   test(`ai-sdk generateText: ${name}`, async (t) => {
-    await checkResult(t, name, async () => {
-      const r = await generateText(settings(name, 'ai-generateText'));
-      return fromResult(r.text, r.reasoningText, r.toolCalls, r.finishReason);
-    }, { readsReasoning: true });
+    await checkResult(t, name, () => generated(settings(name, 'ai-generateText')),
+      { readsReasoning: true });
   });
 
   test(`ai-sdk streamText: ${name}`, async (t) => {
-    await checkResult(t, name, async () => {
-      let failure;
-      const r = streamText({ ...settings(name, 'ai-streamText'), onError: ({ error }) => { failure = error; } });
-      const [text, reasoningText, toolCalls, finishReason] = await Promise.all(
-        [r.text, r.reasoningText, r.toolCalls, r.finishReason]);
-      if (failure) {
-        throw failure;
-      }
-      return fromResult(text, reasoningText, toolCalls, finishReason);
-    }, { readsReasoning: true });
+    await checkResult(t, name, () => streamed(settings(name, 'ai-streamText')),
+      { readsReasoning: true });
   });
 }
 
@@ -76,23 +48,12 @@ for (const stream of [false, true]) {
   test(`ai-sdk ${stream ? 'streamText' : 'generateText'} with a tool: weather, two rounds`, async (t) => {
     const sc = scenarios.weather;
     const model = modelName('weather', tag);
-    await checkResult(t, 'weather', async () => {
+    await checkResult(t, 'weather', () => {
       const opts = {
         ...settings('weather', tag, async () => sc.tool_results[0]),
         stopWhen: stepCountIs(3),
       };
-      if (!stream) {
-        const r = await generateText(opts);
-        return fromResult(r.text, r.reasoningText, r.toolCalls, r.finishReason);
-      }
-      let failure;
-      const r = streamText({ ...opts, onError: ({ error }) => { failure = error; } });
-      const [text, reasoningText, toolCalls, finishReason] = await Promise.all(
-        [r.text, r.reasoningText, r.toolCalls, r.finishReason]);
-      if (failure) {
-        throw failure;
-      }
-      return fromResult(text, reasoningText, toolCalls, finishReason);
+      return stream ? streamed(opts) : generated(opts);
     }, { round: 1, readsReasoning: true });
     await checkLoopPrompt(t, model);
     t.diagnostic(`reasoning sent back in round 2: ${await reasoningSentBack(model)}`);

@@ -25,6 +25,52 @@ export const modelName = (scenario, tag) => `${scenario}@${tag}`;
 // Plain role/content messages of a scenario's request.
 export const messagesOf = (sc) => sc.messages.map((m) => ({ role: m.role, content: m.content }));
 
+// The same request in the other two APIs: Anthropic's system and messages,
+// Responses' instructions and input (the system messages joined).
+const systemOf = (sc) => sc.messages.filter((m) => m.role === 'system').map((m) => m.content).join('\n\n');
+export const anthropicOf = (sc) => ({
+  ...(systemOf(sc) ? { system: systemOf(sc) } : {}),
+  messages: messagesOf(sc).filter((m) => m.role !== 'system'),
+});
+export const responsesOf = (sc) => ({
+  ...(systemOf(sc) ? { instructions: systemOf(sc) } : {}),
+  input: messagesOf(sc).filter((m) => m.role !== 'system'),
+});
+export const anthropicTools = (sc) => sc.tools?.map((t) => ({
+  name: t.function.name, description: t.function.description, input_schema: t.function.parameters,
+}));
+export const responsesTools = (sc) => sc.tools?.map((t) => ({
+  type: 'function', name: t.function.name, description: t.function.description,
+  parameters: t.function.parameters, strict: false,
+}));
+
+// The finish reason in OpenAI's spelling of an Anthropic stop_reason and of
+// a Responses status (its calls making "tool_calls").
+const ANTHROPIC_STOP = { end_turn: 'stop', stop_sequence: 'stop', tool_use: 'tool_calls', max_tokens: 'length' };
+export const fromAnthropicMessage = (m) => ({
+  content: m.content.filter((b) => b.type === 'text').map((b) => b.text).join(''),
+  reasoning: m.content.filter((b) => b.type === 'thinking').map((b) => b.thinking).join(''),
+  toolCalls: m.content.filter((b) => b.type === 'tool_use')
+    .map((b) => ({ name: b.name, arguments: JSON.stringify(b.input) })),
+  finish: ANTHROPIC_STOP[m.stop_reason] ?? m.stop_reason,
+  signatures: m.content.filter((b) => b.type === 'thinking').map((b) => b.signature),
+});
+export const fromResponse = (r) => {
+  const calls = r.output.filter((i) => i.type === 'function_call');
+  return {
+    content: r.output.filter((i) => i.type === 'message')
+      .flatMap((i) => i.content).filter((p) => p.type === 'output_text').map((p) => p.text).join(''),
+    reasoning: r.output.filter((i) => i.type === 'reasoning')
+      .flatMap((i) => i.content ?? []).map((p) => p.text).join(''),
+    summary: r.output.filter((i) => i.type === 'reasoning')
+      .flatMap((i) => i.summary ?? []).map((p) => p.text).join(''),
+    toolCalls: calls.map((c) => ({ name: c.name, arguments: c.arguments })),
+    finish: r.status === 'incomplete'
+      ? (r.incomplete_details?.reason === 'max_output_tokens' ? 'length' : r.incomplete_details?.reason)
+      : calls.length ? 'tool_calls' : r.status === 'completed' ? 'stop' : r.status,
+  };
+};
+
 // Text that never belongs in content or reasoning: the think tags, DSML
 // markup, the EOS token.
 const MARKUP = ['<think>', '</think>', '｜DSML｜', '<｜end▁of▁sentence｜>'];
@@ -135,7 +181,7 @@ export async function checkLoopPrompt(t, model, todo) {
     if (have !== want) {
       let i = 0;
       while (i < want.length && have[i] === want[i]) i++;
-      const sent = r2.request.messages.find((m) => m.role === 'assistant');
+      const sent = sentBack(r2.request);
       assert.fail(`round 2 differs at ${i}: expected ${JSON.stringify(want.slice(i - 40, i + 60))}`
         + ` got ${JSON.stringify(have.slice(i - 40, i + 60))}; the client sent back`
         + ` ${JSON.stringify(sent)}`);
@@ -143,9 +189,26 @@ export async function checkLoopPrompt(t, model, todo) {
   });
 }
 
+// What a round-2 request carries of round 1: the assistant message (chat,
+// Anthropic), or the assistant items (Responses).
+function sentBack(req) {
+  if (Array.isArray(req?.input)) {
+    return req.input.filter((i) => i.type === 'reasoning' || i.type === 'function_call'
+      || i.role === 'assistant');
+  }
+  return req?.messages?.find((m) => m.role === 'assistant');
+}
+
 // Whether the client sent reasoning back in round 2 (reported, not checked).
 export async function reasoningSentBack(model) {
   const entries = await logEntries(model, 2);
-  const sent = entries[1]?.request?.messages?.find((m) => m.role === 'assistant');
+  const sent = sentBack(entries[1]?.request);
+  if (Array.isArray(sent)) {
+    return sent.some((i) => i.type === 'reasoning'
+      && [...(i.content ?? []), ...(i.summary ?? [])].some((p) => p.text));
+  }
+  if (Array.isArray(sent?.content)) {
+    return sent.content.some((b) => b.type === 'thinking' && b.thinking);
+  }
   return Boolean(sent && (sent.reasoning_content || sent.reasoning));
 }
