@@ -255,6 +255,8 @@ class ResponderOptions(ctypes.Structure):
         ("call_id", ctypes.c_void_p), ("call_id_ctx", ctypes.c_void_p),
         ("seed", ctypes.c_char_p), ("seed_len", size_t),
         ("allocator", ctypes.POINTER(Allocator)),
+        ("choice_index", size_t),
+        ("signature", ctypes.c_char_p), ("signature_len", size_t),
     ]
 
 
@@ -271,6 +273,7 @@ class Item(ctypes.Structure):
 # DSML_TURN_*, DSML_RESPOND_*, dsml_item_type, dsml_end_reason
 TURN_NONE_DROPS_TOOLS, TURN_GRAMMAR_AUTO, TURN_GRAMMAR_OPTIONAL = 0x1, 0x2, 0x4
 RESPOND_HOLD_CALLS, RESPOND_DROP_RAW, RESPOND_SSE = 0x1, 0x2, 0x4
+RESPOND_STREAM_ARGUMENTS, RESPOND_KEEP_RAW = 0x10, 0x20
 ITEM_CHUNK, ITEM_DIAGNOSTIC, ITEM_DONE = 1, 2, 3
 END_REASONS = {"text": 0, "stop": 1, "length": 2, "abort": 3}
 
@@ -395,6 +398,8 @@ PROTOTYPES = [
     ("dsml_responder_completion", ctypes.c_int,
      [ctypes.c_void_p, _p(Output), _p(Error)]),
     ("dsml_responder_error", _p(Error), [ctypes.c_void_p]),
+    ("dsml_responder_stopped", ctypes.c_int, [ctypes.c_void_p]),
+    ("dsml_responder_set_usage", ctypes.c_int, [ctypes.c_void_p, size_t, size_t, size_t]),
     ("dsml_error_json_api", ctypes.c_int, [_p(Error), ctypes.c_int, _p(Output)]),
     ("dsml_grammar", ctypes.c_int,
      [_c, size_t, _p(GrammarOptions), _p(Output), _p(GrammarInfo), _p(Error)]),

@@ -249,7 +249,8 @@ def error_json(error, api="chat"):
     {"error": {"message", "type": "invalid_request_error", "param" (the JSON
     path or None), "code" (the DSML_ERR_* name in lower case)}}; for
     "anthropic" Anthropic's {"type": "error", "error": {"type":
-    "invalid_request_error", "message" (with " (at PATH)")}}.  error: a
+    "invalid_request_error", "message" (naming the path: " (at PATH)" is
+    added when the library's message does not begin with it)}}.  error: a
     DsmlError (what Turn() raises)."""
     if not isinstance(error, DsmlError):
         raise DsmlError(N.ERR_TYPE, "error must be a DsmlError, not %s"
@@ -279,7 +280,19 @@ class Responder:
     the events and the response object: the turn's api).
 
     Responder(turn, *, sse=False, hold_calls=False, drop_raw=False,
-    id=None, created=0, model=None, seed=None)
+    id=None, created=0, model=None, seed=None, choice_index=0,
+    signature=None, stream_arguments=False, keep_raw=False)
+
+    choice_index: the choice's "index" (a request with n > 1: one
+    responder per choice).  signature: an Anthropic turn's thinking-block
+    signature (in the message and as a signature_delta event).
+    stream_arguments=True sends a call's arguments as they arrive (RISK: a
+    call cut later has been sent in part); keep_raw=True keeps a broken
+    call's raw text as content (default: dropped, with a diagnostic).
+    hold_calls and drop_raw are accepted and have no effect (both are the
+    default).  set_usage(prompt, completion, reasoning=0) gives the token
+    counts; .stopped is True once a stop string of the request matched
+    (stop generating and call end()).
 
     feed(text) and end(reason) return the new chunks: dicts (the
     chat.completion.chunk objects; an Anthropic or Responses turn's event
@@ -293,16 +306,20 @@ class Responder:
     DsmlError, after the chunks before it were returned."""
 
     def __init__(self, turn, *, sse=False, hold_calls=False, drop_raw=False, id=None,
-                 created=0, model=None, seed=None):
+                 created=0, model=None, seed=None, choice_index=0, signature=None,
+                 stream_arguments=False, keep_raw=False):
         self._handle = None
         if not isinstance(turn, Turn) or turn._handle is None:
             raise DsmlError(N.ERR_ARGUMENT, "a Responder needs an open Turn")
         opts = N.ResponderOptions()
         N.lib.dsml_responder_options_init_size(ctypes.byref(opts), ctypes.sizeof(opts))
         opts.flags = ((N.RESPOND_SSE if sse else 0) | (N.RESPOND_HOLD_CALLS if hold_calls else 0)
-                      | (N.RESPOND_DROP_RAW if drop_raw else 0))
+                      | (N.RESPOND_DROP_RAW if drop_raw else 0)
+                      | (N.RESPOND_STREAM_ARGUMENTS if stream_arguments else 0)
+                      | (N.RESPOND_KEEP_RAW if keep_raw else 0))
         keep = []
-        for field, value in (("id", id), ("model", model), ("seed", seed)):
+        for field, value in (("id", id), ("model", model), ("seed", seed),
+                             ("signature", signature)):
             if value is None:
                 continue
             data = value if isinstance(value, bytes) else _utf8(value, field)
@@ -310,6 +327,11 @@ class Responder:
             setattr(opts, field, data)
             setattr(opts, field + "_len", len(data))
         opts.created = int(created)
+        if not isinstance(choice_index, int) or isinstance(choice_index, bool) \
+                or choice_index < 0:
+            raise DsmlError(N.ERR_ARGUMENT, "choice_index must be an int >= 0, not %r"
+                            % (choice_index,))
+        opts.choice_index = choice_index
         handle = ctypes.c_void_p()
         err = N.error_struct()
         status = N.lib.dsml_responder_create(turn._handle, ctypes.byref(opts),
@@ -384,6 +406,28 @@ class Responder:
             raise DsmlError(N.ERR_ARGUMENT, "reason must be one of %s, not %r"
                             % (", ".join(repr(r) for r in N.END_REASONS), reason))
         return self._run(None, N.END_REASONS[reason])
+
+    def set_usage(self, prompt_tokens, completion_tokens, reasoning_tokens=0):
+        """The server's token counts for the usage object (and the usage
+        chunk a request with stream_options.include_usage asks for; an
+        Anthropic turn's message_start: give (P, 0) before feeding)."""
+        counts = (prompt_tokens, completion_tokens, reasoning_tokens)
+        if any(not isinstance(c, int) or isinstance(c, bool) or c < 0 for c in counts):
+            raise DsmlError(N.ERR_ARGUMENT, "token counts must be ints >= 0, not %r"
+                            % (counts,))
+        if reasoning_tokens > completion_tokens:
+            raise DsmlError(N.ERR_ARGUMENT, "reasoning_tokens (%d) above completion_tokens "
+                            "(%d)" % (reasoning_tokens, completion_tokens))
+        status = N.lib.dsml_responder_set_usage(self._handle, *counts)
+        if status != 0:
+            raise DsmlError(status, "the token counts %r cannot be written (their sum "
+                            "overflows)" % (counts,))
+
+    @property
+    def stopped(self):
+        """True once a stop string of the request matched: stop generating
+        and call end()."""
+        return bool(N.lib.dsml_responder_stopped(self._handle))
 
     def completion(self):
         """The chat.completion dict (after end()); for an Anthropic turn

@@ -154,6 +154,9 @@ class ResponderOnGoldenParse(unittest.TestCase):
 RENDER = os.environ.get("DSML_RENDER")  # dsml-render of this build (tests/CMakeLists.txt)
 
 
+APIS = ("chat", "anthropic", "responses")
+
+
 def api_body(api, thinking):
     """A request of each API, thinking on or off."""
     if api == "anthropic":
@@ -215,6 +218,57 @@ class TurnApisAgainstTheCli(unittest.TestCase):
                                  (api, line["id"]))
         self.assertEqual(seen, {"message_stop", "response.completed"})
 
+    def test_responder_options(self):
+        """Each responder option as the CLI's flag gives it, and each
+        changes what is written (so the comparison can fail)."""
+        closer = "parameter>"
+        line = next(l for l in _support.golden_lines("parse.jsonl")
+                    if l["thinking_mode"] == "thinking" and l["expect"].get("message")
+                    and l["expect"]["message"].get("tool_calls")
+                    and l["expect"]["message"].get("reasoning_content") and closer in l["text"])
+        text = line["text"].encode("utf-8")
+        cut = text[:text.index(closer.encode("utf-8"))]   # inside the first value's closer
+        cases = [({"signature": "sig-1"}, ["--signature", "sig-1"], text, "stop", ("anthropic",)),
+                 ({"choice_index": 2}, ["--choice-index", "2"], text, "stop", ("chat",)),
+                 ({"stream_arguments": True}, ["--stream-arguments"], text, "stop", APIS),
+                 ({"keep_raw": True}, ["--keep-raw"], cut, "length", APIS),
+                 ({"usage": (3, 5, 1)}, ["--usage", "3,5,1"], text, "stop", APIS)]
+        for options, flags, completion, reason, apis in cases:
+            for api in apis:
+                body = dict(api_body(api, True), stream=True)
+                if api == "chat":
+                    body["stream_options"] = {"include_usage": True}
+                opts = dict(options)
+                usage = opts.pop("usage", None)
+
+                def streamed(**more):
+                    r = dsml.Turn(body, api=api).responder(sse=True, id="x1", created=7,
+                                                           seed=b"s", **more)
+                    out = b"".join(b"".join(r.feed(completion[at:at + 5]))
+                                   for at in range(0, len(completion), 5))
+                    if usage:                   # as the CLI gives it: at the end
+                        r.set_usage(*usage)
+                    return out + b"".join(r.end(reason))
+                got = streamed(**opts)
+                self.assertEqual(got, self.cli(api, body, completion, "--stream", "5", "--end",
+                                               reason, *flags), (api, flags))
+                if usage is None:
+                    self.assertNotEqual(got, streamed(), (api, flags))
+
+    def test_stopped_and_usage_checks(self):
+        turn = dsml.Turn({"messages": USER, "stop": ["END"], "thinking": {"type": "disabled"}})
+        responder = turn.responder()
+        self.assertFalse(responder.stopped)
+        responder.feed("one END two")
+        self.assertFalse(responder.stopped)     # the thinking-off window holds it
+        responder.feed("x" * 200)
+        self.assertTrue(responder.stopped)
+        for counts in ((1, 2, 3), (-1, 0, 0), (True, 1, 0)):
+            with self.assertRaises(dsml.DsmlError):
+                responder.set_usage(*counts)
+        with self.assertRaises(dsml.DsmlError):
+            turn.responder(choice_index=-1)
+
     def test_length_and_error_objects(self):
         text = b"Half an ans"
         for api in ("anthropic", "responses"):
@@ -242,7 +296,8 @@ class TurnApis(unittest.TestCase):
         self.assertEqual(cm.exception.path, "$.max_tokens")
         anthropic = dsml.error_json(cm.exception, "anthropic")
         self.assertEqual(anthropic["type"], "error")
-        self.assertIn("(at $.max_tokens)", anthropic["error"]["message"])
+        self.assertEqual(anthropic["error"]["message"], cm.exception.message)
+        self.assertTrue(cm.exception.message.startswith("$.max_tokens"), cm.exception.message)
         self.assertEqual(turn.error_json(cm.exception), anthropic)
         self.assertEqual(dsml.error_json(cm.exception)["error"]["param"], "$.max_tokens")
         self.assertEqual(dsml.error_json(cm.exception, "responses"),
