@@ -2,14 +2,24 @@
  * render_internal.h - the renderer's own model of a conversation, shared by
  * the pipeline's files:
  *
- *   render_api.c   public entry points; case files; options
- *   messages.c     JSON messages -> normalized list (images, tool merging,
- *                  thinking drop)
- *   tool_order.c   tool results in the order of their calls
- *   tools.c        tool names and namespaces, the tools block, DSML calls
- *   render.c       normalized list -> prompt text
- *   inline_results.c  tool results where they stand (dialects that do not
- *                  merge them into user messages)
+ *   render_api.c       public entry points; case files; options
+ *   render_pipeline.c  the stages in their order (read, merge, order, drop,
+ *                      each message), with the segments
+ *   render_read.c      JSON messages -> normalized list (images, tool
+ *                      merging, thinking drop)
+ *   render_tool_order.c  tool results in the order of their calls
+ *   render_guard.c     special tokens refused in untrusted text
+ *   render_message.c   one message of the normalized list -> prompt text
+ *   render_tools.c     tool names and namespaces, the tools block, DSML calls
+ *   render_inline.c    tool results where they stand (dialects that do not
+ *                      merge them into user messages)
+ *   render_output.c    output primitives: values as str.format() writes
+ *                      them, the thinking tokens
+ *   render_msg.c       the message model: roles, errors at a message, lists
+ *
+ * Calls run one way: API -> pipeline -> stages (read, tool order, guard,
+ * message, tools, inline results) -> output -> message model -> lib/core
+ * (scripts/check-layers checks it).
  *
  * What differs between dialects comes from the dialect table (c->dialect,
  * lib/dialect/dialect.h).
@@ -19,19 +29,6 @@
 
 #include "dialect/dialect.h"
 #include "json/json.h"
-
-/* ---- arena: every allocation of one render, freed at once ---------------- */
-
-typedef struct dsml_arena_chunk dsml_arena_chunk;
-typedef struct dsml_arena {
-    const dsml_allocator *alloc;
-    dsml_arena_chunk *head;
-    size_t used, cap;
-} dsml_arena;
-
-void dsml_arena_init(dsml_arena *ar, const dsml_allocator *a);
-void *dsml_arena_alloc(dsml_arena *ar, size_t n); /* not zeroed; NULL on OOM */
-void dsml_arena_release(dsml_arena *ar);
 
 /* ---- values ---------------------------------------------------------------- */
 
@@ -160,7 +157,7 @@ typedef struct dsml_rctx {
     int effort_level;     /* LEVEL: the number */
     const dsml_effort *effort_name; /* NAME: the dialect's effort */
     char effort_text[64]; /* as given, for messages */
-    struct dsml_guard *guard_state; /* guard.c, when guard is on */
+    struct dsml_guard *guard_state; /* render_guard.c, when guard is on */
     dsml_buf scratch;     /* reusable buffer (a message's tool calls) */
     const char *input;    /* the JSON input: where an error found after */
     size_t input_len;     /* reading sits (and the prompt's size) */
@@ -180,7 +177,7 @@ typedef struct dsml_msgs {
     size_t n, cap;
 } dsml_msgs;
 
-/* ---- messages.c ----------------------------------------------------------- */
+/* ---- render_read.c ----------------------------------------------------------- */
 
 /* Options for reading a messages array. */
 typedef struct dsml_read_opts {
@@ -197,7 +194,8 @@ typedef struct dsml_read_opts {
     int prefill_last;             /* render the last message without EOS */
 } dsml_read_opts;
 
-/* ---- render_api.c: entry points shared with the serving layer ---------- */
+/* ---- render_api.c, render_pipeline.c: entry points shared with the serving
+ * layer ---------------------------------------------------------------------- */
 
 /* Sets up a render: the options (NULL: defaults) resolved into `c`. */
 int dsml_rctx_setup(dsml_rctx *c, const dsml_render_options *opts, dsml_error *err);
@@ -245,7 +243,7 @@ int dsml_merge_messages(dsml_rctx *c, const dsml_msgs *in, dsml_msgs *out);
 int dsml_arena_grow(dsml_rctx *c, void **v, size_t n, size_t *cap, size_t want,
                     size_t size);
 
-/* ---- tool_order.c ---------------------------------------------------------- */
+/* ---- render_tool_order.c, render_msg.c ------------------------------------ */
 
 /* Reorders tool results after the context's and messages' tool calls. */
 int dsml_sort_tool_results(dsml_rctx *c, const dsml_msgs *context_raw,
@@ -261,13 +259,16 @@ int dsml_is_user_like(const dsml_rctx *c, const dsml_msg *m);
 int dsml_developer_renders(const dsml_rctx *c);
 /* Whether the dialect has rule r (DSML_RULE_*). */
 #define dsml_rule(c, r) (((c)->dialect->rules & (r)) != 0)
-/* Whether render.c knows how to render the message's role (render.c). */
+/* Whether render_message.c knows how to render the message's role. */
 int dsml_role_renders(const dsml_rctx *c, const dsml_msg *m);
-/* The error for a message whose role cannot be rendered (render.c). */
+/* The error for a message whose role cannot be rendered. */
 int dsml_fail_unknown_role(dsml_rctx *c, const dsml_msg *m);
 #define dsml_role_is(m, id) ((m)->role_id == (id))
 int dsml_role_id(const char *role);
 
+/* Sets c->path to the place `sub` ("content", "[2]", NULL: the message
+ * itself) of message m. */
+void dsml_msg_path(dsml_rctx *c, const dsml_msg *m, const char *sub);
 /* Sets the error for a message-relative place and returns code. */
 int dsml_msg_fail(dsml_rctx *c, const dsml_msg *m, const char *sub, int code,
                   const char *fmt, ...) DSML_PRINTF(5, 6);
@@ -275,17 +276,17 @@ int dsml_msg_fail(dsml_rctx *c, const dsml_msg *m, const char *sub, int code,
 int dsml_msg_fail_at(dsml_rctx *c, const dsml_msg *m, const char *sub_fmt,
                      size_t index, int code, const char *fmt, ...) DSML_PRINTF(6, 7);
 
-/* ---- guard.c -------------------------------------------------------------- */
+/* ---- render_guard.c -------------------------------------------------------------- */
 
 typedef struct dsml_guard dsml_guard;
 int dsml_guard_open(dsml_rctx *c);
 void dsml_guard_close(dsml_rctx *c);
 /* Guard on: refuses the tree when one of its strings or keys holds a
- * special token (or a look-alike, see guard.c); the error's path extends
+ * special token (or a look-alike, see render_guard.c); the error's path extends
  * c->path, its offset is the string's in the input.  DSML_OK else. */
 int dsml_guard_tree(dsml_rctx *c, const cJSON *v);
 
-/* ---- tools.c -------------------------------------------------------------- */
+/* ---- render_tools.c -------------------------------------------------------------- */
 
 /* Appends "## Tools ..." for a tools list (validates names). */
 int dsml_render_tools(dsml_rctx *c, const dsml_msg *m, const cJSON *tools,
@@ -302,7 +303,7 @@ int dsml_check_tools(dsml_rctx *c, const dsml_msg *m, const cJSON *tools);
 int dsml_render_tool_calls(dsml_rctx *c, const dsml_msg *m,
                            const cJSON *tool_calls, dsml_buf *out);
 
-/* ---- render.c ------------------------------------------------------------- */
+/* ---- render_output.c ------------------------------------------------------------- */
 
 /* Appends a value the way str.format() would (str() of a non-string);
  * `dflt` when absent. */
@@ -315,13 +316,22 @@ int dsml_shows_thinking(const dsml_rctx *c, size_t index, long after);
 /* <think> or </think> after the turn at `index`, as the header writes it. */
 void dsml_put_think_token(const dsml_rctx *c, size_t index, long last_user, dsml_buf *out);
 
+/* ---- render_message.c ---------------------------------------------------- */
+
+/* The message at `index` of `all` (the list rendered) into out, with the
+ * header or task token that follows it. */
+int dsml_render_message(dsml_rctx *c, const dsml_msgs *all, size_t index,
+                        long last_user, dsml_buf *out);
+
+/* ---- render_pipeline.c --------------------------------------------------- */
+
 /* Merges, orders and renders the messages after the context (both as read
  * by dsml_read_messages); segments (JSON array text) when not NULL. */
 int dsml_render_conversation(dsml_rctx *c, const dsml_msgs *ctx_raw,
                              const dsml_msgs *msg_raw, dsml_buf *out,
                              dsml_buf *segments);
 
-/* ---- inline_results.c ----------------------------------------------------- */
+/* ---- render_inline.c ----------------------------------------------------- */
 
 /* A tool message rendered where it stands (dialects that do not merge tool
  * results into user messages). */

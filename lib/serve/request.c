@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "serve/serve.h"
-#include "detect/detect_internal.h"
 #include "dialect/tool_name.h"
 
 /* The body's fields the turn reads; any other is listed as ignored. */
@@ -83,7 +82,7 @@ static int find_named_tool(srv_req *q, const cJSON *tools, const char *name)
     for (const cJSON *t = dsml_is_array(tools) ? tools->child : NULL; t != NULL && !exact;
          t = t->next) {
         qual.len = 0;
-        if (!det_tool_qualified_name(t, dsml_rule(q->c, DSML_RULE_NAMESPACES), &qual))
+        if (!dsml_tool_qualified_name(t, dsml_rule(q->c, DSML_RULE_NAMESPACES), &qual))
             continue;
         exact = qual.len == n && memcmp(qual.data, name, n) == 0;
         if (exact || !srv_is_text(dsml_json_get(dsml_json_get(t, "function"), "name"), name))

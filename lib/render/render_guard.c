@@ -1,5 +1,5 @@
 /*
- * guard.c - the opt-in guard for untrusted text (DSML_RENDER_GUARD).  It
+ * render_guard.c - the opt-in guard for untrusted text (DSML_RENDER_GUARD).  It
  * refuses every string and every object key of an untrusted part of the
  * input (a non-assistant message, the tools, a response format) that holds
  * a special token or something a tokenizer or the detector could take for

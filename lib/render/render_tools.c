@@ -1,5 +1,5 @@
 /*
- * tools.c - tools and tool calls in the prompt: qualified names
+ * render_tools.c - tools and tool calls in the prompt: qualified names
  * (`namespace::name`), the "## Tools" block of a system message with each
  * schema re-serialized, and an assistant's calls written as a DSML block
  * with one parameter per argument.  The dialect gives the template, the tag

@@ -1,6 +1,6 @@
 /*
- * render.c - the normalized message list to prompt text: one message at a
- * time (effort line, role token, content, tools, calls, EOS) followed by the
+ * render_message.c - one message of the normalized list to prompt text:
+ * effort line, role token, content, tools, calls, EOS, followed by the
  * generation header or task token the next message calls for.  Tokens,
  * templates and the rules that differ come from the dialect table.
  */
@@ -21,27 +21,6 @@ static const struct {
     {"title", DSML_TOKEN_TITLE},
     {"read_url", DSML_TOKEN_READ_URL},
 };
-
-int dsml_put_text(dsml_rctx *c, const dsml_msg *m, const char *where,
-                  const dsml_val *v, int present, const char *dflt, dsml_buf *out)
-{
-    if (!present) {
-        dsml_buf_puts(out, dflt);
-        return DSML_OK;
-    }
-    if (v->str != NULL) {
-        dsml_buf_append(out, v->str, v->str_len);
-        return DSML_OK;
-    }
-    if (v->node == NULL) {
-        dsml_buf_puts(out, dflt);
-        return DSML_OK;
-    }
-    if (!dsml_emit_pystr(out, v->node))
-        return dsml_msg_fail(c, m, where, DSML_ERR_TYPE,
-                             "must be a string, not a list or object");
-    return DSML_OK;
-}
 
 /* `content or ""`: falsy content renders as nothing. */
 static int put_content_or_empty(dsml_rctx *c, const dsml_msg *m, dsml_buf *out)
@@ -214,30 +193,6 @@ static int put_instructions(dsml_rctx *c, const dsml_msg *m, int has_tools,
     return put_tools_and_format(c, m, has_tools, out);
 }
 
-
-int dsml_role_renders(const dsml_rctx *c, const dsml_msg *m)
-{
-    return dsml_role_is(m, DSML_ROLE_SYSTEM) || dsml_is_user_like(c, m) ||
-           (dsml_rule(c, DSML_RULE_LATEST_REMINDER) &&
-            dsml_role_is(m, DSML_ROLE_LATEST_REMINDER)) ||
-           dsml_role_is(m, DSML_ROLE_ASSISTANT) || dsml_role_is(m, DSML_ROLE_TOOL);
-}
-
-int dsml_shows_thinking(const dsml_rctx *c, size_t index, long after)
-{
-    return c->mode == DSML_MODE_THINKING &&
-           ((dsml_rule(c, DSML_RULE_KEEP_THINKING) && !c->drop_thinking) ||
-            (long)index > after);
-}
-
-void dsml_put_think_token(const dsml_rctx *c, size_t index, long last_user, dsml_buf *out)
-{
-    if (dsml_shows_thinking(c, index, last_user - 1))
-        DSML_BUF_LIT(out, DSML_TOK_THINK);
-    else
-        DSML_BUF_LIT(out, DSML_TOK_THINK_END);
-}
-
 /* <｜Assistant｜> and the thinking token, after the turn at `index`. */
 static void put_header(dsml_rctx *c, size_t index, long last_user, dsml_buf *out)
 {
@@ -245,18 +200,8 @@ static void put_header(dsml_rctx *c, size_t index, long last_user, dsml_buf *out
     dsml_put_think_token(c, index, last_user, out);
 }
 
-int dsml_fail_unknown_role(dsml_rctx *c, const dsml_msg *m)
-{
-    char role[64];
-    if (m->role_str != NULL)
-        snprintf(role, sizeof role, "%s", m->role_str);
-    else
-        snprintf(role, sizeof role, "%s", m->role == NULL ? "None" : "(not a string)");
-    return dsml_msg_fail(c, m, "role", DSML_ERR_ROLE, "Unknown role: %s", role);
-}
-
-static int render_one(dsml_rctx *c, const dsml_msgs *all, size_t index,
-                      long last_user, dsml_buf *out)
+int dsml_render_message(dsml_rctx *c, const dsml_msgs *all, size_t index,
+                        long last_user, dsml_buf *out)
 {
     const dsml_msg *m = &all->v[index];
     if (c->mode == DSML_MODE_INVALID)
@@ -426,131 +371,5 @@ static int render_one(dsml_rctx *c, const dsml_msgs *all, size_t index,
                 index > 0)) {
         put_header(c, index, last_user, out);
     }
-    return DSML_OK;
-}
-
-static int any_tools(const dsml_msgs *a)
-{
-    for (size_t i = 0; i < a->n; i++)
-        if (dsml_json_truthy(a->v[i].tools))
-            return 1;
-    return 0;
-}
-
-static void put_segment(dsml_buf *seg, const dsml_msg *m, size_t index,
-                        size_t start, size_t end)
-{
-    if (seg->len > 1)
-        DSML_BUF_LIT(seg, ", ");
-    DSML_BUF_LIT(seg, "{\"role\": ");
-    if (m->role_str != NULL)
-        dsml_emit_string(seg, m->role_str, strlen(m->role_str));
-    else
-        DSML_BUF_LIT(seg, "null");
-    DSML_BUF_LIT(seg, ", \"index\": ");
-    if (index == DSML_NO_OFFSET)
-        DSML_BUF_LIT(seg, "null");
-    else
-        dsml_buf_put_size(seg, index);
-    DSML_BUF_LIT(seg, ", \"start\": ");
-    dsml_buf_put_size(seg, start);
-    DSML_BUF_LIT(seg, ", \"end\": ");
-    dsml_buf_put_size(seg, end);
-    dsml_buf_putc(seg, '}');
-}
-
-/* A segment's "index": the message's place in the rendered list, or, for a
- * request (body_indexes), in the body's "messages" (a merged message: its
- * first part's; a prepended system message: none). */
-static size_t segment_index(const dsml_rctx *c, const dsml_msgs *list, size_t index)
-{
-    if (!c->body_indexes)
-        return index;
-    const dsml_msg *m = &list->v[index];
-    return m->src != NULL ? m->src_index : DSML_NO_OFFSET;
-}
-
-int dsml_render_conversation(dsml_rctx *c, const dsml_msgs *ctx_raw,
-                             const dsml_msgs *msg_raw, dsml_buf *out,
-                             dsml_buf *segments)
-{
-    dsml_msgs msgs = *msg_raw, ctx = *ctx_raw;
-    int r = DSML_OK;
-    if (dsml_rule(c, DSML_RULE_MERGE_TOOLS)) {
-        msgs.v = ctx.v = NULL;
-        msgs.n = msgs.cap = ctx.n = ctx.cap = 0;
-        r = dsml_merge_messages(c, msg_raw, &msgs);
-        if (r == DSML_OK)
-            r = dsml_sort_tool_results(c, ctx_raw, &msgs);
-        if (r == DSML_OK && ctx_raw->n > 0)
-            r = dsml_merge_messages(c, ctx_raw, &ctx);
-        if (r != DSML_OK)
-            return r;
-    }
-
-    /* the context's messages, then the request's (without a context, the
-     * request's list itself: nothing below changes a list it reads) */
-    dsml_msgs full = msgs;
-    if (ctx.n > 0) {
-        full = (dsml_msgs){NULL, 0, 0};
-        r = dsml_msgs_reserve(c, &full, ctx.n + msgs.n);
-        for (size_t i = 0; i < ctx.n && r == DSML_OK; i++)
-            r = dsml_msgs_push(c, &full, &ctx.v[i]);
-        for (size_t i = 0; i < msgs.n && r == DSML_OK; i++)
-            r = dsml_msgs_push(c, &full, &msgs.v[i]);
-        if (r != DSML_OK)
-            return r;
-    }
-
-    if (c->add_bos && ctx.n == 0)
-        DSML_BUF_LIT(out, DSML_TOK_BOS);
-    if (dsml_rule(c, DSML_RULE_TOOLS_KEEP_THINKING) && any_tools(&full))
-        c->drop_thinking = 0;
-
-    long num, ctx_len;
-    const dsml_msgs *list = &full;
-    dsml_msgs dropped = {NULL, 0, 0};
-    if (c->mode == DSML_MODE_THINKING && c->drop_thinking) {
-        dsml_msgs dctx = {NULL, 0, 0};
-        r = dsml_drop_thinking(c, &full, &dropped);
-        if (r == DSML_OK)
-            r = dsml_drop_thinking(c, &ctx, &dctx);
-        if (r != DSML_OK)
-            return r;
-        list = &dropped;
-        num = (long)dropped.n - (long)dctx.n;
-        ctx_len = (long)dropped.n - num;
-        if (dsml_rule(c, DSML_RULE_DROP_REFUSED) && dropped.n < full.n && msgs.n > 0)
-            return dsml_fail(c->err, DSML_ERR_ROLE, DSML_NO_OFFSET, "$.messages",
-                             "thinking mode drops the messages before the last "
-                             "user message that are not user, system, tool or "
-                             "assistant messages; the %s encoder cannot render "
-                             "the conversation then (give drop_thinking false)",
-                             c->dialect->name);
-        if (dsml_rule(c, DSML_RULE_DROP_REFUSED)) {
-            num = (long)msgs.n; /* nothing was dropped */
-            ctx_len = (long)ctx.n;
-        }
-    } else {
-        num = (long)msgs.n;
-        ctx_len = (long)ctx.n;
-    }
-    long last_user = dsml_last_user_index(c, list);
-    if (segments != NULL)
-        dsml_buf_putc(segments, '[');
-    for (long k = 0; k < num; k++) {
-        size_t index = (size_t)(k + ctx_len);
-        size_t start = out->len;
-        r = render_one(c, list, index, last_user, out);
-        if (r != DSML_OK)
-            return r;
-        if (out->failed)
-            return dsml_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
-        if (segments != NULL)
-            put_segment(segments, &list->v[index], segment_index(c, list, index),
-                        start, out->len);
-    }
-    if (segments != NULL)
-        dsml_buf_putc(segments, ']');
     return DSML_OK;
 }

@@ -1,5 +1,5 @@
 /*
- * tool_order.c - tool results in the order of the calls that asked for
+ * render_tool_order.c - tool results in the order of the calls that asked for
  * them: each assistant's tool calls set the order (by id), and a later user
  * message's tool_result blocks are sorted by it, stably, while its other
  * blocks keep their places.

@@ -1,7 +1,7 @@
 /*
- * messages.c - from JSON messages to the normalized list the renderer walks:
+ * render_read.c - from JSON messages to the normalized list the renderer walks:
  * image blocks become placeholders (records collected in prompt order), tool
- * messages fold into user messages (their order: tool_order.c), and in
+ * messages fold into user messages (their order: render_tool_order.c), and in
  * thinking mode the messages before the last user turn are thinned out.
  */
 #include <stddef.h>
@@ -10,175 +10,6 @@
 #include <string.h>
 
 #include "render/render_internal.h"
-
-/* ---- arena ------------------------------------------------------------- */
-
-struct dsml_arena_chunk {
-    dsml_arena_chunk *next;
-    size_t size;
-    max_align_t data[];
-};
-
-void dsml_arena_init(dsml_arena *ar, const dsml_allocator *a)
-{
-    ar->alloc = a;
-    ar->head = NULL;
-    ar->used = 0;
-    ar->cap = 0;
-}
-
-void *dsml_arena_alloc(dsml_arena *ar, size_t n)
-{
-    const size_t align = sizeof(max_align_t);
-    n = (n + align - 1) / align * align;
-    if (ar->head == NULL || ar->cap - ar->used < n) {
-        size_t size = n > 960 ? n : 960;
-        dsml_arena_chunk *ch =
-            dsml_malloc(ar->alloc, sizeof(dsml_arena_chunk) + size);
-        if (ch == NULL)
-            return NULL;
-        ch->next = ar->head;
-        ch->size = size;
-        ar->head = ch;
-        ar->used = 0;
-        ar->cap = size;
-    }
-    void *p = (char *)ar->head->data + ar->used;
-    ar->used += n;
-    return p;
-}
-
-void dsml_arena_release(dsml_arena *ar)
-{
-    dsml_arena_chunk *ch = ar->head;
-    while (ch != NULL) {
-        dsml_arena_chunk *next = ch->next;
-        dsml_free(ar->alloc, ch);
-        ch = next;
-    }
-    ar->head = NULL;
-    ar->used = ar->cap = 0;
-}
-
-/* ---- helpers ----------------------------------------------------------- */
-
-
-int dsml_role_id(const char *role)
-{
-    static const struct {
-        const char *name;
-        int id;
-    } known[] = {
-        {"user", DSML_ROLE_USER},
-        {"assistant", DSML_ROLE_ASSISTANT},
-        {"tool", DSML_ROLE_TOOL},
-        {"system", DSML_ROLE_SYSTEM},
-        {"latest_reminder", DSML_ROLE_LATEST_REMINDER},
-        {"developer", DSML_ROLE_DEVELOPER},
-        {"direct_search_results", DSML_ROLE_DIRECT_SEARCH_RESULTS},
-    };
-    for (size_t k = 0; k < sizeof known / sizeof known[0]; k++)
-        if (strcmp(role, known[k].name) == 0)
-            return known[k].id;
-    return DSML_ROLE_OTHER;
-}
-
-int dsml_developer_renders(const dsml_rctx *c)
-{
-    return dsml_rule(c, DSML_RULE_DEVELOPER) || !c->strict;
-}
-
-int dsml_is_user_like(const dsml_rctx *c, const dsml_msg *m)
-{
-    return dsml_role_is(m, DSML_ROLE_USER) ||
-           (dsml_role_is(m, DSML_ROLE_DEVELOPER) && dsml_developer_renders(c));
-}
-
-static void msg_path(dsml_rctx *c, const dsml_msg *m, const char *sub)
-{
-    if (m->body_tools && sub != NULL && strncmp(sub, "tools", 5) == 0)
-        dsml_path_root(&c->path, "$"); /* the request's own "$.tools" */
-    else {
-        dsml_path_root(&c->path, m->in_context ? "$.context" : "$.messages");
-        dsml_path_index(&c->path, m->src != NULL ? m->src_index : 0);
-    }
-    if (sub != NULL && sub[0] != '\0') {
-        if (sub[0] == '[' || sub[0] == '.') {
-            /* already punctuated */
-            size_t l = strlen(sub);
-            if (c->path.len + l + 4 < sizeof c->path.text) {
-                memcpy(c->path.text + c->path.len, sub, l + 1);
-                c->path.len += l;
-            }
-        } else {
-            dsml_path_key(&c->path, sub);
-        }
-    }
-}
-
-int dsml_msg_fail(dsml_rctx *c, const dsml_msg *m, const char *sub, int code,
-                  const char *fmt, ...)
-{
-    msg_path(c, m, sub);
-    va_list ap;
-    va_start(ap, fmt);
-    int r = dsml_vfail(c->err, code, DSML_NO_OFFSET, c->path.text, fmt, ap);
-    va_end(ap);
-    return r;
-}
-
-int dsml_msg_fail_at(dsml_rctx *c, const dsml_msg *m, const char *sub_fmt,
-                     size_t index, int code, const char *fmt, ...)
-{
-    /* sub_fmt holds one "%zu": substitute it by hand */
-    char sub[128], num[24];
-    int nlen = snprintf(num, sizeof num, "%zu", index);
-    const char *hole = strstr(sub_fmt, "%zu");
-    size_t pre = hole ? (size_t)(hole - sub_fmt) : strlen(sub_fmt);
-    snprintf(sub, sizeof sub, "%.*s%s%s", (int)pre, sub_fmt, hole ? num : "",
-             hole ? hole + 3 : "");
-    (void)nlen;
-    msg_path(c, m, sub);
-    va_list ap;
-    va_start(ap, fmt);
-    int r = dsml_vfail(c->err, code, DSML_NO_OFFSET, c->path.text, fmt, ap);
-    va_end(ap);
-    return r;
-}
-
-int dsml_arena_grow(dsml_rctx *c, void **v, size_t n, size_t *cap, size_t want,
-                    size_t size)
-{
-    void *nv = want > (size_t)-1 / size ? NULL : dsml_arena_alloc(&c->arena, want * size);
-    if (nv == NULL)
-        return dsml_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
-    if (n)
-        memcpy(nv, *v, n * size);
-    *v = nv;
-    *cap = want;
-    return DSML_OK;
-}
-
-int dsml_msgs_reserve(dsml_rctx *c, dsml_msgs *m, size_t n)
-{
-    if (n <= m->cap)
-        return DSML_OK;
-    void *v = m->v;
-    int r = dsml_arena_grow(c, &v, m->n, &m->cap, n, sizeof *m->v);
-    m->v = v;
-    return r;
-}
-
-int dsml_msgs_push(dsml_rctx *c, dsml_msgs *m, const dsml_msg *msg)
-{
-    if (m->n == m->cap) {
-        int r = dsml_msgs_reserve(c, m, m->cap ? m->cap * 2 : 16);
-        if (r != DSML_OK)
-            return r;
-    }
-    m->v[m->n++] = *msg;
-    return DSML_OK;
-}
 
 static int blocks_push(dsml_rctx *c, dsml_block **v, size_t *n, size_t *cap,
                        const dsml_block *b)
@@ -414,7 +245,7 @@ static int guard_message(dsml_rctx *c, const dsml_msg *m)
     if (c->guard_state == NULL || m->in_context || dsml_role_is(m, DSML_ROLE_ASSISTANT))
         return DSML_OK;
     if (m->src != NULL) {
-        msg_path(c, m, NULL);
+        dsml_msg_path(c, m, NULL);
         int r = dsml_guard_tree(c, m->src);
         if (r != DSML_OK)
             return r;

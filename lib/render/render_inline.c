@@ -1,5 +1,5 @@
 /*
- * inline_results.c - tool results where they stand, for the dialects that
+ * render_inline.c - tool results where they stand, for the dialects that
  * do not merge them into user messages (V3.2): the results of one
  * assistant's calls follow it, each inside the dialect's result tags; the
  * first opens the results block, the one answering the assistant's last
