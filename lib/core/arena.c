@@ -12,7 +12,7 @@ struct dsml_arena_chunk {
     max_align_t data[];
 };
 
-void dsml_arena_init(dsml_arena *ar, const dsml_allocator *a)
+void core_arena_init(dsml_arena *ar, const dsml_allocator *a)
 {
     ar->alloc = a;
     ar->head = NULL;
@@ -20,7 +20,7 @@ void dsml_arena_init(dsml_arena *ar, const dsml_allocator *a)
     ar->cap = 0;
 }
 
-void *dsml_arena_alloc(dsml_arena *ar, size_t n)
+void *core_arena_alloc(dsml_arena *ar, size_t n)
 {
     const size_t align = sizeof(max_align_t);
     n = (n + align - 1) / align * align;
@@ -41,7 +41,7 @@ void *dsml_arena_alloc(dsml_arena *ar, size_t n)
     return p;
 }
 
-void dsml_arena_release(dsml_arena *ar)
+void core_arena_release(dsml_arena *ar)
 {
     dsml_arena_chunk *ch = ar->head;
     while (ch != NULL) {

@@ -37,9 +37,9 @@ typedef struct dsml_arena {
     size_t used, cap;
 } dsml_arena;
 
-void dsml_arena_init(dsml_arena *ar, const dsml_allocator *a);
-void *dsml_arena_alloc(dsml_arena *ar, size_t n); /* not zeroed; NULL on OOM */
-void dsml_arena_release(dsml_arena *ar);
+void core_arena_init(dsml_arena *ar, const dsml_allocator *a);
+void *core_arena_alloc(dsml_arena *ar, size_t n); /* not zeroed; NULL on OOM */
+void core_arena_release(dsml_arena *ar);
 
 /* A growable byte buffer.  After a failed allocation `failed` stays set and
  * further appends do nothing; check it once at the end.  It grows to twice

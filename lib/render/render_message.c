@@ -31,7 +31,7 @@ static int put_content_or_empty(dsml_rctx *c, const dsml_msg *m, dsml_buf *out)
     }
     if (!dsml_json_truthy(m->content.node))
         return DSML_OK;
-    return dsml_put_text(c, m, "content", &m->content, 1, "", out);
+    return render_put_text(c, m, "content", &m->content, 1, "", out);
 }
 
 static int put_text_block(dsml_rctx *c, const dsml_msg *m, const char *where,
@@ -44,7 +44,7 @@ static int put_text_block(dsml_rctx *c, const dsml_msg *m, const char *where,
     if (!b->has_text || b->text.node == NULL)
         return DSML_OK;
     if (!dsml_is_string(b->text.node))
-        return dsml_msg_fail(c, m, where, DSML_ERR_TYPE, "text must be a string");
+        return render_msg_fail(c, m, where, DSML_ERR_TYPE, "text must be a string");
     dsml_buf_append(out, b->text.node->valuestring, dsml_json_strlen(b->text.node));
     return DSML_OK;
 }
@@ -69,7 +69,7 @@ static int put_blocks(dsml_rctx *c, const dsml_msg *merged, dsml_buf *out)
         if (b->pos == DSML_NO_OFFSET)
             snprintf(where, sizeof where, "content");
         else
-            dsml_format_index(where, sizeof where, "content", b->pos);
+            render_format_index(where, sizeof where, "content", b->pos);
         if (i > 0)
             DSML_BUF_LIT(out, "\n\n");
         if (b->kind == DSML_BLK_TEXT) {
@@ -84,9 +84,9 @@ static int put_blocks(dsml_rctx *c, const dsml_msg *merged, dsml_buf *out)
                     if (k > 0)
                         DSML_BUF_LIT(out, "\n\n");
                     if (s->kind == DSML_BLK_NONDICT)
-                        return dsml_msg_fail(c, m, where, DSML_ERR_TYPE,
-                                             "a tool_result content block must "
-                                             "be an object");
+                        return render_msg_fail(c, m, where, DSML_ERR_TYPE,
+                                               "a tool_result content block must "
+                                               "be an object");
                     if (s->kind == DSML_BLK_TEXT) {
                         int r = put_text_block(c, m, where, s, out);
                         if (r != DSML_OK)
@@ -97,7 +97,7 @@ static int put_blocks(dsml_rctx *c, const dsml_msg *merged, dsml_buf *out)
                     }
                 }
             } else {
-                int r = dsml_put_text(c, m, where, &b->content, b->has_content, "", out);
+                int r = render_put_text(c, m, where, &b->content, b->has_content, "", out);
                 if (r != DSML_OK)
                     return r;
             }
@@ -105,8 +105,8 @@ static int put_blocks(dsml_rctx *c, const dsml_msg *merged, dsml_buf *out)
         } else if (b->kind == DSML_BLK_OTHER) {
             put_unsupported(b->type, out);
         } else {
-            return dsml_msg_fail(c, m, where, DSML_ERR_TYPE,
-                                 "a content block must be an object");
+            return render_msg_fail(c, m, where, DSML_ERR_TYPE,
+                                   "a content block must be an object");
         }
     }
     return DSML_OK;
@@ -155,7 +155,7 @@ static int effort_text(dsml_rctx *c, char *buf, size_t cap, const char **text, i
     return DSML_OK;
 }
 
-int dsml_rctx_effort_value(dsml_rctx *c, int *value)
+int render_rctx_effort_value(dsml_rctx *c, int *value)
 {
     char line[256];
     const char *text;
@@ -170,7 +170,7 @@ static int put_tools_and_format(dsml_rctx *c, const dsml_msg *m, int has_tools,
     int r;
     if (has_tools) {
         DSML_BUF_LIT(out, "\n\n");
-        r = dsml_render_tools(c, m, m->tools, out);
+        r = render_tools(c, m, m->tools, out);
         if (r != DSML_OK)
             return r;
     }
@@ -197,11 +197,11 @@ static int put_instructions(dsml_rctx *c, const dsml_msg *m, int has_tools,
 static void put_header(dsml_rctx *c, size_t index, long last_user, dsml_buf *out)
 {
     DSML_BUF_LIT(out, DSML_TOK_ASSISTANT);
-    dsml_put_think_token(c, index, last_user, out);
+    render_put_think_token(c, index, last_user, out);
 }
 
-int dsml_render_message(dsml_rctx *c, const dsml_msgs *all, size_t index,
-                        long last_user, dsml_buf *out)
+int render_message(dsml_rctx *c, const dsml_msgs *all, size_t index,
+                   long last_user, dsml_buf *out)
 {
     const dsml_msg *m = &all->v[index];
     if (c->mode == DSML_MODE_INVALID)
@@ -212,10 +212,10 @@ int dsml_render_message(dsml_rctx *c, const dsml_msgs *all, size_t index,
     /* Tools and calls are checked on every message; only some roles show
      * them.  Calls are rendered once, into a scratch buffer. */
     int has_tools = dsml_json_truthy(m->tools);
-    int developer = dsml_role_is(m, DSML_ROLE_DEVELOPER) && dsml_developer_renders(c);
-    int shows_tools = dsml_role_is(m, DSML_ROLE_SYSTEM) || developer;
+    int developer = render_role_is(m, DSML_ROLE_DEVELOPER) && render_developer_renders(c);
+    int shows_tools = render_role_is(m, DSML_ROLE_SYSTEM) || developer;
     if (has_tools && !shows_tools) {
-        int r = dsml_check_tools(c, m, m->tools);
+        int r = render_check_tools(c, m, m->tools);
         if (r != DSML_OK)
             return r;
     }
@@ -223,8 +223,8 @@ int dsml_render_message(dsml_rctx *c, const dsml_msgs *all, size_t index,
     dsml_buf *calls = &c->scratch;
     calls->len = 0;
     if (has_calls) {
-        int shows_calls = dsml_role_is(m, DSML_ROLE_ASSISTANT);
-        int r = dsml_render_tool_calls(c, m, m->tool_calls, shows_calls ? calls : NULL);
+        int shows_calls = render_role_is(m, DSML_ROLE_ASSISTANT);
+        int r = render_tool_calls(c, m, m->tool_calls, shows_calls ? calls : NULL);
         if (r != DSML_OK)
             return r;
         if (calls->failed)
@@ -237,35 +237,35 @@ int dsml_render_message(dsml_rctx *c, const dsml_msgs *all, size_t index,
         return r;
     if (index > 0 || !thinking)
         effort = "";
-    if (index == 0 && (effort[0] != '\0' || dsml_role_is(m, DSML_ROLE_SYSTEM)))
+    if (index == 0 && (effort[0] != '\0' || render_role_is(m, DSML_ROLE_SYSTEM)))
         dsml_buf_puts(out, c->dialect->system_token);
     dsml_buf_puts(out, effort);
 
-    if (dsml_role_is(m, DSML_ROLE_SYSTEM)) {
+    if (render_role_is(m, DSML_ROLE_SYSTEM)) {
         if (index > 0)
             dsml_buf_puts(out, c->dialect->system_token);
         r = put_instructions(c, m, has_tools, out);
         if (r != DSML_OK)
             return r;
-    } else if (dsml_role_is(m, DSML_ROLE_USER)) {
+    } else if (render_role_is(m, DSML_ROLE_USER)) {
         DSML_BUF_LIT(out, DSML_TOK_USER);
         if (m->nblocks > 0)
             r = put_blocks(c, m, out);
-        else if (dsml_rule(c, DSML_RULE_MERGE_TOOLS))
+        else if (render_rule(c, DSML_RULE_MERGE_TOOLS))
             r = put_content_or_empty(c, m, out);
         else /* not merged, the content as str() writes it */
-            r = dsml_put_text(c, m, "content", &m->content, m->has_content, "None", out);
+            r = render_put_text(c, m, "content", &m->content, m->has_content, "None", out);
         if (r != DSML_OK)
             return r;
     } else if (developer) {
         if (!dsml_json_truthy(m->content.node) &&
             (m->content.str == NULL || m->content.str_len == 0))
-            return dsml_msg_fail(c, m, "content", DSML_ERR_DEVELOPER,
-                                 "developer message content must not be empty");
-        if (dsml_rule(c, DSML_RULE_DEVELOPER_TEXT) && m->content.str == NULL &&
+            return render_msg_fail(c, m, "content", DSML_ERR_DEVELOPER,
+                                   "developer message content must not be empty");
+        if (render_rule(c, DSML_RULE_DEVELOPER_TEXT) && m->content.str == NULL &&
             !dsml_is_string(m->content.node))
-            return dsml_msg_fail(c, m, "content", DSML_ERR_TYPE,
-                                 "developer message content must be a string");
+            return render_msg_fail(c, m, "content", DSML_ERR_TYPE,
+                                   "developer message content must be a string");
         DSML_BUF_LIT(out, DSML_TOK_USER);
         if (c->dialect->developer_quote == NULL) {
             r = put_instructions(c, m, has_tools, out);
@@ -273,26 +273,26 @@ int dsml_render_message(dsml_rctx *c, const dsml_msgs *all, size_t index,
             r = put_tools_and_format(c, m, has_tools, out);
             dsml_buf_puts(out, c->dialect->developer_quote);
             if (r == DSML_OK)
-                r = dsml_put_text(c, m, "content", &m->content, 1, "", out);
+                r = render_put_text(c, m, "content", &m->content, 1, "", out);
         }
         if (r != DSML_OK)
             return r;
-    } else if (dsml_rule(c, DSML_RULE_LATEST_REMINDER) &&
-               dsml_role_is(m, DSML_ROLE_LATEST_REMINDER)) {
+    } else if (render_rule(c, DSML_RULE_LATEST_REMINDER) &&
+               render_role_is(m, DSML_ROLE_LATEST_REMINDER)) {
         DSML_BUF_LIT(out, DSML_TOK_LATEST_REMINDER);
-        r = dsml_put_text(c, m, "content", &m->content, m->has_content, "None", out);
+        r = render_put_text(c, m, "content", &m->content, m->has_content, "None", out);
         if (r != DSML_OK)
             return r;
-    } else if (dsml_role_is(m, DSML_ROLE_ASSISTANT)) {
-        int prev_task = dsml_rule(c, DSML_RULE_TASKS) && index > 0 &&
+    } else if (render_role_is(m, DSML_ROLE_ASSISTANT)) {
+        int prev_task = render_rule(c, DSML_RULE_TASKS) && index > 0 &&
                         all->v[index - 1].task != NULL;
-        if (dsml_rule(c, DSML_RULE_REASONING_REQUIRED) && thinking &&
+        if (render_rule(c, DSML_RULE_REASONING_REQUIRED) && thinking &&
             (long)index > last_user && !dsml_json_truthy(m->reasoning) && !has_calls)
-            return dsml_msg_fail(c, m, NULL, DSML_ERR_MISSING_KEY,
-                                 "an assistant message after the last user message "
-                                 "needs reasoning_content or tool_calls in thinking mode");
-        int shows = !prev_task && dsml_shows_thinking(c, index, last_user);
-        int eos = !m->prefill && !(dsml_rule(c, DSML_RULE_WO_EOS) && dsml_json_truthy(m->wo_eos));
+            return render_msg_fail(c, m, NULL, DSML_ERR_MISSING_KEY,
+                                   "an assistant message after the last user message "
+                                   "needs reasoning_content or tool_calls in thinking mode");
+        int shows = !prev_task && render_shows_thinking(c, index, last_user);
+        int eos = !m->prefill && !(render_rule(c, DSML_RULE_WO_EOS) && dsml_json_truthy(m->wo_eos));
         dsml_restored rs = {NULL, 0, NULL, 0};
         if (shows && !dsml_json_truthy(m->reasoning) && c->restore != NULL && !m->in_context &&
             !m->prefill) {
@@ -304,7 +304,7 @@ int dsml_render_message(dsml_rctx *c, const dsml_msgs *all, size_t index,
         if (shows) {
             dsml_val v = {m->reasoning, rs.reasoning, rs.reasoning_len};
             if (dsml_json_truthy(m->reasoning) || rs.reasoning != NULL)
-                r = dsml_put_text(c, m, "reasoning_content", &v, 1, "", out);
+                r = render_put_text(c, m, "reasoning_content", &v, 1, "", out);
             if (r != DSML_OK)
                 return r;
             DSML_BUF_LIT(out, DSML_TOK_THINK_END);
@@ -326,11 +326,11 @@ int dsml_render_message(dsml_rctx *c, const dsml_msgs *all, size_t index,
             out->len = start;
             dsml_buf_append(out, rs.completion, rs.completion_len);
         }
-    } else if (dsml_role_is(m, DSML_ROLE_TOOL)) {
-        if (dsml_rule(c, DSML_RULE_MERGE_TOOLS))
-            return dsml_msg_fail(c, m, "role", DSML_ERR_ROLE,
-                                 "tool messages must be merged into user messages");
-        r = dsml_render_inline_result(c, all, index, last_user, out);
+    } else if (render_role_is(m, DSML_ROLE_TOOL)) {
+        if (render_rule(c, DSML_RULE_MERGE_TOOLS))
+            return render_msg_fail(c, m, "role", DSML_ERR_ROLE,
+                                   "tool messages must be merged into user messages");
+        r = render_inline_result(c, all, index, last_user, out);
         if (r != DSML_OK)
             return r;
     } else {
@@ -340,10 +340,11 @@ int dsml_render_message(dsml_rctx *c, const dsml_msgs *all, size_t index,
     /* What follows the message: with tasks, only before an assistant, a
      * latest_reminder or the end; without, the header after every user
      * turn. */
-    int tasks = dsml_rule(c, DSML_RULE_TASKS);
+    int tasks = render_rule(c, DSML_RULE_TASKS);
     if (tasks && index + 1 < all->n) {
         const dsml_msg *next = &all->v[index + 1];
-        if (!dsml_role_is(next, DSML_ROLE_ASSISTANT) && !dsml_role_is(next, DSML_ROLE_LATEST_REMINDER))
+        if (!render_role_is(next, DSML_ROLE_ASSISTANT) &&
+            !render_role_is(next, DSML_ROLE_LATEST_REMINDER))
             return DSML_OK;
     }
     if (tasks && m->task != NULL) {
@@ -352,10 +353,10 @@ int dsml_render_message(dsml_rctx *c, const dsml_msgs *all, size_t index,
             if (dsml_is_string(m->task) && strcmp(m->task->valuestring, tasks_[k].name) == 0)
                 break;
         if (k == sizeof tasks_ / sizeof tasks_[0])
-            return dsml_msg_fail(c, m, "task", DSML_ERR_TASK,
-                                 "Invalid task: '%s'. Valid tasks are: action, "
-                                 "query, authority, domain, title, read_url",
-                                 dsml_is_string(m->task) ? m->task->valuestring : "(not a string)");
+            return render_msg_fail(c, m, "task", DSML_ERR_TASK,
+                                   "Invalid task: '%s'. Valid tasks are: action, "
+                                   "query, authority, domain, title, read_url",
+                                   dsml_is_string(m->task) ? m->task->valuestring : "(not a string)");
         if (k != 0) {
             dsml_buf_puts(out, tasks_[k].token);
         } else {
@@ -366,8 +367,8 @@ int dsml_render_message(dsml_rctx *c, const dsml_msgs *all, size_t index,
                 DSML_BUF_LIT(out, DSML_TOK_THINK_END);
             dsml_buf_puts(out, tasks_[k].token);
         }
-    } else if (dsml_is_user_like(c, m) ||
-               (dsml_rule(c, DSML_RULE_SYSTEM_TURNS) && dsml_role_is(m, DSML_ROLE_SYSTEM) &&
+    } else if (render_is_user_like(c, m) ||
+               (render_rule(c, DSML_RULE_SYSTEM_TURNS) && render_role_is(m, DSML_ROLE_SYSTEM) &&
                 index > 0)) {
         put_header(c, index, last_user, out);
     }

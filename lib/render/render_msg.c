@@ -8,7 +8,7 @@
 
 #include "render/render_internal.h"
 
-int dsml_role_id(const char *role)
+int render_role_id(const char *role)
 {
     static const struct {
         const char *name;
@@ -28,18 +28,18 @@ int dsml_role_id(const char *role)
     return DSML_ROLE_OTHER;
 }
 
-int dsml_developer_renders(const dsml_rctx *c)
+int render_developer_renders(const dsml_rctx *c)
 {
-    return dsml_rule(c, DSML_RULE_DEVELOPER) || !c->strict;
+    return render_rule(c, DSML_RULE_DEVELOPER) || !c->strict;
 }
 
-int dsml_is_user_like(const dsml_rctx *c, const dsml_msg *m)
+int render_is_user_like(const dsml_rctx *c, const dsml_msg *m)
 {
-    return dsml_role_is(m, DSML_ROLE_USER) ||
-           (dsml_role_is(m, DSML_ROLE_DEVELOPER) && dsml_developer_renders(c));
+    return render_role_is(m, DSML_ROLE_USER) ||
+           (render_role_is(m, DSML_ROLE_DEVELOPER) && render_developer_renders(c));
 }
 
-void dsml_msg_path(dsml_rctx *c, const dsml_msg *m, const char *sub)
+void render_msg_path(dsml_rctx *c, const dsml_msg *m, const char *sub)
 {
     if (m->body_tools && sub != NULL && strncmp(sub, "tools", 5) == 0)
         dsml_path_root(&c->path, "$"); /* the request's own "$.tools" */
@@ -61,19 +61,26 @@ void dsml_msg_path(dsml_rctx *c, const dsml_msg *m, const char *sub)
     }
 }
 
-int dsml_msg_fail(dsml_rctx *c, const dsml_msg *m, const char *sub, int code,
-                  const char *fmt, ...)
+DSML_PRINTF(5, 0)
+static int msg_vfail(dsml_rctx *c, const dsml_msg *m, const char *sub, int code,
+                     const char *fmt, va_list ap)
 {
-    dsml_msg_path(c, m, sub);
+    render_msg_path(c, m, sub);
+    return dsml_vfail(c->err, code, DSML_NO_OFFSET, c->path.text, fmt, ap);
+}
+
+int render_msg_fail(dsml_rctx *c, const dsml_msg *m, const char *sub, int code,
+                    const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    int r = dsml_vfail(c->err, code, DSML_NO_OFFSET, c->path.text, fmt, ap);
+    int r = msg_vfail(c, m, sub, code, fmt, ap);
     va_end(ap);
     return r;
 }
 
-int dsml_msg_fail_at(dsml_rctx *c, const dsml_msg *m, const char *sub_fmt,
-                     size_t index, int code, const char *fmt, ...)
+int render_msg_fail_at(dsml_rctx *c, const dsml_msg *m, const char *sub_fmt,
+                       size_t index, int code, const char *fmt, ...)
 {
     /* sub_fmt holds one "%zu": substitute it by hand */
     char sub[128], num[24];
@@ -83,18 +90,17 @@ int dsml_msg_fail_at(dsml_rctx *c, const dsml_msg *m, const char *sub_fmt,
     snprintf(sub, sizeof sub, "%.*s%s%s", (int)pre, sub_fmt, hole ? num : "",
              hole ? hole + 3 : "");
     (void)nlen;
-    dsml_msg_path(c, m, sub);
     va_list ap;
     va_start(ap, fmt);
-    int r = dsml_vfail(c->err, code, DSML_NO_OFFSET, c->path.text, fmt, ap);
+    int r = msg_vfail(c, m, sub, code, fmt, ap);
     va_end(ap);
     return r;
 }
 
-int dsml_arena_grow(dsml_rctx *c, void **v, size_t n, size_t *cap, size_t want,
-                    size_t size)
+int render_arena_grow(dsml_rctx *c, void **v, size_t n, size_t *cap, size_t want,
+                      size_t size)
 {
-    void *nv = want > (size_t)-1 / size ? NULL : dsml_arena_alloc(&c->arena, want * size);
+    void *nv = want > (size_t)-1 / size ? NULL : core_arena_alloc(&c->arena, want * size);
     if (nv == NULL)
         return dsml_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
     if (n)
@@ -104,20 +110,20 @@ int dsml_arena_grow(dsml_rctx *c, void **v, size_t n, size_t *cap, size_t want,
     return DSML_OK;
 }
 
-int dsml_msgs_reserve(dsml_rctx *c, dsml_msgs *m, size_t n)
+int render_msgs_reserve(dsml_rctx *c, dsml_msgs *m, size_t n)
 {
     if (n <= m->cap)
         return DSML_OK;
     void *v = m->v;
-    int r = dsml_arena_grow(c, &v, m->n, &m->cap, n, sizeof *m->v);
+    int r = render_arena_grow(c, &v, m->n, &m->cap, n, sizeof *m->v);
     m->v = v;
     return r;
 }
 
-int dsml_msgs_push(dsml_rctx *c, dsml_msgs *m, const dsml_msg *msg)
+int render_msgs_push(dsml_rctx *c, dsml_msgs *m, const dsml_msg *msg)
 {
     if (m->n == m->cap) {
-        int r = dsml_msgs_reserve(c, m, m->cap ? m->cap * 2 : 16);
+        int r = render_msgs_reserve(c, m, m->cap ? m->cap * 2 : 16);
         if (r != DSML_OK)
             return r;
     }
@@ -125,12 +131,12 @@ int dsml_msgs_push(dsml_rctx *c, dsml_msgs *m, const dsml_msg *msg)
     return DSML_OK;
 }
 
-int dsml_role_renders(const dsml_rctx *c, const dsml_msg *m)
+int render_role_renders(const dsml_rctx *c, const dsml_msg *m)
 {
-    return dsml_role_is(m, DSML_ROLE_SYSTEM) || dsml_is_user_like(c, m) ||
-           (dsml_rule(c, DSML_RULE_LATEST_REMINDER) &&
-            dsml_role_is(m, DSML_ROLE_LATEST_REMINDER)) ||
-           dsml_role_is(m, DSML_ROLE_ASSISTANT) || dsml_role_is(m, DSML_ROLE_TOOL);
+    return render_role_is(m, DSML_ROLE_SYSTEM) || render_is_user_like(c, m) ||
+           (render_rule(c, DSML_RULE_LATEST_REMINDER) &&
+            render_role_is(m, DSML_ROLE_LATEST_REMINDER)) ||
+           render_role_is(m, DSML_ROLE_ASSISTANT) || render_role_is(m, DSML_ROLE_TOOL);
 }
 
 int dsml_fail_unknown_role(dsml_rctx *c, const dsml_msg *m)
@@ -140,5 +146,5 @@ int dsml_fail_unknown_role(dsml_rctx *c, const dsml_msg *m)
         snprintf(role, sizeof role, "%s", m->role_str);
     else
         snprintf(role, sizeof role, "%s", m->role == NULL ? "None" : "(not a string)");
-    return dsml_msg_fail(c, m, "role", DSML_ERR_ROLE, "Unknown role: %s", role);
+    return render_msg_fail(c, m, "role", DSML_ERR_ROLE, "Unknown role: %s", role);
 }

@@ -4,8 +4,8 @@
  */
 #include "render/render_internal.h"
 
-int dsml_put_text(dsml_rctx *c, const dsml_msg *m, const char *where,
-                  const dsml_val *v, int present, const char *dflt, dsml_buf *out)
+int render_put_text(dsml_rctx *c, const dsml_msg *m, const char *where,
+                    const dsml_val *v, int present, const char *dflt, dsml_buf *out)
 {
     if (!present) {
         dsml_buf_puts(out, dflt);
@@ -20,21 +20,21 @@ int dsml_put_text(dsml_rctx *c, const dsml_msg *m, const char *where,
         return DSML_OK;
     }
     if (!dsml_emit_pystr(out, v->node))
-        return dsml_msg_fail(c, m, where, DSML_ERR_TYPE,
-                             "must be a string, not a list or object");
+        return render_msg_fail(c, m, where, DSML_ERR_TYPE,
+                               "must be a string, not a list or object");
     return DSML_OK;
 }
 
-int dsml_shows_thinking(const dsml_rctx *c, size_t index, long after)
+int render_shows_thinking(const dsml_rctx *c, size_t index, long after)
 {
     return c->mode == DSML_MODE_THINKING &&
-           ((dsml_rule(c, DSML_RULE_KEEP_THINKING) && !c->drop_thinking) ||
+           ((render_rule(c, DSML_RULE_KEEP_THINKING) && !c->drop_thinking) ||
             (long)index > after);
 }
 
-void dsml_put_think_token(const dsml_rctx *c, size_t index, long last_user, dsml_buf *out)
+void render_put_think_token(const dsml_rctx *c, size_t index, long last_user, dsml_buf *out)
 {
-    if (dsml_shows_thinking(c, index, last_user - 1))
+    if (render_shows_thinking(c, index, last_user - 1))
         DSML_BUF_LIT(out, DSML_TOK_THINK);
     else
         DSML_BUF_LIT(out, DSML_TOK_THINK_END);

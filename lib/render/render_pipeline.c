@@ -9,8 +9,8 @@
 #include "render/render_internal.h"
 
 /* Reads messages (and context) and renders them into `out`. */
-int dsml_rctx_run(dsml_rctx *c, const cJSON *messages, const char *messages_root,
-                  const cJSON *context, const dsml_read_opts *ro_in, dsml_output *out)
+int render_rctx_run(dsml_rctx *c, const cJSON *messages, const char *messages_root,
+                    const cJSON *context, const dsml_read_opts *ro_in, dsml_output *out)
 {
     dsml_msgs ctx_raw = {NULL, 0, 0}, msg_raw = {NULL, 0, 0};
     dsml_buf prompt, images, segments;
@@ -31,13 +31,13 @@ int dsml_rctx_run(dsml_rctx *c, const cJSON *messages, const char *messages_root
         goto done;
     }
     if (c->guard) {
-        r = dsml_guard_open(c);
+        r = render_guard_open(c);
         if (r != DSML_OK)
             goto done;
     }
     if (dsml_is_array(context)) {
         dsml_read_opts ro = {NULL, 0, 1, "$.context", 0, 0, NULL, 0};
-        r = dsml_read_messages(c, context, &ro, &ctx_raw, NULL, NULL);
+        r = render_read_messages(c, context, &ro, &ctx_raw, NULL, NULL);
         if (r != DSML_OK)
             goto done;
     }
@@ -45,7 +45,7 @@ int dsml_rctx_run(dsml_rctx *c, const cJSON *messages, const char *messages_root
     dsml_read_opts ro = *ro_in;
     ro.root = messages_root;
     ro.counted = ctx_raw.n;
-    r = dsml_read_messages(c, messages, &ro, &msg_raw, &images, &image_count);
+    r = render_read_messages(c, messages, &ro, &msg_raw, &images, &image_count);
     if (r != DSML_OK)
         goto done;
     DSML_BUF_LIT(&images, "]");
@@ -53,8 +53,8 @@ int dsml_rctx_run(dsml_rctx *c, const cJSON *messages, const char *messages_root
      * percent larger (tool calls written out as DSML), so room for an
      * eighth more spares a large prompt its copy into a doubled block */
     dsml_buf_reserve(&prompt, c->input_len + c->input_len / 8 + 4096);
-    r = dsml_render_conversation(c, &ctx_raw, &msg_raw, &prompt,
-                                 c->want_segments ? &segments : NULL);
+    r = render_conversation(c, &ctx_raw, &msg_raw, &prompt,
+                            c->want_segments ? &segments : NULL);
     if (r != DSML_OK)
         goto done;
     if (prompt.failed || images.failed || segments.failed) {
@@ -120,20 +120,20 @@ static size_t segment_index(const dsml_rctx *c, const dsml_msgs *list, size_t in
     return m->src != NULL ? m->src_index : DSML_NO_OFFSET;
 }
 
-int dsml_render_conversation(dsml_rctx *c, const dsml_msgs *ctx_raw,
-                             const dsml_msgs *msg_raw, dsml_buf *out,
-                             dsml_buf *segments)
+int render_conversation(dsml_rctx *c, const dsml_msgs *ctx_raw,
+                        const dsml_msgs *msg_raw, dsml_buf *out,
+                        dsml_buf *segments)
 {
     dsml_msgs msgs = *msg_raw, ctx = *ctx_raw;
     int r = DSML_OK;
-    if (dsml_rule(c, DSML_RULE_MERGE_TOOLS)) {
+    if (render_rule(c, DSML_RULE_MERGE_TOOLS)) {
         msgs.v = ctx.v = NULL;
         msgs.n = msgs.cap = ctx.n = ctx.cap = 0;
-        r = dsml_merge_messages(c, msg_raw, &msgs);
+        r = render_merge_messages(c, msg_raw, &msgs);
         if (r == DSML_OK)
-            r = dsml_sort_tool_results(c, ctx_raw, &msgs);
+            r = render_sort_tool_results(c, ctx_raw, &msgs);
         if (r == DSML_OK && ctx_raw->n > 0)
-            r = dsml_merge_messages(c, ctx_raw, &ctx);
+            r = render_merge_messages(c, ctx_raw, &ctx);
         if (r != DSML_OK)
             return r;
     }
@@ -143,18 +143,18 @@ int dsml_render_conversation(dsml_rctx *c, const dsml_msgs *ctx_raw,
     dsml_msgs full = msgs;
     if (ctx.n > 0) {
         full = (dsml_msgs){NULL, 0, 0};
-        r = dsml_msgs_reserve(c, &full, ctx.n + msgs.n);
+        r = render_msgs_reserve(c, &full, ctx.n + msgs.n);
         for (size_t i = 0; i < ctx.n && r == DSML_OK; i++)
-            r = dsml_msgs_push(c, &full, &ctx.v[i]);
+            r = render_msgs_push(c, &full, &ctx.v[i]);
         for (size_t i = 0; i < msgs.n && r == DSML_OK; i++)
-            r = dsml_msgs_push(c, &full, &msgs.v[i]);
+            r = render_msgs_push(c, &full, &msgs.v[i]);
         if (r != DSML_OK)
             return r;
     }
 
     if (c->add_bos && ctx.n == 0)
         DSML_BUF_LIT(out, DSML_TOK_BOS);
-    if (dsml_rule(c, DSML_RULE_TOOLS_KEEP_THINKING) && any_tools(&full))
+    if (render_rule(c, DSML_RULE_TOOLS_KEEP_THINKING) && any_tools(&full))
         c->drop_thinking = 0;
 
     long num, ctx_len;
@@ -162,22 +162,22 @@ int dsml_render_conversation(dsml_rctx *c, const dsml_msgs *ctx_raw,
     dsml_msgs dropped = {NULL, 0, 0};
     if (c->mode == DSML_MODE_THINKING && c->drop_thinking) {
         dsml_msgs dctx = {NULL, 0, 0};
-        r = dsml_drop_thinking(c, &full, &dropped);
+        r = render_drop_thinking(c, &full, &dropped);
         if (r == DSML_OK)
-            r = dsml_drop_thinking(c, &ctx, &dctx);
+            r = render_drop_thinking(c, &ctx, &dctx);
         if (r != DSML_OK)
             return r;
         list = &dropped;
         num = (long)dropped.n - (long)dctx.n;
         ctx_len = (long)dropped.n - num;
-        if (dsml_rule(c, DSML_RULE_DROP_REFUSED) && dropped.n < full.n && msgs.n > 0)
+        if (render_rule(c, DSML_RULE_DROP_REFUSED) && dropped.n < full.n && msgs.n > 0)
             return dsml_fail(c->err, DSML_ERR_ROLE, DSML_NO_OFFSET, "$.messages",
                              "thinking mode drops the messages before the last "
                              "user message that are not user, system, tool or "
                              "assistant messages; the %s encoder cannot render "
                              "the conversation then (give drop_thinking false)",
                              c->dialect->name);
-        if (dsml_rule(c, DSML_RULE_DROP_REFUSED)) {
+        if (render_rule(c, DSML_RULE_DROP_REFUSED)) {
             num = (long)msgs.n; /* nothing was dropped */
             ctx_len = (long)ctx.n;
         }
@@ -185,13 +185,13 @@ int dsml_render_conversation(dsml_rctx *c, const dsml_msgs *ctx_raw,
         num = (long)msgs.n;
         ctx_len = (long)ctx.n;
     }
-    long last_user = dsml_last_user_index(c, list);
+    long last_user = render_last_user_index(c, list);
     if (segments != NULL)
         dsml_buf_putc(segments, '[');
     for (long k = 0; k < num; k++) {
         size_t index = (size_t)(k + ctx_len);
         size_t start = out->len;
-        r = dsml_render_message(c, list, index, last_user, out);
+        r = render_message(c, list, index, last_user, out);
         if (r != DSML_OK)
             return r;
         if (out->failed)

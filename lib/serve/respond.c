@@ -81,11 +81,11 @@ static int make_heads(dsml_responder *r, const dsml_turn *turn, const dsml_respo
         model = turn->info.model != NULL ? turn->info.model : "";
         model_len = turn->info.model_len;
     }
-    if (!dsml_utf8_valid((const unsigned char *)id, id_len) ||
-        !dsml_utf8_valid((const unsigned char *)model, model_len))
+    if (!core_utf8_valid((const unsigned char *)id, id_len) ||
+        !core_utf8_valid((const unsigned char *)model, model_len))
         return dsml_fail(err, DSML_ERR_UTF8, DSML_NO_OFFSET, NULL,
                          "dsml_responder_options.%s is not valid UTF-8",
-                         dsml_utf8_valid((const unsigned char *)id, id_len) ? "model" : "id");
+                         core_utf8_valid((const unsigned char *)id, id_len) ? "model" : "id");
     if (turn->info.api == DSML_API_ANTHROPIC) {
         srv_anthropic_head(&r->head, id, id_len, model, model_len);
         return r->head.failed ? dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory")
@@ -215,7 +215,7 @@ static int index_call(dsml_responder *r, srv_call *c)
         c->id_len = r->call_id(r->call_id_ctx, c->index, c->id, DSML_CALL_ID_MAX);
         if (c->id_len > DSML_CALL_ID_MAX)
             c->id_len = 0;
-        if (!dsml_utf8_valid((const unsigned char *)c->id, c->id_len)) {
+        if (!core_utf8_valid((const unsigned char *)c->id, c->id_len)) {
             dsml_fail(&r->err, DSML_ERR_UTF8, DSML_NO_OFFSET, NULL,
                       "the id dsml_responder_options.call_id gave call %zu is not valid "
                       "UTF-8", c->index);
