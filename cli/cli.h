@@ -99,7 +99,7 @@ enum {
     CLI_ARG_EQUALS    /* "--name=VALUE" only */
 };
 typedef struct cli_option {
-    const char *name; /* "--profile", "-h" */
+    const char *name; /* "--profile" */
     int id;           /* what cli_next_option returns for it (1 or more) */
     int arg;          /* CLI_ARG_* */
 } cli_option;
@@ -108,6 +108,7 @@ typedef struct cli_option {
 #define CLI_OPT_END 0        /* no argument left */
 #define CLI_OPT_OPERAND (-1) /* an operand (a file, "-", anything after "--") */
 #define CLI_OPT_BAD (-2)     /* an unknown option: reported as a usage error */
+#define CLI_OPT_HELP (-3)    /* -h or --help, which every command takes */
 
 /* A command line being read. */
 typedef struct cli_args {
@@ -124,7 +125,8 @@ typedef struct cli_args {
 void cli_args_init(cli_args *p, const cli_option *table, const char *command, int argc,
                    char **argv);
 /* The next argument: an option's id (p->arg as written, p->value its
- * value), CLI_OPT_OPERAND (p->arg), CLI_OPT_END or CLI_OPT_BAD. */
+ * value), CLI_OPT_OPERAND (p->arg), CLI_OPT_HELP, CLI_OPT_END or
+ * CLI_OPT_BAD. */
 int cli_next_option(cli_args *p);
 
 /* Prints a library error: "dsml-render: <what>: <path: message> (NAME)",

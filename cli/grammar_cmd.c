@@ -89,12 +89,10 @@ void cli_grammar_json(cli_buf *b, dsml_grammar_format f, const char *text, size_
     cli_buf_putc(b, '}');
 }
 
-enum { OPT_HELP = 1, OPT_FORMAT, OPT_PROFILE, OPT_THINKING, OPT_CHAT, OPT_TOOL_CHOICE,
+enum { OPT_FORMAT = 1, OPT_PROFILE, OPT_THINKING, OPT_CHAT, OPT_TOOL_CHOICE,
        OPT_WHOLE_TURN, OPT_JSON };
 
 static const cli_option options[] = {
-    {"-h", OPT_HELP, CLI_ARG_NONE},
-    {"--help", OPT_HELP, CLI_ARG_NONE},
     {"--format", OPT_FORMAT, CLI_ARG_REQUIRED},
     {"--profile", OPT_PROFILE, CLI_ARG_REQUIRED},
     {"--thinking", OPT_THINKING, CLI_ARG_NONE},
@@ -121,7 +119,7 @@ static int parse_grammar_args(int argc, char **argv, grammar_args *a)
                 return cli_usage_error("grammar", "more than one input file ('%s')", p.arg);
             a->file = p.arg;
             break;
-        case OPT_HELP:
+        case CLI_OPT_HELP:
             fputs(grammar_usage, stdout);
             return ARGS_HELP;
         case OPT_FORMAT:

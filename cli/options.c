@@ -1,7 +1,7 @@
 /*
  * options.c - the one option parser every command uses: a command lists
  * its options in a table (name, id, whether it takes a value) and reads its
- * command line with cli_next_option; usage errors have one shape
+ * command line with cli_next_option (-h and --help are every command's); usage errors have one shape
  * ("dsml-render: [COMMAND: ]message" and the hint to run --help).  Also the
  * option values several commands share (--profile, --effort).
  */
@@ -80,6 +80,8 @@ int cli_next_option(cli_args *p)
         p->operands_only = 1;
         return cli_next_option(p);
     }
+    if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0)
+        return CLI_OPT_HELP;
     for (const cli_option *o = p->table; o->name != NULL; o++) {
         const char *value = NULL;
         if (!matches(p, o, s, &value))

@@ -47,12 +47,10 @@ static const char parse_usage[] =
     "\n"
     "Exit status: 0 parsed, 1 refused or unreadable, 2 a bad command line.\n";
 
-enum { OPT_HELP = 1, OPT_THINKING, OPT_CHAT, OPT_STRICT, OPT_RECOVER, OPT_PROFILE,
+enum { OPT_THINKING = 1, OPT_CHAT, OPT_STRICT, OPT_RECOVER, OPT_PROFILE,
        OPT_TOOLS, OPT_STREAM };
 
 static const cli_option options[] = {
-    {"-h", OPT_HELP, CLI_ARG_NONE},
-    {"--help", OPT_HELP, CLI_ARG_NONE},
     {"--thinking", OPT_THINKING, CLI_ARG_NONE},
     {"--chat", OPT_CHAT, CLI_ARG_NONE},
     {"--strict", OPT_STRICT, CLI_ARG_NONE},
@@ -212,7 +210,7 @@ int cli_parse_main(int argc, char **argv)
                 return cli_usage_error("parse", "more than one input file ('%s')", p.arg);
             file = p.arg;
             break;
-        case OPT_HELP:
+        case CLI_OPT_HELP:
             fputs(parse_usage, stdout);
             return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL;
         case OPT_THINKING:

@@ -20,14 +20,12 @@ typedef struct render_args {
 } render_args;
 
 enum {
-    OPT_HELP = 1, OPT_VERSION, OPT_SHOW, OPT_JSON, OPT_DIFF, OPT_DIFF_FILE, OPT_THINKING,
+    OPT_VERSION = 1, OPT_SHOW, OPT_JSON, OPT_DIFF, OPT_DIFF_FILE, OPT_THINKING,
     OPT_CHAT, OPT_EFFORT, OPT_KEEP_THINKING, OPT_NO_BOS, OPT_STRICT, OPT_GUARD, OPT_CONTEXT,
     OPT_PROFILE, OPT_INPUT_FORMAT, OPT_COLOR, OPT_NO_COLOR, OPT_ONELINE
 };
 
 static const cli_option options[] = {
-    {"-h", OPT_HELP, CLI_ARG_NONE},
-    {"--help", OPT_HELP, CLI_ARG_NONE},
     {"--version", OPT_VERSION, CLI_ARG_NONE},
     {"--show", OPT_SHOW, CLI_ARG_NONE},
     {"--json", OPT_JSON, CLI_ARG_NONE},
@@ -85,7 +83,7 @@ static int take_option(int id, const cli_args *p, render_args *a, int *outputs)
 {
     const char *s = p->arg, *v = p->value;
     switch (id) {
-    case OPT_HELP:
+    case CLI_OPT_HELP:
         return CLI_EXIT_HELP;
     case OPT_VERSION:
         printf("dsml-render %s (libdsml %s)\n", DSML_VERSION_STRING, dsml_version());

@@ -79,14 +79,12 @@ typedef struct respond_args {
 } respond_args;
 
 enum {
-    OPT_HELP = 1, OPT_STREAM, OPT_END, OPT_HOLD_CALLS, OPT_DROP_RAW, OPT_STREAM_ARGUMENTS,
+    OPT_STREAM = 1, OPT_END, OPT_HOLD_CALLS, OPT_DROP_RAW, OPT_STREAM_ARGUMENTS,
     OPT_KEEP_RAW, OPT_THINK_WINDOW, OPT_CHOICE_INDEX, OPT_USAGE, OPT_ID, OPT_CREATED, OPT_SEED,
     OPT_GRAMMAR, OPT_API, OPT_GRAMMAR_AUTO
 };
 
 static const cli_option options[] = {
-    {"-h", OPT_HELP, CLI_ARG_NONE},
-    {"--help", OPT_HELP, CLI_ARG_NONE},
     {"--stream", OPT_STREAM, CLI_ARG_REQUIRED},
     {"--end", OPT_END, CLI_ARG_REQUIRED},
     {"--hold-calls", OPT_HOLD_CALLS, CLI_ARG_NONE},
@@ -151,7 +149,7 @@ static int parse_respond_args(int argc, char **argv, respond_args *a)
             else
                 return cli_usage_error("respond", "more than two files ('%s')", p.arg);
             break;
-        case OPT_HELP:
+        case CLI_OPT_HELP:
             fputs(respond_usage, stdout);
             exit(fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL);
         case OPT_STREAM:

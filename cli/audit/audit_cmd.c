@@ -106,15 +106,13 @@ static int parse_format(const char *v, cli_format *f)
 }
 
 enum {
-    OPT_HELP = 1, OPT_KEEP_THINKING, OPT_NO_BOS, OPT_GUARD, OPT_PROFILE, OPT_AGAINST,
+    OPT_KEEP_THINKING = 1, OPT_NO_BOS, OPT_GUARD, OPT_PROFILE, OPT_AGAINST,
     OPT_CAPTURED, OPT_PARSE, OPT_MODE, OPT_EFFORT, OPT_INPUT_FORMAT, OPT_HTML, OPT_STRICT,
     OPT_DEVELOPER, OPT_THINKING, OPT_CHAT, OPT_JSON, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_COLOR,
     OPT_NO_COLOR
 };
 
 static const cli_option options[] = {
-    {"-h", OPT_HELP, CLI_ARG_NONE},
-    {"--help", OPT_HELP, CLI_ARG_NONE},
     {"--keep-thinking", OPT_KEEP_THINKING, CLI_ARG_NONE},
     {"--no-bos", OPT_NO_BOS, CLI_ARG_NONE},
     {"--guard", OPT_GUARD, CLI_ARG_NONE},
@@ -146,7 +144,7 @@ static int take_option(int id, const cli_args *p, audit_args *a)
     if (v == NULL && id >= OPT_PROFILE && id <= OPT_HTML)
         return cli_usage_error("audit", "%s needs a value", p->arg);
     switch (id) {
-    case OPT_HELP:
+    case CLI_OPT_HELP:
         fputs(audit_usage, stdout);
         exit(fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL);
     case OPT_KEEP_THINKING:
