@@ -18,6 +18,8 @@
 #define CLI_EXIT_OK 0
 #define CLI_EXIT_FAIL 1   /* refused input, prompts differ, I/O error */
 #define CLI_EXIT_USAGE 2  /* bad command line */
+/* Not an exit status: what a command returns for main.c to print the help. */
+#define CLI_EXIT_HELP (-1)
 
 /* ---- bytes --------------------------------------------------------------- */
 
@@ -78,31 +80,54 @@ void cli_verrorf(const char *fmt, va_list ap)
 #endif
     ;
 
-/* Prints "dsml-render: <sub>: <fmt>" and the hint to run "dsml-render <sub>
- * --help" to stderr; returns CLI_EXIT_USAGE. */
-int cli_usage_error(const char *sub, const char *fmt, ...)
+/* ---- options (options.c) -------------------------------------------------- */
+
+/* Prints "dsml-render: <command>: <fmt>" (the render command, NULL:
+ * "dsml-render: <fmt>") and the hint to run "dsml-render [<command>] --help"
+ * to stderr, control characters escaped as cli_errorf does; returns
+ * CLI_EXIT_USAGE. */
+int cli_usage_error(const char *command, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
 
-/* Argument argv[*i] of a subcommand's command line: "--name=value",
- * "--name" (its value, if it takes one, the next argument), or an operand. */
-typedef struct cli_opt {
-    const char *s;  /* the argument */
-    const char *eq; /* its '=' when it is an option written with one */
-    size_t nlen;    /* the length of its name */
+/* An option of a command: its table ends with {NULL}. */
+enum {
+    CLI_ARG_NONE,     /* "--name" alone */
+    CLI_ARG_REQUIRED, /* "--name=VALUE" or "--name VALUE" */
+    CLI_ARG_EQUALS    /* "--name=VALUE" only */
+};
+typedef struct cli_option {
+    const char *name; /* "--profile" */
+    int id;           /* what cli_next_option returns for it (1 or more) */
+    int arg;          /* CLI_ARG_* */
+} cli_option;
+
+/* What cli_next_option returns besides an option's id. */
+#define CLI_OPT_END 0        /* no argument left */
+#define CLI_OPT_OPERAND (-1) /* an operand (a file, "-", anything after "--") */
+#define CLI_OPT_BAD (-2)     /* an unknown option: reported as a usage error */
+#define CLI_OPT_HELP (-3)    /* -h or --help, which every command takes */
+
+/* A command line being read. */
+typedef struct cli_args {
+    const cli_option *table;
+    const char *command; /* for usage errors: NULL for the render command */
     int argc;
     char **argv;
-    int *i;
-} cli_opt;
+    int next;            /* the next argument's index */
+    int operands_only;   /* "--" was read */
+    const char *arg;     /* the argument just read */
+    const char *value;   /* its value (CLI_ARG_REQUIRED: NULL when missing) */
+} cli_args;
 
-cli_opt cli_opt_at(int argc, char **argv, int *i);
-/* Whether the argument is the option `name` (with or without "=value"). */
-int cli_opt_is(const cli_opt *o, const char *name);
-/* Its value: after the '=', or the next argument (which is then consumed);
- * NULL when there is none. */
-const char *cli_opt_value(const cli_opt *o);
+void cli_args_init(cli_args *p, const cli_option *table, const char *command, int argc,
+                   char **argv);
+/* The next argument: an option's id (p->arg as written, p->value its
+ * value), CLI_OPT_OPERAND (p->arg), CLI_OPT_HELP, CLI_OPT_END or
+ * CLI_OPT_BAD. */
+int cli_next_option(cli_args *p);
 
 /* Prints a library error: "dsml-render: <what>: <path: message> (NAME)",
  * plus the byte offset when one applies. */
@@ -163,8 +188,6 @@ typedef enum cli_format {
 const char *cli_format_name(cli_format f);
 #define CLI_PROFILES "v41, prerelease, v4 or v32"
 const char *cli_profile_name(dsml_profile p);
-/* CLI_PROFILES names; returns 0, or -1 for anything else. */
-int cli_parse_profile(const char *s, dsml_profile *p);
 
 /* A rendered prompt with what --show and --json print beside it. */
 typedef struct cli_rendered {
@@ -187,6 +210,11 @@ typedef struct cli_opts {
     const char *context_file;     /* --context */
     dsml_profile profile;         /* --profile */
 } cli_opts;
+
+/* Option values several commands share (options.c): CLI_PROFILES names
+ * into *p, --effort's value into o->effort*; 0, or -1 for anything else. */
+int cli_parse_profile(const char *s, dsml_profile *p);
+int cli_parse_effort(const char *s, cli_opts *o);
 
 /* Which format a scanned document is (the rule is in --help and the man
  * page), never one that would drop a key of the document: an array is
@@ -219,15 +247,15 @@ int cli_print_json(const cli_rendered *r);
 /* --diff: unified diff of two prompts; 0 identical, 1 different. */
 int cli_diff(const char *a, size_t alen, const char *aname, const char *b,
              size_t blen, const char *bname, int color);
+/* `dsml-render [OPTIONS] [FILE|-]` (render_cmd.c); CLI_EXIT_HELP for --help. */
+int cli_render_main(int argc, char **argv);
 /* `dsml-render parse ...`; argv[0] is "parse". */
 int cli_parse_main(int argc, char **argv);
 /* `dsml-render respond ...`; argv[0] is "respond". */
 int cli_respond_main(int argc, char **argv);
 /* One detector event as `parse --stream` prints it, with its newline. */
 void cli_put_event(cli_buf *b, const dsml_event *e);
-/* --effort's value into o->effort*; 0, or -1 when it is not acceptable. */
-int cli_parse_effort(const char *s, cli_opts *o);
-/* `dsml-render audit ...`; argv[0] is "audit" (audit_main.c). */
+/* `dsml-render audit ...`; argv[0] is "audit" (audit/audit_cmd.c). */
 int cli_audit_main(int argc, char **argv);
 /* `dsml-render grammar ...`; argv[0] is "grammar". */
 int cli_grammar_main(int argc, char **argv);

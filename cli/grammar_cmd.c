@@ -89,41 +89,63 @@ void cli_grammar_json(cli_buf *b, dsml_grammar_format f, const char *text, size_
     cli_buf_putc(b, '}');
 }
 
+enum { OPT_FORMAT = 1, OPT_PROFILE, OPT_THINKING, OPT_CHAT, OPT_TOOL_CHOICE,
+       OPT_WHOLE_TURN, OPT_JSON };
+
+static const cli_option options[] = {
+    {"--format", OPT_FORMAT, CLI_ARG_REQUIRED},
+    {"--profile", OPT_PROFILE, CLI_ARG_REQUIRED},
+    {"--thinking", OPT_THINKING, CLI_ARG_NONE},
+    {"--chat", OPT_CHAT, CLI_ARG_NONE},
+    {"--tool-choice", OPT_TOOL_CHOICE, CLI_ARG_REQUIRED},
+    {"--whole-turn", OPT_WHOLE_TURN, CLI_ARG_NONE},
+    {"--json", OPT_JSON, CLI_ARG_NONE},
+    {NULL, 0, 0},
+};
+
 static int parse_grammar_args(int argc, char **argv, grammar_args *a)
 {
     memset(a, 0, sizeof *a);
-    int files_only = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *s = argv[i];
-        cli_opt o = cli_opt_at(argc, argv, &i);
-        const char *v = NULL;
-        if (files_only || s[0] != '-' || strcmp(s, "-") == 0) {
+    int id;
+    cli_args p;
+    cli_args_init(&p, options, "grammar", argc, argv);
+    while ((id = cli_next_option(&p)) != CLI_OPT_END) {
+        const char *v = p.value;
+        switch (id) {
+        case CLI_OPT_BAD:
+            return CLI_EXIT_USAGE;
+        case CLI_OPT_OPERAND:
             if (a->file != NULL)
-                return cli_usage_error("grammar", "more than one input file ('%s')", s);
-            a->file = s;
-        } else if (strcmp(s, "--") == 0) {
-            files_only = 1;
-        } else if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0) {
+                return cli_usage_error("grammar", "more than one input file ('%s')", p.arg);
+            a->file = p.arg;
+            break;
+        case CLI_OPT_HELP:
             fputs(grammar_usage, stdout);
             return ARGS_HELP;
-        } else if (cli_opt_is(&o, "--format")) {
-            if ((v = cli_opt_value(&o)) == NULL || cli_parse_grammar_format(v, &a->format) != 0)
+        case OPT_FORMAT:
+            if (v == NULL || cli_parse_grammar_format(v, &a->format) != 0)
                 return cli_usage_error("grammar", "--format needs gbnf, lark or structural-tag");
-        } else if (cli_opt_is(&o, "--profile")) {
-            if ((v = cli_opt_value(&o)) == NULL || cli_parse_profile(v, &a->profile) != 0)
+            break;
+        case OPT_PROFILE:
+            if (v == NULL || cli_parse_profile(v, &a->profile) != 0)
                 return cli_usage_error("grammar", "--profile needs one of:" CLI_PROFILE_NAMES);
-        } else if (strcmp(s, "--thinking") == 0 || strcmp(s, "--chat") == 0) {
+            break;
+        case OPT_THINKING:
+        case OPT_CHAT:
             a->mode_set = 1;
-            a->mode = s[2] == 't' ? DSML_THINKING : DSML_CHAT;
-        } else if (cli_opt_is(&o, "--tool-choice")) {
-            if ((a->choice = cli_opt_value(&o)) == NULL || a->choice[0] == '\0')
-                return cli_usage_error("grammar", "--tool-choice needs auto, none, required or a name");
-        } else if (strcmp(s, "--whole-turn") == 0) {
+            a->mode = id == OPT_THINKING ? DSML_THINKING : DSML_CHAT;
+            break;
+        case OPT_TOOL_CHOICE:
+            if ((a->choice = v) == NULL || a->choice[0] == '\0')
+                return cli_usage_error("grammar",
+                                       "--tool-choice needs auto, none, required or a name");
+            break;
+        case OPT_WHOLE_TURN:
             a->whole_turn = 1;
-        } else if (strcmp(s, "--json") == 0) {
+            break;
+        default: /* OPT_JSON */
             a->json = 1;
-        } else {
-            return cli_usage_error("grammar", "unknown option '%s'", s);
+            break;
         }
     }
     if (a->file == NULL)

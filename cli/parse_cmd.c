@@ -47,21 +47,19 @@ static const char parse_usage[] =
     "\n"
     "Exit status: 0 parsed, 1 refused or unreadable, 2 a bad command line.\n";
 
-#if defined(__GNUC__)
-__attribute__((format(printf, 1, 2)))
-#endif
-static int parse_usage_error(const char *fmt, ...)
-{
-    cli_buf msg = {0};
-    va_list ap;
-    va_start(ap, fmt);
-    cli_buf_vprintf(&msg, fmt, ap);
-    va_end(ap);
-    cli_errorf("parse: %s", msg.data != NULL ? msg.data : "");
-    cli_buf_free(&msg);
-    fputs("Try 'dsml-render parse --help'.\n", stderr);
-    return CLI_EXIT_USAGE;
-}
+enum { OPT_THINKING = 1, OPT_CHAT, OPT_STRICT, OPT_RECOVER, OPT_PROFILE,
+       OPT_TOOLS, OPT_STREAM };
+
+static const cli_option options[] = {
+    {"--thinking", OPT_THINKING, CLI_ARG_NONE},
+    {"--chat", OPT_CHAT, CLI_ARG_NONE},
+    {"--strict", OPT_STRICT, CLI_ARG_NONE},
+    {"--recover", OPT_RECOVER, CLI_ARG_NONE},
+    {"--profile", OPT_PROFILE, CLI_ARG_REQUIRED},
+    {"--tools", OPT_TOOLS, CLI_ARG_REQUIRED},
+    {"--stream", OPT_STREAM, CLI_ARG_REQUIRED},
+    {NULL, 0, 0},
+};
 
 /* The detector section of dsml.h defines DSML_CALL_COMPLETE; against an
  * older header the command only reports that it is missing. */
@@ -197,53 +195,58 @@ static int run_parse(const dsml_detector_options *opts, const cli_buf *text,
 int cli_parse_main(int argc, char **argv)
 {
     const char *file = NULL, *tools_file = NULL;
-    int thinking = 0, strict = 0, recover = 0, files_only = 0;
+    int thinking = 0, strict = 0, recover = 0, id;
     dsml_profile profile = DSML_PROFILE_V41;
     size_t chunk = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *s = argv[i];
-        cli_opt o = cli_opt_at(argc, argv, &i);
-        const char *v = NULL;
-        if (files_only || s[0] != '-' || strcmp(s, "-") == 0) {
+    cli_args p;
+    cli_args_init(&p, options, "parse", argc, argv);
+    while ((id = cli_next_option(&p)) != CLI_OPT_END) {
+        const char *v = p.value;
+        switch (id) {
+        case CLI_OPT_BAD:
+            return CLI_EXIT_USAGE;
+        case CLI_OPT_OPERAND:
             if (file != NULL)
-                return parse_usage_error("more than one input file ('%s')", s);
-            file = s;
-        } else if (strcmp(s, "--") == 0) {
-            files_only = 1;
-        } else if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0) {
+                return cli_usage_error("parse", "more than one input file ('%s')", p.arg);
+            file = p.arg;
+            break;
+        case CLI_OPT_HELP:
             fputs(parse_usage, stdout);
             return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL;
-        } else if (strcmp(s, "--thinking") == 0) {
-            thinking = 1;
-        } else if (strcmp(s, "--chat") == 0) {
-            thinking = 0;
-        } else if (strcmp(s, "--strict") == 0) {
+        case OPT_THINKING:
+        case OPT_CHAT:
+            thinking = id == OPT_THINKING;
+            break;
+        case OPT_STRICT:
             strict = 1;
-        } else if (strcmp(s, "--recover") == 0) {
+            break;
+        case OPT_RECOVER:
             recover = 1;
-        } else if (cli_opt_is(&o, "--profile")) {
-            if ((v = cli_opt_value(&o)) == NULL || cli_parse_profile(v, &profile) != 0)
-                return parse_usage_error("--profile needs one of" CLI_PROFILE_NAMES);
-        } else if (cli_opt_is(&o, "--tools")) {
-            if ((tools_file = cli_opt_value(&o)) == NULL)
-                return parse_usage_error("--tools needs a file");
-        } else if (cli_opt_is(&o, "--stream")) {
+            break;
+        case OPT_PROFILE:
+            if (v == NULL || cli_parse_profile(v, &profile) != 0)
+                return cli_usage_error("parse", "--profile needs one of" CLI_PROFILE_NAMES);
+            break;
+        case OPT_TOOLS:
+            if ((tools_file = v) == NULL)
+                return cli_usage_error("parse", "--tools needs a file");
+            break;
+        default: { /* OPT_STREAM */
             char *end = NULL;
-            v = cli_opt_value(&o);
             errno = 0;
             unsigned long long n = v != NULL ? strtoull(v, &end, 10) : 0;
             if (v == NULL || *v == '\0' || *v == '-' || *end != '\0' || n == 0 ||
                 errno != 0 || n > (unsigned long long)SIZE_MAX)
-                return parse_usage_error("--stream needs a chunk size of 1 or more");
+                return cli_usage_error("parse", "--stream needs a chunk size of 1 or more");
             chunk = (size_t)n;
-        } else {
-            return parse_usage_error("unknown option '%s'", s);
+            break;
+        }
         }
     }
     if (file == NULL)
         file = "-";
     if (strict && recover)
-        return parse_usage_error("--strict and --recover exclude each other");
+        return cli_usage_error("parse", "--strict and --recover exclude each other");
 #ifdef CLI_HAVE_DETECTOR
     cli_buf text = {0}, tools = {0};
     if (cli_read_file(file, &text) != 0)

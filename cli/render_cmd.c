@@ -1,319 +1,291 @@
 /*
- * render_cmd.c - from an input document and the command line's options to a
- * rendered prompt: detects the input format, removes the keys of a case file
- * or request body that command-line options override (all other bytes are
- * passed on unchanged), calls the library (a request body becomes a turn)
- * and describes the options in effect.
+ * render_cmd.c - `dsml-render [OPTIONS] [FILE|-]`, the render command: its
+ * options, and the choice of output (prompt bytes, --show, --json, --diff,
+ * --diff-file).
  */
-#include <stdarg.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <cjson/cJSON.h>
-
 #include "cli.h"
 
-/* Keys only the case format knows; a document with one of them is a case. */
-static const char *const case_only_keys[] = {"context", "drop_thinking",
-                                             "add_default_bos_token", NULL};
-/* Every key of the case format. */
-static const char *const case_keys[] = {"messages", "tools", "context", "thinking_mode",
-                                        "reasoning_effort", "drop_thinking",
-                                        "add_default_bos_token", NULL};
+typedef struct render_args {
+    cli_opts opts;
+    const char *file;
+    enum { OUT_PROMPT, OUT_SHOW, OUT_JSON, OUT_DIFF, OUT_DIFF_FILE } out;
+    const char *diff_file;
+    dsml_profile diff_profile;
+    cli_color_mode color;
+    int oneline;
+} render_args;
 
-static int is_key(const cli_member *m, const char *const *keys)
+enum {
+    OPT_VERSION = 1, OPT_SHOW, OPT_JSON, OPT_DIFF, OPT_DIFF_FILE, OPT_THINKING,
+    OPT_CHAT, OPT_EFFORT, OPT_KEEP_THINKING, OPT_NO_BOS, OPT_STRICT, OPT_GUARD, OPT_CONTEXT,
+    OPT_PROFILE, OPT_INPUT_FORMAT, OPT_COLOR, OPT_NO_COLOR, OPT_ONELINE
+};
+
+static const cli_option options[] = {
+    {"--version", OPT_VERSION, CLI_ARG_NONE},
+    {"--show", OPT_SHOW, CLI_ARG_NONE},
+    {"--json", OPT_JSON, CLI_ARG_NONE},
+    {"--diff", OPT_DIFF, CLI_ARG_REQUIRED},
+    {"--diff-file", OPT_DIFF_FILE, CLI_ARG_REQUIRED},
+    {"--thinking", OPT_THINKING, CLI_ARG_NONE},
+    {"--chat", OPT_CHAT, CLI_ARG_NONE},
+    {"--effort", OPT_EFFORT, CLI_ARG_REQUIRED},
+    {"--keep-thinking", OPT_KEEP_THINKING, CLI_ARG_NONE},
+    {"--no-bos", OPT_NO_BOS, CLI_ARG_NONE},
+    {"--strict", OPT_STRICT, CLI_ARG_NONE},
+    {"--guard", OPT_GUARD, CLI_ARG_NONE},
+    {"--context", OPT_CONTEXT, CLI_ARG_REQUIRED},
+    {"--profile", OPT_PROFILE, CLI_ARG_REQUIRED},
+    {"--input-format", OPT_INPUT_FORMAT, CLI_ARG_REQUIRED},
+    {"--color", OPT_COLOR, CLI_ARG_NONE},
+    {"--colour", OPT_COLOR, CLI_ARG_NONE},
+    {"--color", OPT_COLOR, CLI_ARG_EQUALS},
+    {"--colour", OPT_COLOR, CLI_ARG_EQUALS},
+    {"--no-color", OPT_NO_COLOR, CLI_ARG_NONE},
+    {"--no-colour", OPT_NO_COLOR, CLI_ARG_NONE},
+    {"--oneline", OPT_ONELINE, CLI_ARG_NONE},
+    {NULL, 0, 0},
+};
+
+/* --input-format's names (CLI_FMT_CASE onwards). */
+static int parse_format(const char *v, cli_format *f)
 {
-    for (const char *const *k = keys; *k != NULL; k++)
-        if (strlen(*k) == m->key_len && memcmp(*k, m->key, m->key_len) == 0)
-            return 1;
-    return 0;
-}
-
-/* The first member whose key is (in == 1) or is not (in == 0) listed. */
-static const cli_member *first_key(const cli_object *obj, const char *const *keys, int in)
-{
-    for (size_t i = 0; i < obj->n; i++)
-        if (is_key(&obj->v[i], keys) == in)
-            return &obj->v[i];
-    return NULL;
-}
-
-/* Whether messages[0] is a system or developer message: a case attaches its
- * tools to messages[0], and renders them there only then (a request
- * renders them in a system message). */
-static int tools_rendered_as_case(const cli_member *messages)
-{
-    cJSON *v = messages != NULL ? cJSON_ParseWithLength(messages->value, messages->value_len)
-                                : NULL;
-    const cJSON *role = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(v, 0), "role");
-    int yes = cJSON_IsString(role) && (strcmp(role->valuestring, "system") == 0 ||
-                                       strcmp(role->valuestring, "developer") == 0);
-    cJSON_Delete(v);
-    return yes;
-}
-
-static int refuse(dsml_error *err, const cli_member *key, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-static int refuse(dsml_error *err, const cli_member *key, const char *fmt, ...)
-{
-    char what[400];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    int n = key->key_len < 100 ? (int)key->key_len : 100;
-    err->code = DSML_ERR_ARGUMENT;
-    err->offset = DSML_NO_OFFSET;
-    snprintf(err->path, sizeof err->path, "$.%.*s", n, key->key);
-    snprintf(err->message, sizeof err->message,
-             "%.102s: %.360s; say which with --input-format case|request", err->path, what);
-    return DSML_ERR_ARGUMENT;
-}
-
-int cli_detect_format(const cli_object *obj, cli_format *fmt, dsml_error *err)
-{
-    *fmt = obj->kind == '[' ? CLI_FMT_MESSAGES : CLI_FMT_CASE;
-    if (obj->kind != '{')
-        return DSML_OK;
-    const cli_member *only = first_key(obj, case_only_keys, 1);
-    const cli_member *other = first_key(obj, case_keys, 0);
-    if (only != NULL && other != NULL)
-        return refuse(err, other,
-                      "the document fits no single format: a case has no '%.*s', a request "
-                      "no '%.*s' (each format would drop the other's key)",
-                      (int)(other->key_len < 100 ? other->key_len : 100), other->key,
-                      (int)only->key_len, only->key);
-    if (only != NULL)
-        return DSML_OK;
-    if (other != NULL) {
-        *fmt = CLI_FMT_REQUEST;
-        return DSML_OK;
-    }
-    const cli_member *tools = cli_member_get(obj, "tools");
-    if (tools != NULL && !tools_rendered_as_case(cli_member_get(obj, "messages")))
-        return refuse(err, tools,
-                      "without \"model\" the document reads as a case or as a request, "
-                      "and the two differ: a case attaches the tools to messages[0], neither "
-                      "a system nor a developer message, where they are not rendered; a "
-                      "request renders them in a system message");
-    return DSML_OK;
-}
-
-/* ---- the options in effect, for --json and --show ------------------------ */
-
-static cJSON *parse_raw(const cli_member *m)
-{
-    return m == NULL ? NULL : cJSON_ParseWithLength(m->value, m->value_len);
-}
-
-/* Python's truthiness of a JSON value. */
-static int truthy(const cJSON *v)
-{
-    if (v == NULL || cJSON_IsNull(v) || cJSON_IsFalse(v))
-        return 0;
-    if (cJSON_IsNumber(v))
-        return v->valuedouble != 0.0;
-    if (cJSON_IsString(v))
-        return v->valuestring[0] != '\0';
-    if (cJSON_IsArray(v) || cJSON_IsObject(v))
-        return v->child != NULL;
-    return 1;
-}
-
-static int is_text(const cJSON *v, const char *s)
-{
-    return cJSON_IsString(v) && strcmp(v->valuestring, s) == 0;
-}
-
-static void put_bool(cli_buf *b, const char *key, int v)
-{
-    cli_buf_printf(b, ", \"%s\": %s", key, v ? "true" : "false");
-}
-
-static void describe_options(const cli_opts *o, const cli_object *obj,
-                             cli_format fmt, const dsml_turn *turn, cli_buf *b)
-{
-    int thinking = o->mode_set ? o->mode == DSML_THINKING : 0;
-    int drop = (o->flags & DSML_RENDER_KEEP_THINKING) == 0;
-    int bos = (o->flags & DSML_RENDER_NO_BOS) == 0;
-    const cli_member *effort = NULL;
-    if (fmt == CLI_FMT_CASE && obj->kind == '{') {
-        if (!o->mode_set) {
-            cJSON *v = parse_raw(cli_member_get(obj, "thinking_mode"));
-            thinking = is_text(v, "thinking");
-            cJSON_Delete(v);
+    for (cli_format k = CLI_FMT_CASE; k <= CLI_FMT_RESPONSES; k++) {
+        if (strcmp(v, cli_format_name(k)) == 0) {
+            *f = k;
+            return 0;
         }
-        cJSON *v = parse_raw(cli_member_get(obj, "drop_thinking"));
-        if (v != NULL && drop)
-            drop = truthy(v);
-        cJSON_Delete(v);
-        v = parse_raw(cli_member_get(obj, "add_default_bos_token"));
-        if (v != NULL && bos)
-            bos = truthy(v);
-        cJSON_Delete(v);
-        effort = cli_member_get(obj, "reasoning_effort");
-    } else if (fmt == CLI_FMT_REQUEST && obj->kind == '{') {
-        /* the turn says what the body decided */
-        thinking = dsml_turn_get_info(turn)->thinking_mode == DSML_THINKING;
-        effort = cli_member_get(obj, "reasoning_effort");
-    } else if (turn != NULL) {
-        thinking = dsml_turn_get_info(turn)->thinking_mode == DSML_THINKING;
     }
-    cli_buf_puts(b, "{\"input_format\": ");
-    cli_json_string(b, cli_format_name(fmt), strlen(cli_format_name(fmt)));
-    cli_buf_printf(b, ", \"thinking_mode\": \"%s\"", thinking ? "thinking" : "chat");
-    cli_buf_puts(b, ", \"reasoning_effort\": ");
-    if (o->effort != NULL) {
-        if (o->effort_kind == DSML_EFFORT_LEVEL)
-            cli_buf_printf(b, "%d", o->effort_level);
-        else
-            cli_json_string(b, o->effort, strlen(o->effort));
-    } else if (effort != NULL) {
-        cli_buf_put(b, effort->value, effort->value_len);
-    } else {
-        cli_buf_puts(b, "null");
-    }
-    put_bool(b, "drop_thinking", drop);
-    put_bool(b, "add_default_bos_token", bos);
-    put_bool(b, "strict", (o->flags & DSML_RENDER_STRICT) != 0);
-    put_bool(b, "guard", (o->flags & DSML_RENDER_GUARD) != 0);
-    cli_buf_puts(b, ", \"context\": ");
-    if (o->context_file != NULL)
-        cli_json_string(b, o->context_file, strlen(o->context_file));
-    else if (fmt == CLI_FMT_CASE && cli_member_get(obj, "context") != NULL)
-        cli_buf_puts(b, "\"(case)\"");
-    else
-        cli_buf_puts(b, "null");
-    cli_buf_putc(b, '}');
+    return -1;
 }
 
-/* ---- rendering ----------------------------------------------------------- */
-
-int cli_render(const cli_opts *o, const cli_buf *input, const cli_buf *context,
-               dsml_profile profile, cli_rendered *r, dsml_error *err)
+/* --color=WHEN; -1 for another word. */
+static int parse_color(const char *v, cli_color_mode *c)
 {
-    memset(r, 0, sizeof *r);
-    r->profile = profile;
-    cli_object obj;
-    int scanned = cli_scan(input->data, input->len, &obj) == 0;
-    cli_format fmt = o->format;
-    if (fmt == CLI_FMT_AUTO && scanned) {
-        dsml_error_init(err);
-        int st = cli_detect_format(&obj, &fmt, err);
-        if (st != DSML_OK) {
-            cli_object_free(&obj);
-            return st;
+    static const char *const names[] = {"auto", "always", "never"};
+    static const cli_color_mode modes[] = {CLI_COLOR_AUTO, CLI_COLOR_ALWAYS, CLI_COLOR_NEVER};
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        if (strcmp(v, names[k]) == 0) {
+            *c = modes[k];
+            return 0;
         }
-    } else if (fmt == CLI_FMT_AUTO) {
-        fmt = CLI_FMT_CASE; /* not JSON: the library says where */
     }
-    r->format = fmt;
+    return -1;
+}
 
-    /* Keys that command-line options override. */
-    const char *drop[8];
-    size_t nd = 0;
-    if (fmt == CLI_FMT_CASE) {
-        if (o->mode_set)
-            drop[nd++] = "thinking_mode";
-        if (o->effort != NULL)
-            drop[nd++] = "reasoning_effort";
-        if (o->flags & DSML_RENDER_KEEP_THINKING)
-            drop[nd++] = "drop_thinking";
-        if (o->flags & DSML_RENDER_NO_BOS)
-            drop[nd++] = "add_default_bos_token";
-        if (o->context_file != NULL)
-            drop[nd++] = "context";
-    } else if (fmt == CLI_FMT_ANTHROPIC) {
-        if (o->mode_set)
-            drop[nd++] = "thinking";
-        if (o->effort != NULL)
-            drop[nd++] = "output_config";
-    } else if (fmt == CLI_FMT_RESPONSES) {
-        if (o->effort != NULL)
-            drop[nd++] = "reasoning";
-    } else if (fmt == CLI_FMT_REQUEST) {
-        if (o->mode_set) {
-            drop[nd++] = "thinking_mode";
-            drop[nd++] = "chat_template_kwargs";
-            drop[nd++] = "thinking";
-        }
-        if (o->effort != NULL)
-            drop[nd++] = "reasoning_effort";
-    }
-    drop[nd] = NULL;
-    cli_buf rewritten = {0};
-    const char *text = input->data;
-    size_t len = input->len;
-    if (nd > 0 && scanned && obj.kind == '{') {
-        cli_object_without(&obj, drop, &rewritten);
-        text = rewritten.data;
-        len = rewritten.len;
-    }
-
-    dsml_render_options opts;
-    dsml_render_options_init(&opts);
-    opts.profile = profile;
-    opts.flags = o->flags | DSML_RENDER_SEGMENTS;
-    opts.thinking_mode = o->mode_set ? o->mode : DSML_CHAT;
-    if (o->effort != NULL) {
-        opts.effort_kind = o->effort_kind;
-        opts.effort_name = o->effort;
-        opts.effort_name_len = strlen(o->effort);
-        opts.effort_level = o->effort_level;
-    }
-    if (context != NULL) {
-        opts.context_json = context->data;
-        opts.context_len = context->len;
-    }
-    int st;
-    switch (fmt) {
-    case CLI_FMT_MESSAGES: st = dsml_render(text, len, &opts, &r->out, err); break;
-    case CLI_FMT_REQUEST:
-    case CLI_FMT_ANTHROPIC:
-    case CLI_FMT_RESPONSES: {
-        dsml_turn_options to;
-        dsml_turn_options_init(&to);
-        to.render = &opts;
-        /* a body without a thinking field: the CLI's mode (chat by default) */
-        to.default_thinking =
-            opts.thinking_mode == DSML_THINKING ? DSML_TURN_THINKING_ON : DSML_TURN_THINKING_OFF;
-        to.api = fmt == CLI_FMT_ANTHROPIC   ? DSML_API_ANTHROPIC
-                 : fmt == CLI_FMT_RESPONSES ? DSML_API_RESPONSES
-                                            : DSML_API_CHAT;
-        st = dsml_turn_create(text, len, &to, &r->turn, err);
-        if (st == DSML_OK) {
-            /* the prompt is the turn's: r->out borrows it */
-            const dsml_turn_info *in = dsml_turn_get_info(r->turn);
-            r->out.text = (char *)(uintptr_t)in->prompt;
-            r->out.len = in->prompt_len;
-            r->out.images = (char *)(uintptr_t)in->images;
-            r->out.images_len = in->images_len;
-            r->out.image_count = in->image_count;
-            r->out.segments = (char *)(uintptr_t)in->segments;
-            r->out.segments_len = in->segments_len;
-        }
+/* One option into `a`: CLI_EXIT_OK, CLI_EXIT_USAGE (reported), or
+ * CLI_EXIT_HELP. */
+static int take_option(int id, const cli_args *p, render_args *a, int *outputs)
+{
+    const char *s = p->arg, *v = p->value;
+    switch (id) {
+    case CLI_OPT_HELP:
+        return CLI_EXIT_HELP;
+    case OPT_VERSION:
+        printf("dsml-render %s (libdsml %s)\n", DSML_VERSION_STRING, dsml_version());
+        exit(fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL);
+    case OPT_SHOW:
+        a->out = OUT_SHOW, ++*outputs;
+        break;
+    case OPT_JSON:
+        a->out = OUT_JSON, ++*outputs;
+        break;
+    case OPT_DIFF:
+        if (v == NULL)
+            return cli_usage_error(NULL, "%s needs a profile (one of:" CLI_PROFILE_NAMES ")", s);
+        if (cli_parse_profile(v, &a->diff_profile) != 0)
+            return cli_usage_error(NULL, "unknown profile '%s' (one of:" CLI_PROFILE_NAMES ")",
+                                   v);
+        a->out = OUT_DIFF, ++*outputs;
+        break;
+    case OPT_DIFF_FILE:
+        if ((a->diff_file = v) == NULL)
+            return cli_usage_error(NULL, "%s needs a file", s);
+        a->out = OUT_DIFF_FILE, ++*outputs;
+        break;
+    case OPT_THINKING:
+    case OPT_CHAT:
+        a->opts.mode_set = 1;
+        a->opts.mode = id == OPT_THINKING ? DSML_THINKING : DSML_CHAT;
+        break;
+    case OPT_EFFORT:
+        if (v == NULL)
+            return cli_usage_error(NULL, "%s needs a name or a level", s);
+        if (cli_parse_effort(v, &a->opts) != 0)
+            return cli_usage_error(NULL, "--effort %s: out of range, a level is 1..100", v);
+        break;
+    case OPT_KEEP_THINKING:
+        a->opts.flags |= DSML_RENDER_KEEP_THINKING;
+        break;
+    case OPT_NO_BOS:
+        a->opts.flags |= DSML_RENDER_NO_BOS;
+        break;
+    case OPT_STRICT:
+        a->opts.flags |= DSML_RENDER_STRICT;
+        break;
+    case OPT_GUARD:
+        a->opts.flags |= DSML_RENDER_GUARD;
+        break;
+    case OPT_CONTEXT:
+        if (v == NULL)
+            return cli_usage_error(NULL, "%s needs a file", s);
+        a->opts.context_file = v;
+        break;
+    case OPT_PROFILE:
+        if (v == NULL)
+            return cli_usage_error(NULL, "%s needs a profile (one of:" CLI_PROFILE_NAMES ")", s);
+        if (cli_parse_profile(v, &a->opts.profile) != 0)
+            return cli_usage_error(NULL, "unknown profile '%s' (one of:" CLI_PROFILE_NAMES ")",
+                                   v);
+        break;
+    case OPT_INPUT_FORMAT:
+        if (v == NULL)
+            return cli_usage_error(NULL, "%s needs case, messages, request, anthropic or "
+                                         "responses", s);
+        if (parse_format(v, &a->opts.format) != 0)
+            return cli_usage_error(NULL, "unknown input format '%s' (case, messages, request, "
+                                         "anthropic or responses)", v);
+        break;
+    case OPT_COLOR:
+        if (v == NULL)
+            a->color = CLI_COLOR_ALWAYS;
+        else if (parse_color(v, &a->color) != 0)
+            return cli_usage_error(NULL, "unknown colour setting '%s' (auto, always, never)", v);
+        break;
+    case OPT_NO_COLOR:
+        a->color = CLI_COLOR_NEVER;
+        break;
+    default: /* OPT_ONELINE */
+        a->oneline = 1;
         break;
     }
-    default: st = dsml_render_case(text, len, &opts, &r->out, err); break;
-    }
-    if (st == DSML_OK)
-        describe_options(o, &obj, fmt, r->turn, &r->options);
-    cli_buf_free(&rewritten);
-    cli_object_free(&obj);
-    return st;
+    return CLI_EXIT_OK;
 }
 
-void cli_rendered_free(cli_rendered *r)
+static int parse_args(int argc, char **argv, render_args *a)
 {
-    if (r->turn != NULL)
-        memset(&r->out, 0, sizeof r->out); /* the turn's texts */
-    dsml_turn_destroy(r->turn);
-    r->turn = NULL;
-    dsml_output_free(&r->out);
-    cli_buf_free(&r->options);
+    memset(a, 0, sizeof *a);
+    a->color = CLI_COLOR_AUTO;
+    int outputs = 0, id, r;
+    cli_args p;
+    cli_args_init(&p, options, NULL, argc, argv);
+    while ((id = cli_next_option(&p)) != CLI_OPT_END) {
+        if (id == CLI_OPT_BAD)
+            return CLI_EXIT_USAGE;
+        if (id == CLI_OPT_OPERAND) {
+            if (a->file != NULL)
+                return cli_usage_error(NULL, "more than one input file ('%s')", p.arg);
+            a->file = p.arg;
+        } else if ((r = take_option(id, &p, a, &outputs)) != CLI_EXIT_OK) {
+            return r;
+        }
+    }
+    if (outputs > 1)
+        return cli_usage_error(NULL, "%s",
+                               "--show, --json, --diff and --diff-file exclude each other");
+    if (a->file == NULL)
+        a->file = "-";
+    return CLI_EXIT_OK;
 }
+
+static const char *input_name(const char *file)
+{
+    return strcmp(file, "-") == 0 ? "standard input" : file;
+}
+
+static int run_diff(const render_args *a, const cli_buf *input, const cli_buf *context)
+{
+    cli_rendered x, y;
+    dsml_error err;
+    dsml_error_init(&err);
+    const char *xn = cli_profile_name(a->opts.profile);
+    const char *yn = cli_profile_name(a->diff_profile);
+    char what[1100];
+    int st = cli_render(&a->opts, input, context, a->opts.profile, &x, &err);
+    if (st != DSML_OK) {
+        snprintf(what, sizeof what, "%s (profile %s)", input_name(a->file), xn);
+        cli_report(what, st, &err);
+        return CLI_EXIT_FAIL;
+    }
+    st = cli_render(&a->opts, input, context, a->diff_profile, &y, &err);
+    if (st != DSML_OK) {
+        snprintf(what, sizeof what, "%s (profile %s)", input_name(a->file), yn);
+        cli_report(what, st, &err);
+        cli_rendered_free(&x);
+        return CLI_EXIT_FAIL;
+    }
+    int r = cli_diff(x.out.text, x.out.len, xn, y.out.text, y.out.len, yn,
+                     cli_use_color(a->color));
+    cli_rendered_free(&x);
+    cli_rendered_free(&y);
+    return r;
+}
+
+static int run_diff_file(const render_args *a, const cli_buf *input, const cli_buf *context)
+{
+    cli_buf other = {0};
+    if (cli_read_file(a->diff_file, &other) != 0)
+        return CLI_EXIT_FAIL;
+    cli_rendered x;
+    dsml_error err;
+    dsml_error_init(&err);
+    int r = CLI_EXIT_FAIL;
+    int st = cli_render(&a->opts, input, context, a->opts.profile, &x, &err);
+    if (st != DSML_OK) {
+        cli_report(input_name(a->file), st, &err);
+    } else {
+        r = cli_diff(x.out.text, x.out.len, cli_profile_name(a->opts.profile), other.data,
+                     other.len, input_name(a->diff_file), cli_use_color(a->color));
+        cli_rendered_free(&x);
+    }
+    cli_buf_free(&other);
+    return r;
+}
+
+int cli_render_main(int argc, char **argv)
+{
+    render_args a;
+    int r = parse_args(argc, argv, &a);
+    if (r != CLI_EXIT_OK)
+        return r;
+
+    cli_buf input = {0}, context = {0};
+    if (cli_read_file(a.file, &input) != 0)
+        return CLI_EXIT_FAIL;
+    if (a.opts.context_file != NULL && cli_read_file(a.opts.context_file, &context) != 0) {
+        cli_buf_free(&input);
+        return CLI_EXIT_FAIL;
+    }
+    const cli_buf *ctx = a.opts.context_file != NULL ? &context : NULL;
+    if (a.out == OUT_DIFF) {
+        r = run_diff(&a, &input, ctx);
+    } else if (a.out == OUT_DIFF_FILE) {
+        r = run_diff_file(&a, &input, ctx);
+    } else {
+        cli_rendered rd;
+        dsml_error err;
+        dsml_error_init(&err);
+        int st = cli_render(&a.opts, &input, ctx, a.opts.profile, &rd, &err);
+        if (st != DSML_OK) {
+            cli_report(input_name(a.file), st, &err);
+            r = CLI_EXIT_FAIL;
+        } else {
+            if (a.out == OUT_SHOW)
+                r = cli_show(&rd, cli_use_color(a.color), a.oneline);
+            else if (a.out == OUT_JSON)
+                r = cli_print_json(&rd);
+            else
+                r = cli_write_stdout(rd.out.text, rd.out.len) == 0 ? CLI_EXIT_OK
+                                                                   : CLI_EXIT_FAIL;
+            cli_rendered_free(&rd);
+        }
+    }
+    cli_buf_free(&input);
+    cli_buf_free(&context);
+    return r;
+}
+

@@ -66,20 +66,6 @@ static const char respond_usage[] =
     "request or completion (strict mode), an unreadable file; 2 a bad command\n"
     "line.\n";
 
-#if defined(__GNUC__)
-__attribute__((format(printf, 1, 2)))
-#endif
-static int respond_usage_error(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("dsml-render: respond: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputs("\nTry 'dsml-render respond --help'.\n", stderr);
-    va_end(ap);
-    return CLI_EXIT_USAGE;
-}
-
 typedef struct respond_args {
     const char *request, *completion;
     size_t chunk;
@@ -93,6 +79,32 @@ typedef struct respond_args {
     unsigned long long tokens[3];
     dsml_api api;
 } respond_args;
+
+enum {
+    OPT_STREAM = 1, OPT_END, OPT_HOLD_CALLS, OPT_DROP_RAW, OPT_STREAM_ARGUMENTS,
+    OPT_KEEP_RAW, OPT_THINK_WINDOW, OPT_CHOICE_INDEX, OPT_USAGE, OPT_ID, OPT_CREATED, OPT_SIGNATURE, OPT_SEED,
+    OPT_GRAMMAR, OPT_API, OPT_GRAMMAR_AUTO
+};
+
+static const cli_option options[] = {
+    {"--stream", OPT_STREAM, CLI_ARG_REQUIRED},
+    {"--end", OPT_END, CLI_ARG_REQUIRED},
+    {"--hold-calls", OPT_HOLD_CALLS, CLI_ARG_NONE},
+    {"--drop-raw", OPT_DROP_RAW, CLI_ARG_NONE},
+    {"--stream-arguments", OPT_STREAM_ARGUMENTS, CLI_ARG_NONE},
+    {"--keep-raw", OPT_KEEP_RAW, CLI_ARG_NONE},
+    {"--think-window", OPT_THINK_WINDOW, CLI_ARG_REQUIRED},
+    {"--choice-index", OPT_CHOICE_INDEX, CLI_ARG_REQUIRED},
+    {"--usage", OPT_USAGE, CLI_ARG_REQUIRED},
+    {"--id", OPT_ID, CLI_ARG_REQUIRED},
+    {"--created", OPT_CREATED, CLI_ARG_REQUIRED},
+    {"--signature", OPT_SIGNATURE, CLI_ARG_REQUIRED},
+    {"--seed", OPT_SEED, CLI_ARG_REQUIRED},
+    {"--grammar", OPT_GRAMMAR, CLI_ARG_REQUIRED},
+    {"--api", OPT_API, CLI_ARG_REQUIRED},
+    {"--grammar-auto", OPT_GRAMMAR_AUTO, CLI_ARG_NONE},
+    {NULL, 0, 0},
+};
 
 static int parse_end(const char *v, dsml_end_reason *why)
 {
@@ -123,84 +135,98 @@ static int parse_respond_args(int argc, char **argv, respond_args *a)
     memset(a, 0, sizeof *a);
     a->why = DSML_END_STOP;
     dsml_responder_options_init(&a->ro);
-    int files_only = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *s = argv[i];
-        cli_opt o = cli_opt_at(argc, argv, &i);
-        const char *v = NULL;
+    int id;
+    cli_args p;
+    cli_args_init(&p, options, "respond", argc, argv);
+    while ((id = cli_next_option(&p)) != CLI_OPT_END) {
+        const char *v = p.value;
         unsigned long long n = 0;
-        if (files_only || s[0] != '-' || strcmp(s, "-") == 0) {
+        switch (id) {
+        case CLI_OPT_BAD:
+            return CLI_EXIT_USAGE;
+        case CLI_OPT_OPERAND:
             if (a->request == NULL)
-                a->request = s;
+                a->request = p.arg;
             else if (a->completion == NULL)
-                a->completion = s;
+                a->completion = p.arg;
             else
-                return respond_usage_error("more than two files ('%s')", s);
-        } else if (strcmp(s, "--") == 0) {
-            files_only = 1;
-        } else if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0) {
+                return cli_usage_error("respond", "more than two files ('%s')", p.arg);
+            break;
+        case CLI_OPT_HELP:
             fputs(respond_usage, stdout);
             exit(fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL);
-        } else if (cli_opt_is(&o, "--stream")) {
-            if (parse_number(cli_opt_value(&o), &n) != 0 || n == 0 ||
-                n > (unsigned long long)SIZE_MAX)
-                return respond_usage_error("--stream needs a chunk size of 1 or more");
+        case OPT_STREAM:
+            if (parse_number(v, &n) != 0 || n == 0 || n > (unsigned long long)SIZE_MAX)
+                return cli_usage_error("respond", "--stream needs a chunk size of 1 or more");
             a->chunk = (size_t)n;
-        } else if (cli_opt_is(&o, "--end")) {
-            if ((v = cli_opt_value(&o)) == NULL || parse_end(v, &a->why) != 0)
-                return respond_usage_error("--end needs stop, length or abort");
-        } else if (strcmp(s, "--hold-calls") == 0) {
+            break;
+        case OPT_END:
+            if (v == NULL || parse_end(v, &a->why) != 0)
+                return cli_usage_error("respond", "--end needs stop, length or abort");
+            break;
+        case OPT_HOLD_CALLS:
             a->ro.flags |= DSML_RESPOND_HOLD_CALLS;
-        } else if (strcmp(s, "--drop-raw") == 0) {
+            break;
+        case OPT_DROP_RAW:
             a->ro.flags |= DSML_RESPOND_DROP_RAW;
-        } else if (strcmp(s, "--stream-arguments") == 0) {
+            break;
+        case OPT_STREAM_ARGUMENTS:
             a->ro.flags |= DSML_RESPOND_STREAM_ARGUMENTS;
-        } else if (strcmp(s, "--keep-raw") == 0) {
+            break;
+        case OPT_KEEP_RAW:
             a->ro.flags |= DSML_RESPOND_KEEP_RAW;
-        } else if (cli_opt_is(&o, "--think-window")) {
-            if (parse_number(cli_opt_value(&o), &n) != 0 || n == 0 || n > SIZE_MAX)
-                return respond_usage_error("--think-window needs a number of bytes, 1 or more");
+            break;
+        case OPT_THINK_WINDOW:
+            if (parse_number(v, &n) != 0 || n == 0 || n > SIZE_MAX)
+                return cli_usage_error("respond",
+                                       "--think-window needs a number of bytes, 1 or more");
             a->think_window = (size_t)n;
-        } else if (cli_opt_is(&o, "--choice-index")) {
-            if (parse_number(cli_opt_value(&o), &n) != 0 || n >= DSML_N_MAX)
-                return respond_usage_error("--choice-index needs 0..%d", DSML_N_MAX - 1);
+            break;
+        case OPT_CHOICE_INDEX:
+            if (parse_number(v, &n) != 0 || n >= DSML_N_MAX)
+                return cli_usage_error("respond", "--choice-index needs 0..%d", DSML_N_MAX - 1);
             a->ro.choice_index = (size_t)n;
-        } else if (cli_opt_is(&o, "--usage")) {
+            break;
+        case OPT_USAGE: {
             char tail;
-            if ((v = cli_opt_value(&o)) == NULL || v[0] == '-' ||
+            if (v == NULL || v[0] == '-' ||
                 sscanf(v, "%llu,%llu,%llu%c", &a->tokens[0], &a->tokens[1], &a->tokens[2],
                        &tail) != 3 ||
                 a->tokens[2] > a->tokens[1])
-                return respond_usage_error("--usage needs PROMPT,COMPLETION,REASONING token "
-                                           "counts (reasoning at most completion)");
+                return cli_usage_error("respond", "--usage needs PROMPT,COMPLETION,REASONING "
+                                                  "token counts (reasoning at most completion)");
             a->usage = 1;
-        } else if (cli_opt_is(&o, "--id")) {
-            if ((v = cli_opt_value(&o)) == NULL)
-                return respond_usage_error("--id needs a value");
+            break;
+        }
+        case OPT_ID:
+            if (v == NULL)
+                return cli_usage_error("respond", "--id needs a value");
             a->ro.id = v;
             a->ro.id_len = strlen(v);
-        } else if (cli_opt_is(&o, "--created")) {
-            if (parse_number(cli_opt_value(&o), &n) != 0 || n == 0 ||
-                n > (unsigned long long)INT64_MAX)
-                return respond_usage_error("--created needs a time in Unix seconds");
+            break;
+        case OPT_CREATED:
+            if (parse_number(v, &n) != 0 || n == 0 || n > (unsigned long long)INT64_MAX)
+                return cli_usage_error("respond", "--created needs a time in Unix seconds");
             a->ro.created = (long long)n;
-        } else if (cli_opt_is(&o, "--signature")) {
-            if ((v = cli_opt_value(&o)) == NULL)
-                return respond_usage_error("--signature needs a value");
+            break;
+        case OPT_SIGNATURE:
+            if (v == NULL)
+                return cli_usage_error("respond", "--signature needs a value");
             a->ro.signature = v;
             a->ro.signature_len = strlen(v);
-        } else if (cli_opt_is(&o, "--seed")) {
-            if ((v = cli_opt_value(&o)) == NULL)
-                return respond_usage_error("--seed needs a value");
+            break;
+        case OPT_SEED:
+            if (v == NULL)
+                return cli_usage_error("respond", "--seed needs a value");
             a->ro.seed = (const unsigned char *)v;
             a->ro.seed_len = strlen(v);
-        } else if (cli_opt_is(&o, "--grammar")) {
-            if ((v = cli_opt_value(&o)) == NULL ||
-                cli_parse_grammar_format(v, &a->grammar_format) != 0)
-                return respond_usage_error("--grammar needs gbnf, lark or structural-tag");
+            break;
+        case OPT_GRAMMAR:
+            if (v == NULL || cli_parse_grammar_format(v, &a->grammar_format) != 0)
+                return cli_usage_error("respond", "--grammar needs gbnf, lark or structural-tag");
             a->grammar = 1;
-        } else if (cli_opt_is(&o, "--api")) {
-            v = cli_opt_value(&o);
+            break;
+        case OPT_API:
             if (v != NULL && strcmp(v, "chat") == 0)
                 a->api = DSML_API_CHAT;
             else if (v != NULL && strcmp(v, "anthropic") == 0)
@@ -208,19 +234,19 @@ static int parse_respond_args(int argc, char **argv, respond_args *a)
             else if (v != NULL && strcmp(v, "responses") == 0)
                 a->api = DSML_API_RESPONSES;
             else
-                return respond_usage_error("--api needs chat, anthropic or responses");
-        } else if (strcmp(s, "--grammar-auto") == 0) {
+                return cli_usage_error("respond", "--api needs chat, anthropic or responses");
+            break;
+        default: /* OPT_GRAMMAR_AUTO */
             a->grammar_auto = 1;
-        } else {
-            return respond_usage_error("unknown option '%s'", s);
+            break;
         }
     }
     if (a->completion == NULL)
-        return respond_usage_error("needs a REQUEST file and a COMPLETION file");
+        return cli_usage_error("respond", "needs a REQUEST file and a COMPLETION file");
     if (a->grammar_auto && !a->grammar)
-        return respond_usage_error("--grammar-auto needs --grammar");
+        return cli_usage_error("respond", "--grammar-auto needs --grammar");
     if (strcmp(a->request, "-") == 0 && strcmp(a->completion, "-") == 0)
-        return respond_usage_error("only one of REQUEST and COMPLETION can be '-'");
+        return cli_usage_error("respond", "only one of REQUEST and COMPLETION can be '-'");
     return CLI_EXIT_OK;
 }
 

@@ -269,17 +269,6 @@ void cli_errorf(const char *fmt, ...)
     va_end(ap);
 }
 
-int cli_usage_error(const char *sub, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "dsml-render: %s: ", sub);
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\nTry 'dsml-render %s --help'.\n", sub);
-    va_end(ap);
-    return CLI_EXIT_USAGE;
-}
-
 void cli_report(const char *what, int status, const dsml_error *err)
 {
     const char *msg = err != NULL && err->message[0] ? err->message
@@ -314,24 +303,4 @@ const char *cli_format_name(cli_format f)
     case CLI_FMT_RESPONSES: return "responses";
     default: return "auto";
     }
-}
-
-cli_opt cli_opt_at(int argc, char **argv, int *i)
-{
-    const char *s = argv[*i];
-    const char *eq = s[0] == '-' ? strchr(s, '=') : NULL;
-    cli_opt o = {s, eq, eq != NULL ? (size_t)(eq - s) : strlen(s), argc, argv, i};
-    return o;
-}
-
-int cli_opt_is(const cli_opt *o, const char *name)
-{
-    return strlen(name) == o->nlen && strncmp(o->s, name, o->nlen) == 0;
-}
-
-const char *cli_opt_value(const cli_opt *o)
-{
-    if (o->eq != NULL)
-        return o->eq + 1;
-    return *o->i + 1 < o->argc ? o->argv[++*o->i] : NULL;
 }

@@ -26,7 +26,7 @@
  *   rest    the completion [0xFE recoveries] [0xFF tools JSON]
  *
  * The recoveries byte (after the first 0xFE, which no UTF-8 text holds):
- * bit 0 recover mode (unless strict), bits 1-6 option 11's recoveries in
+ * bit 0 recover mode (unless strict), bits 1-6 the DSML_RECOVER_* bits in
  * lenient mode; 0xFE last: recover mode.
  */
 #include <utf8proc.h>

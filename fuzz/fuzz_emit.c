@@ -3,7 +3,7 @@
  * is a fixed point (the second text equals the first), except that a float
  * beyond double range prints as Infinity, which the strict reader refuses,
  * as Python's json.dumps and a strict json.loads do.  Also checks Python's
- * str() of every value and dsml_format_double on the input's first eight
+ * str() of every value and json_format_double on the input's first eight
  * bytes read as a double (the printed text reads back to the same double).
  *
  * Byte 0: bits 0-1 depth limit preset, bits 2-3 allocation failures (none,
@@ -46,7 +46,7 @@ static void check_double(const uint8_t *data, size_t size)
     double d;
     memcpy(&d, data, sizeof d);
     char out[32];
-    size_t n = dsml_format_double(d, out);
+    size_t n = json_format_double(d, out);
     FZ_CHECK(n < sizeof out && out[n] == '\0' && strlen(out) == n);
     if (isnan(d)) {
         FZ_CHECK(strcmp(out, "NaN") == 0);

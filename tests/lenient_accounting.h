@@ -30,7 +30,7 @@
  * check needs no parser of its own: it aligns the output with the input,
  * trying each way a removable part could have been removed.
  *
- * With the recoveries (recover mode, or option 11 in lenient mode), what
+ * With the recoveries (recover mode, or DSML_RECOVER_* in lenient mode), what
  * may be taken out grows by what they read as structure, and by what they
  * drop: the tags in every spelling (ASCII, U+2016, doubled or spaced bars,
  * V4's and V3.2's names; without the marker when tools are declared), an

@@ -1,5 +1,5 @@
 /*
- * test_detect_recover.c - the recoveries one by one (option 11 and
+ * test_detect_recover.c - the recoveries one by one (DSML_RECOVER_* and
  * DSML_DETECT_RECOVER): each deviation is read as what it stands for, with a
  * diagnostic, only with its recovery on; what could be prose needs a
  * declared tool; what is not a call stays text.  Every scenario runs whole,

@@ -205,18 +205,18 @@ static void test_format_double(void **state)
 {
     (void)state;
     char out[32];
-    dsml_format_double(1.0 / 0.0, out);
+    json_format_double(1.0 / 0.0, out);
     assert_string_equal(out, "Infinity");
-    dsml_format_double(-1.0 / 0.0, out);
+    json_format_double(-1.0 / 0.0, out);
     assert_string_equal(out, "-Infinity");
-    dsml_format_double(0.0 / 0.0, out);
+    json_format_double(0.0 / 0.0, out);
     assert_string_equal(out, "NaN");
-    dsml_format_double(-0.0, out);
+    json_format_double(-0.0, out);
     assert_string_equal(out, "-0.0");
 }
 
 /* The shortest "%.{p}e" that reads back to d, by exhaustive search: the
- * definition dsml_format_double must agree with. */
+ * definition json_format_double must agree with. */
 static void shortest_digits(double d, char *digits, int *exp10)
 {
     char tmp[48];
@@ -255,7 +255,7 @@ static void test_float_repr_random(void **state)
             continue;
         char out[32], want[24];
         int e;
-        dsml_format_double(d, out);
+        json_format_double(d, out);
         assert_true(strtod(out, NULL) == d);
         shortest_digits(d < 0 ? -d : d, want, &e);
         /* the digits of out, without sign, point, leading zeros, exponent */

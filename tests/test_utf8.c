@@ -1,5 +1,5 @@
 /*
- * test_utf8.c - every way dsml_utf8_valid takes (a character at a time,
+ * test_utf8.c - every way core_utf8_valid takes (a character at a time,
  * SSE2 ranges, SSSE3 lookups) says what utf8proc_iterate says of the whole
  * text: for sequences of up to four bytes at every place around a 16-byte
  * block's end and the text's end, and for random texts with one byte
@@ -38,7 +38,7 @@ static unsigned check_ways(const unsigned char *s, size_t n)
     int want = oracle(s, n);
     unsigned ways = 0;
     for (int w = 0; w < 3; w++) {
-        int got = dsml_utf8_valid_way(w, s, n);
+        int got = core_utf8_valid_way(w, s, n);
         if (got < 0)
             continue;
         ways |= 1u << w;
@@ -49,8 +49,8 @@ static unsigned check_ways(const unsigned char *s, size_t n)
             fail_msg("way %d says %d, utf8proc %d, of %zu bytes: %s", w, got, want, n, hex);
         }
     }
-    if (dsml_utf8_valid(s, n) != want)
-        fail_msg("dsml_utf8_valid disagrees with utf8proc (%zu bytes)", n);
+    if (core_utf8_valid(s, n) != want)
+        fail_msg("core_utf8_valid disagrees with utf8proc (%zu bytes)", n);
     return ways;
 }
 

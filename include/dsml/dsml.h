@@ -488,7 +488,7 @@ DSML_API int dsml_render_case(const char *case_json, size_t len,
  * Both modes fail on invalid UTF-8 (DSML_ERR_UTF8), on an exceeded limit
  * (DSML_ERR_LIMIT) and when out of memory.
  *
- * DSML_DETECT_RECOVER is lenient mode with every recovery of option 11 on,
+ * DSML_DETECT_RECOVER is lenient mode with every recovery (DSML_RECOVER_*) on,
  * for servers that would rather get the call than the markup: it also takes
  * as calls what real models write beside the reference format (other
  * spellings of the tags, missing line breaks and closers, typographic
@@ -512,7 +512,7 @@ DSML_API int dsml_render_case(const char *case_json, size_t len,
  */
 
 /* Strict reference parse, lenient (default), or lenient with every
- * recovery (option 11). */
+ * recovery (DSML_RECOVER_*). */
 typedef enum dsml_detect_mode {
     DSML_DETECT_LENIENT = 0,
     DSML_DETECT_STRICT = 1,
@@ -782,7 +782,7 @@ typedef struct dsml_detector_options {
                                          qualified); copied at creation */
     size_t tool_choice_name_len;
     dsml_parallel_calls parallel_calls; /* DSML_PARALLEL_CALLS_ALLOW */
-    unsigned recoveries;              /* DSML_RECOVER_* (option 11), lenient
+    unsigned recoveries;              /* DSML_RECOVER_* (the recoveries), in lenient
                                          mode; DSML_DETECT_RECOVER sets all */
     size_t think_end_window;          /* option 3's window in bytes; 0:
                                          DSML_THINK_END_WINDOW.  Capped by

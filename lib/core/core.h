@@ -1,6 +1,7 @@
 /*
  * core.h - what every stage of the library uses: memory and growable
- * buffers (buf.c), errors, option structs and JSON paths (status.c).
+ * buffers (buf.c), arenas (arena.c), errors, option structs and JSON paths
+ * (status.c).
  * Nothing here is exported.
  */
 #ifndef DSML_CORE_H
@@ -26,6 +27,19 @@ void dsml_alloc_resolve(dsml_allocator *out, const dsml_allocator *given);
 void *dsml_malloc(const dsml_allocator *a, size_t n);
 void *dsml_realloc(const dsml_allocator *a, void *p, size_t old, size_t n);
 void dsml_free(const dsml_allocator *a, void *p);
+
+/* ---- arena (arena.c): every allocation of one job, freed at once ------ */
+
+typedef struct dsml_arena_chunk dsml_arena_chunk;
+typedef struct dsml_arena {
+    const dsml_allocator *alloc;
+    dsml_arena_chunk *head;
+    size_t used, cap;
+} dsml_arena;
+
+void core_arena_init(dsml_arena *ar, const dsml_allocator *a);
+void *core_arena_alloc(dsml_arena *ar, size_t n); /* not zeroed; NULL on OOM */
+void core_arena_release(dsml_arena *ar);
 
 /* A growable byte buffer.  After a failed allocation `failed` stays set and
  * further appends do nothing; check it once at the end.  It grows to twice

@@ -222,7 +222,7 @@ __attribute__((target("ssse3"))) static int valid_ssse3(const unsigned char *s, 
 #undef T16
 #endif
 
-int dsml_utf8_valid_way(int way, const unsigned char *s, size_t n)
+int core_utf8_valid_way(int way, const unsigned char *s, size_t n)
 {
     switch (way) {
     case 0: return valid_chars(s, n);
@@ -236,7 +236,7 @@ int dsml_utf8_valid_way(int way, const unsigned char *s, size_t n)
     }
 }
 
-int dsml_utf8_valid(const unsigned char *s, size_t n)
+int core_utf8_valid(const unsigned char *s, size_t n)
 {
     if (n < 16)
         return valid_chars(s, n);

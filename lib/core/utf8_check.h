@@ -16,12 +16,12 @@
 
 /* Whether s[0, n) is valid UTF-8: sixteen bytes at a time with SSSE3 when
  * the processor has it, with SSE2 otherwise, or a character at a time. */
-int dsml_utf8_valid(const unsigned char *s, size_t n);
+int core_utf8_valid(const unsigned char *s, size_t n);
 
-/* One of the ways dsml_utf8_valid takes, on its own (for the tests): 0 a
+/* One of the ways core_utf8_valid takes, on its own (for the tests): 0 a
  * character at a time, 1 SSE2, 2 SSSE3.  -1 when this build or processor
  * does not have it. */
-int dsml_utf8_valid_way(int way, const unsigned char *s, size_t n);
+int core_utf8_valid_way(int way, const unsigned char *s, size_t n);
 
 #if defined(__SSE2__)
 /* The sixteen bytes at s[i], zero bytes standing for those at n and

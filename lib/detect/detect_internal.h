@@ -506,9 +506,5 @@ void det_value_emit(dsml_detector *d, const char *p, size_t n, size_t off);
 int det_message_json(dsml_detector *d, dsml_buf *b);
 int det_read_tools(dsml_detector *d, const char *json, size_t len,
                    dsml_error *err);
-/* Appends the name a call gives `tool` (an OpenAI tools entry): "ns::name"
- * when `namespaces` (the dialect qualifies names) and the tool has a
- * namespace.  Returns 0 when the tool has no valid name. */
-int det_tool_qualified_name(const cJSON *tool, int namespaces, dsml_buf *out);
 
 #endif

@@ -42,24 +42,6 @@ int det_message_json(dsml_detector *d, dsml_buf *b)
     return b->failed ? DSML_ERR_NOMEM : DSML_OK;
 }
 
-/* The declared tools: each entry's qualified name, by the renderer's rule
- * (an entry may also be the function object itself, {"name": ...}). */
-int det_tool_qualified_name(const cJSON *tool, int namespaces, dsml_buf *out)
-{
-    const cJSON *fn = dsml_json_get(tool, "function");
-    if (!cJSON_IsObject(fn))
-        fn = tool;
-    const cJSON *name = dsml_json_get(fn, "name"), *nsv = NULL;
-    dsml_tool_name q;
-    char why[8];
-    if (!cJSON_IsObject(tool) || !cJSON_IsString(name) ||
-        dsml_tool_declared_name(tool, fn, name->valuestring, namespaces,
-                                &q, &nsv, why, sizeof why) != DSML_OK)
-        return 0;
-    dsml_tool_name_put(out, &q);
-    return 1;
-}
-
 int det_read_tools(dsml_detector *d, const char *json, size_t len,
                    dsml_error *err)
 {

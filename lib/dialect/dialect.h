@@ -40,7 +40,7 @@ enum {
     DSML_RULE_SYSTEM_TURNS = 1u << 3,
     /* tool messages are merged into user messages as tool_result blocks
      * (sorted by the calls' order); without it they are rendered where
-     * they stand, after the assistant's calls (render/inline_results.c) */
+     * they stand, after the assistant's calls (render/render_inline.c) */
     DSML_RULE_MERGE_TOOLS = 1u << 4,
     /* a user message keeps all its keys (and its content_blocks) when
      * merged; without it only task and wo_eos survive */

@@ -102,3 +102,19 @@ void dsml_tool_name_put(dsml_buf *b, const dsml_tool_name *q)
     }
     dsml_buf_append(b, q->name, q->name_len);
 }
+
+int dsml_tool_qualified_name(const cJSON *tool, int namespaces, dsml_buf *out)
+{
+    const cJSON *fn = dsml_json_get(tool, "function");
+    if (!cJSON_IsObject(fn))
+        fn = tool;
+    const cJSON *name = dsml_json_get(fn, "name"), *nsv = NULL;
+    dsml_tool_name q;
+    char why[8];
+    if (!cJSON_IsObject(tool) || !cJSON_IsString(name) ||
+        dsml_tool_declared_name(tool, fn, name->valuestring, namespaces,
+                                &q, &nsv, why, sizeof why) != DSML_OK)
+        return 0;
+    dsml_tool_name_put(out, &q);
+    return 1;
+}

@@ -52,4 +52,10 @@ int dsml_tool_declared_name(const cJSON *tool, const cJSON *fn, const char *name
 /* Appends "ns::name" (or "name"). */
 void dsml_tool_name_put(dsml_buf *b, const dsml_tool_name *q);
 
+/* Appends the name a call gives `tool` (an OpenAI tools entry, or the
+ * function object itself, {"name": ...}): "ns::name" when `namespaces` (the
+ * dialect qualifies names) and the tool has a namespace.  Returns 0 when
+ * the tool has no valid name. */
+int dsml_tool_qualified_name(const cJSON *tool, int namespaces, dsml_buf *out);
+
 #endif /* DSML_DIALECT_TOOL_NAME_H */

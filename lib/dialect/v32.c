@@ -3,7 +3,7 @@
  * a7e62ac0).  Its own generation: a "function_calls" block, a tools prompt
  * of its own with the schemas inside <functions>, tool results rendered
  * where they stand, inside <function_results> after the assistant's calls
- * (render/inline_results.c), the generation header right after every user
+ * (render/render_inline.c), the generation header right after every user
  * message, history reasoning never shown, no tasks, no latest_reminder, no
  * wo_eos, no reasoning effort, no System token, no images, no namespaces,
  * the developer role quoting its content after its tools, and tool-call

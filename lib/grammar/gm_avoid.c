@@ -159,7 +159,7 @@ static gm_node *nonempty(gm_grammar *g, gm_node *n)
  * memory. */
 static size_t *moves_of(avoid *v, size_t s, size_t *count)
 {
-    size_t *t = dsml_arena_alloc(&v->g->arena, (v->nalpha + 1) * sizeof *t);
+    size_t *t = core_arena_alloc(&v->g->arena, (v->nalpha + 1) * sizeof *t);
     if (t == NULL) {
         v->g->nomem = 1;
         return NULL;
@@ -187,7 +187,7 @@ static void ways_to_hubs(avoid *v, size_t s, gm_node **lab)
         lab[h] = NULL;
     size_t nt;
     size_t *to = moves_of(v, s, &nt);
-    gm_node **sub = dsml_arena_alloc(&v->g->arena, v->nhubs * sizeof *sub);
+    gm_node **sub = core_arena_alloc(&v->g->arena, v->nhubs * sizeof *sub);
     if (to == NULL || sub == NULL) {
         v->g->nomem = 1;
         return;
@@ -230,7 +230,7 @@ static int build_automaton(avoid *v, const char *const *patterns, size_t n)
     size_t total = 0;
     for (size_t i = 0; i < n; i++)
         total += strlen(patterns[i]);
-    v->alpha = dsml_arena_alloc(&g->arena, (total + 1) * sizeof *v->alpha);
+    v->alpha = core_arena_alloc(&g->arena, (total + 1) * sizeof *v->alpha);
     if (v->alpha == NULL)
         return 0;
     /* the alphabet: the characters of the strings that can occur */
@@ -252,12 +252,12 @@ static int build_automaton(avoid *v, const char *const *patterns, size_t n)
             v->alpha[m++] = v->alpha[i];
     v->nalpha = m;
     size_t cells = (total + 1) * (m ? m : 1);
-    v->go = dsml_arena_alloc(&g->arena, cells * sizeof *v->go);
-    v->delta = dsml_arena_alloc(&g->arena, cells * sizeof *v->delta);
-    v->fail = dsml_arena_alloc(&g->arena, (total + 1) * sizeof *v->fail);
-    v->hub = dsml_arena_alloc(&g->arena, (total + 1) * sizeof *v->hub);
-    v->dead = dsml_arena_alloc(&g->arena, total + 1);
-    v->ranges = dsml_arena_alloc(&g->arena, 2 * (m + v->nexcluded + 1) * sizeof *v->ranges);
+    v->go = core_arena_alloc(&g->arena, cells * sizeof *v->go);
+    v->delta = core_arena_alloc(&g->arena, cells * sizeof *v->delta);
+    v->fail = core_arena_alloc(&g->arena, (total + 1) * sizeof *v->fail);
+    v->hub = core_arena_alloc(&g->arena, (total + 1) * sizeof *v->hub);
+    v->dead = core_arena_alloc(&g->arena, total + 1);
+    v->ranges = core_arena_alloc(&g->arena, 2 * (m + v->nexcluded + 1) * sizeof *v->ranges);
     if (!v->go || !v->delta || !v->fail || !v->hub || !v->dead || !v->ranges)
         return 0;
     for (size_t i = 0; i < cells; i++)
@@ -284,7 +284,7 @@ static int build_automaton(avoid *v, const char *const *patterns, size_t n)
     }
     /* failure links and moves, breadth first (states are numbered in
      * creation order, not by depth, so keep a queue) */
-    int *queue = dsml_arena_alloc(&g->arena, v->nstates * sizeof *queue);
+    int *queue = core_arena_alloc(&g->arena, v->nstates * sizeof *queue);
     if (queue == NULL)
         return 0;
     size_t qh = 0, qt = 0;
@@ -344,10 +344,10 @@ gm_node *gm_avoid(gm_grammar *g, const char *const *patterns, size_t n,
     }
     /* the edges between hubs, and to F (the end of the text) */
     size_t H = v.nhubs, F = H, N = H + 1;
-    gm_node **E = dsml_arena_alloc(&g->arena, N * N * sizeof *E);
-    gm_node **lab = dsml_arena_alloc(&g->arena, H * sizeof *lab);
-    size_t *state_of = dsml_arena_alloc(&g->arena, H * sizeof *state_of);
-    unsigned char *gone = dsml_arena_alloc(&g->arena, N);
+    gm_node **E = core_arena_alloc(&g->arena, N * N * sizeof *E);
+    gm_node **lab = core_arena_alloc(&g->arena, H * sizeof *lab);
+    size_t *state_of = core_arena_alloc(&g->arena, H * sizeof *state_of);
+    unsigned char *gone = core_arena_alloc(&g->arena, N);
     if (E == NULL || lab == NULL || state_of == NULL || gone == NULL) {
         g->nomem = 1;
         return NULL;

@@ -114,7 +114,7 @@ static int one_tool(gm_grammar *g, dsml_rctx *c, const gm_request *rq, size_t in
     dsml_msg m;
     memset(&m, 0, sizeof m);
     name->len = 0;
-    int r = dsml_render_tool_name(c, &m, index, tool, name);
+    int r = render_tool_name(c, &m, index, tool, name);
     if (r != DSML_OK) {
         rebase_error(c->err);
         return r;
@@ -187,9 +187,9 @@ static int read_tools(gm_grammar *g, dsml_profile profile, const gm_request *rq,
     schema_table st;
     memset(&st, 0, sizeof st);
     st.cap = gm_table_size((size_t)cJSON_GetArraySize(rq->tools));
-    st.rule = dsml_arena_alloc(&g->arena, st.cap * sizeof *st.rule);
-    st.text = dsml_arena_alloc(&g->arena, st.cap * sizeof *st.text);
-    st.len = dsml_arena_alloc(&g->arena, st.cap * sizeof *st.len);
+    st.rule = core_arena_alloc(&g->arena, st.cap * sizeof *st.rule);
+    st.text = core_arena_alloc(&g->arena, st.cap * sizeof *st.text);
+    st.len = core_arena_alloc(&g->arena, st.cap * sizeof *st.len);
     if (st.rule == NULL || st.text == NULL || st.len == NULL)
         return nomem(err);
     for (size_t i = 0; i < st.cap; i++)

@@ -14,7 +14,7 @@ void gm_init(gm_grammar *g, const dsml_allocator *a)
 {
     memset(g, 0, sizeof *g);
     dsml_alloc_resolve(&g->alloc, a);
-    dsml_arena_init(&g->arena, &g->alloc);
+    core_arena_init(&g->arena, &g->alloc);
     g->root = g->block = g->reasoning = g->content = g->content_open = GM_NONE;
     g->invoke_tail = GM_NONE;
     g->r_text = g->r_string_value = g->r_json_value = g->r_json_object = GM_NONE;
@@ -42,7 +42,7 @@ void gm_release(gm_grammar *g)
 {
     dsml_free(&g->alloc, g->rules);
     dsml_free(&g->alloc, g->tools);
-    dsml_arena_release(&g->arena);
+    core_arena_release(&g->arena);
     g->rules = NULL;
     g->tools = NULL;
     g->nrules = g->caprules = g->ntools = 0;
@@ -50,7 +50,7 @@ void gm_release(gm_grammar *g)
 
 static void *alloc(gm_grammar *g, size_t n)
 {
-    void *p = g->nomem ? NULL : dsml_arena_alloc(&g->arena, n);
+    void *p = g->nomem ? NULL : core_arena_alloc(&g->arena, n);
     if (p == NULL)
         g->nomem = 1;
     return p;

@@ -231,10 +231,10 @@ static int members_of(gm_schema_ctx *sc, const cJSON *s, member **out, size_t *n
         return fail(sc, "additionalProperties", "%s",
                     "additionalProperties must be true or false in a grammar");
     size_t cap = (size_t)cJSON_GetArraySize(props) + (size_t)cJSON_GetArraySize(req) + 1;
-    member *m = dsml_arena_alloc(&g->arena, cap * sizeof *m);
+    member *m = core_arena_alloc(&g->arena, cap * sizeof *m);
     /* the members by name: a required name finds its property in constant
      * time, not in a search of them all */
-    size_t tcap = gm_table_size(cap), *slot = dsml_arena_alloc(&g->arena, tcap * sizeof *slot);
+    size_t tcap = gm_table_size(cap), *slot = core_arena_alloc(&g->arena, tcap * sizeof *slot);
     if (m == NULL || slot == NULL)
         return nomem(sc);
     for (size_t t = 0; t < tcap; t++)
@@ -350,8 +350,8 @@ static int object_node(gm_schema_ctx *sc, const cJSON *s, gm_node **out)
                    : gm_ref(g, gm_rule_json_object(g));
         return *out != NULL ? DSML_OK : nomem(sc);
     }
-    size_t *items = dsml_arena_alloc(&g->arena, n * sizeof *items);
-    int *req = dsml_arena_alloc(&g->arena, n * sizeof *req);
+    size_t *items = core_arena_alloc(&g->arena, n * sizeof *items);
+    int *req = core_arena_alloc(&g->arena, n * sizeof *req);
     if (items == NULL || req == NULL)
         return nomem(sc);
     size_t k = 0;
@@ -628,8 +628,8 @@ int gm_schema_params(gm_schema_ctx *sc, const cJSON *params, gm_node **out)
         if (r != DSML_OK)
             return r;
     }
-    size_t *lines = dsml_arena_alloc(&g->arena, (n ? n : 1) * sizeof *lines);
-    int *req = dsml_arena_alloc(&g->arena, (n ? n : 1) * sizeof *req);
+    size_t *lines = core_arena_alloc(&g->arena, (n ? n : 1) * sizeof *lines);
+    int *req = core_arena_alloc(&g->arena, (n ? n : 1) * sizeof *req);
     if (lines == NULL || req == NULL)
         return nomem(sc);
     size_t k = 0;

@@ -158,7 +158,7 @@ void dsml_emit_json(dsml_buf *b, const cJSON *v);
 void dsml_emit_number(dsml_buf *b, const cJSON *num);
 /* Python repr() of a double, as json.dumps writes floats ("1.0", "1e-07",
  * "Infinity", "NaN").  Returns the length written into out[32]. */
-size_t dsml_format_double(double d, char out[32]);
+size_t json_format_double(double d, char out[32]);
 /* Python str() of a value as json.loads returned it: None, True, 1, 1.5,
  * text as is, lists and dicts in repr() form ({'a': [1, None]}). */
 int dsml_emit_pystr(dsml_buf *b, const cJSON *v);

@@ -90,7 +90,7 @@ static double c_strtod(const char *s)
     return strtod(tmp, NULL);
 }
 
-size_t dsml_format_double(double d, char out[32])
+size_t json_format_double(double d, char out[32])
 {
     if (isnan(d)) {
         memcpy(out, "NaN", 4);
@@ -198,7 +198,7 @@ void dsml_emit_number(dsml_buf *b, const cJSON *num)
         return;
     }
     char tmp[32];
-    size_t len = dsml_format_double(num->valuedouble, tmp);
+    size_t len = json_format_double(num->valuedouble, tmp);
     dsml_buf_append(b, tmp, len);
 }
 

@@ -278,7 +278,7 @@ static size_t decode_string(const unsigned char *s, size_t i, size_t n, char *ou
             /* (bytes copied past the quote may have set a top bit: then
              * the check runs for nothing) */
             if (_mm_movemask_epi8(high) != 0 &&
-                !dsml_utf8_valid((const unsigned char *)out, o))
+                !core_utf8_valid((const unsigned char *)out, o))
                 return DECODE_REFUSED;
             *end = i;
             return o;
@@ -341,7 +341,7 @@ static char *parse_string(fparse *p, size_t *len)
     }
     /* no multi-byte character holds a '"' or '\\' byte: the span is the
      * string's, and is checked as a whole */
-    if (high && !dsml_utf8_valid(s + start, i - start))
+    if (high && !core_utf8_valid(s + start, i - start))
         return NULL;
     size_t raw = i - start;
     char *out = fast_alloc(p, raw >= LONG_STRING ? p->text : &p->node, raw + 1);

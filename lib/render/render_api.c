@@ -28,20 +28,20 @@ void(dsml_render_options_init)(dsml_render_options *opts)
 
 /* ---- effort and mode ----------------------------------------------------- */
 
-void dsml_rctx_effort_name(dsml_rctx *c, const char *name, size_t len)
+void render_rctx_effort_name(dsml_rctx *c, const char *name, size_t len)
 {
     snprintf(c->effort_text, sizeof c->effort_text, "%.*s", (int)(len < 60 ? len : 60), name);
     c->effort_name = dsml_dialect_effort(c->dialect, name, len);
     c->effort = c->effort_name != NULL ? DSML_EFF_NAME : DSML_EFF_INVALID;
 }
 
-void dsml_rctx_effort_level(dsml_rctx *c, long long v, const char *text)
+void render_rctx_effort_level(dsml_rctx *c, long long v, const char *text)
 {
     if (text != NULL)
         snprintf(c->effort_text, sizeof c->effort_text, "%s", text);
     else
         snprintf(c->effort_text, sizeof c->effort_text, "%lld", v);
-    if (v >= 1 && v <= 100 && dsml_rule(c, DSML_RULE_EFFORT_LEVELS)) {
+    if (v >= 1 && v <= 100 && render_rule(c, DSML_RULE_EFFORT_LEVELS)) {
         c->effort = DSML_EFF_LEVEL;
         c->effort_level = (int)v;
     } else {
@@ -51,14 +51,14 @@ void dsml_rctx_effort_level(dsml_rctx *c, long long v, const char *text)
 
 /* reasoning_effort from JSON: null = absent; string = name; integer = level;
  * anything else (bool, float, ...) is invalid, refused when used. */
-void dsml_rctx_effort_json(dsml_rctx *c, const cJSON *v)
+void render_rctx_effort_json(dsml_rctx *c, const cJSON *v)
 {
     if (dsml_is_none(v)) {
         c->effort = DSML_EFF_ABSENT;
         return;
     }
     if (dsml_is_string(v)) {
-        dsml_rctx_effort_name(c, v->valuestring, strlen(v->valuestring));
+        render_rctx_effort_name(c, v->valuestring, strlen(v->valuestring));
         return;
     }
     if ((v->type & 0xFF) == cJSON_Number && dsml_json_number_is_int(v)) {
@@ -70,7 +70,7 @@ void dsml_rctx_effort_json(dsml_rctx *c, const cJSON *v)
         long long x = strtoll(tmp, NULL, 10);
         if (errno != 0)
             x = 0;
-        dsml_rctx_effort_level(c, x, tmp);
+        render_rctx_effort_level(c, x, tmp);
         return;
     }
     c->effort = DSML_EFF_INVALID;
@@ -83,7 +83,7 @@ void dsml_rctx_effort_json(dsml_rctx *c, const cJSON *v)
     dsml_buf_release(&b);
 }
 
-void dsml_rctx_mode_text(dsml_rctx *c, const char *s, size_t n)
+void render_rctx_mode_text(dsml_rctx *c, const char *s, size_t n)
 {
     if (n == 4 && memcmp(s, "chat", 4) == 0) {
         c->mode = DSML_MODE_CHAT;
@@ -97,14 +97,14 @@ void dsml_rctx_mode_text(dsml_rctx *c, const char *s, size_t n)
 
 /* ---- context set-up ------------------------------------------------------ */
 
-int dsml_rctx_setup(dsml_rctx *c, const dsml_render_options *opts, dsml_error *err)
+int render_rctx_setup(dsml_rctx *c, const dsml_render_options *opts, dsml_error *err)
 {
     memset(c, 0, sizeof *c);
     c->err = err;
     if (err != NULL)
         dsml_error_init(err);
     dsml_alloc_resolve(&c->alloc, NULL);
-    dsml_arena_init(&c->arena, &c->alloc);
+    core_arena_init(&c->arena, &c->alloc);
     dsml_buf_init(&c->scratch, &c->alloc);
     dsml_render_options given;
     dsml_render_options_init(&given);
@@ -144,10 +144,10 @@ int dsml_rctx_setup(dsml_rctx *c, const dsml_render_options *opts, dsml_error *e
         if (opts->effort_name == NULL && opts->effort_name_len != 0)
             return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
                              "effort_name is NULL");
-        dsml_rctx_effort_name(c, opts->effort_name ? opts->effort_name : "",
+        render_rctx_effort_name(c, opts->effort_name ? opts->effort_name : "",
                         opts->effort_name_len);
         break;
-    case DSML_EFFORT_LEVEL: dsml_rctx_effort_level(c, opts->effort_level, NULL); break;
+    case DSML_EFFORT_LEVEL: render_rctx_effort_level(c, opts->effort_level, NULL); break;
     default:
         return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
                          "unknown effort kind %d", (int)opts->effort_kind);
@@ -155,90 +155,19 @@ int dsml_rctx_setup(dsml_rctx *c, const dsml_render_options *opts, dsml_error *e
     return DSML_OK;
 }
 
-void dsml_rctx_teardown(dsml_rctx *c)
+void render_rctx_teardown(dsml_rctx *c)
 {
-    dsml_guard_close(c);
+    render_guard_close(c);
     dsml_buf_release(&c->scratch);
     for (size_t i = 0; i < c->ndocs; i++)
         dsml_json_free(c->docs[i]);
     dsml_free(&c->alloc, c->docs);
     c->docs = NULL;
     c->ndocs = c->capdocs = 0;
-    dsml_arena_release(&c->arena);
+    core_arena_release(&c->arena);
 }
 
-/* Reads messages (and context) and renders them into `out`. */
-int dsml_rctx_run(dsml_rctx *c, const cJSON *messages, const char *messages_root,
-                  const cJSON *context, const dsml_read_opts *ro_in, dsml_output *out)
-{
-    dsml_msgs ctx_raw = {NULL, 0, 0}, msg_raw = {NULL, 0, 0};
-    dsml_buf prompt, images, segments;
-    dsml_buf_init(&prompt, &c->alloc);
-    dsml_buf_init(&images, &c->alloc);
-    dsml_buf_init(&segments, &c->alloc);
-    size_t image_count = 0;
-    int r = DSML_OK;
-
-    if (!dsml_is_array(messages)) {
-        r = dsml_fail(c->err, messages == NULL ? DSML_ERR_MISSING_KEY : DSML_ERR_TYPE,
-                      DSML_NO_OFFSET, messages_root, "messages must be a list");
-        goto done;
-    }
-    if (context != NULL && !dsml_is_none(context) && !dsml_is_array(context)) {
-        r = dsml_fail(c->err, DSML_ERR_TYPE, DSML_NO_OFFSET, "$.context",
-                      "context must be a list of messages");
-        goto done;
-    }
-    if (c->guard) {
-        r = dsml_guard_open(c);
-        if (r != DSML_OK)
-            goto done;
-    }
-    if (dsml_is_array(context)) {
-        dsml_read_opts ro = {NULL, 0, 1, "$.context", 0, 0, NULL, 0};
-        r = dsml_read_messages(c, context, &ro, &ctx_raw, NULL, NULL);
-        if (r != DSML_OK)
-            goto done;
-    }
-    DSML_BUF_LIT(&images, "[");
-    dsml_read_opts ro = *ro_in;
-    ro.root = messages_root;
-    ro.counted = ctx_raw.n;
-    r = dsml_read_messages(c, messages, &ro, &msg_raw, &images, &image_count);
-    if (r != DSML_OK)
-        goto done;
-    DSML_BUF_LIT(&images, "]");
-    /* the prompt is about the input's size: an agent session's is a few
-     * percent larger (tool calls written out as DSML), so room for an
-     * eighth more spares a large prompt its copy into a doubled block */
-    dsml_buf_reserve(&prompt, c->input_len + c->input_len / 8 + 4096);
-    r = dsml_render_conversation(c, &ctx_raw, &msg_raw, &prompt,
-                                 c->want_segments ? &segments : NULL);
-    if (r != DSML_OK)
-        goto done;
-    if (prompt.failed || images.failed || segments.failed) {
-        r = dsml_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
-        goto done;
-    }
-    out->text = dsml_buf_take(&prompt, &out->len);
-    out->images = dsml_buf_take(&images, &out->images_len);
-    out->image_count = image_count;
-    if (c->want_segments)
-        out->segments = dsml_buf_take(&segments, &out->segments_len);
-    out->alloc_ = c->alloc;
-    if (out->text == NULL || out->images == NULL ||
-        (c->want_segments && out->segments == NULL)) {
-        dsml_output_free(out);
-        r = dsml_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
-    }
-done:
-    dsml_buf_release(&prompt);
-    dsml_buf_release(&images);
-    dsml_buf_release(&segments);
-    return r;
-}
-
-int dsml_rctx_read_context(dsml_rctx *c, cJSON **context)
+int render_rctx_read_context(dsml_rctx *c, cJSON **context)
 {
     *context = NULL;
     if (c->context_json == NULL)
@@ -256,7 +185,7 @@ static int render_messages_doc(dsml_rctx *c, const cJSON *doc, const cJSON *cont
 {
     (void)arg;
     dsml_read_opts ro = {NULL, 0, 0, "$", 0, 0, NULL, 0};
-    return dsml_rctx_run(c, doc, "$", context, &ro, out);
+    return render_rctx_run(c, doc, "$", context, &ro, out);
 }
 
 /* A case object (or a bare messages array, as the reference's load_cases
@@ -280,7 +209,7 @@ static int render_case_doc(dsml_rctx *c, const cJSON *doc, const cJSON *context,
     const cJSON *mode = dsml_json_get(doc, "thinking_mode");
     if (dsml_json_truthy(mode)) {
         if (dsml_is_string(mode)) {
-            dsml_rctx_mode_text(c, mode->valuestring, strlen(mode->valuestring));
+            render_rctx_mode_text(c, mode->valuestring, strlen(mode->valuestring));
         } else {
             c->mode = DSML_MODE_INVALID;
             snprintf(c->mode_text, sizeof c->mode_text, "(not a string)");
@@ -288,7 +217,7 @@ static int render_case_doc(dsml_rctx *c, const cJSON *doc, const cJSON *context,
     }
     const cJSON *effort = dsml_json_get(doc, "reasoning_effort");
     if (effort != NULL)
-        dsml_rctx_effort_json(c, effort);
+        render_rctx_effort_json(c, effort);
     const cJSON *drop = dsml_json_get(doc, "drop_thinking");
     if (drop != NULL)
         c->drop_thinking = dsml_json_truthy(drop);
@@ -302,7 +231,7 @@ static int render_case_doc(dsml_rctx *c, const cJSON *doc, const cJSON *context,
         return dsml_fail(c->err, DSML_ERR_MISSING_KEY, DSML_NO_OFFSET, "$.tools",
                          "A case with tools must contain at least one message");
     dsml_read_opts ro = {tools, 0, 0, "$.messages", 0, 0, NULL, 0};
-    return dsml_rctx_run(c, messages, "$.messages", own_context != NULL ? own_context : context,
+    return render_rctx_run(c, messages, "$.messages", own_context != NULL ? own_context : context,
                &ro, out);
 }
 
@@ -310,7 +239,7 @@ static int render_case_doc(dsml_rctx *c, const cJSON *doc, const cJSON *context,
 static int entry_setup(dsml_rctx *c, const dsml_render_options *opts, dsml_output *out,
                        dsml_error *err)
 {
-    int r = dsml_rctx_setup(c, opts, err);
+    int r = render_rctx_setup(c, opts, err);
     if (out == NULL)
         r = dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
                       "out must not be NULL");
@@ -321,9 +250,9 @@ static int entry_setup(dsml_rctx *c, const dsml_render_options *opts, dsml_outpu
 
 /* What every entry point does: options, the JSON text, the context option,
  * then the document's own reading. */
-int dsml_render_entry(dsml_render_doc_fn fn, void *arg, const char *json, size_t len,
-                      const dsml_render_options *opts, dsml_output *out,
-                      dsml_error *err)
+int render_entry(dsml_render_doc_fn fn, void *arg, const char *json, size_t len,
+                 const dsml_render_options *opts, dsml_output *out,
+                 dsml_error *err)
 {
     dsml_rctx c;
     int r = entry_setup(&c, opts, out, err);
@@ -334,17 +263,17 @@ int dsml_render_entry(dsml_render_doc_fn fn, void *arg, const char *json, size_t
         r = dsml_json_read_doc(json, len, c.limits, &c.alloc, "$", 0, &c.values_left,
                                    &doc, err);
     if (r == DSML_OK)
-        r = dsml_rctx_read_context(&c, &context);
+        r = render_rctx_read_context(&c, &context);
     if (r == DSML_OK)
         r = fn(&c, doc, context, out, arg);
     dsml_json_free(doc);
     dsml_json_free(context);
-    dsml_rctx_teardown(&c);
+    render_rctx_teardown(&c);
     return r;
 }
 
-int dsml_render_case_tree(const cJSON *doc, size_t values, size_t size_hint,
-                          const dsml_render_options *opts, dsml_output *out, dsml_error *err)
+int render_case_tree(const cJSON *doc, size_t values, size_t size_hint,
+                     const dsml_render_options *opts, dsml_output *out, dsml_error *err)
 {
     dsml_rctx c;
     int r = entry_setup(&c, opts, out, err);
@@ -356,12 +285,12 @@ int dsml_render_case_tree(const cJSON *doc, size_t values, size_t size_hint,
                       "more JSON values than max_json_values allows");
     if (r == DSML_OK) {
         c.values_left -= values;
-        r = dsml_rctx_read_context(&c, &context);
+        r = render_rctx_read_context(&c, &context);
     }
     if (r == DSML_OK)
         r = render_case_doc(&c, doc, context, out, NULL);
     dsml_json_free(context);
-    dsml_rctx_teardown(&c);
+    render_rctx_teardown(&c);
     return r;
 }
 
@@ -369,12 +298,12 @@ int dsml_render(const char *messages_json, size_t len,
                 const dsml_render_options *opts, dsml_output *out,
                 dsml_error *err)
 {
-    return dsml_render_entry(render_messages_doc, NULL, messages_json, len, opts, out, err);
+    return render_entry(render_messages_doc, NULL, messages_json, len, opts, out, err);
 }
 
 int dsml_render_case(const char *case_json, size_t len,
                      const dsml_render_options *opts, dsml_output *out,
                      dsml_error *err)
 {
-    return dsml_render_entry(render_case_doc, NULL, case_json, len, opts, out, err);
+    return render_entry(render_case_doc, NULL, case_json, len, opts, out, err);
 }

@@ -2,14 +2,24 @@
  * render_internal.h - the renderer's own model of a conversation, shared by
  * the pipeline's files:
  *
- *   render_api.c   public entry points; case files; options
- *   messages.c     JSON messages -> normalized list (images, tool merging,
- *                  thinking drop)
- *   tool_order.c   tool results in the order of their calls
- *   tools.c        tool names and namespaces, the tools block, DSML calls
- *   render.c       normalized list -> prompt text
- *   inline_results.c  tool results where they stand (dialects that do not
- *                  merge them into user messages)
+ *   render_api.c       public entry points; case files; options
+ *   render_pipeline.c  the stages in their order (read, merge, order, drop,
+ *                      each message), with the segments
+ *   render_read.c      JSON messages -> normalized list (images, tool
+ *                      merging, thinking drop)
+ *   render_tool_order.c  tool results in the order of their calls
+ *   render_guard.c     special tokens refused in untrusted text
+ *   render_message.c   one message of the normalized list -> prompt text
+ *   render_tools.c     tool names and namespaces, the tools block, DSML calls
+ *   render_inline.c    tool results where they stand (dialects that do not
+ *                      merge them into user messages)
+ *   render_output.c    output primitives: values as str.format() writes
+ *                      them, the thinking tokens
+ *   render_msg.c       the message model: roles, errors at a message, lists
+ *
+ * Calls run one way: API -> pipeline -> stages (read, tool order, guard,
+ * message, tools, inline results) -> output -> message model -> lib/core
+ * (scripts/check-layers checks it).
  *
  * What differs between dialects comes from the dialect table (c->dialect,
  * lib/dialect/dialect.h).
@@ -19,19 +29,6 @@
 
 #include "dialect/dialect.h"
 #include "json/json.h"
-
-/* ---- arena: every allocation of one render, freed at once ---------------- */
-
-typedef struct dsml_arena_chunk dsml_arena_chunk;
-typedef struct dsml_arena {
-    const dsml_allocator *alloc;
-    dsml_arena_chunk *head;
-    size_t used, cap;
-} dsml_arena;
-
-void dsml_arena_init(dsml_arena *ar, const dsml_allocator *a);
-void *dsml_arena_alloc(dsml_arena *ar, size_t n); /* not zeroed; NULL on OOM */
-void dsml_arena_release(dsml_arena *ar);
 
 /* ---- values ---------------------------------------------------------------- */
 
@@ -160,7 +157,7 @@ typedef struct dsml_rctx {
     int effort_level;     /* LEVEL: the number */
     const dsml_effort *effort_name; /* NAME: the dialect's effort */
     char effort_text[64]; /* as given, for messages */
-    struct dsml_guard *guard_state; /* guard.c, when guard is on */
+    struct dsml_guard *guard_state; /* render_guard.c, when guard is on */
     dsml_buf scratch;     /* reusable buffer (a message's tool calls) */
     const char *input;    /* the JSON input: where an error found after */
     size_t input_len;     /* reading sits (and the prompt's size) */
@@ -180,7 +177,7 @@ typedef struct dsml_msgs {
     size_t n, cap;
 } dsml_msgs;
 
-/* ---- messages.c ----------------------------------------------------------- */
+/* ---- render_read.c ----------------------------------------------------------- */
 
 /* Options for reading a messages array. */
 typedef struct dsml_read_opts {
@@ -197,136 +194,149 @@ typedef struct dsml_read_opts {
     int prefill_last;             /* render the last message without EOS */
 } dsml_read_opts;
 
-/* ---- render_api.c: entry points shared with the serving layer ---------- */
+/* ---- render_api.c, render_pipeline.c: entry points shared with the serving
+ * layer ---------------------------------------------------------------------- */
 
 /* Sets up a render: the options (NULL: defaults) resolved into `c`. */
-int dsml_rctx_setup(dsml_rctx *c, const dsml_render_options *opts, dsml_error *err);
-void dsml_rctx_teardown(dsml_rctx *c);
+int render_rctx_setup(dsml_rctx *c, const dsml_render_options *opts, dsml_error *err);
+void render_rctx_teardown(dsml_rctx *c);
 /* reasoning_effort as a JSON value (null = absent); an invalid one is
  * refused when the effort is used. */
-void dsml_rctx_effort_json(dsml_rctx *c, const cJSON *v);
+void render_rctx_effort_json(dsml_rctx *c, const cJSON *v);
 /* reasoning_effort as a name, or as a level (`text`: as written, or NULL). */
-void dsml_rctx_effort_name(dsml_rctx *c, const char *name, size_t len);
-void dsml_rctx_effort_level(dsml_rctx *c, long long v, const char *text);
+void render_rctx_effort_name(dsml_rctx *c, const char *name, size_t len);
+void render_rctx_effort_level(dsml_rctx *c, long long v, const char *text);
 /* A thinking mode's name ("chat", "thinking"; else DSML_MODE_INVALID). */
-void dsml_rctx_mode_text(dsml_rctx *c, const char *s, size_t n);
+void render_rctx_mode_text(dsml_rctx *c, const char *s, size_t n);
 /* The effort line's number, validating the effort. */
-int dsml_rctx_effort_value(dsml_rctx *c, int *value);
+int render_rctx_effort_value(dsml_rctx *c, int *value);
 /* opts->context_json read as a JSON tree (NULL when none). */
-int dsml_rctx_read_context(dsml_rctx *c, cJSON **context);
+int render_rctx_read_context(dsml_rctx *c, cJSON **context);
 /* Renders one kind of document: `fn` reads `doc` (the JSON text read) and
  * renders it with `context` (opts->context_json read, or NULL) into out. */
 typedef int (*dsml_render_doc_fn)(dsml_rctx *c, const cJSON *doc, const cJSON *context,
                                   dsml_output *out, void *arg);
-int dsml_render_entry(dsml_render_doc_fn fn, void *arg, const char *json, size_t len,
-                      const dsml_render_options *opts, dsml_output *out,
-                      dsml_error *err);
+int render_entry(dsml_render_doc_fn fn, void *arg, const char *json, size_t len,
+                 const dsml_render_options *opts, dsml_output *out,
+                 dsml_error *err);
 /* A case document a binding has built as a tree from its own language's
  * values (dsml._speedups, from Python objects), rendered as
  * dsml_render_case renders the JSON text of it: `values` counts its JSON
  * values against max_json_values, `size_hint` is about the text's size.
  * No JSON text stands behind the tree: a failure's offsets mean nothing
  * (a binding renders the JSON text again to report one). */
-int dsml_render_case_tree(const cJSON *doc, size_t values, size_t size_hint,
-                          const dsml_render_options *opts, dsml_output *out, dsml_error *err);
+int render_case_tree(const cJSON *doc, size_t values, size_t size_hint,
+                     const dsml_render_options *opts, dsml_output *out, dsml_error *err);
 /* Reads `messages` (and `context`) and renders them into `out`. */
-int dsml_rctx_run(dsml_rctx *c, const cJSON *messages, const char *messages_root,
-                  const cJSON *context, const dsml_read_opts *ro, dsml_output *out);
+int render_rctx_run(dsml_rctx *c, const cJSON *messages, const char *messages_root,
+                    const cJSON *context, const dsml_read_opts *ro, dsml_output *out);
 
 
 /* JSON array -> messages with images processed; image records appended to
  * `images` (JSON text without brackets) when not NULL. */
-int dsml_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts *ro,
-                       dsml_msgs *out, dsml_buf *images, size_t *image_count);
+int render_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts *ro,
+                         dsml_msgs *out, dsml_buf *images, size_t *image_count);
 /* Tool messages folded into users; consecutive users joined. */
-int dsml_merge_messages(dsml_rctx *c, const dsml_msgs *in, dsml_msgs *out);
+int render_merge_messages(dsml_rctx *c, const dsml_msgs *in, dsml_msgs *out);
 /* Moves an array of `n` items of `size` bytes to a new arena block of
  * `want` items (the old block stays in the arena until the render ends). */
-int dsml_arena_grow(dsml_rctx *c, void **v, size_t n, size_t *cap, size_t want,
-                    size_t size);
+int render_arena_grow(dsml_rctx *c, void **v, size_t n, size_t *cap, size_t want,
+                      size_t size);
 
-/* ---- tool_order.c ---------------------------------------------------------- */
+/* ---- render_tool_order.c, render_msg.c ------------------------------------ */
 
 /* Reorders tool results after the context's and messages' tool calls. */
-int dsml_sort_tool_results(dsml_rctx *c, const dsml_msgs *context_raw,
-                           dsml_msgs *messages);
+int render_sort_tool_results(dsml_rctx *c, const dsml_msgs *context_raw,
+                             dsml_msgs *messages);
 /* The reference's last-user index (-1 when none). */
-long dsml_last_user_index(const dsml_rctx *c, const dsml_msgs *m);
+long render_last_user_index(const dsml_rctx *c, const dsml_msgs *m);
 /* Thinking drop: removes non-essential messages before the last user. */
-int dsml_drop_thinking(dsml_rctx *c, const dsml_msgs *in, dsml_msgs *out);
-int dsml_msgs_push(dsml_rctx *c, dsml_msgs *m, const dsml_msg *msg);
-int dsml_msgs_reserve(dsml_rctx *c, dsml_msgs *m, size_t n);
-int dsml_is_user_like(const dsml_rctx *c, const dsml_msg *m);
+int render_drop_thinking(dsml_rctx *c, const dsml_msgs *in, dsml_msgs *out);
+int render_msgs_push(dsml_rctx *c, dsml_msgs *m, const dsml_msg *msg);
+int render_msgs_reserve(dsml_rctx *c, dsml_msgs *m, size_t n);
+int render_is_user_like(const dsml_rctx *c, const dsml_msg *m);
 /* Whether the dialect, under the options, renders the developer role. */
-int dsml_developer_renders(const dsml_rctx *c);
+int render_developer_renders(const dsml_rctx *c);
 /* Whether the dialect has rule r (DSML_RULE_*). */
-#define dsml_rule(c, r) (((c)->dialect->rules & (r)) != 0)
-/* Whether render.c knows how to render the message's role (render.c). */
-int dsml_role_renders(const dsml_rctx *c, const dsml_msg *m);
-/* The error for a message whose role cannot be rendered (render.c). */
+#define render_rule(c, r) (((c)->dialect->rules & (r)) != 0)
+/* Whether render_message.c knows how to render the message's role. */
+int render_role_renders(const dsml_rctx *c, const dsml_msg *m);
+/* The error for a message whose role cannot be rendered. */
 int dsml_fail_unknown_role(dsml_rctx *c, const dsml_msg *m);
-#define dsml_role_is(m, id) ((m)->role_id == (id))
-int dsml_role_id(const char *role);
+#define render_role_is(m, id) ((m)->role_id == (id))
+int render_role_id(const char *role);
 
+/* Sets c->path to the place `sub` ("content", "[2]", NULL: the message
+ * itself) of message m. */
+void render_msg_path(dsml_rctx *c, const dsml_msg *m, const char *sub);
 /* Sets the error for a message-relative place and returns code. */
-int dsml_msg_fail(dsml_rctx *c, const dsml_msg *m, const char *sub, int code,
-                  const char *fmt, ...) DSML_PRINTF(5, 6);
+int render_msg_fail(dsml_rctx *c, const dsml_msg *m, const char *sub, int code,
+                    const char *fmt, ...) DSML_PRINTF(5, 6);
 /* Same, the place given as a format with one %zu ("tools[%zu].function"). */
-int dsml_msg_fail_at(dsml_rctx *c, const dsml_msg *m, const char *sub_fmt,
-                     size_t index, int code, const char *fmt, ...) DSML_PRINTF(6, 7);
+int render_msg_fail_at(dsml_rctx *c, const dsml_msg *m, const char *sub_fmt,
+                       size_t index, int code, const char *fmt, ...) DSML_PRINTF(6, 7);
 
-/* ---- guard.c -------------------------------------------------------------- */
+/* ---- render_guard.c -------------------------------------------------------------- */
 
 typedef struct dsml_guard dsml_guard;
-int dsml_guard_open(dsml_rctx *c);
-void dsml_guard_close(dsml_rctx *c);
+int render_guard_open(dsml_rctx *c);
+void render_guard_close(dsml_rctx *c);
 /* Guard on: refuses the tree when one of its strings or keys holds a
- * special token (or a look-alike, see guard.c); the error's path extends
+ * special token (or a look-alike, see render_guard.c); the error's path extends
  * c->path, its offset is the string's in the input.  DSML_OK else. */
-int dsml_guard_tree(dsml_rctx *c, const cJSON *v);
+int render_guard_tree(dsml_rctx *c, const cJSON *v);
 
-/* ---- tools.c -------------------------------------------------------------- */
+/* ---- render_tools.c -------------------------------------------------------------- */
 
 /* Appends "## Tools ..." for a tools list (validates names). */
-int dsml_render_tools(dsml_rctx *c, const dsml_msg *m, const cJSON *tools,
-                      dsml_buf *out);
+int render_tools(dsml_rctx *c, const dsml_msg *m, const cJSON *tools,
+                 dsml_buf *out);
 /* The name tools[index] is declared with, qualified as the tools block
  * writes it ("ns::name"; as written where the dialect has no namespaces),
- * appended to out; the tool is checked as dsml_check_tools checks it. */
-int dsml_render_tool_name(dsml_rctx *c, const dsml_msg *m, size_t index, const cJSON *tool,
-                          dsml_buf *out);
+ * appended to out; the tool is checked as render_check_tools checks it. */
+int render_tool_name(dsml_rctx *c, const dsml_msg *m, size_t index, const cJSON *tool,
+                     dsml_buf *out);
 /* Validates the tools list without rendering (messages that ignore it). */
-int dsml_check_tools(dsml_rctx *c, const dsml_msg *m, const cJSON *tools);
+int render_check_tools(dsml_rctx *c, const dsml_msg *m, const cJSON *tools);
 /* Validates tool calls; appends the dialect's calls block ("\n\n<｜DSML｜
  * calls>..." in V4.1) to out when out is not NULL. */
-int dsml_render_tool_calls(dsml_rctx *c, const dsml_msg *m,
-                           const cJSON *tool_calls, dsml_buf *out);
+int render_tool_calls(dsml_rctx *c, const dsml_msg *m,
+                      const cJSON *tool_calls, dsml_buf *out);
 
-/* ---- render.c ------------------------------------------------------------- */
+/* ---- render_output.c ------------------------------------------------------------- */
 
 /* Appends a value the way str.format() would (str() of a non-string);
  * `dflt` when absent. */
-int dsml_put_text(dsml_rctx *c, const dsml_msg *m, const char *where,
-                  const dsml_val *v, int present, const char *dflt, dsml_buf *out);
+int render_put_text(dsml_rctx *c, const dsml_msg *m, const char *where,
+                    const dsml_val *v, int present, const char *dflt, dsml_buf *out);
 /* Whether the turn at `index` shows its reasoning: thinking mode, and the
  * turn comes after index `after` (or every turn does, when drop_thinking
  * is off and the dialect keeps thinking). */
-int dsml_shows_thinking(const dsml_rctx *c, size_t index, long after);
+int render_shows_thinking(const dsml_rctx *c, size_t index, long after);
 /* <think> or </think> after the turn at `index`, as the header writes it. */
-void dsml_put_think_token(const dsml_rctx *c, size_t index, long last_user, dsml_buf *out);
+void render_put_think_token(const dsml_rctx *c, size_t index, long last_user, dsml_buf *out);
+
+/* ---- render_message.c ---------------------------------------------------- */
+
+/* The message at `index` of `all` (the list rendered) into out, with the
+ * header or task token that follows it. */
+int render_message(dsml_rctx *c, const dsml_msgs *all, size_t index,
+                   long last_user, dsml_buf *out);
+
+/* ---- render_pipeline.c --------------------------------------------------- */
 
 /* Merges, orders and renders the messages after the context (both as read
- * by dsml_read_messages); segments (JSON array text) when not NULL. */
-int dsml_render_conversation(dsml_rctx *c, const dsml_msgs *ctx_raw,
-                             const dsml_msgs *msg_raw, dsml_buf *out,
-                             dsml_buf *segments);
+ * by render_read_messages); segments (JSON array text) when not NULL. */
+int render_conversation(dsml_rctx *c, const dsml_msgs *ctx_raw,
+                        const dsml_msgs *msg_raw, dsml_buf *out,
+                        dsml_buf *segments);
 
-/* ---- inline_results.c ----------------------------------------------------- */
+/* ---- render_inline.c ----------------------------------------------------- */
 
 /* A tool message rendered where it stands (dialects that do not merge tool
  * results into user messages). */
-int dsml_render_inline_result(dsml_rctx *c, const dsml_msgs *all, size_t index,
-                              long last_user, dsml_buf *out);
+int render_inline_result(dsml_rctx *c, const dsml_msgs *all, size_t index,
+                         long last_user, dsml_buf *out);
 
 /* The tokens, as dsml.h names them. */
 #define DSML_TOK_BOS DSML_TOKEN_BOS
@@ -342,8 +352,8 @@ int dsml_render_inline_result(dsml_rctx *c, const dsml_msgs *all, size_t index,
 /* Writes "<prefix>[<index>]" into out[cap], truncated as snprintf would:
  * the JSON-path pieces built for every block and call, where snprintf's cost
  * showed in profiles. */
-static inline void dsml_format_index(char *out, size_t cap, const char *prefix,
-                                     size_t index)
+static inline void render_format_index(char *out, size_t cap, const char *prefix,
+                                       size_t index)
 {
     char digits[24];
     size_t nd = 0;

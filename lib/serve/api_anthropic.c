@@ -19,7 +19,7 @@ static int is_text(const cJSON *v, const char *s)
 /* "$.messages[i]" and the like. */
 static void idx(char *out, size_t cap, const char *prefix, size_t i)
 {
-    dsml_format_index(out, cap, prefix, i);
+    render_format_index(out, cap, prefix, i);
 }
 
 /* "<base><suffix>" into a path. */

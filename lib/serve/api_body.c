@@ -230,7 +230,7 @@ int srv_x_tools(srv_xlate *x, const cJSON *list, const char *type, int type_opti
     size_t i = 0;
     char at[64];
     for (const cJSON *tl = list->child; tl != NULL; tl = tl->next, i++) {
-        dsml_format_index(at, sizeof at, "$.tools", i);
+        render_format_index(at, sizeof at, "$.tools", i);
         if (!dsml_is_object(tl))
             return srv_x_type(x, at, "a tool (an object)");
         const cJSON *t = dsml_json_get(tl, "type");

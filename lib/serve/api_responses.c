@@ -83,8 +83,8 @@ static int parts(srv_xlate *x, const char *path, const cJSON *list, const char *
     srv_x_open(x, "content", '[');
     size_t j = 0;
     for (const cJSON *b = list->child; b != NULL; b = b->next, j++) {
-        dsml_format_index(from, sizeof from, path, j);
-        dsml_format_index(part, sizeof part, where, j);
+        render_format_index(from, sizeof from, path, j);
+        render_format_index(part, sizeof part, where, j);
         srv_x_map(x, part, from);
         dsml_path p;
         if (!dsml_is_object(b))
@@ -190,7 +190,7 @@ static int reasoning_text(srv_xlate *x, const cJSON *it, const char *from, dsml_
         const cJSON *t = dsml_json_get(b, "text");
         if (!dsml_is_string(t)) {
             char at[256];
-            dsml_format_index(at, sizeof at, where->text, j);
+            render_format_index(at, sizeof at, where->text, j);
             dsml_path p;
             at_key(&p, at, "text");
             return missing_or_type(x, t, p.text, "a string");
@@ -212,13 +212,13 @@ static int assistant_turn(srv_xlate *x, const cJSON *first, size_t a, size_t b,
     size_t msg_at = 0;
     int has_reasoning = 0;
     int r = DSML_OK;
-    dsml_format_index(from, sizeof from, "$.input", a);
+    render_format_index(from, sizeof from, "$.input", a);
     srv_x_map(x, to, from);
     srv_x_open(x, NULL, '{');
     srv_x_str(x, "role", "assistant", 9);
     const cJSON *it = first;
     for (size_t i = a; i < b && r == DSML_OK; i++, it = it->next) {
-        dsml_format_index(from, sizeof from, "$.input", i);
+        render_format_index(from, sizeof from, "$.input", i);
         if (is_text(dsml_json_get(it, "type"), "reasoning")) {
             dsml_path src;
             r = reasoning_text(x, it, from, &text, &src);
@@ -242,7 +242,7 @@ static int assistant_turn(srv_xlate *x, const cJSON *first, size_t a, size_t b,
         static const char *const kept[] = {"type", "role", "content", NULL};
         const cJSON *content = msg != NULL ? dsml_json_get(msg, "content") : NULL;
         dsml_path p;
-        dsml_format_index(from, sizeof from, "$.input", msg_at);
+        render_format_index(from, sizeof from, "$.input", msg_at);
         at_key(&p, from, "content");
         if (msg != NULL) {
             srv_x_ignore_others(x, from, msg, kept);
@@ -260,7 +260,7 @@ static int assistant_turn(srv_xlate *x, const cJSON *first, size_t a, size_t b,
             static const char *const kept_text[] = {"type", "text", "annotations", "logprobs",
                                                     NULL};
             char part[256];
-            dsml_format_index(part, sizeof part, p.text, 0);
+            render_format_index(part, sizeof part, p.text, 0);
             srv_x_ignore_others(x, part, content->child, kept_text);
             at_key(&p, part, "text");
             srv_x_map_key(x, to, "content", p.text, NULL);
@@ -278,11 +278,11 @@ static int assistant_turn(srv_xlate *x, const cJSON *first, size_t a, size_t b,
         if (!is_text(dsml_json_get(it, "type"), "function_call"))
             continue;
         static const char *const kept[] = {"type", "call_id", "name", "arguments", NULL};
-        dsml_format_index(from, sizeof from, "$.input", i);
+        render_format_index(from, sizeof from, "$.input", i);
         srv_x_ignore_others(x, from, it, kept);
         if (k == 0)
             srv_x_open(x, "tool_calls", '[');
-        dsml_format_index(call, sizeof call, where, k++);
+        render_format_index(call, sizeof call, where, k++);
         srv_x_map(x, call, from);
         srv_x_map_key(x, call, "id", from, "call_id");
         srv_x_map_key(x, call, "function", from, NULL);
@@ -316,11 +316,11 @@ static int items(srv_xlate *x, const cJSON *input, size_t *t)
     const cJSON *it = input->child;
     while (it != NULL) {
         item_kind k;
-        dsml_format_index(from, sizeof from, "$.input", i);
+        render_format_index(from, sizeof from, "$.input", i);
         int r = item_kind_of(x, it, from, &k);
         if (r != DSML_OK)
             return r;
-        dsml_format_index(to, sizeof to, "$.messages", *t);
+        render_format_index(to, sizeof to, "$.messages", *t);
         if (k == K_MESSAGE || k == K_OUTPUT) {
             r = k == K_MESSAGE ? user_message(x, it, from, to) : call_output(x, it, from, to);
             if (r != DSML_OK)
@@ -334,7 +334,7 @@ static int items(srv_xlate *x, const cJSON *input, size_t *t)
         size_t a = i;
         int seen_msg = 0, seen_call = 0, seen_other = 0;
         while (it != NULL) {
-            dsml_format_index(from, sizeof from, "$.input", i);
+            render_format_index(from, sizeof from, "$.input", i);
             r = item_kind_of(x, it, from, &k);
             if (r != DSML_OK)
                 return r;
@@ -350,7 +350,7 @@ static int items(srv_xlate *x, const cJSON *input, size_t *t)
         }
         if (!seen_msg && !seen_call) {
             /* reasoning with no answer or call after it: nothing to carry */
-            dsml_format_index(from, sizeof from, "$.input", a);
+            render_format_index(from, sizeof from, "$.input", a);
             srv_x_ignore(x, from);
             continue;
         }
@@ -502,7 +502,7 @@ int srv_responses_read(srv_xlate *x, const cJSON *body)
     }
     if (dsml_is_string(input)) {
         char to[64];
-        dsml_format_index(to, sizeof to, "$.messages", t);
+        render_format_index(to, sizeof to, "$.messages", t);
         srv_x_map(x, to, "$.input");
         srv_x_open(x, NULL, '{');
         srv_x_str(x, "role", "user", 4);

@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "serve/serve.h"
-#include "detect/detect_internal.h"
 #include "dialect/tool_name.h"
 
 /* The body's fields the turn reads; any other is listed as ignored. */
@@ -83,7 +82,7 @@ static int find_named_tool(srv_req *q, const cJSON *tools, const char *name)
     for (const cJSON *t = dsml_is_array(tools) ? tools->child : NULL; t != NULL && !exact;
          t = t->next) {
         qual.len = 0;
-        if (!det_tool_qualified_name(t, dsml_rule(q->c, DSML_RULE_NAMESPACES), &qual))
+        if (!dsml_tool_qualified_name(t, render_rule(q->c, DSML_RULE_NAMESPACES), &qual))
             continue;
         exact = qual.len == n && memcmp(qual.data, name, n) == 0;
         if (exact || !srv_is_text(dsml_json_get(dsml_json_get(t, "function"), "name"), name))
@@ -178,7 +177,7 @@ static int read_tools(srv_req *q, const cJSON *tools, int attached)
         dsml_msg m;
         memset(&m, 0, sizeof m);
         m.body_tools = 1;
-        int r = dsml_check_tools(c, &m, tools);
+        int r = render_check_tools(c, &m, tools);
         if (r != DSML_OK)
             return r;
     }
@@ -254,7 +253,7 @@ static int read_prefill(srv_req *q, const cJSON *body, const cJSON *messages)
         const cJSON *prefix = dsml_json_get(m, "prefix");
         if (!dsml_is_none(prefix)) {
             char path[64];
-            dsml_format_index(path, sizeof path, "$.messages", i);
+            render_format_index(path, sizeof path, "$.messages", i);
             dsml_path p;
             dsml_path_root(&p, path);
             dsml_path_key(&p, "prefix");
@@ -380,7 +379,7 @@ static int build_doc(dsml_rctx *c, const cJSON *body, const cJSON *context,
     c->body_indexes = 1;
     r = srv_restore_begin(q);
     if (r == DSML_OK)
-        r = dsml_rctx_run(c, messages, "$.messages", context, &ro, out);
+        r = render_rctx_run(c, messages, "$.messages", context, &ro, out);
     if (r != DSML_OK)
         return r;
     in->thinking_mode = c->mode == DSML_MODE_THINKING ? DSML_THINKING : DSML_CHAT;
@@ -487,10 +486,10 @@ static int read_body(srv_req *q, xlate_arg *a, const char *body, size_t len, dsm
     dsml_turn *t = q->t;
     t->info.api = q->o->api;
     if (q->o->api == DSML_API_CHAT)
-        return dsml_render_entry(build_doc, q, body, len, q->o->render, &t->out, err);
+        return render_entry(build_doc, q, body, len, q->o->render, &t->out, err);
     a->api = q->o->api;
     dsml_output none;
-    int r = dsml_render_entry(xlate_doc, a, body, len, q->o->render, &none, err);
+    int r = render_entry(xlate_doc, a, body, len, q->o->render, &none, err);
     if (r == DSML_OK && a->x.nignored > 0) {
         dsml_buf_putc(&q->ignored, '[');
         dsml_buf_append(&q->ignored, a->x.ignored.data, a->x.ignored.len);
@@ -502,7 +501,7 @@ static int read_body(srv_req *q, xlate_arg *a, const char *body, size_t len, dsm
     if (r == DSML_OK)
         r = translated_limits(q->o->render, a->x.out.len, &ro, &lim, err);
     if (r == DSML_OK) {
-        r = dsml_render_entry(build_doc, q, a->x.out.data, a->x.out.len, &ro, &t->out, err);
+        r = render_entry(build_doc, q, a->x.out.data, a->x.out.len, &ro, &t->out, err);
         if (r != DSML_OK)
             srv_x_unmap_error(&a->x, err);
     }
@@ -523,8 +522,8 @@ static void unmap_grammar(dsml_turn *t, const srv_xlate *x, int r, dsml_error *e
     }
 }
 
-int dsml_turn_build(dsml_turn *t, const char *body, size_t len,
-                    const dsml_turn_options *opts, dsml_error *err)
+int srv_turn_build(dsml_turn *t, const char *body, size_t len,
+                   const dsml_turn_options *opts, dsml_error *err)
 {
     srv_req q;
     memset(&q, 0, sizeof q);
@@ -564,7 +563,7 @@ int dsml_turn_build(dsml_turn *t, const char *body, size_t len,
     return r;
 }
 
-void dsml_turn_release(dsml_turn *t)
+void srv_turn_release(dsml_turn *t)
 {
     dsml_output_free(&t->out);
     dsml_output_free(&t->grammar);

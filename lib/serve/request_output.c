@@ -30,7 +30,7 @@ static int read_stop(dsml_turn *t, const cJSON *body, dsml_error *err)
     for (const cJSON *s = one != NULL ? one : dsml_is_array(v) ? v->child : NULL;
          s != NULL && r == DSML_OK; s = one != NULL ? NULL : s->next, n++) {
         char path[48];
-        dsml_format_index(path, sizeof path, "$.stop", n);
+        render_format_index(path, sizeof path, "$.stop", n);
         size_t len = dsml_is_string(s) ? strlen(s->valuestring) : 0;
         if (!dsml_is_string(s))
             r = bad(err, DSML_ERR_TYPE, one ? "$.stop" : path, "must be a string");

@@ -81,10 +81,10 @@ static int make_heads(dsml_responder *r, const dsml_turn *turn, const dsml_respo
         model = turn->info.model != NULL ? turn->info.model : "";
         model_len = turn->info.model_len;
     }
-    const char *bad = !dsml_utf8_valid((const unsigned char *)id, id_len) ? "id"
-                      : !dsml_utf8_valid((const unsigned char *)model, model_len) ? "model"
+    const char *bad = !core_utf8_valid((const unsigned char *)id, id_len) ? "id"
+                      : !core_utf8_valid((const unsigned char *)model, model_len) ? "model"
                       : o->signature != NULL &&
-                              !dsml_utf8_valid((const unsigned char *)o->signature,
+                              !core_utf8_valid((const unsigned char *)o->signature,
                                                o->signature_len)
                           ? "signature"
                           : NULL;
@@ -224,7 +224,7 @@ static int index_call(dsml_responder *r, srv_call *c)
         c->id_len = r->call_id(r->call_id_ctx, c->index, c->id, DSML_CALL_ID_MAX);
         if (c->id_len > DSML_CALL_ID_MAX)
             c->id_len = 0;
-        if (!dsml_utf8_valid((const unsigned char *)c->id, c->id_len)) {
+        if (!core_utf8_valid((const unsigned char *)c->id, c->id_len)) {
             dsml_fail(&r->err, DSML_ERR_UTF8, DSML_NO_OFFSET, NULL,
                       "the id dsml_responder_options.call_id gave call %zu is not valid "
                       "UTF-8", c->index);

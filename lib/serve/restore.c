@@ -29,7 +29,7 @@ struct srv_restore {
 static void path_of(const srv_req *q, const dsml_msg *m, int sent, char *out, size_t cap)
 {
     char chat[64];
-    dsml_format_index(chat, sizeof chat, "$.messages", m->src_index);
+    render_format_index(chat, sizeof chat, "$.messages", m->src_index);
     if (sent && q->x != NULL)
         srv_x_unmap(q->x, chat, out, cap);
     else
@@ -87,7 +87,7 @@ static int ask(srv_req *q, const dsml_msg *m, const cJSON *id, dsml_restored *ou
         return dsml_fail(q->c->err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, path,
                          "the reasoning lookup returned a NULL text with a length");
     if (got == 1 && f.reasoning != NULL &&
-        !dsml_utf8_valid((const unsigned char *)f.reasoning, f.reasoning_len))
+        !core_utf8_valid((const unsigned char *)f.reasoning, f.reasoning_len))
         return dsml_fail(q->c->err, DSML_ERR_UTF8, DSML_NO_OFFSET, path,
                          "the reasoning the lookup returned is not valid UTF-8");
     if (got == 1) {

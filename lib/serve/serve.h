@@ -319,9 +319,9 @@ int srv_read_output(dsml_turn *t, const cJSON *body, srv_ignore_fn ignore, void 
 
 /* request.c: reads and renders `body` into `t` (zeroed by the caller, its
  * allocator set). */
-int dsml_turn_build(dsml_turn *t, const char *body, size_t len,
-                    const dsml_turn_options *opts, dsml_error *err);
-/* Frees what dsml_turn_build put into `t`. */
-void dsml_turn_release(dsml_turn *t);
+int srv_turn_build(dsml_turn *t, const char *body, size_t len,
+                   const dsml_turn_options *opts, dsml_error *err);
+/* Frees what srv_turn_build put into `t`. */
+void srv_turn_release(dsml_turn *t);
 
 #endif /* DSML_SERVE_H */

@@ -95,7 +95,7 @@ int srv_read_thinking(srv_req *q, const cJSON *body)
         if (!dsml_is_string(tm))
             return dsml_fail(c->err, DSML_ERR_THINKING_MODE, DSML_NO_OFFSET,
                              "$.thinking_mode", "must be \"chat\" or \"thinking\"");
-        dsml_rctx_mode_text(c, tm->valuestring, strlen(tm->valuestring));
+        render_rctx_mode_text(c, tm->valuestring, strlen(tm->valuestring));
         if (c->mode == DSML_MODE_INVALID)
             return dsml_fail(c->err, DSML_ERR_THINKING_MODE, DSML_NO_OFFSET,
                              "$.thinking_mode", "Invalid thinking_mode `%s`",
@@ -194,7 +194,7 @@ static int refuse_effort(srv_req *q, const dsml_effort_alias *a, size_t n)
     int r = dsml_fail(c->err, DSML_ERR_EFFORT, DSML_NO_OFFSET, "$.reasoning_effort",
                       "Invalid reasoning effort: %s, should be %sone of [%s%s]",
                       c->effort_text,
-                      dsml_rule(c, DSML_RULE_EFFORT_LEVELS) ? "int within [1,100] or " : "",
+                      render_rule(c, DSML_RULE_EFFORT_LEVELS) ? "int within [1,100] or " : "",
                       known.failed ? "" : known.data, names.failed ? "" : names.data);
     dsml_buf_release(&known);
     dsml_buf_release(&names);
@@ -209,7 +209,7 @@ int srv_read_effort(srv_req *q, const cJSON *body)
     dsml_rctx *c = q->c;
     const cJSON *v = dsml_json_get(body, "reasoning_effort");
     if (v != NULL && !srv_is_text(v, "none"))
-        dsml_rctx_effort_json(c, v);
+        render_rctx_effort_json(c, v);
     size_t n = 0;
     const dsml_effort_alias *a = aliases(q, &n);
     const dsml_effort_alias *alias =
@@ -217,16 +217,16 @@ int srv_read_effort(srv_req *q, const cJSON *body)
                                                            : NULL;
     if (alias != NULL) {
         if (alias->as != NULL)
-            dsml_rctx_effort_name(c, alias->as, strlen(alias->as));
+            render_rctx_effort_name(c, alias->as, strlen(alias->as));
         else
-            dsml_rctx_effort_level(c, alias->level, NULL);
+            render_rctx_effort_level(c, alias->level, NULL);
         if (c->effort == DSML_EFF_INVALID)
             return dsml_fail(c->err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
                              "effort alias '%s' stands for %s, which the profile "
                              "does not accept", alias->name, c->effort_text);
     }
     int level = 0;
-    int r = dsml_rctx_effort_value(c, &level);
+    int r = render_rctx_effort_value(c, &level);
     if (r != DSML_OK && n > 0)
         r = refuse_effort(q, a, n);
     q->t->info.effort_level = level;

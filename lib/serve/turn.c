@@ -94,7 +94,7 @@ int dsml_turn_create(const char *body_json, size_t len, const dsml_turn_options 
     if (t == NULL)
         return dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
     *t = tmp;
-    r = dsml_turn_build(t, body_json, len, &given, err);
+    r = srv_turn_build(t, body_json, len, &given, err);
     if (r != DSML_OK) {
         dsml_turn_destroy(t);
         return r;
@@ -108,7 +108,7 @@ void dsml_turn_destroy(dsml_turn *turn)
 {
     if (turn == NULL)
         return;
-    dsml_turn_release(turn);
+    srv_turn_release(turn);
     dsml_allocator a = turn->alloc;
     dsml_free(&a, turn);
 }
@@ -166,11 +166,11 @@ int srv_render_api(dsml_api api, const char *body_json, size_t len,
     int r = turn_begin(&t, &to, &given, err);
     t.mode_from_render = 1;
     if (r == DSML_OK)
-        r = dsml_turn_build(&t, body_json, len, &given, err);
+        r = srv_turn_build(&t, body_json, len, &given, err);
     if (r == DSML_OK) {
         *out = t.out;
         memset(&t.out, 0, sizeof t.out);
     }
-    dsml_turn_release(&t);
+    srv_turn_release(&t);
     return r;
 }

@@ -338,7 +338,7 @@ static PyObject *render_case(PyObject *self, PyObject *const *args, Py_ssize_t n
         dsml_output out;
         int r;
         Py_BEGIN_ALLOW_THREADS
-        r = dsml_render_case_tree(doc, t.values, t.bytes, opts, &out, NULL);
+        r = render_case_tree(doc, t.values, t.bytes, opts, &out, NULL);
         Py_END_ALLOW_THREADS
         if (r == DSML_OK) {
             PyObject *prompt = PyUnicode_DecodeUTF8(out.text, (Py_ssize_t)out.len, "strict");

@@ -15,7 +15,11 @@
  *   audit_shrink.c    an example made minimal
  *   audit_report.c    what the three reports share (names, spans)
  *   audit_text.c, audit_json.c, audit_html.c   the reports
- *   audit_main.c      the command line and the run
+ *   audit_base.c      what they share (buffers, the verdict on two outputs)
+ *   audit_cmd.c       the command line and the run
+ *
+ * Calls run one way: audit_cmd.c -> the lanes, the tally, the shrinker and
+ * the reports -> audit_base.c (scripts/check-layers checks it).
  */
 #ifndef DSML_CLI_AUDIT_H
 #define DSML_CLI_AUDIT_H
@@ -110,6 +114,25 @@ typedef struct aud_lane {
 /* "request" or "completion", "requests" or "completions". */
 const char *aud_unit(const aud_lane *lane, size_t count);
 
+/* ---- audit_base.c: what the other files share --------------------------- */
+
+void aud_item_free(aud_item *item);
+/* Decodes a JSON string literal into out; 0, or -1 when it is not one. */
+int aud_json_text(const char *lit, size_t n, cli_buf *out);
+/* The verdict on two outputs; `kind` names a difference between two
+ * accepted items. */
+typedef const char *aud_kind_fn(const aud_output *a, const aud_output *b, size_t at);
+void aud_judge(const aud_output *a, const aud_output *b, aud_kind_fn *kind, aud_verdict *v);
+void aud_output_clear(aud_output *o);
+/* Empties a buffer, keeping its memory. */
+void aud_buf_reset(cli_buf *b);
+void aud_output_free(aud_output *o);
+/* The common prefix of two texts. */
+size_t aud_common_prefix(const char *a, size_t alen, const char *b, size_t blen);
+/* An array of elements of `size` bytes grown to twice *cap (16 at first);
+ * exits when out of memory. */
+void *aud_grow(void *v, size_t *cap, size_t size);
+
 /* ---- audit_corpus.c ------------------------------------------------------ */
 
 typedef struct aud_corpus {
@@ -130,9 +153,6 @@ int aud_corpus_open(aud_corpus *c, const char *const *paths, size_t n, int parse
 /* The next item: 1, 0 at the end, -1 on an I/O error (printed). */
 int aud_corpus_next(aud_corpus *c, aud_item *item);
 void aud_corpus_close(aud_corpus *c);
-void aud_item_free(aud_item *item);
-/* Decodes a JSON string literal into out; 0, or -1 when it is not one. */
-int aud_json_text(const char *lit, size_t n, cli_buf *out);
 
 /* ---- audit_captured.c ---------------------------------------------------- */
 
@@ -157,16 +177,6 @@ int aud_render_item(const aud_lane *lane, const aud_item *item, aud_output *a,
 int aud_thinking(const aud_lane *lane, const aud_item *item);
 int aud_parse_item(const aud_lane *lane, const aud_item *item, aud_output *a,
                    aud_output *b, aud_verdict *v);
-/* The verdict on two outputs; `kind` names a difference between two
- * accepted items. */
-typedef const char *aud_kind_fn(const aud_output *a, const aud_output *b, size_t at);
-void aud_judge(const aud_output *a, const aud_output *b, aud_kind_fn *kind, aud_verdict *v);
-void aud_output_clear(aud_output *o);
-/* Empties a buffer, keeping its memory. */
-void aud_buf_reset(cli_buf *b);
-void aud_output_free(aud_output *o);
-/* The common prefix of two texts. */
-size_t aud_common_prefix(const char *a, size_t alen, const char *b, size_t blen);
 
 /* ---- audit_kinds.c ------------------------------------------------------- */
 
@@ -214,9 +224,6 @@ void aud_tally_add(aud_tally *t, const aud_item *item, aud_output *a, aud_output
 /* Groups by count, then by first appearance. */
 void aud_tally_sort(aud_tally *t);
 void aud_tally_free(aud_tally *t);
-/* An array of elements of `size` bytes grown to twice *cap (16 at first);
- * exits when out of memory. */
-void *aud_grow(void *v, size_t *cap, size_t size);
 /* 1 when the two verdicts put an item in the same group. */
 int aud_same_group(const aud_verdict *x, const aud_verdict *y);
 

@@ -1,5 +1,5 @@
 /*
- * tools.c - tools and tool calls in the prompt: qualified names
+ * render_tools.c - tools and tool calls in the prompt: qualified names
  * (`namespace::name`), the "## Tools" block of a system message with each
  * schema re-serialized, and an assistant's calls written as a DSML block
  * with one parameter per argument.  The dialect gives the template, the tag
@@ -21,49 +21,49 @@ static int one_tool(dsml_rctx *c, const dsml_msg *m, size_t index,
     const size_t wi = index;
     const char *where = "tools[%zu]";
     if (!dsml_is_object(tool))
-        return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_TYPE, "a tool must be an object");
+        return render_msg_fail_at(c, m, where, wi, DSML_ERR_TYPE, "a tool must be an object");
     const cJSON *fn = dsml_json_get(tool, "function");
     where = "tools[%zu].function";
     if (fn == NULL)
-        return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_MISSING_KEY, "missing key 'function'");
-    if (!dsml_rule(c, DSML_RULE_TOOL_NAMES)) {
+        return render_msg_fail_at(c, m, where, wi, DSML_ERR_MISSING_KEY, "missing key 'function'");
+    if (!render_rule(c, DSML_RULE_TOOL_NAMES)) {
         /* the function object is written as it was given */
         if (out != NULL)
             dsml_emit_json(out, fn);
         return DSML_OK;
     }
     if (!dsml_is_object(fn))
-        return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_TYPE, "function must be an object");
+        return render_msg_fail_at(c, m, where, wi, DSML_ERR_TYPE, "function must be an object");
 
     const cJSON *name = dsml_json_get(fn, "name");
     where = "tools[%zu].function.name";
     if (name == NULL)
-        return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_MISSING_KEY, "missing key 'name'");
+        return render_msg_fail_at(c, m, where, wi, DSML_ERR_MISSING_KEY, "missing key 'name'");
     if (!dsml_is_string(name))
-        return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_TYPE, "a tool name must be a string");
+        return render_msg_fail_at(c, m, where, wi, DSML_ERR_TYPE, "a tool name must be a string");
     dsml_tool_name q;
     const cJSON *nsv = NULL;
     char why[sizeof c->err->message];
     int r = dsml_tool_declared_name(tool, fn, name->valuestring,
-                                    dsml_rule(c, DSML_RULE_NAMESPACES), &q, &nsv, why,
+                                    render_rule(c, DSML_RULE_NAMESPACES), &q, &nsv, why,
                                     sizeof why);
     if (r != DSML_OK)
-        return dsml_msg_fail_at(c, m, where, wi, r, "%s", why);
+        return render_msg_fail_at(c, m, where, wi, r, "%s", why);
 
     /* A namespace object's description goes before the function's. */
     const cJSON *ns_desc = NULL;
-    if (dsml_rule(c, DSML_RULE_NAMESPACES) && dsml_is_object(nsv)) {
+    if (render_rule(c, DSML_RULE_NAMESPACES) && dsml_is_object(nsv)) {
         const cJSON *d = dsml_json_get(nsv, "description");
         if (dsml_json_truthy(d)) {
             if (!dsml_is_string(d))
-                return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_TYPE,
+                return render_msg_fail_at(c, m, where, wi, DSML_ERR_TYPE,
                                      "namespace description must be a string");
             ns_desc = d;
         }
     }
     const cJSON *fdesc = dsml_json_get(fn, "description");
     if (ns_desc != NULL && dsml_json_truthy(fdesc) && !dsml_is_string(fdesc))
-        return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_TYPE,
+        return render_msg_fail_at(c, m, where, wi, DSML_ERR_TYPE,
                              "description must be a string");
     if (out == NULL)
         return DSML_OK;
@@ -73,7 +73,7 @@ static int one_tool(dsml_rctx *c, const dsml_msg *m, size_t index,
     dsml_buf_putc(out, '{');
     for (const cJSON *k = fn->child; k != NULL; k = k->next) {
         int is_ns = strcmp(k->string, "namespace") == 0;
-        if (is_ns && dsml_rule(c, DSML_RULE_NAMESPACES))
+        if (is_ns && render_rule(c, DSML_RULE_NAMESPACES))
             continue;
         if (!first)
             DSML_BUF_LIT(out, ", ");
@@ -125,7 +125,7 @@ static int tools_walk(dsml_rctx *c, const dsml_msg *m, const cJSON *tools,
                       dsml_buf *out)
 {
     if (!dsml_is_array(tools))
-        return dsml_msg_fail(c, m, "tools", DSML_ERR_TYPE, "tools must be a list");
+        return render_msg_fail(c, m, "tools", DSML_ERR_TYPE, "tools must be a list");
     if (out != NULL)
         dsml_buf_puts(out, c->dialect->tools_head);
     size_t i = 0;
@@ -141,8 +141,8 @@ static int tools_walk(dsml_rctx *c, const dsml_msg *m, const cJSON *tools,
     return DSML_OK;
 }
 
-int dsml_render_tool_name(dsml_rctx *c, const dsml_msg *m, size_t index, const cJSON *tool,
-                          dsml_buf *out)
+int render_tool_name(dsml_rctx *c, const dsml_msg *m, size_t index, const cJSON *tool,
+                     dsml_buf *out)
 {
     int r = one_tool(c, m, index, tool, NULL);
     if (r != DSML_OK)
@@ -150,25 +150,25 @@ int dsml_render_tool_name(dsml_rctx *c, const dsml_msg *m, size_t index, const c
     const cJSON *fn = dsml_json_get(tool, "function");
     const cJSON *name = dsml_json_get(fn, "name"), *nsv = NULL;
     if (!dsml_is_string(name))
-        return dsml_msg_fail_at(c, m, "tools[%zu].function.name", index, DSML_ERR_TYPE,
-                                "a tool name must be a string");
+        return render_msg_fail_at(c, m, "tools[%zu].function.name", index, DSML_ERR_TYPE,
+                                  "a tool name must be a string");
     dsml_tool_name q;
     char why[sizeof c->err->message];
     r = dsml_tool_declared_name(tool, fn, name->valuestring,
-                                dsml_rule(c, DSML_RULE_NAMESPACES), &q, &nsv, why, sizeof why);
+                                render_rule(c, DSML_RULE_NAMESPACES), &q, &nsv, why, sizeof why);
     if (r != DSML_OK)
-        return dsml_msg_fail_at(c, m, "tools[%zu].function.name", index, r, "%s", why);
+        return render_msg_fail_at(c, m, "tools[%zu].function.name", index, r, "%s", why);
     dsml_tool_name_put(out, &q);
     return DSML_OK;
 }
 
-int dsml_render_tools(dsml_rctx *c, const dsml_msg *m, const cJSON *tools,
-                      dsml_buf *out)
+int render_tools(dsml_rctx *c, const dsml_msg *m, const cJSON *tools,
+                 dsml_buf *out)
 {
     return tools_walk(c, m, tools, out);
 }
 
-int dsml_check_tools(dsml_rctx *c, const dsml_msg *m, const cJSON *tools)
+int render_check_tools(dsml_rctx *c, const dsml_msg *m, const cJSON *tools)
 {
     return tools_walk(c, m, tools, NULL);
 }
@@ -207,20 +207,21 @@ static int arguments_object(dsml_rctx *c, const dsml_msg *m, const char *where,
                             size_t wi, const cJSON *args, const cJSON **obj)
 {
     *obj = NULL;
-    if (dsml_is_object(args) && dsml_rule(c, DSML_RULE_ARG_OBJECT)) {
+    if (dsml_is_object(args) && render_rule(c, DSML_RULE_ARG_OBJECT)) {
         *obj = args;
         return DSML_OK;
     }
     if (!dsml_is_string(args)) {
-        if (dsml_rule(c, DSML_RULE_ARG_WRAP_OTHER))
+        if (render_rule(c, DSML_RULE_ARG_WRAP_OTHER))
             return DSML_OK;
-        return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_TOOL_ARGUMENTS,
-                                "Assistant tool call function.arguments must be a "
-                                "JSON object%s.",
-                                dsml_rule(c, DSML_RULE_ARG_OBJECT) ? "" : " given as JSON text");
+        return render_msg_fail_at(c, m, where, wi, DSML_ERR_TOOL_ARGUMENTS,
+                                  "Assistant tool call function.arguments must be a "
+                                  "JSON object%s.",
+                                  render_rule(c, DSML_RULE_ARG_OBJECT) ? ""
+                                                                       : " given as JSON text");
     }
     const cJSON *cur = args;
-    int rounds = dsml_rule(c, DSML_RULE_ARG_TWICE) ? 2 : 1;
+    int rounds = render_rule(c, DSML_RULE_ARG_TWICE) ? 2 : 1;
     for (int round = 0; round < rounds; round++) {
         if (!dsml_is_string(cur))
             break;
@@ -233,9 +234,9 @@ static int arguments_object(dsml_rctx *c, const dsml_msg *m, const char *where,
                                        &c->values_left, &doc, &jerr);
         if (r == DSML_ERR_NOMEM)
             return dsml_fail(c->err, r, DSML_NO_OFFSET, NULL, NULL);
-        if (r != DSML_OK && !dsml_rule(c, DSML_RULE_ARG_WRAP_TEXT))
-            return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_TOOL_ARGUMENTS,
-                                    "arguments are not valid JSON");
+        if (r != DSML_OK && !render_rule(c, DSML_RULE_ARG_WRAP_TEXT))
+            return render_msg_fail_at(c, m, where, wi, DSML_ERR_TOOL_ARGUMENTS,
+                                      "arguments are not valid JSON");
         if (r != DSML_OK) {
             /* Text that Python's json.loads also refuses is wrapped as it
              * is; text it would read but cJSON cannot carry (NaN, Infinity,
@@ -256,16 +257,16 @@ static int arguments_object(dsml_rctx *c, const dsml_msg *m, const char *where,
                                strncmp(at, "Infinity", 8) == 0 ||
                                strncmp(at, "-Infinity", 9) == 0;
             if (r == DSML_ERR_LIMIT && off == DSML_NO_OFFSET)
-                return dsml_msg_fail_at(c, m, where, wi, r,
-                                        "more JSON values than max_json_values allows "
-                                        "(the input and every arguments text together)");
+                return render_msg_fail_at(c, m, where, wi, r,
+                                          "more JSON values than max_json_values allows "
+                                          "(the input and every arguments text together)");
             if (python_reads)
-                return dsml_msg_fail_at(c, m, where, wi, r == DSML_ERR_JSON ? DSML_ERR_JSON : r,
-                                        "JSON text that cannot be represented "
-                                        "exactly (%s at byte %zu)",
-                                        r == DSML_ERR_JSON ? "NaN or Infinity"
+                return render_msg_fail_at(c, m, where, wi, r == DSML_ERR_JSON ? DSML_ERR_JSON : r,
+                                          "JSON text that cannot be represented "
+                                          "exactly (%s at byte %zu)",
+                                          r == DSML_ERR_JSON ? "NaN or Infinity"
                                                            : dsml_status_message(r),
-                                        off);
+                                          off);
             break;
         }
         r = keep_doc(c, doc);
@@ -277,8 +278,8 @@ static int arguments_object(dsml_rctx *c, const dsml_msg *m, const char *where,
         *obj = cur;
         return DSML_OK;
     }
-    if (cur != args && !dsml_rule(c, DSML_RULE_ARG_WRAP_VALUE))
-        return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_TOOL_ARGUMENTS,
+    if (cur != args && !render_rule(c, DSML_RULE_ARG_WRAP_VALUE))
+        return render_msg_fail_at(c, m, where, wi, DSML_ERR_TOOL_ARGUMENTS,
                              "Assistant tool call function.arguments must be a "
                              "JSON object.");
     return DSML_OK;
@@ -317,31 +318,31 @@ static int one_call(dsml_rctx *c, const dsml_msg *m, size_t index,
     const size_t wi = index;
     const char *where = "tool_calls[%zu]";
     if (!dsml_is_object(tc))
-        return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_TYPE,
+        return render_msg_fail_at(c, m, where, wi, DSML_ERR_TYPE,
                              "a tool call must be an object");
     const cJSON *fn = dsml_json_get(tc, "function");
     where = "tool_calls[%zu].function";
     if (fn == NULL)
-        return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_MISSING_KEY, "missing key 'function'");
+        return render_msg_fail_at(c, m, where, wi, DSML_ERR_MISSING_KEY, "missing key 'function'");
     if (!dsml_is_object(fn))
-        return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_TYPE, "function must be an object");
+        return render_msg_fail_at(c, m, where, wi, DSML_ERR_TYPE, "function must be an object");
     const cJSON *name = dsml_json_get(fn, "name");
     where = "tool_calls[%zu].function.name";
     if (name == NULL)
-        return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_MISSING_KEY, "missing key 'name'");
+        return render_msg_fail_at(c, m, where, wi, DSML_ERR_MISSING_KEY, "missing key 'name'");
     /* without DSML_RULE_TOOL_NAMES any name is written as str() writes it */
     int name_text = dsml_is_string(name);
-    if (!name_text && dsml_rule(c, DSML_RULE_TOOL_NAMES))
-        return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_TYPE, "a tool name must be a string");
+    if (!name_text && render_rule(c, DSML_RULE_TOOL_NAMES))
+        return render_msg_fail_at(c, m, where, wi, DSML_ERR_TYPE, "a tool name must be a string");
     dsml_tool_name q = {NULL, 0, name_text ? name->valuestring : "",
                         name_text ? strlen(name->valuestring) : 0};
-    if (dsml_rule(c, DSML_RULE_NAMESPACES)) {
+    if (render_rule(c, DSML_RULE_NAMESPACES)) {
         /* a call takes the first truthy of its own and its function's */
         const cJSON *nsv = dsml_json_get(tc, "namespace");
         if (!dsml_json_truthy(nsv))
             nsv = dsml_json_get(fn, "namespace");
         if (dsml_is_object(nsv) && strstr(name->valuestring, "::") != NULL)
-            return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_TOOL_NAME,
+            return render_msg_fail_at(c, m, where, wi, DSML_ERR_TOOL_NAME,
                                  "Conflicting tool namespaces");
         const char *ns = NULL;
         char why[sizeof c->err->message];
@@ -349,14 +350,14 @@ static int one_call(dsml_rctx *c, const dsml_msg *m, size_t index,
         if (r == DSML_OK)
             r = dsml_tool_name_split(name->valuestring, ns, &q, why, sizeof why);
         if (r != DSML_OK)
-            return dsml_msg_fail_at(c, m, where, wi, r, "%s", why);
+            return render_msg_fail_at(c, m, where, wi, r, "%s", why);
     }
     const cJSON *args = dsml_json_get(fn, "arguments");
     where = "tool_calls[%zu].function.arguments";
     if (args == NULL)
-        return dsml_msg_fail_at(c, m, where, wi, DSML_ERR_MISSING_KEY,
+        return render_msg_fail_at(c, m, where, wi, DSML_ERR_MISSING_KEY,
                              "missing key 'arguments'");
-    if (out == NULL && !dsml_rule(c, DSML_RULE_ARGS_EVERY_ROLE))
+    if (out == NULL && !render_rule(c, DSML_RULE_ARGS_EVERY_ROLE))
         return DSML_OK;
     const cJSON *obj = NULL;
     int r = arguments_object(c, m, where, wi, args, &obj);
@@ -387,12 +388,12 @@ static int one_call(dsml_rctx *c, const dsml_msg *m, size_t index,
     return DSML_OK;
 }
 
-int dsml_render_tool_calls(dsml_rctx *c, const dsml_msg *m,
-                           const cJSON *tool_calls, dsml_buf *out)
+int render_tool_calls(dsml_rctx *c, const dsml_msg *m,
+                      const cJSON *tool_calls, dsml_buf *out)
 {
     if (!dsml_is_array(tool_calls))
-        return dsml_msg_fail(c, m, "tool_calls", DSML_ERR_TYPE,
-                             "tool_calls must be a list");
+        return render_msg_fail(c, m, "tool_calls", DSML_ERR_TYPE,
+                               "tool_calls must be a list");
     if (out != NULL) {
         DSML_BUF_LIT(out, "\n\n");
         put_tag(out, 0, c->dialect->tags->block);

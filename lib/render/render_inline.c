@@ -1,5 +1,5 @@
 /*
- * inline_results.c - tool results where they stand, for the dialects that
+ * render_inline.c - tool results where they stand, for the dialects that
  * do not merge them into user messages (V3.2): the results of one
  * assistant's calls follow it, each inside the dialect's result tags; the
  * first opens the results block, the one answering the assistant's last
@@ -27,47 +27,47 @@ static long calls_count(const cJSON *calls)
     return -1;
 }
 
-int dsml_render_inline_result(dsml_rctx *c, const dsml_msgs *all, size_t index,
-                              long last_user, dsml_buf *out)
+int render_inline_result(dsml_rctx *c, const dsml_msgs *all, size_t index,
+                         long last_user, dsml_buf *out)
 {
     const dsml_dialect *dl = c->dialect;
     const dsml_msg *m = &all->v[index];
     /* the assistant whose calls this answers: the message before the run
      * of tool messages this one ends */
     long at = (long)index - 1;
-    while (at >= 0 && dsml_role_is(&all->v[at], DSML_ROLE_TOOL))
+    while (at >= 0 && render_role_is(&all->v[at], DSML_ROLE_TOOL))
         at--;
     const dsml_msg *a;
     if (at >= 0) {
         a = &all->v[at];
-        if (!dsml_role_is(a, DSML_ROLE_ASSISTANT))
-            return dsml_msg_fail(c, m, "role", DSML_ERR_ROLE,
-                                 "Invalid messages at %zu: a tool message must "
-                                 "follow an assistant message with tool_calls", index);
+        if (!render_role_is(a, DSML_ROLE_ASSISTANT))
+            return render_msg_fail(c, m, "role", DSML_ERR_ROLE,
+                                   "Invalid messages at %zu: a tool message must "
+                                   "follow an assistant message with tool_calls", index);
     } else if (index == 0) {
         /* the first message: the reference looks for its calls in the
          * last message of the conversation */
         a = &all->v[all->n - 1];
     } else {
-        return dsml_msg_fail(c, m, "role", DSML_ERR_ROLE,
-                             "Invalid messages at %zu: a tool message must "
-                             "follow an assistant message with tool_calls", index);
+        return render_msg_fail(c, m, "role", DSML_ERR_ROLE,
+                               "Invalid messages at %zu: a tool message must "
+                               "follow an assistant message with tool_calls", index);
     }
     long order = (long)index - at; /* 1 for the first result */
     long calls = dsml_json_truthy(a->tool_calls) ? calls_count(a->tool_calls) : -1;
     if (calls < order)
-        return dsml_msg_fail(c, m, "role", DSML_ERR_ROLE,
-                             "No tool calls but found tool output");
+        return render_msg_fail(c, m, "role", DSML_ERR_ROLE,
+                               "No tool calls but found tool output");
     if (order == 1)
         dsml_buf_puts(out, dl->results_open);
     dsml_buf_puts(out, dl->result_open);
-    int r = dsml_put_text(c, m, "content", &m->content, m->has_content, "None", out);
+    int r = render_put_text(c, m, "content", &m->content, m->has_content, "None", out);
     if (r != DSML_OK)
         return r;
     dsml_buf_puts(out, dl->result_close);
     if (order == calls) {
         dsml_buf_puts(out, dl->results_close);
-        dsml_put_think_token(c, index, last_user, out);
+        render_put_think_token(c, index, last_user, out);
     }
     return DSML_OK;
 }

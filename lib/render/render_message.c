@@ -1,6 +1,6 @@
 /*
- * render.c - the normalized message list to prompt text: one message at a
- * time (effort line, role token, content, tools, calls, EOS) followed by the
+ * render_message.c - one message of the normalized list to prompt text:
+ * effort line, role token, content, tools, calls, EOS, followed by the
  * generation header or task token the next message calls for.  Tokens,
  * templates and the rules that differ come from the dialect table.
  */
@@ -22,27 +22,6 @@ static const struct {
     {"read_url", DSML_TOKEN_READ_URL},
 };
 
-int dsml_put_text(dsml_rctx *c, const dsml_msg *m, const char *where,
-                  const dsml_val *v, int present, const char *dflt, dsml_buf *out)
-{
-    if (!present) {
-        dsml_buf_puts(out, dflt);
-        return DSML_OK;
-    }
-    if (v->str != NULL) {
-        dsml_buf_append(out, v->str, v->str_len);
-        return DSML_OK;
-    }
-    if (v->node == NULL) {
-        dsml_buf_puts(out, dflt);
-        return DSML_OK;
-    }
-    if (!dsml_emit_pystr(out, v->node))
-        return dsml_msg_fail(c, m, where, DSML_ERR_TYPE,
-                             "must be a string, not a list or object");
-    return DSML_OK;
-}
-
 /* `content or ""`: falsy content renders as nothing. */
 static int put_content_or_empty(dsml_rctx *c, const dsml_msg *m, dsml_buf *out)
 {
@@ -52,7 +31,7 @@ static int put_content_or_empty(dsml_rctx *c, const dsml_msg *m, dsml_buf *out)
     }
     if (!dsml_json_truthy(m->content.node))
         return DSML_OK;
-    return dsml_put_text(c, m, "content", &m->content, 1, "", out);
+    return render_put_text(c, m, "content", &m->content, 1, "", out);
 }
 
 static int put_text_block(dsml_rctx *c, const dsml_msg *m, const char *where,
@@ -65,7 +44,7 @@ static int put_text_block(dsml_rctx *c, const dsml_msg *m, const char *where,
     if (!b->has_text || b->text.node == NULL)
         return DSML_OK;
     if (!dsml_is_string(b->text.node))
-        return dsml_msg_fail(c, m, where, DSML_ERR_TYPE, "text must be a string");
+        return render_msg_fail(c, m, where, DSML_ERR_TYPE, "text must be a string");
     dsml_buf_append(out, b->text.node->valuestring, dsml_json_strlen(b->text.node));
     return DSML_OK;
 }
@@ -90,7 +69,7 @@ static int put_blocks(dsml_rctx *c, const dsml_msg *merged, dsml_buf *out)
         if (b->pos == DSML_NO_OFFSET)
             snprintf(where, sizeof where, "content");
         else
-            dsml_format_index(where, sizeof where, "content", b->pos);
+            render_format_index(where, sizeof where, "content", b->pos);
         if (i > 0)
             DSML_BUF_LIT(out, "\n\n");
         if (b->kind == DSML_BLK_TEXT) {
@@ -105,9 +84,9 @@ static int put_blocks(dsml_rctx *c, const dsml_msg *merged, dsml_buf *out)
                     if (k > 0)
                         DSML_BUF_LIT(out, "\n\n");
                     if (s->kind == DSML_BLK_NONDICT)
-                        return dsml_msg_fail(c, m, where, DSML_ERR_TYPE,
-                                             "a tool_result content block must "
-                                             "be an object");
+                        return render_msg_fail(c, m, where, DSML_ERR_TYPE,
+                                               "a tool_result content block must "
+                                               "be an object");
                     if (s->kind == DSML_BLK_TEXT) {
                         int r = put_text_block(c, m, where, s, out);
                         if (r != DSML_OK)
@@ -118,7 +97,7 @@ static int put_blocks(dsml_rctx *c, const dsml_msg *merged, dsml_buf *out)
                     }
                 }
             } else {
-                int r = dsml_put_text(c, m, where, &b->content, b->has_content, "", out);
+                int r = render_put_text(c, m, where, &b->content, b->has_content, "", out);
                 if (r != DSML_OK)
                     return r;
             }
@@ -126,8 +105,8 @@ static int put_blocks(dsml_rctx *c, const dsml_msg *merged, dsml_buf *out)
         } else if (b->kind == DSML_BLK_OTHER) {
             put_unsupported(b->type, out);
         } else {
-            return dsml_msg_fail(c, m, where, DSML_ERR_TYPE,
-                                 "a content block must be an object");
+            return render_msg_fail(c, m, where, DSML_ERR_TYPE,
+                                   "a content block must be an object");
         }
     }
     return DSML_OK;
@@ -176,7 +155,7 @@ static int effort_text(dsml_rctx *c, char *buf, size_t cap, const char **text, i
     return DSML_OK;
 }
 
-int dsml_rctx_effort_value(dsml_rctx *c, int *value)
+int render_rctx_effort_value(dsml_rctx *c, int *value)
 {
     char line[256];
     const char *text;
@@ -191,7 +170,7 @@ static int put_tools_and_format(dsml_rctx *c, const dsml_msg *m, int has_tools,
     int r;
     if (has_tools) {
         DSML_BUF_LIT(out, "\n\n");
-        r = dsml_render_tools(c, m, m->tools, out);
+        r = render_tools(c, m, m->tools, out);
         if (r != DSML_OK)
             return r;
     }
@@ -214,49 +193,15 @@ static int put_instructions(dsml_rctx *c, const dsml_msg *m, int has_tools,
     return put_tools_and_format(c, m, has_tools, out);
 }
 
-
-int dsml_role_renders(const dsml_rctx *c, const dsml_msg *m)
-{
-    return dsml_role_is(m, DSML_ROLE_SYSTEM) || dsml_is_user_like(c, m) ||
-           (dsml_rule(c, DSML_RULE_LATEST_REMINDER) &&
-            dsml_role_is(m, DSML_ROLE_LATEST_REMINDER)) ||
-           dsml_role_is(m, DSML_ROLE_ASSISTANT) || dsml_role_is(m, DSML_ROLE_TOOL);
-}
-
-int dsml_shows_thinking(const dsml_rctx *c, size_t index, long after)
-{
-    return c->mode == DSML_MODE_THINKING &&
-           ((dsml_rule(c, DSML_RULE_KEEP_THINKING) && !c->drop_thinking) ||
-            (long)index > after);
-}
-
-void dsml_put_think_token(const dsml_rctx *c, size_t index, long last_user, dsml_buf *out)
-{
-    if (dsml_shows_thinking(c, index, last_user - 1))
-        DSML_BUF_LIT(out, DSML_TOK_THINK);
-    else
-        DSML_BUF_LIT(out, DSML_TOK_THINK_END);
-}
-
 /* <｜Assistant｜> and the thinking token, after the turn at `index`. */
 static void put_header(dsml_rctx *c, size_t index, long last_user, dsml_buf *out)
 {
     DSML_BUF_LIT(out, DSML_TOK_ASSISTANT);
-    dsml_put_think_token(c, index, last_user, out);
+    render_put_think_token(c, index, last_user, out);
 }
 
-int dsml_fail_unknown_role(dsml_rctx *c, const dsml_msg *m)
-{
-    char role[64];
-    if (m->role_str != NULL)
-        snprintf(role, sizeof role, "%s", m->role_str);
-    else
-        snprintf(role, sizeof role, "%s", m->role == NULL ? "None" : "(not a string)");
-    return dsml_msg_fail(c, m, "role", DSML_ERR_ROLE, "Unknown role: %s", role);
-}
-
-static int render_one(dsml_rctx *c, const dsml_msgs *all, size_t index,
-                      long last_user, dsml_buf *out)
+int render_message(dsml_rctx *c, const dsml_msgs *all, size_t index,
+                   long last_user, dsml_buf *out)
 {
     const dsml_msg *m = &all->v[index];
     if (c->mode == DSML_MODE_INVALID)
@@ -267,10 +212,10 @@ static int render_one(dsml_rctx *c, const dsml_msgs *all, size_t index,
     /* Tools and calls are checked on every message; only some roles show
      * them.  Calls are rendered once, into a scratch buffer. */
     int has_tools = dsml_json_truthy(m->tools);
-    int developer = dsml_role_is(m, DSML_ROLE_DEVELOPER) && dsml_developer_renders(c);
-    int shows_tools = dsml_role_is(m, DSML_ROLE_SYSTEM) || developer;
+    int developer = render_role_is(m, DSML_ROLE_DEVELOPER) && render_developer_renders(c);
+    int shows_tools = render_role_is(m, DSML_ROLE_SYSTEM) || developer;
     if (has_tools && !shows_tools) {
-        int r = dsml_check_tools(c, m, m->tools);
+        int r = render_check_tools(c, m, m->tools);
         if (r != DSML_OK)
             return r;
     }
@@ -278,8 +223,8 @@ static int render_one(dsml_rctx *c, const dsml_msgs *all, size_t index,
     dsml_buf *calls = &c->scratch;
     calls->len = 0;
     if (has_calls) {
-        int shows_calls = dsml_role_is(m, DSML_ROLE_ASSISTANT);
-        int r = dsml_render_tool_calls(c, m, m->tool_calls, shows_calls ? calls : NULL);
+        int shows_calls = render_role_is(m, DSML_ROLE_ASSISTANT);
+        int r = render_tool_calls(c, m, m->tool_calls, shows_calls ? calls : NULL);
         if (r != DSML_OK)
             return r;
         if (calls->failed)
@@ -292,35 +237,35 @@ static int render_one(dsml_rctx *c, const dsml_msgs *all, size_t index,
         return r;
     if (index > 0 || !thinking)
         effort = "";
-    if (index == 0 && (effort[0] != '\0' || dsml_role_is(m, DSML_ROLE_SYSTEM)))
+    if (index == 0 && (effort[0] != '\0' || render_role_is(m, DSML_ROLE_SYSTEM)))
         dsml_buf_puts(out, c->dialect->system_token);
     dsml_buf_puts(out, effort);
 
-    if (dsml_role_is(m, DSML_ROLE_SYSTEM)) {
+    if (render_role_is(m, DSML_ROLE_SYSTEM)) {
         if (index > 0)
             dsml_buf_puts(out, c->dialect->system_token);
         r = put_instructions(c, m, has_tools, out);
         if (r != DSML_OK)
             return r;
-    } else if (dsml_role_is(m, DSML_ROLE_USER)) {
+    } else if (render_role_is(m, DSML_ROLE_USER)) {
         DSML_BUF_LIT(out, DSML_TOK_USER);
         if (m->nblocks > 0)
             r = put_blocks(c, m, out);
-        else if (dsml_rule(c, DSML_RULE_MERGE_TOOLS))
+        else if (render_rule(c, DSML_RULE_MERGE_TOOLS))
             r = put_content_or_empty(c, m, out);
         else /* not merged, the content as str() writes it */
-            r = dsml_put_text(c, m, "content", &m->content, m->has_content, "None", out);
+            r = render_put_text(c, m, "content", &m->content, m->has_content, "None", out);
         if (r != DSML_OK)
             return r;
     } else if (developer) {
         if (!dsml_json_truthy(m->content.node) &&
             (m->content.str == NULL || m->content.str_len == 0))
-            return dsml_msg_fail(c, m, "content", DSML_ERR_DEVELOPER,
-                                 "developer message content must not be empty");
-        if (dsml_rule(c, DSML_RULE_DEVELOPER_TEXT) && m->content.str == NULL &&
+            return render_msg_fail(c, m, "content", DSML_ERR_DEVELOPER,
+                                   "developer message content must not be empty");
+        if (render_rule(c, DSML_RULE_DEVELOPER_TEXT) && m->content.str == NULL &&
             !dsml_is_string(m->content.node))
-            return dsml_msg_fail(c, m, "content", DSML_ERR_TYPE,
-                                 "developer message content must be a string");
+            return render_msg_fail(c, m, "content", DSML_ERR_TYPE,
+                                   "developer message content must be a string");
         DSML_BUF_LIT(out, DSML_TOK_USER);
         if (c->dialect->developer_quote == NULL) {
             r = put_instructions(c, m, has_tools, out);
@@ -328,26 +273,26 @@ static int render_one(dsml_rctx *c, const dsml_msgs *all, size_t index,
             r = put_tools_and_format(c, m, has_tools, out);
             dsml_buf_puts(out, c->dialect->developer_quote);
             if (r == DSML_OK)
-                r = dsml_put_text(c, m, "content", &m->content, 1, "", out);
+                r = render_put_text(c, m, "content", &m->content, 1, "", out);
         }
         if (r != DSML_OK)
             return r;
-    } else if (dsml_rule(c, DSML_RULE_LATEST_REMINDER) &&
-               dsml_role_is(m, DSML_ROLE_LATEST_REMINDER)) {
+    } else if (render_rule(c, DSML_RULE_LATEST_REMINDER) &&
+               render_role_is(m, DSML_ROLE_LATEST_REMINDER)) {
         DSML_BUF_LIT(out, DSML_TOK_LATEST_REMINDER);
-        r = dsml_put_text(c, m, "content", &m->content, m->has_content, "None", out);
+        r = render_put_text(c, m, "content", &m->content, m->has_content, "None", out);
         if (r != DSML_OK)
             return r;
-    } else if (dsml_role_is(m, DSML_ROLE_ASSISTANT)) {
-        int prev_task = dsml_rule(c, DSML_RULE_TASKS) && index > 0 &&
+    } else if (render_role_is(m, DSML_ROLE_ASSISTANT)) {
+        int prev_task = render_rule(c, DSML_RULE_TASKS) && index > 0 &&
                         all->v[index - 1].task != NULL;
-        if (dsml_rule(c, DSML_RULE_REASONING_REQUIRED) && thinking &&
+        if (render_rule(c, DSML_RULE_REASONING_REQUIRED) && thinking &&
             (long)index > last_user && !dsml_json_truthy(m->reasoning) && !has_calls)
-            return dsml_msg_fail(c, m, NULL, DSML_ERR_MISSING_KEY,
-                                 "an assistant message after the last user message "
-                                 "needs reasoning_content or tool_calls in thinking mode");
-        int shows = !prev_task && dsml_shows_thinking(c, index, last_user);
-        int eos = !m->prefill && !(dsml_rule(c, DSML_RULE_WO_EOS) && dsml_json_truthy(m->wo_eos));
+            return render_msg_fail(c, m, NULL, DSML_ERR_MISSING_KEY,
+                                   "an assistant message after the last user message "
+                                   "needs reasoning_content or tool_calls in thinking mode");
+        int shows = !prev_task && render_shows_thinking(c, index, last_user);
+        int eos = !m->prefill && !(render_rule(c, DSML_RULE_WO_EOS) && dsml_json_truthy(m->wo_eos));
         dsml_restored rs = {NULL, 0, NULL, 0};
         if (shows && !dsml_json_truthy(m->reasoning) && c->restore != NULL && !m->in_context &&
             !m->prefill) {
@@ -359,7 +304,7 @@ static int render_one(dsml_rctx *c, const dsml_msgs *all, size_t index,
         if (shows) {
             dsml_val v = {m->reasoning, rs.reasoning, rs.reasoning_len};
             if (dsml_json_truthy(m->reasoning) || rs.reasoning != NULL)
-                r = dsml_put_text(c, m, "reasoning_content", &v, 1, "", out);
+                r = render_put_text(c, m, "reasoning_content", &v, 1, "", out);
             if (r != DSML_OK)
                 return r;
             DSML_BUF_LIT(out, DSML_TOK_THINK_END);
@@ -381,11 +326,11 @@ static int render_one(dsml_rctx *c, const dsml_msgs *all, size_t index,
             out->len = start;
             dsml_buf_append(out, rs.completion, rs.completion_len);
         }
-    } else if (dsml_role_is(m, DSML_ROLE_TOOL)) {
-        if (dsml_rule(c, DSML_RULE_MERGE_TOOLS))
-            return dsml_msg_fail(c, m, "role", DSML_ERR_ROLE,
-                                 "tool messages must be merged into user messages");
-        r = dsml_render_inline_result(c, all, index, last_user, out);
+    } else if (render_role_is(m, DSML_ROLE_TOOL)) {
+        if (render_rule(c, DSML_RULE_MERGE_TOOLS))
+            return render_msg_fail(c, m, "role", DSML_ERR_ROLE,
+                                   "tool messages must be merged into user messages");
+        r = render_inline_result(c, all, index, last_user, out);
         if (r != DSML_OK)
             return r;
     } else {
@@ -395,10 +340,11 @@ static int render_one(dsml_rctx *c, const dsml_msgs *all, size_t index,
     /* What follows the message: with tasks, only before an assistant, a
      * latest_reminder or the end; without, the header after every user
      * turn. */
-    int tasks = dsml_rule(c, DSML_RULE_TASKS);
+    int tasks = render_rule(c, DSML_RULE_TASKS);
     if (tasks && index + 1 < all->n) {
         const dsml_msg *next = &all->v[index + 1];
-        if (!dsml_role_is(next, DSML_ROLE_ASSISTANT) && !dsml_role_is(next, DSML_ROLE_LATEST_REMINDER))
+        if (!render_role_is(next, DSML_ROLE_ASSISTANT) &&
+            !render_role_is(next, DSML_ROLE_LATEST_REMINDER))
             return DSML_OK;
     }
     if (tasks && m->task != NULL) {
@@ -407,10 +353,10 @@ static int render_one(dsml_rctx *c, const dsml_msgs *all, size_t index,
             if (dsml_is_string(m->task) && strcmp(m->task->valuestring, tasks_[k].name) == 0)
                 break;
         if (k == sizeof tasks_ / sizeof tasks_[0])
-            return dsml_msg_fail(c, m, "task", DSML_ERR_TASK,
-                                 "Invalid task: '%s'. Valid tasks are: action, "
-                                 "query, authority, domain, title, read_url",
-                                 dsml_is_string(m->task) ? m->task->valuestring : "(not a string)");
+            return render_msg_fail(c, m, "task", DSML_ERR_TASK,
+                                   "Invalid task: '%s'. Valid tasks are: action, "
+                                   "query, authority, domain, title, read_url",
+                                   dsml_is_string(m->task) ? m->task->valuestring : "(not a string)");
         if (k != 0) {
             dsml_buf_puts(out, tasks_[k].token);
         } else {
@@ -421,136 +367,10 @@ static int render_one(dsml_rctx *c, const dsml_msgs *all, size_t index,
                 DSML_BUF_LIT(out, DSML_TOK_THINK_END);
             dsml_buf_puts(out, tasks_[k].token);
         }
-    } else if (dsml_is_user_like(c, m) ||
-               (dsml_rule(c, DSML_RULE_SYSTEM_TURNS) && dsml_role_is(m, DSML_ROLE_SYSTEM) &&
+    } else if (render_is_user_like(c, m) ||
+               (render_rule(c, DSML_RULE_SYSTEM_TURNS) && render_role_is(m, DSML_ROLE_SYSTEM) &&
                 index > 0)) {
         put_header(c, index, last_user, out);
     }
-    return DSML_OK;
-}
-
-static int any_tools(const dsml_msgs *a)
-{
-    for (size_t i = 0; i < a->n; i++)
-        if (dsml_json_truthy(a->v[i].tools))
-            return 1;
-    return 0;
-}
-
-static void put_segment(dsml_buf *seg, const dsml_msg *m, size_t index,
-                        size_t start, size_t end)
-{
-    if (seg->len > 1)
-        DSML_BUF_LIT(seg, ", ");
-    DSML_BUF_LIT(seg, "{\"role\": ");
-    if (m->role_str != NULL)
-        dsml_emit_string(seg, m->role_str, strlen(m->role_str));
-    else
-        DSML_BUF_LIT(seg, "null");
-    DSML_BUF_LIT(seg, ", \"index\": ");
-    if (index == DSML_NO_OFFSET)
-        DSML_BUF_LIT(seg, "null");
-    else
-        dsml_buf_put_size(seg, index);
-    DSML_BUF_LIT(seg, ", \"start\": ");
-    dsml_buf_put_size(seg, start);
-    DSML_BUF_LIT(seg, ", \"end\": ");
-    dsml_buf_put_size(seg, end);
-    dsml_buf_putc(seg, '}');
-}
-
-/* A segment's "index": the message's place in the rendered list, or, for a
- * request (body_indexes), in the body's "messages" (a merged message: its
- * first part's; a prepended system message: none). */
-static size_t segment_index(const dsml_rctx *c, const dsml_msgs *list, size_t index)
-{
-    if (!c->body_indexes)
-        return index;
-    const dsml_msg *m = &list->v[index];
-    return m->src != NULL ? m->src_index : DSML_NO_OFFSET;
-}
-
-int dsml_render_conversation(dsml_rctx *c, const dsml_msgs *ctx_raw,
-                             const dsml_msgs *msg_raw, dsml_buf *out,
-                             dsml_buf *segments)
-{
-    dsml_msgs msgs = *msg_raw, ctx = *ctx_raw;
-    int r = DSML_OK;
-    if (dsml_rule(c, DSML_RULE_MERGE_TOOLS)) {
-        msgs.v = ctx.v = NULL;
-        msgs.n = msgs.cap = ctx.n = ctx.cap = 0;
-        r = dsml_merge_messages(c, msg_raw, &msgs);
-        if (r == DSML_OK)
-            r = dsml_sort_tool_results(c, ctx_raw, &msgs);
-        if (r == DSML_OK && ctx_raw->n > 0)
-            r = dsml_merge_messages(c, ctx_raw, &ctx);
-        if (r != DSML_OK)
-            return r;
-    }
-
-    /* the context's messages, then the request's (without a context, the
-     * request's list itself: nothing below changes a list it reads) */
-    dsml_msgs full = msgs;
-    if (ctx.n > 0) {
-        full = (dsml_msgs){NULL, 0, 0};
-        r = dsml_msgs_reserve(c, &full, ctx.n + msgs.n);
-        for (size_t i = 0; i < ctx.n && r == DSML_OK; i++)
-            r = dsml_msgs_push(c, &full, &ctx.v[i]);
-        for (size_t i = 0; i < msgs.n && r == DSML_OK; i++)
-            r = dsml_msgs_push(c, &full, &msgs.v[i]);
-        if (r != DSML_OK)
-            return r;
-    }
-
-    if (c->add_bos && ctx.n == 0)
-        DSML_BUF_LIT(out, DSML_TOK_BOS);
-    if (dsml_rule(c, DSML_RULE_TOOLS_KEEP_THINKING) && any_tools(&full))
-        c->drop_thinking = 0;
-
-    long num, ctx_len;
-    const dsml_msgs *list = &full;
-    dsml_msgs dropped = {NULL, 0, 0};
-    if (c->mode == DSML_MODE_THINKING && c->drop_thinking) {
-        dsml_msgs dctx = {NULL, 0, 0};
-        r = dsml_drop_thinking(c, &full, &dropped);
-        if (r == DSML_OK)
-            r = dsml_drop_thinking(c, &ctx, &dctx);
-        if (r != DSML_OK)
-            return r;
-        list = &dropped;
-        num = (long)dropped.n - (long)dctx.n;
-        ctx_len = (long)dropped.n - num;
-        if (dsml_rule(c, DSML_RULE_DROP_REFUSED) && dropped.n < full.n && msgs.n > 0)
-            return dsml_fail(c->err, DSML_ERR_ROLE, DSML_NO_OFFSET, "$.messages",
-                             "thinking mode drops the messages before the last "
-                             "user message that are not user, system, tool or "
-                             "assistant messages; the %s encoder cannot render "
-                             "the conversation then (give drop_thinking false)",
-                             c->dialect->name);
-        if (dsml_rule(c, DSML_RULE_DROP_REFUSED)) {
-            num = (long)msgs.n; /* nothing was dropped */
-            ctx_len = (long)ctx.n;
-        }
-    } else {
-        num = (long)msgs.n;
-        ctx_len = (long)ctx.n;
-    }
-    long last_user = dsml_last_user_index(c, list);
-    if (segments != NULL)
-        dsml_buf_putc(segments, '[');
-    for (long k = 0; k < num; k++) {
-        size_t index = (size_t)(k + ctx_len);
-        size_t start = out->len;
-        r = render_one(c, list, index, last_user, out);
-        if (r != DSML_OK)
-            return r;
-        if (out->failed)
-            return dsml_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
-        if (segments != NULL)
-            put_segment(segments, &list->v[index], segment_index(c, list, index),
-                        start, out->len);
-    }
-    if (segments != NULL)
-        dsml_buf_putc(segments, ']');
     return DSML_OK;
 }

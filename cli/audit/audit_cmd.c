@@ -1,5 +1,5 @@
 /*
- * audit_main.c - `dsml-render audit`: the command line, the two sides, the
+ * audit_cmd.c - `dsml-render audit`: the command line, the two sides, the
  * run over the corpus (one item at a time, a progress line on standard
  * error when it takes more than a second), the shrinking of the examples,
  * the reports and the exit status.
@@ -64,16 +64,6 @@ static const char audit_usage[] =
     "only, 2 an error (bad command line, unreadable file or line, nothing to\n"
     "compare).\n";
 
-static int usage_hint(void)
-{
-    fputs("Try 'dsml-render audit --help'.\n", stderr);
-    return AUD_EXIT_ERROR;
-}
-
-/* "dsml-render: audit: <message>", the hint; the exit status.  The format
- * is a literal. */
-#define audit_usage_error(...) (cli_errorf("audit: " __VA_ARGS__), usage_hint())
-
 typedef struct audit_args {
     aud_lane lane;
     const char *profile, *against, *mode;
@@ -115,92 +105,130 @@ static int parse_format(const char *v, cli_format *f)
     return -1;
 }
 
-static int is_named(const char *a, const char *name)
-{
-    size_t n = strlen(name);
-    return strncmp(a, name, n) == 0 && (a[n] == '\0' || a[n] == '=');
-}
+enum {
+    OPT_KEEP_THINKING = 1, OPT_NO_BOS, OPT_GUARD, OPT_PROFILE, OPT_AGAINST,
+    OPT_CAPTURED, OPT_PARSE, OPT_MODE, OPT_EFFORT, OPT_INPUT_FORMAT, OPT_HTML, OPT_STRICT,
+    OPT_DEVELOPER, OPT_THINKING, OPT_CHAT, OPT_JSON, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_COLOR,
+    OPT_NO_COLOR
+};
 
-/* The value of "--name=value" or "--name value", or NULL. */
-static const char *value_of(int argc, char **argv, int *i)
+static const cli_option options[] = {
+    {"--keep-thinking", OPT_KEEP_THINKING, CLI_ARG_NONE},
+    {"--no-bos", OPT_NO_BOS, CLI_ARG_NONE},
+    {"--guard", OPT_GUARD, CLI_ARG_NONE},
+    {"--profile", OPT_PROFILE, CLI_ARG_REQUIRED},
+    {"--against", OPT_AGAINST, CLI_ARG_REQUIRED},
+    {"--captured", OPT_CAPTURED, CLI_ARG_REQUIRED},
+    {"--parse", OPT_PARSE, CLI_ARG_REQUIRED},
+    {"--mode", OPT_MODE, CLI_ARG_REQUIRED},
+    {"--effort", OPT_EFFORT, CLI_ARG_REQUIRED},
+    {"--input-format", OPT_INPUT_FORMAT, CLI_ARG_REQUIRED},
+    {"--html", OPT_HTML, CLI_ARG_REQUIRED},
+    {"--strict", OPT_STRICT, CLI_ARG_NONE},
+    {"--developer", OPT_DEVELOPER, CLI_ARG_NONE},
+    {"--thinking", OPT_THINKING, CLI_ARG_NONE},
+    {"--chat", OPT_CHAT, CLI_ARG_NONE},
+    {"--json", OPT_JSON, CLI_ARG_NONE},
+    {"--progress", OPT_PROGRESS, CLI_ARG_NONE},
+    {"--no-progress", OPT_NO_PROGRESS, CLI_ARG_NONE},
+    {"--color", OPT_COLOR, CLI_ARG_NONE},
+    {"--color", OPT_COLOR, CLI_ARG_EQUALS},
+    {"--no-color", OPT_NO_COLOR, CLI_ARG_NONE},
+    {NULL, 0, 0},
+};
+
+/* One option into `a`: CLI_EXIT_OK, or a usage error (reported). */
+static int take_option(int id, const cli_args *p, audit_args *a)
 {
-    const char *eq = strchr(argv[*i], '=');
-    if (eq != NULL)
-        return eq + 1;
-    return *i + 1 < argc ? argv[++*i] : NULL;
+    const char *v = p->value;
+    if (v == NULL && id >= OPT_PROFILE && id <= OPT_HTML)
+        return cli_usage_error("audit", "%s needs a value", p->arg);
+    switch (id) {
+    case CLI_OPT_HELP:
+        fputs(audit_usage, stdout);
+        exit(fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL);
+    case OPT_KEEP_THINKING:
+        a->lane.opts.flags |= DSML_RENDER_KEEP_THINKING;
+        break;
+    case OPT_NO_BOS:
+        a->lane.opts.flags |= DSML_RENDER_NO_BOS;
+        break;
+    case OPT_GUARD:
+        a->lane.opts.flags |= DSML_RENDER_GUARD;
+        break;
+    case OPT_PROFILE:
+        a->profile = v;
+        break;
+    case OPT_AGAINST:
+        a->against = v;
+        break;
+    case OPT_CAPTURED:
+        a->lane.captured_path = v;
+        break;
+    case OPT_PARSE:
+        a->lane.kind = AUD_LANE_PARSE;
+        a->corpus[a->ncorpus++] = v;
+        break;
+    case OPT_MODE:
+        a->mode = v;
+        break;
+    case OPT_EFFORT:
+        if (cli_parse_effort(v, &a->lane.opts) != 0)
+            return cli_usage_error("audit", "--effort %s: not a name or a level", v);
+        break;
+    case OPT_INPUT_FORMAT:
+        if (parse_format(v, &a->lane.opts.format) != 0)
+            return cli_usage_error("audit", "unknown input format '%s'", v);
+        break;
+    case OPT_HTML:
+        a->html = v;
+        break;
+    case OPT_STRICT:
+    case OPT_DEVELOPER:
+        a->strictness = id == OPT_STRICT;
+        break;
+    case OPT_THINKING:
+    case OPT_CHAT:
+        a->lane.opts.mode_set = a->lane.thinking_set = 1;
+        a->lane.thinking = id == OPT_THINKING;
+        a->lane.opts.mode = a->lane.thinking ? DSML_THINKING : DSML_CHAT;
+        break;
+    case OPT_JSON:
+        a->json = 1;
+        break;
+    case OPT_PROGRESS:
+    case OPT_NO_PROGRESS:
+        a->progress = id == OPT_PROGRESS ? 1 : -1;
+        break;
+    case OPT_COLOR:
+        if (v == NULL || strcmp(v, "always") == 0)
+            a->color = CLI_COLOR_ALWAYS;
+        else if (strcmp(v, "never") == 0)
+            a->color = CLI_COLOR_NEVER;
+        else if (strcmp(v, "auto") == 0)
+            a->color = CLI_COLOR_AUTO;
+        else
+            return cli_usage_error("audit", "unknown option '%s'", p->arg);
+        break;
+    default: /* OPT_NO_COLOR */
+        a->color = CLI_COLOR_NEVER;
+        break;
+    }
+    return CLI_EXIT_OK;
 }
 
 static int parse_args(int argc, char **argv, audit_args *a)
 {
-    static const struct {
-        const char *name;
-        unsigned flag;
-    } flags[] = {{"--keep-thinking", DSML_RENDER_KEEP_THINKING},
-                 {"--no-bos", DSML_RENDER_NO_BOS},
-                 {"--guard", DSML_RENDER_GUARD}};
-    static const char *const valued[] = {"--profile", "--against", "--captured", "--parse",
-                                         "--mode", "--effort", "--input-format", "--html"};
-    for (int i = 1; i < argc; i++) {
-        const char *s = argv[i], *v = NULL;
-        int known = 0;
-        for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++) {
-            if (strcmp(s, flags[k].name) == 0) {
-                a->lane.opts.flags |= flags[k].flag;
-                known = 1;
-            }
-        }
-        for (size_t k = 0; k < sizeof valued / sizeof valued[0] && !known; k++) {
-            if (!is_named(s, valued[k]))
-                continue;
-            if ((v = value_of(argc, argv, &i)) == NULL)
-                return audit_usage_error("%s needs a value", valued[k]);
-            known = 1;
-        }
-        if (known && v == NULL) {
-            continue;
-        } else if (is_named(s, "--profile")) {
-            a->profile = v;
-        } else if (is_named(s, "--against")) {
-            a->against = v;
-        } else if (is_named(s, "--captured")) {
-            a->lane.captured_path = v;
-        } else if (is_named(s, "--parse")) {
-            a->lane.kind = AUD_LANE_PARSE;
-            a->corpus[a->ncorpus++] = v;
-        } else if (is_named(s, "--mode")) {
-            a->mode = v;
-        } else if (is_named(s, "--effort")) {
-            if (cli_parse_effort(v, &a->lane.opts) != 0)
-                return audit_usage_error("--effort %s: not a name or a level", v);
-        } else if (is_named(s, "--input-format")) {
-            if (parse_format(v, &a->lane.opts.format) != 0)
-                return audit_usage_error("unknown input format '%s'", v);
-        } else if (is_named(s, "--html")) {
-            a->html = v;
-        } else if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0) {
-            fputs(audit_usage, stdout);
-            exit(fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL);
-        } else if (strcmp(s, "--strict") == 0 || strcmp(s, "--developer") == 0) {
-            a->strictness = s[2] == 's';
-        } else if (strcmp(s, "--thinking") == 0 || strcmp(s, "--chat") == 0) {
-            a->lane.opts.mode_set = a->lane.thinking_set = 1;
-            a->lane.thinking = s[2] == 't';
-            a->lane.opts.mode = a->lane.thinking ? DSML_THINKING : DSML_CHAT;
-        } else if (strcmp(s, "--json") == 0) {
-            a->json = 1;
-        } else if (strcmp(s, "--progress") == 0 || strcmp(s, "--no-progress") == 0) {
-            a->progress = s[2] == 'p' ? 1 : -1;
-        } else if (strcmp(s, "--color") == 0 || strcmp(s, "--color=always") == 0) {
-            a->color = CLI_COLOR_ALWAYS;
-        } else if (strcmp(s, "--no-color") == 0 || strcmp(s, "--color=never") == 0) {
-            a->color = CLI_COLOR_NEVER;
-        } else if (strcmp(s, "--color=auto") == 0) {
-            a->color = CLI_COLOR_AUTO;
-        } else if (s[0] == '-' && s[1] != '\0') {
-            return audit_usage_error("unknown option '%s'", s);
-        } else {
-            a->corpus[a->ncorpus++] = argv[i];
-        }
+    int id, r;
+    cli_args p;
+    cli_args_init(&p, options, "audit", argc, argv);
+    while ((id = cli_next_option(&p)) != CLI_OPT_END) {
+        if (id == CLI_OPT_BAD)
+            return CLI_EXIT_USAGE;
+        if (id == CLI_OPT_OPERAND)
+            a->corpus[a->ncorpus++] = p.arg;
+        else if ((r = take_option(id, &p, a)) != CLI_EXIT_OK)
+            return r;
     }
     return CLI_EXIT_OK;
 }
@@ -233,27 +261,27 @@ static int set_sides(audit_args *a)
     aud_lane *l = &a->lane;
     const cli_profile_info *pa = cli_profile_find(a->profile != NULL ? a->profile : "v41");
     if (pa == NULL)
-        return audit_usage_error("unknown profile '%s' (one of:" CLI_PROFILE_NAMES ")",
+        return cli_usage_error("audit", "unknown profile '%s' (one of:" CLI_PROFILE_NAMES ")",
                                  a->profile);
     l->a.profile = l->b.profile = pa->profile;
     l->a.mode = l->b.mode = DSML_DETECT_STRICT;
     if (a->mode != NULL && (l->kind != AUD_LANE_PARSE ||
                             cli_parse_detect_mode(a->mode, &l->a.mode) != 0))
-        return audit_usage_error("--mode needs --parse and one of" CLI_DETECT_MODE_NAMES);
+        return cli_usage_error("audit", "--mode needs --parse and one of" CLI_DETECT_MODE_NAMES);
     l->b.mode = l->a.mode;
     if (l->captured_path != NULL && (a->against != NULL || l->kind == AUD_LANE_PARSE))
-        return audit_usage_error("--captured excludes --against and --parse");
+        return cli_usage_error("audit", "--captured excludes --against and --parse");
     if (l->captured_path != NULL) {
         l->kind = AUD_LANE_CAPTURED;
     } else if (a->against == NULL) {
-        return audit_usage_error("needs --against or --captured");
+        return cli_usage_error("audit", "needs --against or --captured");
     } else if (l->kind == AUD_LANE_PARSE) {
         if (parse_side_spec(a->against, &l->b) != 0)
-            return audit_usage_error("--against: '%s' is no profile (" CLI_PROFILE_NAMES
+            return cli_usage_error("audit", "--against: '%s' is no profile (" CLI_PROFILE_NAMES
                                      " ) nor detector mode (" CLI_DETECT_MODE_NAMES " )",
                                      a->against);
     } else if (cli_parse_profile(a->against, &l->b.profile) != 0) {
-        return audit_usage_error("unknown profile '%s' (one of:" CLI_PROFILE_NAMES ")",
+        return cli_usage_error("audit", "unknown profile '%s' (one of:" CLI_PROFILE_NAMES ")",
                                  a->against);
     }
     aud_side *s[2] = {&l->a, &l->b};
@@ -264,7 +292,7 @@ static int set_sides(audit_args *a)
         s[i]->flags = (l->opts.flags & ~(unsigned)DSML_RENDER_STRICT) | strict;
     }
     name_sides(l);
-    return a->ncorpus > 0 ? CLI_EXIT_OK : audit_usage_error("no corpus given");
+    return a->ncorpus > 0 ? CLI_EXIT_OK : cli_usage_error("audit", "no corpus given");
 }
 
 /* ---- progress ------------------------------------------------------------ */

@@ -1,7 +1,7 @@
 /*
- * messages.c - from JSON messages to the normalized list the renderer walks:
+ * render_read.c - from JSON messages to the normalized list the renderer walks:
  * image blocks become placeholders (records collected in prompt order), tool
- * messages fold into user messages (their order: tool_order.c), and in
+ * messages fold into user messages (their order: render_tool_order.c), and in
  * thinking mode the messages before the last user turn are thinned out.
  */
 #include <stddef.h>
@@ -11,181 +11,12 @@
 
 #include "render/render_internal.h"
 
-/* ---- arena ------------------------------------------------------------- */
-
-struct dsml_arena_chunk {
-    dsml_arena_chunk *next;
-    size_t size;
-    max_align_t data[];
-};
-
-void dsml_arena_init(dsml_arena *ar, const dsml_allocator *a)
-{
-    ar->alloc = a;
-    ar->head = NULL;
-    ar->used = 0;
-    ar->cap = 0;
-}
-
-void *dsml_arena_alloc(dsml_arena *ar, size_t n)
-{
-    const size_t align = sizeof(max_align_t);
-    n = (n + align - 1) / align * align;
-    if (ar->head == NULL || ar->cap - ar->used < n) {
-        size_t size = n > 960 ? n : 960;
-        dsml_arena_chunk *ch =
-            dsml_malloc(ar->alloc, sizeof(dsml_arena_chunk) + size);
-        if (ch == NULL)
-            return NULL;
-        ch->next = ar->head;
-        ch->size = size;
-        ar->head = ch;
-        ar->used = 0;
-        ar->cap = size;
-    }
-    void *p = (char *)ar->head->data + ar->used;
-    ar->used += n;
-    return p;
-}
-
-void dsml_arena_release(dsml_arena *ar)
-{
-    dsml_arena_chunk *ch = ar->head;
-    while (ch != NULL) {
-        dsml_arena_chunk *next = ch->next;
-        dsml_free(ar->alloc, ch);
-        ch = next;
-    }
-    ar->head = NULL;
-    ar->used = ar->cap = 0;
-}
-
-/* ---- helpers ----------------------------------------------------------- */
-
-
-int dsml_role_id(const char *role)
-{
-    static const struct {
-        const char *name;
-        int id;
-    } known[] = {
-        {"user", DSML_ROLE_USER},
-        {"assistant", DSML_ROLE_ASSISTANT},
-        {"tool", DSML_ROLE_TOOL},
-        {"system", DSML_ROLE_SYSTEM},
-        {"latest_reminder", DSML_ROLE_LATEST_REMINDER},
-        {"developer", DSML_ROLE_DEVELOPER},
-        {"direct_search_results", DSML_ROLE_DIRECT_SEARCH_RESULTS},
-    };
-    for (size_t k = 0; k < sizeof known / sizeof known[0]; k++)
-        if (strcmp(role, known[k].name) == 0)
-            return known[k].id;
-    return DSML_ROLE_OTHER;
-}
-
-int dsml_developer_renders(const dsml_rctx *c)
-{
-    return dsml_rule(c, DSML_RULE_DEVELOPER) || !c->strict;
-}
-
-int dsml_is_user_like(const dsml_rctx *c, const dsml_msg *m)
-{
-    return dsml_role_is(m, DSML_ROLE_USER) ||
-           (dsml_role_is(m, DSML_ROLE_DEVELOPER) && dsml_developer_renders(c));
-}
-
-static void msg_path(dsml_rctx *c, const dsml_msg *m, const char *sub)
-{
-    if (m->body_tools && sub != NULL && strncmp(sub, "tools", 5) == 0)
-        dsml_path_root(&c->path, "$"); /* the request's own "$.tools" */
-    else {
-        dsml_path_root(&c->path, m->in_context ? "$.context" : "$.messages");
-        dsml_path_index(&c->path, m->src != NULL ? m->src_index : 0);
-    }
-    if (sub != NULL && sub[0] != '\0') {
-        if (sub[0] == '[' || sub[0] == '.') {
-            /* already punctuated */
-            size_t l = strlen(sub);
-            if (c->path.len + l + 4 < sizeof c->path.text) {
-                memcpy(c->path.text + c->path.len, sub, l + 1);
-                c->path.len += l;
-            }
-        } else {
-            dsml_path_key(&c->path, sub);
-        }
-    }
-}
-
-int dsml_msg_fail(dsml_rctx *c, const dsml_msg *m, const char *sub, int code,
-                  const char *fmt, ...)
-{
-    msg_path(c, m, sub);
-    va_list ap;
-    va_start(ap, fmt);
-    int r = dsml_vfail(c->err, code, DSML_NO_OFFSET, c->path.text, fmt, ap);
-    va_end(ap);
-    return r;
-}
-
-int dsml_msg_fail_at(dsml_rctx *c, const dsml_msg *m, const char *sub_fmt,
-                     size_t index, int code, const char *fmt, ...)
-{
-    /* sub_fmt holds one "%zu": substitute it by hand */
-    char sub[128], num[24];
-    int nlen = snprintf(num, sizeof num, "%zu", index);
-    const char *hole = strstr(sub_fmt, "%zu");
-    size_t pre = hole ? (size_t)(hole - sub_fmt) : strlen(sub_fmt);
-    snprintf(sub, sizeof sub, "%.*s%s%s", (int)pre, sub_fmt, hole ? num : "",
-             hole ? hole + 3 : "");
-    (void)nlen;
-    msg_path(c, m, sub);
-    va_list ap;
-    va_start(ap, fmt);
-    int r = dsml_vfail(c->err, code, DSML_NO_OFFSET, c->path.text, fmt, ap);
-    va_end(ap);
-    return r;
-}
-
-int dsml_arena_grow(dsml_rctx *c, void **v, size_t n, size_t *cap, size_t want,
-                    size_t size)
-{
-    void *nv = want > (size_t)-1 / size ? NULL : dsml_arena_alloc(&c->arena, want * size);
-    if (nv == NULL)
-        return dsml_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
-    if (n)
-        memcpy(nv, *v, n * size);
-    *v = nv;
-    *cap = want;
-    return DSML_OK;
-}
-
-int dsml_msgs_reserve(dsml_rctx *c, dsml_msgs *m, size_t n)
-{
-    if (n <= m->cap)
-        return DSML_OK;
-    void *v = m->v;
-    int r = dsml_arena_grow(c, &v, m->n, &m->cap, n, sizeof *m->v);
-    m->v = v;
-    return r;
-}
-
-int dsml_msgs_push(dsml_rctx *c, dsml_msgs *m, const dsml_msg *msg)
-{
-    if (m->n == m->cap) {
-        int r = dsml_msgs_reserve(c, m, m->cap ? m->cap * 2 : 16);
-        if (r != DSML_OK)
-            return r;
-    }
-    m->v[m->n++] = *msg;
-    return DSML_OK;
-}
-
 static int blocks_push(dsml_rctx *c, dsml_block **v, size_t *n, size_t *cap,
                        const dsml_block *b)
 {
     if (*n == *cap) {
         void *nv = *v;
-        int r = dsml_arena_grow(c, &nv, *n, cap, *cap ? *cap * 2 : 1, sizeof **v);
+        int r = render_arena_grow(c, &nv, *n, cap, *cap ? *cap * 2 : 1, sizeof **v);
         *v = nv;
         if (r != DSML_OK)
             return r;
@@ -229,8 +60,8 @@ static int image_record(dsml_rctx *c, const dsml_msg *m, const char *where,
             url = dsml_json_get(iu, "url");
         } else {
             dsml_buf_release(&tmp);
-            return dsml_msg_fail(c, m, where, DSML_ERR_IMAGE,
-                                 "image_url must be a string or an object");
+            return render_msg_fail(c, m, where, DSML_ERR_IMAGE,
+                                   "image_url must be a string or an object");
         }
         DSML_BUF_LIT(&tmp, ", \"url\": ");
         if (url != NULL)
@@ -255,8 +86,8 @@ static int image_record(dsml_rctx *c, const dsml_msg *m, const char *where,
     DSML_BUF_LIT(&tmp, "}");
     if (!ok) {
         dsml_buf_release(&tmp);
-        return dsml_msg_fail(c, m, where, DSML_ERR_IMAGE,
-                             "Image block does not contain a valid source");
+        return render_msg_fail(c, m, where, DSML_ERR_IMAGE,
+                               "Image block does not contain a valid source");
     }
     if (tmp.failed) {
         dsml_buf_release(&tmp);
@@ -293,7 +124,7 @@ static int process_blocks(dsml_rctx *c, const dsml_msg *m, const char *where,
     size_t i = 0;
     char sub[96];
     for (const cJSON *b = list->child; b != NULL; b = b->next, i++) {
-        dsml_format_index(sub, sizeof sub, where, i);
+        render_format_index(sub, sizeof sub, where, i);
         dsml_block blk;
         memset(&blk, 0, sizeof blk);
         blk.node = b;
@@ -301,7 +132,7 @@ static int process_blocks(dsml_rctx *c, const dsml_msg *m, const char *where,
         blk.pos = i;
         if (!dsml_is_object(b)) {
             blk.kind = DSML_BLK_NONDICT;
-        } else if (dsml_rule(c, DSML_RULE_IMAGES) && is_image_block(b)) {
+        } else if (render_rule(c, DSML_RULE_IMAGES) && is_image_block(b)) {
             int r = image_record(c, m, sub, b, images, count);
             if (r != DSML_OK)
                 return r;
@@ -332,12 +163,12 @@ static int process_blocks(dsml_rctx *c, const dsml_msg *m, const char *where,
             const cJSON *t = dsml_json_get(b, "text");
             blk.has_text = t != NULL;
             blk.text.node = t;
-            if (dsml_rule(c, DSML_RULE_IMAGES) && dsml_is_string(t) &&
+            if (render_rule(c, DSML_RULE_IMAGES) && dsml_is_string(t) &&
                 contains(t->valuestring, DSML_TOK_IMAGE))
-                return dsml_msg_fail(c, m, sub, DSML_ERR_IMAGE,
-                                     "Text block contains image placeholder "
-                                     "'" DSML_TOK_IMAGE "'; images should be "
-                                     "separate content blocks");
+                return render_msg_fail(c, m, sub, DSML_ERR_IMAGE,
+                                       "Text block contains image placeholder "
+                                       "'" DSML_TOK_IMAGE "'; images should be "
+                                       "separate content blocks");
         } else {
             blk.kind = DSML_BLK_OTHER;
             blk.type = dsml_json_get(b, "type");
@@ -383,13 +214,13 @@ static int join_texts(dsml_rctx *c, dsml_msg *m)
                 dsml_buf_release(&b);
                 char sub[48];
                 snprintf(sub, sizeof sub, "content[%zu].text", i);
-                return dsml_msg_fail(c, m, sub, DSML_ERR_TYPE,
-                                     "text must be a string");
+                return render_msg_fail(c, m, sub, DSML_ERR_TYPE,
+                                       "text must be a string");
             }
             dsml_buf_append(&b, blk->text.node->valuestring, dsml_json_strlen(blk->text.node));
         }
     }
-    char *s = dsml_arena_alloc(&c->arena, b.len + 1);
+    char *s = core_arena_alloc(&c->arena, b.len + 1);
     if (s == NULL || b.failed) {
         dsml_buf_release(&b);
         return dsml_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
@@ -411,11 +242,11 @@ static int join_texts(dsml_rctx *c, dsml_msg *m)
  * special tokens when the guard is on: every string and key of them. */
 static int guard_message(dsml_rctx *c, const dsml_msg *m)
 {
-    if (c->guard_state == NULL || m->in_context || dsml_role_is(m, DSML_ROLE_ASSISTANT))
+    if (c->guard_state == NULL || m->in_context || render_role_is(m, DSML_ROLE_ASSISTANT))
         return DSML_OK;
     if (m->src != NULL) {
-        msg_path(c, m, NULL);
-        int r = dsml_guard_tree(c, m->src);
+        render_msg_path(c, m, NULL);
+        int r = render_guard_tree(c, m->src);
         if (r != DSML_OK)
             return r;
     }
@@ -427,7 +258,7 @@ static int guard_tools(dsml_rctx *c, const dsml_read_opts *ro)
     if (c->guard_state == NULL || ro->in_context || ro->tools_for_first == NULL)
         return DSML_OK;
     dsml_path_root(&c->path, "$.tools");
-    return dsml_guard_tree(c, ro->tools_for_first);
+    return render_guard_tree(c, ro->tools_for_first);
 }
 
 /* ---- reading ------------------------------------------------------------ */
@@ -461,10 +292,10 @@ static int read_reasoning_alias(dsml_rctx *c, dsml_msg *m)
         return DSML_OK;
     if (!dsml_is_none(m->reasoning) && !cJSON_Compare(m->reasoning, alias, 1)) {
         char at[64];
-        dsml_format_index(at, sizeof at, m->in_context ? "$.context" : "$.messages",
-                          m->src_index);
-        return dsml_msg_fail(c, m, "reasoning", DSML_ERR_TYPE,
-                             "differs from %s.reasoning_content: give one of them", at);
+        render_format_index(at, sizeof at, m->in_context ? "$.context" : "$.messages",
+                            m->src_index);
+        return render_msg_fail(c, m, "reasoning", DSML_ERR_TYPE,
+                               "differs from %s.reasoning_content: give one of them", at);
     }
     m->reasoning = alias;
     return DSML_OK;
@@ -485,8 +316,8 @@ static int stops_unrenderable(dsml_rctx *c, const dsml_read_opts *ro, size_t cou
     return count <= limit && !ro->in_context && every_message;
 }
 
-int dsml_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts *ro,
-                       dsml_msgs *out, dsml_buf *images, size_t *image_count)
+int render_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts *ro,
+                         dsml_msgs *out, dsml_buf *images, size_t *image_count)
 {
     size_t i = 0;
     size_t limit = c->limits && c->limits->max_messages ? c->limits->max_messages
@@ -497,7 +328,7 @@ int dsml_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts *r
      * array that fails at its first message costs no more than that */
     if (count <= limit) {
         size_t room = count < RESERVED_MESSAGES ? count : RESERVED_MESSAGES;
-        int r = dsml_msgs_reserve(c, out, out->n + room + 1);
+        int r = render_msgs_reserve(c, out, out->n + room + 1);
         if (r != DSML_OK)
             return r;
     }
@@ -515,7 +346,7 @@ int dsml_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts *r
         sys.tools = ro->tools_for_first;
         sys.body_tools = ro->body_tools;
         sys.response_format = ro->response_format_for_first;
-        int r = dsml_msgs_push(c, out, &sys);
+        int r = render_msgs_push(c, out, &sys);
         if (r != DSML_OK)
             return r;
     }
@@ -530,8 +361,8 @@ int dsml_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts *r
         m.src_index = i;
         m.in_context = ro->in_context;
         if (!dsml_is_object(mj))
-            return dsml_msg_fail(c, &m, NULL, DSML_ERR_TYPE,
-                                 "a message must be an object");
+            return render_msg_fail(c, &m, NULL, DSML_ERR_TYPE,
+                                   "a message must be an object");
         const cJSON *content = NULL, *blocks = NULL;
         read_fields(mj, &m, &content, &blocks);
         int ra = read_reasoning_alias(c, &m);
@@ -539,9 +370,9 @@ int dsml_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts *r
             return ra;
         if (dsml_is_string(m.role)) {
             m.role_str = m.role->valuestring;
-            m.role_id = dsml_role_id(m.role_str);
+            m.role_id = render_role_id(m.role_str);
         }
-        if (stop_bad && !dsml_role_renders(c, &m))
+        if (stop_bad && !render_role_renders(c, &m))
             return dsml_fail_unknown_role(c, &m);
         m.has_content = content != NULL;
         m.content.node = content;
@@ -555,12 +386,12 @@ int dsml_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts *r
             m.response_format = ro->response_format_for_first;
         m.prefill = ro->prefill_last && mj->next == NULL;
 
-        if (!dsml_rule(c, DSML_RULE_IMAGES)) {
+        if (!render_rule(c, DSML_RULE_IMAGES)) {
             /* no images and no content blocks: the content as given; a
              * tool result's list is read as its blocks when tool results
              * are merged into user messages */
-            if (dsml_is_array(content) && dsml_role_is(&m, DSML_ROLE_TOOL) &&
-                dsml_rule(c, DSML_RULE_MERGE_TOOLS)) {
+            if (dsml_is_array(content) && render_role_is(&m, DSML_ROLE_TOOL) &&
+                render_rule(c, DSML_RULE_MERGE_TOOLS)) {
                 int r = process_blocks(c, &m, "content", content, &m.blocks, &m.nblocks,
                                        NULL, image_count);
                 if (r != DSML_OK)
@@ -569,21 +400,21 @@ int dsml_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts *r
             }
             int r = guard_message(c, &m);
             if (r == DSML_OK)
-                r = dsml_msgs_push(c, out, &m);
+                r = render_msgs_push(c, out, &m);
             if (r != DSML_OK)
                 return r;
             continue;
         }
 
         if (dsml_is_string(content) && contains(content->valuestring, DSML_TOK_IMAGE))
-            return dsml_msg_fail(c, &m, "content", DSML_ERR_IMAGE,
-                                 "Message content contains image special token "
-                                 "'" DSML_TOK_IMAGE "'; images should be "
-                                 "provided as image content blocks");
+            return render_msg_fail(c, &m, "content", DSML_ERR_IMAGE,
+                                   "Message content contains image special token "
+                                   "'" DSML_TOK_IMAGE "'; images should be "
+                                   "provided as image content blocks");
         if (dsml_is_string(m.reasoning) && contains(m.reasoning->valuestring, DSML_TOK_IMAGE))
-            return dsml_msg_fail(c, &m, "reasoning_content", DSML_ERR_IMAGE,
-                                 "reasoning_content contains image special token "
-                                 "'" DSML_TOK_IMAGE "'");
+            return render_msg_fail(c, &m, "reasoning_content", DSML_ERR_IMAGE,
+                                   "reasoning_content contains image special token "
+                                   "'" DSML_TOK_IMAGE "'");
 
         const char *where = "content_blocks";
         m.has_blocks = blocks != NULL;
@@ -594,9 +425,9 @@ int dsml_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts *r
             m.has_content = 0;
             m.content.node = NULL;
         } else if (dsml_is_array(content)) {
-            return dsml_msg_fail(c, &m, "content", DSML_ERR_TYPE,
-                                 "list content together with content_blocks is "
-                                 "not supported");
+            return render_msg_fail(c, &m, "content", DSML_ERR_TYPE,
+                                   "list content together with content_blocks is "
+                                   "not supported");
         }
         if (dsml_json_truthy(blocks)) {
             int r;
@@ -608,8 +439,8 @@ int dsml_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts *r
                  * are not objects, refused where a block is read */
                 r = nondict_block(c, &m, blocks);
             } else {
-                return dsml_msg_fail(c, &m, where, DSML_ERR_TYPE,
-                                     "content blocks must be a list");
+                return render_msg_fail(c, &m, where, DSML_ERR_TYPE,
+                                       "content blocks must be a list");
             }
             if (r != DSML_OK)
                 return r;
@@ -624,7 +455,7 @@ int dsml_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts *r
         int r = guard_message(c, &m);
         if (r != DSML_OK)
             return r;
-        r = dsml_msgs_push(c, out, &m);
+        r = render_msgs_push(c, out, &m);
         if (r != DSML_OK)
             return r;
     }
@@ -643,16 +474,16 @@ static int append_blocks(dsml_rctx *c, dsml_msg *dst, const dsml_block *b, size_
     return DSML_OK;
 }
 
-int dsml_merge_messages(dsml_rctx *c, const dsml_msgs *in, dsml_msgs *out)
+int render_merge_messages(dsml_rctx *c, const dsml_msgs *in, dsml_msgs *out)
 {
-    int r0 = dsml_msgs_reserve(c, out, in->n);
+    int r0 = render_msgs_reserve(c, out, in->n);
     if (r0 != DSML_OK)
         return r0;
     for (size_t i = 0; i < in->n; i++) {
         const dsml_msg *m = &in->v[i];
         dsml_msg *last = out->n ? &out->v[out->n - 1] : NULL;
-        int last_user = last != NULL && dsml_role_is(last, DSML_ROLE_USER) && last->has_blocks;
-        if (dsml_role_is(m, DSML_ROLE_TOOL)) {
+        int last_user = last != NULL && render_role_is(last, DSML_ROLE_USER) && last->has_blocks;
+        if (render_role_is(m, DSML_ROLE_TOOL)) {
             dsml_block blk;
             memset(&blk, 0, sizeof blk);
             blk.kind = DSML_BLK_TOOL_RESULT;
@@ -683,11 +514,11 @@ int dsml_merge_messages(dsml_rctx *c, const dsml_msgs *in, dsml_msgs *out)
                 u.has_blocks = 1;
                 int r = append_blocks(c, &u, &blk, 1);
                 if (r == DSML_OK)
-                    r = dsml_msgs_push(c, out, &u);
+                    r = render_msgs_push(c, out, &u);
                 if (r != DSML_OK)
                     return r;
             }
-        } else if (dsml_role_is(m, DSML_ROLE_USER)) {
+        } else if (render_role_is(m, DSML_ROLE_USER)) {
             dsml_block text;
             const dsml_block *blocks = m->blocks;
             size_t nblocks = m->nblocks;
@@ -715,18 +546,18 @@ int dsml_merge_messages(dsml_rctx *c, const dsml_msgs *in, dsml_msgs *out)
                 u.blocks = NULL;
                 u.nblocks = u.capblocks = 0;
                 u.has_blocks = 1;
-                if (!dsml_rule(c, DSML_RULE_USER_KEYS)) {
+                if (!render_rule(c, DSML_RULE_USER_KEYS)) {
                     /* only the text, task and wo_eos go on */
                     u.tools = u.response_format = u.tool_calls = u.reasoning = NULL;
                 }
                 int r = append_blocks(c, &u, blocks, nblocks);
                 if (r == DSML_OK)
-                    r = dsml_msgs_push(c, out, &u);
+                    r = render_msgs_push(c, out, &u);
                 if (r != DSML_OK)
                     return r;
             }
         } else {
-            int r = dsml_msgs_push(c, out, m);
+            int r = render_msgs_push(c, out, m);
             if (r != DSML_OK)
                 return r;
         }
@@ -736,22 +567,22 @@ int dsml_merge_messages(dsml_rctx *c, const dsml_msgs *in, dsml_msgs *out)
 
 /* ---- last user and thinking drop ---------------------------------------- */
 
-long dsml_last_user_index(const dsml_rctx *c, const dsml_msgs *m)
+long render_last_user_index(const dsml_rctx *c, const dsml_msgs *m)
 {
     for (size_t k = m->n; k > 0; k--) {
         const dsml_msg *msg = &m->v[k - 1];
-        if (dsml_is_user_like(c, msg) ||
-            (dsml_rule(c, DSML_RULE_SYSTEM_TURNS) && dsml_role_is(msg, DSML_ROLE_SYSTEM) &&
+        if (render_is_user_like(c, msg) ||
+            (render_rule(c, DSML_RULE_SYSTEM_TURNS) && render_role_is(msg, DSML_ROLE_SYSTEM) &&
              k - 1 > 0))
             return (long)(k - 1);
     }
     return -1;
 }
 
-int dsml_drop_thinking(dsml_rctx *c, const dsml_msgs *in, dsml_msgs *out)
+int render_drop_thinking(dsml_rctx *c, const dsml_msgs *in, dsml_msgs *out)
 {
-    long last = dsml_last_user_index(c, in);
-    int r0 = dsml_msgs_reserve(c, out, in->n);
+    long last = render_last_user_index(c, in);
+    int r0 = render_msgs_reserve(c, out, in->n);
     if (r0 != DSML_OK)
         return r0;
     /* the roles kept before the last user message: every dialect keeps the
@@ -759,24 +590,24 @@ int dsml_drop_thinking(dsml_rctx *c, const dsml_msgs *in, dsml_msgs *out)
     static const int keep[] = {DSML_ROLE_USER, DSML_ROLE_SYSTEM, DSML_ROLE_TOOL,
                                DSML_ROLE_LATEST_REMINDER,
                                DSML_ROLE_DIRECT_SEARCH_RESULTS};
-    size_t nkeep = dsml_rule(c, DSML_RULE_DROP_KEEPS_REMINDERS) ? sizeof keep / sizeof keep[0]
+    size_t nkeep = render_rule(c, DSML_RULE_DROP_KEEPS_REMINDERS) ? sizeof keep / sizeof keep[0]
                                                                 : 3;
     for (size_t i = 0; i < in->n; i++) {
         const dsml_msg *m = &in->v[i];
         if (m->role != NULL && (dsml_is_object(m->role) || dsml_is_array(m->role)))
-            return dsml_msg_fail(c, m, "role", DSML_ERR_ROLE,
-                                 "a role cannot be a list or an object");
+            return render_msg_fail(c, m, "role", DSML_ERR_ROLE,
+                                   "a role cannot be a list or an object");
         int kept = (long)i >= last;
         for (size_t k = 0; !kept && k < nkeep; k++)
-            kept = dsml_role_is(m, keep[k]);
+            kept = render_role_is(m, keep[k]);
         if (kept) {
-            int r = dsml_msgs_push(c, out, m);
+            int r = render_msgs_push(c, out, m);
             if (r != DSML_OK)
                 return r;
-        } else if (dsml_role_is(m, DSML_ROLE_ASSISTANT)) {
+        } else if (render_role_is(m, DSML_ROLE_ASSISTANT)) {
             dsml_msg a = *m;
             a.reasoning = NULL;
-            int r = dsml_msgs_push(c, out, &a);
+            int r = render_msgs_push(c, out, &a);
             if (r != DSML_OK)
                 return r;
         }

@@ -94,23 +94,6 @@ void aud_corpus_close(aud_corpus *c)
     memset(c, 0, sizeof *c);
 }
 
-void aud_item_free(aud_item *item)
-{
-    cli_buf_free(&item->label);
-    cli_buf_free(&item->id);
-    cli_buf_free(&item->text);
-}
-
-int aud_json_text(const char *lit, size_t n, cli_buf *out)
-{
-    cJSON *v = cJSON_ParseWithLength(lit, n);
-    int ok = cJSON_IsString(v);
-    if (ok)
-        cli_buf_puts(out, v->valuestring);
-    cJSON_Delete(v);
-    return ok ? 0 : -1;
-}
-
 /* The raw text of member `key`, decoded when it is a JSON string: 1 when it
  * was a string, 0 when it was another value, -1 when there is no such key. */
 static int member_text(const cli_object *obj, const char *key, cli_buf *out)

@@ -1,5 +1,5 @@
 /*
- * guard.c - the opt-in guard for untrusted text (DSML_RENDER_GUARD).  It
+ * render_guard.c - the opt-in guard for untrusted text (DSML_RENDER_GUARD).  It
  * refuses every string and every object key of an untrusted part of the
  * input (a non-assistant message, the tools, a response format) that holds
  * a special token or something a tokenizer or the detector could take for
@@ -49,9 +49,9 @@ static void *guard_malloc(PCRE2_SIZE n, void *ctx)
 
 static void guard_free(void *p, void *ctx) { dsml_free((const dsml_allocator *)ctx, p); }
 
-int dsml_guard_open(dsml_rctx *c)
+int render_guard_open(dsml_rctx *c)
 {
-    dsml_guard *g = dsml_arena_alloc(&c->arena, sizeof *g);
+    dsml_guard *g = core_arena_alloc(&c->arena, sizeof *g);
     if (g == NULL)
         return dsml_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
     g->code = NULL;
@@ -74,7 +74,7 @@ int dsml_guard_open(dsml_rctx *c)
     return DSML_OK;
 }
 
-void dsml_guard_close(dsml_rctx *c)
+void render_guard_close(dsml_rctx *c)
 {
     dsml_guard *g = c->guard_state;
     if (g == NULL)
@@ -143,7 +143,7 @@ static int guard_node(dsml_rctx *c, const cJSON *v)
     return DSML_OK;
 }
 
-int dsml_guard_tree(dsml_rctx *c, const cJSON *v)
+int render_guard_tree(dsml_rctx *c, const cJSON *v)
 {
     if (c->guard_state == NULL || v == NULL)
         return DSML_OK;

@@ -1,65 +1,11 @@
 /*
  * audit_render.c - the render lanes of `dsml-render audit`: a request
  * rendered by two profiles (--against), or by one profile and compared
- * with the prompt the deployed server captured for its id (--captured);
- * and the verdict on two outputs, which the parse lane shares.
+ * with the prompt the deployed server captured for its id (--captured).
  */
 #include <string.h>
 
 #include "audit.h"
-
-void aud_buf_reset(cli_buf *b)
-{
-    b->len = 0;
-    if (b->data != NULL)
-        b->data[0] = '\0';
-}
-
-void aud_output_clear(aud_output *o)
-{
-    o->refused = 0;
-    o->code = 0;
-    o->kind = NULL;
-    o->format = CLI_FMT_AUTO;
-    aud_buf_reset(&o->message);
-    aud_buf_reset(&o->text);
-    aud_buf_reset(&o->segments);
-}
-
-void aud_output_free(aud_output *o)
-{
-    cli_buf_free(&o->message);
-    cli_buf_free(&o->text);
-    cli_buf_free(&o->segments);
-}
-
-size_t aud_common_prefix(const char *a, size_t alen, const char *b, size_t blen)
-{
-    size_t n = alen < blen ? alen : blen, i = 0;
-    while (i < n && a[i] == b[i])
-        i++;
-    return i;
-}
-
-void aud_judge(const aud_output *a, const aud_output *b, aud_kind_fn *kind, aud_verdict *v)
-{
-    memset(v, 0, sizeof *v);
-    if (a->refused && b->refused) {
-        v->outcome = AUD_REFUSED_BOTH;
-    } else if (a->refused || b->refused) {
-        const aud_output *r = a->refused ? a : b;
-        v->outcome = a->refused ? AUD_REFUSED_A : AUD_REFUSED_B;
-        v->kind = r->kind;
-        v->code = r->code;
-    } else if (a->text.len == b->text.len &&
-               memcmp(a->text.data, b->text.data, a->text.len) == 0) {
-        v->outcome = AUD_IDENTICAL;
-    } else {
-        v->outcome = AUD_DIFFER;
-        v->at = aud_common_prefix(a->text.data, a->text.len, b->text.data, b->text.len);
-        v->kind = kind(a, b, v->at);
-    }
-}
 
 static void render_side(const aud_lane *lane, const aud_side *s, const aud_item *item,
                         aud_output *out)

@@ -1,5 +1,5 @@
 /*
- * tool_order.c - tool results in the order of the calls that asked for
+ * render_tool_order.c - tool results in the order of the calls that asked for
  * them: each assistant's tool calls set the order (by id), and a later user
  * message's tool_result blocks are sorted by it, stably, while its other
  * blocks keep their places.
@@ -39,7 +39,7 @@ static int id_key(dsml_rctx *c, const cJSON *id, const char **key)
         return DSML_OK;
     if (dsml_is_string(id)) {
         size_t n = dsml_json_strlen(id);
-        char *k = dsml_arena_alloc(&c->arena, n + 2);
+        char *k = core_arena_alloc(&c->arena, n + 2);
         if (k == NULL)
             return DSML_ERR_NOMEM;
         k[0] = 's';
@@ -50,7 +50,7 @@ static int id_key(dsml_rctx *c, const cJSON *id, const char **key)
     int t = id->type & 0xFF;
     if (t == cJSON_Number || t == cJSON_True || t == cJSON_False) {
         double v = t == cJSON_Number ? id->valuedouble : t == cJSON_True ? 1.0 : 0.0;
-        char *k = dsml_arena_alloc(&c->arena, 40);
+        char *k = core_arena_alloc(&c->arena, 40);
         if (k == NULL)
             return DSML_ERR_NOMEM;
         snprintf(k, 40, "n%.17g", v);
@@ -65,21 +65,21 @@ static int id_key(dsml_rctx *c, const cJSON *id, const char **key)
 static int order_from_calls(dsml_rctx *c, const dsml_msg *m, call_order *o)
 {
     if (!dsml_is_array(m->tool_calls))
-        return dsml_msg_fail(c, m, "tool_calls", DSML_ERR_TYPE, "tool_calls must be a list");
+        return render_msg_fail(c, m, "tool_calls", DSML_ERR_TYPE, "tool_calls must be a list");
     o->n = 0;
     size_t idx = 0;
     for (const cJSON *tc = m->tool_calls->child; tc != NULL; tc = tc->next, idx++) {
         char sub[48];
-        dsml_format_index(sub, sizeof sub, "tool_calls", idx);
+        render_format_index(sub, sizeof sub, "tool_calls", idx);
         if (!dsml_is_object(tc))
-            return dsml_msg_fail(c, m, sub, DSML_ERR_TYPE,
-                                 "a tool call must be an object");
+            return render_msg_fail(c, m, sub, DSML_ERR_TYPE,
+                                   "a tool call must be an object");
         const cJSON *id = dsml_json_get(tc, "id");
         if (!dsml_json_truthy(id)) {
             const cJSON *fn = dsml_json_get(tc, "function");
             if (fn != NULL && !dsml_is_object(fn))
-                return dsml_msg_fail(c, m, sub, DSML_ERR_TYPE,
-                                     "function must be an object");
+                return render_msg_fail(c, m, sub, DSML_ERR_TYPE,
+                                       "function must be an object");
             id = dsml_json_get(fn, "id");
         }
         if (!dsml_json_truthy(id))
@@ -89,10 +89,10 @@ static int order_from_calls(dsml_rctx *c, const dsml_msg *m, call_order *o)
         if (kr == DSML_ERR_NOMEM)
             return dsml_fail(c->err, kr, DSML_NO_OFFSET, NULL, NULL);
         if (kr != DSML_OK)
-            return dsml_msg_fail(c, m, sub, kr, "a tool call id cannot be a list or an object");
+            return render_msg_fail(c, m, sub, kr, "a tool call id cannot be a list or an object");
         if (o->n == o->cap) {
             void *v = o->v;
-            int r = dsml_arena_grow(c, &v, o->n, &o->cap, o->cap ? o->cap * 2 : 16,
+            int r = render_arena_grow(c, &v, o->n, &o->cap, o->cap ? o->cap * 2 : 16,
                                sizeof *o->v);
             o->v = v;
             if (r != DSML_OK)
@@ -159,23 +159,23 @@ static int check_user_blocks(dsml_rctx *c, const dsml_msg *m)
         if (m->blocks[i].kind == DSML_BLK_NONDICT) {
             char sub[48];
             snprintf(sub, sizeof sub, "content[%zu]", i);
-            return dsml_msg_fail(c, m, sub, DSML_ERR_TYPE,
-                                 "a content block must be an object");
+            return render_msg_fail(c, m, sub, DSML_ERR_TYPE,
+                                   "a content block must be an object");
         }
     return DSML_OK;
 }
 
-int dsml_sort_tool_results(dsml_rctx *c, const dsml_msgs *context_raw,
-                           dsml_msgs *messages)
+int render_sort_tool_results(dsml_rctx *c, const dsml_msgs *context_raw,
+                             dsml_msgs *messages)
 {
     call_order o = {NULL, 0, 0};
     for (size_t i = 0; i < context_raw->n; i++) {
         const dsml_msg *m = &context_raw->v[i];
-        if (dsml_role_is(m, DSML_ROLE_ASSISTANT) && dsml_json_truthy(m->tool_calls)) {
+        if (render_role_is(m, DSML_ROLE_ASSISTANT) && dsml_json_truthy(m->tool_calls)) {
             int r = order_from_calls(c, m, &o);
             if (r != DSML_OK)
                 return r;
-        } else if (dsml_role_is(m, DSML_ROLE_USER) && m->nblocks > 0) {
+        } else if (render_role_is(m, DSML_ROLE_USER) && m->nblocks > 0) {
             int r = check_user_blocks(c, m);
             if (r != DSML_OK)
                 return r;
@@ -183,13 +183,13 @@ int dsml_sort_tool_results(dsml_rctx *c, const dsml_msgs *context_raw,
     }
     for (size_t i = 0; i < messages->n; i++) {
         dsml_msg *m = &messages->v[i];
-        if (dsml_role_is(m, DSML_ROLE_ASSISTANT) && dsml_json_truthy(m->tool_calls)) {
+        if (render_role_is(m, DSML_ROLE_ASSISTANT) && dsml_json_truthy(m->tool_calls)) {
             int r = order_from_calls(c, m, &o);
             if (r != DSML_OK)
                 return r;
             continue;
         }
-        if (!dsml_role_is(m, DSML_ROLE_USER) || m->nblocks == 0)
+        if (!render_role_is(m, DSML_ROLE_USER) || m->nblocks == 0)
             continue;
         int r = check_user_blocks(c, m);
         if (r != DSML_OK)
@@ -201,8 +201,8 @@ int dsml_sort_tool_results(dsml_rctx *c, const dsml_msgs *context_raw,
         if (ntool < 2 || o.n == 0)
             continue;
         /* stable sort of the tool results by rank (ties keep their order) */
-        dsml_block *tb = dsml_arena_alloc(&c->arena, ntool * sizeof *tb);
-        ranked *rk = dsml_arena_alloc(&c->arena, ntool * sizeof *rk);
+        dsml_block *tb = core_arena_alloc(&c->arena, ntool * sizeof *tb);
+        ranked *rk = core_arena_alloc(&c->arena, ntool * sizeof *rk);
         if (tb == NULL || rk == NULL)
             return dsml_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
         size_t t = 0;
@@ -215,8 +215,8 @@ int dsml_sort_tool_results(dsml_rctx *c, const dsml_msgs *context_raw,
             if (r != DSML_OK) {
                 dsml_msg origin = *m;
                 origin.src_index = m->blocks[k].origin;
-                return dsml_msg_fail(c, &origin, "tool_call_id", r,
-                                     "a tool call id cannot be a list or an object");
+                return render_msg_fail(c, &origin, "tool_call_id", r,
+                                       "a tool call id cannot be a list or an object");
             }
             rk[t].block = k;
             t++;

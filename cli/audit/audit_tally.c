@@ -8,18 +8,6 @@
 
 #include "audit.h"
 
-void *aud_grow(void *v, size_t *cap, size_t size)
-{
-    size_t n = *cap ? *cap * 2 : 16;
-    void *p = realloc(v, n * size);
-    if (p == NULL) {
-        cli_errorf("out of memory");
-        exit(CLI_EXIT_FAIL);
-    }
-    *cap = n;
-    return p;
-}
-
 int aud_same_group(const aud_verdict *x, const aud_verdict *y)
 {
     return x->outcome == y->outcome && x->code == y->code && x->kind != NULL &&
