@@ -44,7 +44,7 @@ static void fail(dsml_detector *d, int code, size_t off, const char *fmt, ...)
     dsml_vfail(&d->err, code, off, NULL, fmt, ap);
     va_end(ap);
     d->failed = code;
-    d->fast = FAST_OFF;
+    d->fast.mode = FAST_OFF;
 }
 
 static void nomem(dsml_detector *d)
@@ -73,10 +73,10 @@ static void diag(dsml_detector *d, int code, size_t off, const char *fmt, ...)
     e->status = code;
     e->offset = off;
     size_t n = strlen(m.message);
-    dsml_buf_append(&d->arena, m.message, n + 1);
+    dsml_buf_append(&d->queue.arena, m.message, n + 1);
     e->len = n;
-    if (d->arena.failed) {
-        d->ev_n--;
+    if (d->queue.arena.failed) {
+        d->queue.n--;
         nomem(d);
     }
 }
@@ -105,7 +105,7 @@ static int refuse(dsml_detector *d, int code, size_t off, const char *fmt, ...)
 
 static void reset_observer(dsml_detector *d)
 {
-    memset(d->obs, 0, sizeof d->obs);
+    memset(d->text.observer, 0, sizeof d->text.observer);
 }
 
 static void special(dsml_detector *d, int t, int kind, size_t off)
@@ -113,10 +113,10 @@ static void special(dsml_detector *d, int t, int kind, size_t off)
     const char *where = kind == DSML_EVENT_REASONING ? "reasoning" : "content";
     if (d->strict) {
         /* the reference checks this last: remember it, fail at finish */
-        if (d->pend_code == 0) {
-            d->pend_code = DSML_ERR_SPECIAL_TOKEN;
-            d->pend_off = off;
-            snprintf(d->pend_msg, sizeof d->pend_msg,
+        if (d->pending.code == 0) {
+            d->pending.code = DSML_ERR_SPECIAL_TOKEN;
+            d->pending.off = off;
+            snprintf(d->pending.msg, sizeof d->pending.msg,
                      "unexpected special token '%s' in %s", sp_names[t], where);
         }
         return;
@@ -137,7 +137,7 @@ static void emit_chars(dsml_detector *d, int kind, const char *p, size_t n,
     size_t start = 0;
     int any = 0;
     for (int t = 0; t < SP_COUNT_; t++)
-        any |= d->obs[t];
+        any |= d->text.observer[t];
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)p[i];
         if (!any && c != '<' && c != 0xef)
@@ -146,12 +146,12 @@ static void emit_chars(dsml_detector *d, int kind, const char *p, size_t n,
         int hit = -1;
         for (int t = 0; t < SP_COUNT_; t++) {
             const det_pat *sp = &det_special[t];
-            unsigned st = det_step(sp, d->obs[t], c);
+            unsigned st = det_step(sp, d->text.observer[t], c);
             if (st == sp->len) {
                 hit = t;
                 st = 0;
             }
-            d->obs[t] = (unsigned char)st;
+            d->text.observer[t] = (unsigned char)st;
             any |= (int)st;
         }
         if (hit >= 0) {
@@ -192,28 +192,28 @@ static void out_text(dsml_detector *d, int kind, const char *p, size_t n,
 {
     if (n == 0)
         return;
-    if (d->part_len > 0) {
+    if (d->text.part_len > 0) {
         size_t taken = n;
-        size_t need = complete_char(d->part, &d->part_len, &p, &n);
+        size_t need = complete_char(d->text.part, &d->text.part_len, &p, &n);
         off += taken - n;
         if (need == 0)
             return;
-        emit_chars(d, d->part_kind, d->part, need, off - need, observe);
-        d->part_len = 0;
+        emit_chars(d, d->text.part_kind, d->text.part, need, off - need, observe);
+        d->text.part_len = 0;
     }
     size_t t = det_utf8_incomplete_tail(p, n);
     emit_chars(d, kind, p, n - t, off, observe);
-    memcpy(d->part, p + n - t, t);
-    d->part_len = (int)t;
-    d->part_kind = kind;
+    memcpy(d->text.part, p + n - t, t);
+    d->text.part_len = (int)t;
+    d->text.part_kind = kind;
 }
 
 /* Ends a policy window: the held text goes out as `kind`. */
 static void release_hold(dsml_detector *d, int kind)
 {
-    d->hold = 0;
-    out_text(d, kind, d->held.data, d->held.len, d->held_off, 1);
-    d->held.len = 0;
+    d->text.hold = 0;
+    out_text(d, kind, d->text.held.data, d->text.held.len, d->text.held_off, 1);
+    d->text.held.len = 0;
 }
 
 static void eos_flush(dsml_detector *d);
@@ -221,22 +221,22 @@ static void eos_flush(dsml_detector *d);
 static void text_sink(dsml_detector *d, int kind, const char *p, size_t n,
                       size_t off)
 {
-    if (d->eos_held)
+    if (d->text.eos_held)
         eos_flush(d);
-    if (d->rec && kind == DSML_EVENT_CONTENT)
+    if (d->rec.on && kind == DSML_EVENT_CONTENT)
         det_rc_observe(d, p, n);
-    if (d->rc_wslead && det_rc_text(d, kind, p, n, off))
+    if (d->text.ws_lead && det_rc_text(d, kind, p, n, off))
         return;
-    if (d->hold) {
-        if (d->held.len + n <= d->window) {
-            if (d->held.len == 0)
-                d->held_off = off;
-            dsml_buf_append(&d->held, p, n);
-            if (d->held.failed)
+    if (d->text.hold) {
+        if (d->text.held.len + n <= d->text.window) {
+            if (d->text.held.len == 0)
+                d->text.held_off = off;
+            dsml_buf_append(&d->text.held, p, n);
+            if (d->text.held.failed)
                 nomem(d);
             return;
         }
-        release_hold(d, d->hold);
+        release_hold(d, d->text.hold);
     }
     out_text(d, kind, p, n, off, 1);
 }
@@ -245,9 +245,9 @@ static void text_sink(dsml_detector *d, int kind, const char *p, size_t n,
  * special token in it, reported as the observer reports one). */
 static void eos_flush(dsml_detector *d)
 {
-    d->eos_held = 0;
+    d->text.eos_held = 0;
     text_sink(d, DSML_EVENT_REASONING, DSML_TOKEN_EOS, sizeof DSML_TOKEN_EOS - 1,
-              d->eos_off);
+              d->text.eos_off);
 }
 
 /* ---- phases ------------------------------------------------------------- */
@@ -256,8 +256,8 @@ static void reset_scan_state(dsml_detector *d)
 {
     for (unsigned w = 0; w < d->sets[d->phase].words; w++)
         d->st[w] = 0;
-    d->st_any = 0;
-    d->fx_len = 0;
+    d->scan.partial = 0;
+    d->rec.tag_len = 0;
 }
 
 static void set_phase(dsml_detector *d, det_phase ph)
@@ -271,25 +271,25 @@ static void set_phase(dsml_detector *d, det_phase ph)
 
 static void request_rewind(dsml_detector *d, size_t off)
 {
-    d->rewound = 1;
-    d->rewind = off;
+    d->scan.rewound = 1;
+    d->scan.rewind = off;
 }
 
 static void raw_add(dsml_detector *d, const char *p, size_t n)
 {
     if (d->strict || n == 0)
         return;
-    if (d->raw.len == 0)
-        d->raw_off = d->base + (size_t)(p - d->in.data);
-    if (d->raw.len + n > d->lim.max_argument_bytes) {
+    if (d->block.raw.len == 0)
+        d->block.raw_off = d->scan.base + (size_t)(p - d->scan.in.data);
+    if (d->block.raw.len + n > d->lim.max_argument_bytes) {
         fail(d, DSML_ERR_LIMIT,
-             d->base + (size_t)(p - d->in.data) + (d->lim.max_argument_bytes - d->raw.len),
+             d->scan.base + (size_t)(p - d->scan.in.data) + (d->lim.max_argument_bytes - d->block.raw.len),
              "an invoke's text exceeds max_argument_bytes (%zu)",
              d->lim.max_argument_bytes);
         return;
     }
-    dsml_buf_append(&d->raw, p, n);
-    if (d->raw.failed)
+    dsml_buf_append(&d->block.raw, p, n);
+    if (d->block.raw.failed)
         nomem(d);
 }
 
@@ -299,30 +299,30 @@ static void call_end_event(dsml_detector *d, int status, size_t off)
     if (e == NULL)
         return;
     if ((status == DSML_CALL_COMPLETE || status == DSML_CALL_UNTERMINATED) &&
-        d->call_refused)
+        d->call.refused)
         status = DSML_CALL_REFUSED;
     else if (status == DSML_CALL_COMPLETE)
-        d->executable++;
+        d->call.executable++;
     e->type = DSML_EVENT_CALL_END;
-    e->call = d->ncalls - 1;
+    e->call = d->call.n - 1;
     e->status = status;
     e->offset = off;
-    d->call_open = 0;
+    d->call.open = 0;
 }
 
 static void reset_block_unit(dsml_detector *d)
 {
-    d->sep_len = 0;
-    d->name.len = 0;
-    d->name_chk = 0;
-    d->name_stage = 0;
-    d->name_lit = 0;
-    d->key.len = 0;
-    d->call_quiet = 0;
-    d->call_bad_name = 0;
-    d->dup_pending = 0;
-    d->vtail_len = 0;
-    d->vpart_len = 0;
+    d->block.sep_len = 0;
+    d->block.name.len = 0;
+    d->block.name_checked = 0;
+    d->block.name_stage = 0;
+    d->block.name_lit = 0;
+    d->block.key.len = 0;
+    d->call.quiet = 0;
+    d->call.bad_name = 0;
+    d->keys.dup_pending = 0;
+    d->value.tail_len = 0;
+    d->value.part_len = 0;
 }
 
 /* Lenient: the call begun (if any) ends incomplete and the raw text kept
@@ -331,12 +331,12 @@ static void reset_block_unit(dsml_detector *d)
  * content too). */
 static void abandon_unit(dsml_detector *d, size_t off)
 {
-    if (d->call_open)
+    if (d->call.open)
         call_end_event(d, DSML_CALL_INCOMPLETE, off);
-    if (d->frame == FRAME_PENDING)
-        d->frame = FRAME_TEXT;
-    out_text(d, DSML_EVENT_CONTENT, d->raw.data, d->raw.len, d->raw_off, 0);
-    d->raw.len = 0;
+    if (d->block.frame == FRAME_PENDING)
+        d->block.frame = FRAME_TEXT;
+    out_text(d, DSML_EVENT_CONTENT, d->block.raw.data, d->block.raw.len, d->block.raw_off, 0);
+    d->block.raw.len = 0;
     reset_block_unit(d);
     set_phase(d, PH_RECOVER);
 }
@@ -357,12 +357,12 @@ static void block_violation(dsml_detector *d, int code, size_t off,
 
 static void open_block(dsml_detector *d, int tok, const char *p, size_t len)
 {
-    d->saw_block = 1;
-    d->raw.len = 0;
-    d->frame = FRAME_PENDING;
-    d->open_bare = tok == TK_OPEN_BARE;
+    d->block.seen = 1;
+    d->block.raw.len = 0;
+    d->block.frame = FRAME_PENDING;
+    d->block.open_bare = tok == TK_OPEN_BARE;
     reset_block_unit(d);
-    d->sep_raw = 1;
+    d->block.sep_raw = 1;
     raw_add(d, p, len);
     set_phase(d, PH_SEP);
 }
@@ -371,16 +371,16 @@ static void open_block(dsml_detector *d, int tok, const char *p, size_t len)
  * invoke's text. */
 static void close_block(dsml_detector *d, const char *p, size_t len, size_t off)
 {
-    if (d->frame == FRAME_TEXT) {
+    if (d->block.frame == FRAME_TEXT) {
         /* a broken block's own tag: told, so that a server dropping the
          * raw text of broken calls drops it too */
-        if (d->ncalls > 0)
+        if (d->call.n > 0)
             diag(d, DSML_ERR_CALL_FORMAT, off,
                  "the closer of a block whose first invoke was malformed is content");
         out_text(d, DSML_EVENT_CONTENT, p, len, off, 0);
     }
-    d->saw_end = 1;
-    d->raw.len = 0;
+    d->block.ended = 1;
+    d->block.raw.len = 0;
     set_phase(d, PH_AFTER_BLOCK);
 }
 
@@ -416,26 +416,26 @@ typedef enum { ARGS_FIXED, ARGS_RAW, ARGS_ESCAPED } args_kind;
 static void args_out_x(dsml_detector *d, const char *p, size_t n, args_kind kind,
                        const char *src, size_t src_n, size_t off)
 {
-    if (d->call_quiet || n == 0 || d->failed)
+    if (d->call.quiet || n == 0 || d->failed)
         return;
-    size_t room = d->lim.max_argument_bytes - d->args_len;
+    size_t room = d->lim.max_argument_bytes - d->call.args_len;
     if (n > room) {
         /* what fits goes out first, so that the failure point does not
          * depend on how the value arrived */
         size_t k = safe_cut(p, n, room, kind == ARGS_ESCAPED);
-        d->args_len += k;
-        det_ev_text(d, DSML_EVENT_ARGUMENTS, d->ncalls - 1, p, k);
+        d->call.args_len += k;
+        det_ev_text(d, DSML_EVENT_ARGUMENTS, d->call.n - 1, p, k);
         if (kind == ARGS_RAW)
             off += k;
         else if (kind == ARGS_ESCAPED)
             off += dsml_emit_string_fit(src, src_n, room);
         fail(d, DSML_ERR_LIMIT, off,
              "tool call %zu: arguments exceed max_argument_bytes (%zu)",
-             d->ncalls - 1, d->lim.max_argument_bytes);
+             d->call.n - 1, d->lim.max_argument_bytes);
         return;
     }
-    d->args_len += n;
-    det_ev_text(d, DSML_EVENT_ARGUMENTS, d->ncalls - 1, p, n);
+    d->call.args_len += n;
+    det_ev_text(d, DSML_EVENT_ARGUMENTS, d->call.n - 1, p, n);
 }
 
 /* Fixed arguments text made at the marker at `off`. */
@@ -464,23 +464,23 @@ static int refused_call(dsml_detector *d, const char *name, size_t n)
     int shown = det_utf8_shown(name, n, 80);
     switch (d->opt.tool_choice) {
     case DSML_TOOL_CHOICE_NONE:
-        diag(d, DSML_ERR_TOOL_CHOICE, d->call_off,
+        diag(d, DSML_ERR_TOOL_CHOICE, d->call.off,
              "tool_choice is \"none\": the call to '%.*s' is refused", shown, name);
         return 1;
     case DSML_TOOL_CHOICE_FUNCTION:
-        if (n != d->choice.len || (n > 0 && memcmp(name, d->choice.data, n) != 0)) {
-            diag(d, DSML_ERR_TOOL_CHOICE, d->call_off,
+        if (n != d->decl.choice.len || (n > 0 && memcmp(name, d->decl.choice.data, n) != 0)) {
+            diag(d, DSML_ERR_TOOL_CHOICE, d->call.off,
                  "tool_choice names '%.*s': the call to '%.*s' is refused",
-                 det_utf8_shown(d->choice.data, d->choice.len, 80),
-                 d->choice.data != NULL ? d->choice.data : "", shown, name);
+                 det_utf8_shown(d->decl.choice.data, d->decl.choice.len, 80),
+                 d->decl.choice.data != NULL ? d->decl.choice.data : "", shown, name);
             return 1;
         }
         break;
     default:
         break;
     }
-    if (d->opt.parallel_calls == DSML_PARALLEL_CALLS_FIRST && d->executable > 0) {
-        diag(d, DSML_ERR_PARALLEL_CALLS, d->call_off,
+    if (d->opt.parallel_calls == DSML_PARALLEL_CALLS_FIRST && d->call.executable > 0) {
+        diag(d, DSML_ERR_PARALLEL_CALLS, d->call.off,
              "parallel tool calls are off: the call to '%.*s' after the first "
              "is refused", shown, name);
         return 1;
@@ -505,58 +505,58 @@ static int begin_call(dsml_detector *d, const char *name, size_t n, size_t end)
         }
         if (find2(bare, bare_len, "::") != NULL) {
             if (!d->strict) {
-                block_violation(d, DSML_ERR_TOOL_NAME, d->call_off, end,
+                block_violation(d, DSML_ERR_TOOL_NAME, d->call.off, end,
                                 "tool name must not contain '::' after its "
                                 "namespace");
                 return 0;
             }
             /* the reference checks this when the invoke is complete */
-            d->call_bad_name = 1;
-            d->call_quiet = 1;
-            d->bad_name_off = d->call_off;
-            snprintf(d->bad_name_msg, sizeof d->bad_name_msg,
+            d->call.bad_name = 1;
+            d->call.quiet = 1;
+            d->call.bad_name_off = d->call.off;
+            snprintf(d->call.bad_name_msg, sizeof d->call.bad_name_msg,
                      "Tool name must not contain '::': %.*s",
                      (int)(bare_len > 80 ? 80 : bare_len), bare);
         }
     }
-    if (d->have_tools &&
+    if (d->decl.have &&
         (d->opt.tool_names == DSML_TOOL_NAMES_DECLARED || det_rc_anchored(d)) &&
         !tool_declared(d, name, n)) {
         if (d->strict) {
-            fail(d, DSML_ERR_UNKNOWN_TOOL, d->call_off,
+            fail(d, DSML_ERR_UNKNOWN_TOOL, d->call.off,
                  "tool '%.*s' is not among the declared tools",
                  (int)(n > 80 ? 80 : n), name);
             return 0;
         }
-        block_violation(d, DSML_ERR_UNKNOWN_TOOL, d->call_off, end,
+        block_violation(d, DSML_ERR_UNKNOWN_TOOL, d->call.off, end,
                         "tool name not among the declared tools");
         return 0;
     }
-    if (d->ncalls >= d->lim.max_calls) {
-        fail(d, DSML_ERR_LIMIT, d->call_off,
+    if (d->call.n >= d->lim.max_calls) {
+        fail(d, DSML_ERR_LIMIT, d->call.off,
              "more than max_calls (%zu) tool calls", d->lim.max_calls);
         return 0;
     }
-    if (d->rec)
+    if (d->rec.on)
         det_rc_begin(d, name, n);
-    d->call_refused = !d->call_quiet && refused_call(d, name, n);
-    size_t idx = d->ncalls++;
-    d->nparams = 0;
-    d->args_len = 0;
-    d->keys.len = 0;
-    d->key_gen++;
-    d->slots_used = 0;
+    d->call.refused = !d->call.quiet && refused_call(d, name, n);
+    size_t idx = d->call.n++;
+    d->call.nparams = 0;
+    d->call.args_len = 0;
+    d->keys.records.len = 0;
+    d->keys.gen++;
+    d->keys.used = 0;
     if (d->keep_message) {
-        if (idx >= d->calls_cap) {
-            size_t cap = d->calls_cap ? d->calls_cap * 2 : 4;
-            det_call *c = dsml_realloc(&d->alloc, d->calls,
-                                       d->calls_cap * sizeof *c,
+        if (idx >= d->msg.cap) {
+            size_t cap = d->msg.cap ? d->msg.cap * 2 : 4;
+            det_call *c = dsml_realloc(&d->alloc, d->msg.calls,
+                                       d->msg.cap * sizeof *c,
                                        cap * sizeof *c);
             if (c == NULL) {
                 nomem(d);
                 return 0;
             }
-            for (size_t i = d->calls_cap; i < cap; i++) {
+            for (size_t i = d->msg.cap; i < cap; i++) {
                 memset(&c[i], 0, sizeof c[i]);
                 dsml_buf_init(&c[i].name, &d->alloc);
                 dsml_buf_init(&c[i].ns, &d->alloc);
@@ -564,10 +564,10 @@ static int begin_call(dsml_detector *d, const char *name, size_t n, size_t end)
                 c[i].name.max = c[i].ns.max = d->lim.max_held_bytes;
                 c[i].args.max = d->lim.max_argument_bytes;
             }
-            d->calls = c;
-            d->calls_cap = cap;
+            d->msg.calls = c;
+            d->msg.cap = cap;
         }
-        det_call *c = &d->calls[idx];
+        det_call *c = &d->msg.calls[idx];
         c->name.len = c->ns.len = c->args.len = 0;
         c->complete = 0;
         c->has_ns = ns != NULL;
@@ -578,31 +578,31 @@ static int begin_call(dsml_detector *d, const char *name, size_t n, size_t end)
             return 0;
         }
     }
-    if (d->call_quiet)
+    if (d->call.quiet)
         return 1;
     det_event *e = det_ev_push(d);
     if (e == NULL)
         return 0;
     e->type = DSML_EVENT_CALL_BEGIN;
     e->call = idx;
-    e->status = d->call_refused ? DSML_CALL_REFUSED : 0;
-    e->offset = d->call_off;
-    e->name_off = d->arena.len;
+    e->status = d->call.refused ? DSML_CALL_REFUSED : 0;
+    e->offset = d->call.off;
+    e->name_off = d->queue.arena.len;
     e->name_len = bare_len;
-    dsml_buf_append(&d->arena, bare, bare_len);
-    dsml_buf_putc(&d->arena, '\0');
+    dsml_buf_append(&d->queue.arena, bare, bare_len);
+    dsml_buf_putc(&d->queue.arena, '\0');
     e->has_ns = ns != NULL;
-    e->ns_off = d->arena.len;
+    e->ns_off = d->queue.arena.len;
     e->ns_len = ns_len;
-    dsml_buf_append(&d->arena, ns, ns_len);
-    dsml_buf_putc(&d->arena, '\0');
-    e->text_off = d->arena.len;
-    if (d->arena.failed) {
-        d->ev_n--;
+    dsml_buf_append(&d->queue.arena, ns, ns_len);
+    dsml_buf_putc(&d->queue.arena, '\0');
+    e->text_off = d->queue.arena.len;
+    if (d->queue.arena.failed) {
+        d->queue.n--;
         nomem(d);
         return 0;
     }
-    d->call_open = 1;
+    d->call.open = 1;
     return 1;
 }
 
@@ -611,24 +611,24 @@ static int begin_call(dsml_detector *d, const char *name, size_t n, size_t end)
  * the reference accepts the call without one). */
 static void close_call_as(dsml_detector *d, size_t off, int status)
 {
-    if (d->call_bad_name) {
-        fail(d, DSML_ERR_TOOL_NAME, d->bad_name_off, "%s", d->bad_name_msg);
+    if (d->call.bad_name) {
+        fail(d, DSML_ERR_TOOL_NAME, d->call.bad_name_off, "%s", d->call.bad_name_msg);
         return;
     }
-    if (d->nparams == 0)
+    if (d->call.nparams == 0)
         args_out(d, "{}", 2, off);
     else
         args_out(d, "}", 1, off);
     if (d->failed)
         return;
     call_end_event(d, status, off);
-    if (d->keep_message && d->ncalls - 1 < d->calls_cap && !d->call_refused)
-        d->calls[d->ncalls - 1].complete = 1; /* in the message, as the reference */
-    d->raw.len = 0;
-    if (d->frame == FRAME_PENDING)
-        d->frame = FRAME_STRUCTURE;
+    if (d->keep_message && d->call.n - 1 < d->msg.cap && !d->call.refused)
+        d->msg.calls[d->call.n - 1].complete = 1; /* in the message, as the reference */
+    d->block.raw.len = 0;
+    if (d->block.frame == FRAME_PENDING)
+        d->block.frame = FRAME_STRUCTURE;
     reset_block_unit(d);
-    d->sep_raw = 0; /* the ">\n" ahead ends this invoke's closer */
+    d->block.sep_raw = 0; /* the ">\n" ahead ends this invoke's closer */
     set_phase(d, PH_SEP);
 }
 
@@ -641,8 +641,8 @@ static void close_call(dsml_detector *d, size_t off)
  * ^\s*name="(.*?)">\n$ (DOTALL); sets the capture. */
 static int name_match(dsml_detector *d, const char **name, size_t *n)
 {
-    const unsigned char *p = (const unsigned char *)d->name.data;
-    size_t len = d->name.len, i = 0, l = 0;
+    const unsigned char *p = (const unsigned char *)d->block.name.data;
+    size_t len = d->block.name.len, i = 0, l = 0;
     while (i < len && det_unicode_space(p + i, len - i, &l) == 1)
         i += l;
     if (len - i < 6 || memcmp(p + i, "name=\"", 6) != 0)
@@ -662,14 +662,14 @@ static int name_match(dsml_detector *d, const char **name, size_t *n)
 
 static void start_value(dsml_detector *d, int str_true)
 {
-    d->str_true = str_true;
-    d->vtail_len = 0;
-    d->vpart_len = 0;
-    d->vlead = 1;
-    d->vws.len = 0;
-    d->vbuf.len = 0;
-    d->vraw = d->raw.len;
-    d->v_hold = 0;
+    d->value.str_true = str_true;
+    d->value.tail_len = 0;
+    d->value.part_len = 0;
+    d->value.lead = 1;
+    d->value.ws.len = 0;
+    d->value.buf.len = 0;
+    d->value.raw_at = d->block.raw.len;
+    d->value.untyped = 0;
 }
 
 static size_t key_hash(const char *k, size_t n)
@@ -682,7 +682,7 @@ static size_t key_hash(const char *k, size_t n)
 
 static size_t key_len_at(const dsml_detector *d, size_t off)
 {
-    const unsigned char *h = (const unsigned char *)d->keys.data + off;
+    const unsigned char *h = (const unsigned char *)d->keys.records.data + off;
     return (size_t)h[0] | (size_t)h[1] << 8 | (size_t)h[2] << 16 |
            (size_t)h[3] << 24;
 }
@@ -702,14 +702,14 @@ static void slot_put(struct det_slot *t, size_t cap, size_t gen, size_t off,
  * starts with an empty set at no cost. */
 static int key_seen(dsml_detector *d, const char *k, size_t n)
 {
-    size_t gen = d->key_gen;
+    size_t gen = d->keys.gen;
     size_t h = key_hash(k, n);
-    if (d->slots_cap > 0) {
-        for (size_t i = h & (d->slots_cap - 1); d->slots[i].gen == gen;
-             i = (i + 1) & (d->slots_cap - 1)) {
-            size_t off = d->slots[i].off;
+    if (d->keys.cap > 0) {
+        for (size_t i = h & (d->keys.cap - 1); d->keys.slots[i].gen == gen;
+             i = (i + 1) & (d->keys.cap - 1)) {
+            size_t off = d->keys.slots[i].off;
             if (key_len_at(d, off) == n &&
-                memcmp(d->keys.data + off + 4, k, n) == 0)
+                memcmp(d->keys.records.data + off + 4, k, n) == 0)
                 return 1;
         }
     }
@@ -717,36 +717,36 @@ static int key_seen(dsml_detector *d, const char *k, size_t n)
         fail(d, DSML_ERR_LIMIT, DSML_NO_OFFSET, "parameter name too long");
         return 0;
     }
-    if ((d->slots_used + 1) * 2 > d->slots_cap) {
-        size_t cap = d->slots_cap ? d->slots_cap * 2 : 16;
+    if ((d->keys.used + 1) * 2 > d->keys.cap) {
+        size_t cap = d->keys.cap ? d->keys.cap * 2 : 16;
         struct det_slot *t = dsml_malloc(&d->alloc, cap * sizeof *t);
         if (t == NULL) {
             nomem(d);
             return 0;
         }
         memset(t, 0, cap * sizeof *t);
-        for (size_t i = 0; i < d->slots_cap; i++) {
-            if (d->slots[i].gen != gen)
+        for (size_t i = 0; i < d->keys.cap; i++) {
+            if (d->keys.slots[i].gen != gen)
                 continue;
-            size_t off = d->slots[i].off;
+            size_t off = d->keys.slots[i].off;
             slot_put(t, cap, gen, off,
-                     key_hash(d->keys.data + off + 4, key_len_at(d, off)));
+                     key_hash(d->keys.records.data + off + 4, key_len_at(d, off)));
         }
-        dsml_free(&d->alloc, d->slots);
-        d->slots = t;
-        d->slots_cap = cap;
+        dsml_free(&d->alloc, d->keys.slots);
+        d->keys.slots = t;
+        d->keys.cap = cap;
     }
-    size_t off = d->keys.len;
+    size_t off = d->keys.records.len;
     unsigned char rec[4] = {(unsigned char)n, (unsigned char)(n >> 8),
                             (unsigned char)(n >> 16), (unsigned char)(n >> 24)};
-    dsml_buf_append(&d->keys, (const char *)rec, 4);
-    dsml_buf_append(&d->keys, k, n);
-    if (d->keys.failed) {
+    dsml_buf_append(&d->keys.records, (const char *)rec, 4);
+    dsml_buf_append(&d->keys.records, k, n);
+    if (d->keys.records.failed) {
         nomem(d);
         return 0;
     }
-    slot_put(d->slots, d->slots_cap, gen, off, h);
-    d->slots_used++;
+    slot_put(d->keys.slots, d->keys.cap, gen, off, h);
+    d->keys.used++;
     return 0;
 }
 
@@ -754,9 +754,9 @@ static int key_seen(dsml_detector *d, const char *k, size_t n)
  * (and its opening quote): 0 when out of memory. */
 static int args_key(dsml_detector *d, const char *k, size_t kn, int str_true, size_t off)
 {
-    dsml_buf *s = &d->scratch;
+    dsml_buf *s = &d->queue.scratch;
     s->len = 0;
-    if (d->nparams == 0)
+    if (d->call.nparams == 0)
         dsml_buf_putc(s, '{');
     else
         DSML_BUF_LIT(s, ", ");
@@ -769,7 +769,7 @@ static int args_key(dsml_detector *d, const char *k, size_t kn, int str_true, si
         return 0;
     }
     args_out(d, s->data, s->len, off);
-    d->nparams++;
+    d->call.nparams++;
     return 1;
 }
 
@@ -778,13 +778,13 @@ static int args_key(dsml_detector *d, const char *k, size_t kn, int str_true, si
 static void param_marker(dsml_detector *d, int str_true, size_t off, size_t len)
 {
     /* the text so far must be ' name="' + key */
-    if (d->key.len < 7 || memcmp(d->key.data, " name=\"", 7) != 0) {
+    if (d->block.key.len < 7 || memcmp(d->block.key.data, " name=\"", 7) != 0) {
         block_violation(d, DSML_ERR_PARAMETER_FORMAT, off, off + len,
                         "Parameter format error: malformed parameter name");
         return;
     }
-    const char *k = d->key.data + 7;
-    size_t kn = d->key.len - 7;
+    const char *k = d->block.key.data + 7;
+    size_t kn = d->block.key.len - 7;
     if (key_seen(d, k, kn)) {
         if (!d->strict) {
             block_violation(d, DSML_ERR_DUPLICATE_PARAMETER, off, off + len,
@@ -792,10 +792,10 @@ static void param_marker(dsml_detector *d, int str_true, size_t off, size_t len)
             return;
         }
         /* the reference checks this once the parameter is complete */
-        if (!d->dup_pending) {
-            d->dup_pending = 1;
-            d->dup_off = off;
-            snprintf(d->dup_msg, sizeof d->dup_msg,
+        if (!d->keys.dup_pending) {
+            d->keys.dup_pending = 1;
+            d->keys.dup_off = off;
+            snprintf(d->keys.dup_msg, sizeof d->keys.dup_msg,
                      "Duplicate parameter name: '%.*s'",
                      (int)(kn > 80 ? 80 : kn), k);
         }
@@ -821,7 +821,7 @@ static void args_escaped(dsml_detector *d, const char *p, size_t n, size_t off)
             while (k > PIECE - 4 && ((unsigned char)p[k] & 0xc0) == 0x80)
                 k--; /* between characters */
         }
-        dsml_buf *s = &d->scratch;
+        dsml_buf *s = &d->queue.scratch;
         s->len = 0;
         dsml_emit_string(s, p, k);
         if (s->failed) {
@@ -840,22 +840,22 @@ static void args_escaped(dsml_detector *d, const char *p, size_t n, size_t off)
  * limit is reported at its byte however the value arrived). */
 static void value_emit(dsml_detector *d, const char *p, size_t n, size_t off)
 {
-    if (n == 0 || d->v_hold)
+    if (n == 0 || d->value.untyped)
         return; /* a value without string= is read back from raw at its end */
-    if (d->str_true) {
+    if (d->value.str_true) {
         args_escaped(d, p, n, off);
     } else if (d->opt.false_values == DSML_FALSE_VALUES_VALIDATE) {
         if (!d->strict)
             return; /* lenient: read back from the raw text at its end */
-        if (d->vbuf.len == 0)
-            d->vbuf_off = off;
-        if (d->vbuf.len + n > d->lim.max_argument_bytes) {
-            fail(d, DSML_ERR_LIMIT, off + (d->lim.max_argument_bytes - d->vbuf.len),
+        if (d->value.buf.len == 0)
+            d->value.buf_off = off;
+        if (d->value.buf.len + n > d->lim.max_argument_bytes) {
+            fail(d, DSML_ERR_LIMIT, off + (d->lim.max_argument_bytes - d->value.buf.len),
                  "a value exceeds max_argument_bytes (%zu)", d->lim.max_argument_bytes);
             return;
         }
-        dsml_buf_append(&d->vbuf, p, n);
-        if (d->vbuf.failed)
+        dsml_buf_append(&d->value.buf, p, n);
+        if (d->value.buf.failed)
             nomem(d);
     } else {
         args_out_x(d, p, n, ARGS_RAW, p, n, off);
@@ -868,7 +868,7 @@ static void value_emit(dsml_detector *d, const char *p, size_t n, size_t off)
  * not depend on how the value arrived. */
 static void value_chars(dsml_detector *d, const char *p, size_t n, size_t off)
 {
-    if (!d->str_true || d->opt.trim != DSML_TRIM_WHITESPACE) {
+    if (!d->value.str_true || d->opt.trim != DSML_TRIM_WHITESPACE) {
         value_emit(d, p, n, off);
         return;
     }
@@ -881,27 +881,27 @@ static void value_chars(dsml_detector *d, const char *p, size_t n, size_t off)
             l = n - i;
         if (sp != 1) {
             /* a non-space character: the held whitespace is inner */
-            if (d->vws.len > 0) {
-                value_emit(d, d->vws.data, d->vws.len, d->vws_off);
-                d->vws.len = 0;
+            if (d->value.ws.len > 0) {
+                value_emit(d, d->value.ws.data, d->value.ws.len, d->value.ws_off);
+                d->value.ws.len = 0;
             }
-            d->vlead = 0;
+            d->value.lead = 0;
             i += l;
             continue;
         }
         /* whitespace: emit the non-space run before it */
         value_emit(d, p + run, i - run, off + run);
-        if (!d->vlead) {
-            if (d->vws.len == 0)
-                d->vws_off = off + i;
-            dsml_buf_append(&d->vws, p + i, l);
-            if (d->vws.failed) {
+        if (!d->value.lead) {
+            if (d->value.ws.len == 0)
+                d->value.ws_off = off + i;
+            dsml_buf_append(&d->value.ws, p + i, l);
+            if (d->value.ws.failed) {
                 nomem(d);
                 return;
             }
-            if (d->vws.len > d->lim.max_held_bytes) {
-                value_emit(d, d->vws.data, d->vws.len, d->vws_off);
-                d->vws.len = 0;
+            if (d->value.ws.len > d->lim.max_held_bytes) {
+                value_emit(d, d->value.ws.data, d->value.ws.len, d->value.ws_off);
+                d->value.ws.len = 0;
             }
         }
         i += l;
@@ -914,20 +914,20 @@ static void value_bytes(dsml_detector *d, const char *p, size_t n, size_t off)
 {
     if (n == 0)
         return;
-    if (d->vpart_len > 0) {
+    if (d->value.part_len > 0) {
         size_t before = n;
-        size_t need = complete_char(d->vpart, &d->vpart_len, &p, &n);
+        size_t need = complete_char(d->value.part, &d->value.part_len, &p, &n);
         off += before - n;
         if (need == 0)
             return;
-        value_chars(d, d->vpart, need, d->vpart_off);
-        d->vpart_len = 0;
+        value_chars(d, d->value.part, need, d->value.part_off);
+        d->value.part_len = 0;
     }
     size_t t = det_utf8_incomplete_tail(p, n);
     value_chars(d, p, n - t, off);
-    memcpy(d->vpart, p + n - t, t);
-    d->vpart_len = (int)t;
-    d->vpart_off = off + n - t;
+    memcpy(d->value.part, p + n - t, t);
+    d->value.part_len = (int)t;
+    d->value.part_off = off + n - t;
 }
 
 /* The value's bytes; a final '<' or "<\n" is held back, since the value
@@ -936,7 +936,7 @@ static void value_sink(dsml_detector *d, const char *p, size_t n, size_t off)
 {
     size_t i = 0;
     while (i < n && !d->failed) {
-        if (d->vtail_len == 0) {
+        if (d->value.tail_len == 0) {
             const char *lt = memchr(p + i, '<', n - i);
             if (lt == NULL) {
                 value_bytes(d, p + i, n - i, off + i);
@@ -944,17 +944,17 @@ static void value_sink(dsml_detector *d, const char *p, size_t n, size_t off)
             }
             size_t j = (size_t)(lt - p);
             value_bytes(d, p + i, j - i, off + i);
-            d->vtail[0] = '<';
-            d->vtail_len = 1;
-            d->vtail_off = off + j;
+            d->value.tail[0] = '<';
+            d->value.tail_len = 1;
+            d->value.tail_off = off + j;
             i = j + 1;
-        } else if (d->vtail_len == 1 && p[i] == '\n') {
-            d->vtail[1] = '\n';
-            d->vtail_len = 2;
+        } else if (d->value.tail_len == 1 && p[i] == '\n') {
+            d->value.tail[1] = '\n';
+            d->value.tail_len = 2;
             i++;
         } else {
-            value_bytes(d, d->vtail, (size_t)d->vtail_len, d->vtail_off);
-            d->vtail_len = 0;
+            value_bytes(d, d->value.tail, (size_t)d->value.tail_len, d->value.tail_off);
+            d->value.tail_len = 0;
         }
     }
 }
@@ -963,27 +963,27 @@ static void value_sink(dsml_detector *d, const char *p, size_t n, size_t off)
  * not the value's. */
 static void value_end(dsml_detector *d, size_t off)
 {
-    size_t vend = d->raw.len - (size_t)d->vtail_len;
-    d->vtail_len = 0;
-    d->vws.len = 0; /* trimmed */
-    if (d->v_hold) {
+    size_t vend = d->block.raw.len - (size_t)d->value.tail_len;
+    d->value.tail_len = 0;
+    d->value.ws.len = 0; /* trimmed */
+    if (d->value.untyped) {
         det_rc_value_end(d, vend, off);
         return;
     }
-    if (d->str_true) {
+    if (d->value.str_true) {
         args_out(d, "\"", 1, off);
         return;
     }
     if (d->opt.false_values != DSML_FALSE_VALUES_VALIDATE)
         return;
     /* strict keeps the value; lenient has it in the invoke's raw text */
-    const char *val = d->vbuf.data;
-    size_t vlen = d->vbuf.len;
-    size_t voff = vlen ? d->vbuf_off : off;
+    const char *val = d->value.buf.data;
+    size_t vlen = d->value.buf.len;
+    size_t voff = vlen ? d->value.buf_off : off;
     if (!d->strict) {
-        val = d->raw.data + d->vraw;
-        vlen = vend - d->vraw;
-        voff = d->raw_off + d->vraw;
+        val = d->block.raw.data + d->value.raw_at;
+        vlen = vend - d->value.raw_at;
+        voff = d->block.raw_off + d->value.raw_at;
     }
     if (val == NULL)
         val = "";
@@ -1015,16 +1015,16 @@ static size_t sep_sink(dsml_detector *d, const char *p, size_t n, size_t off,
                        int code, const char *what, const char *next)
 {
     /* after an invoke's closer the bytes are its own, not the next unit's */
-    int keep = d->phase != PH_SEP || d->sep_raw;
+    int keep = d->phase != PH_SEP || d->block.sep_raw;
     for (size_t i = 0; i < n; i++) {
-        if (d->sep_len >= 2 || p[i] != ">\n"[d->sep_len]) {
+        if (d->block.sep_len >= 2 || p[i] != ">\n"[d->block.sep_len]) {
             if (keep)
                 raw_add(d, p, i);
             block_violation(d, code, off + i, off + i,
-                            d->sep_len >= 2 ? next : what);
+                            d->block.sep_len >= 2 ? next : what);
             return i;
         }
-        d->sep_len++;
+        d->block.sep_len++;
     }
     if (keep)
         raw_add(d, p, n);
@@ -1033,7 +1033,7 @@ static size_t sep_sink(dsml_detector *d, const char *p, size_t n, size_t off,
 
 static size_t name_sink(dsml_detector *d, const char *p, size_t n, size_t off)
 {
-    size_t start = d->name.len;
+    size_t start = d->block.name.len;
     /* the bytes within the limit are checked first, so that a malformed
      * name and an exceeded limit are told apart at the same byte however
      * the input was split */
@@ -1041,42 +1041,42 @@ static size_t name_sink(dsml_detector *d, const char *p, size_t n, size_t off)
     size_t all = n;
     if (n > room)
         n = room;
-    dsml_buf_append(&d->name, p, n);
-    if (d->name.failed) {
+    dsml_buf_append(&d->block.name, p, n);
+    if (d->block.name.failed) {
         nomem(d);
         return n;
     }
     /* early check of ^\s*name=" */
-    const unsigned char *u = (const unsigned char *)d->name.data;
-    size_t len = d->name.len, bad = (size_t)-1;
-    while (d->name_stage < 2 && d->name_chk < len) {
-        if (d->name_stage == 0) {
+    const unsigned char *u = (const unsigned char *)d->block.name.data;
+    size_t len = d->block.name.len, bad = (size_t)-1;
+    while (d->block.name_stage < 2 && d->block.name_checked < len) {
+        if (d->block.name_stage == 0) {
             size_t l = 0;
-            int sp = det_unicode_space(u + d->name_chk, len - d->name_chk, &l);
+            int sp = det_unicode_space(u + d->block.name_checked, len - d->block.name_checked, &l);
             if (sp < 0)
                 break;
             if (sp == 1) {
-                d->name_chk += l;
+                d->block.name_checked += l;
                 continue;
             }
-            d->name_stage = 1;
+            d->block.name_stage = 1;
         }
-        if (u[d->name_chk] != (unsigned char)"name=\""[d->name_lit]) {
-            bad = d->name_chk;
+        if (u[d->block.name_checked] != (unsigned char)"name=\""[d->block.name_lit]) {
+            bad = d->block.name_checked;
             break;
         }
-        d->name_chk++;
-        if (++d->name_lit == 6)
-            d->name_stage = 2;
+        d->block.name_checked++;
+        if (++d->block.name_lit == 6)
+            d->block.name_stage = 2;
     }
-    if (bad != (size_t)-1 && (d->rec & DSML_RECOVER_ATTRIBUTES))
+    if (bad != (size_t)-1 && (d->rec.on & DSML_RECOVER_ATTRIBUTES))
         bad = det_rc_name_bad(d); /* the recoveries' wider name= */
     if (bad != (size_t)-1) {
         /* `bad` may lie in bytes consumed by an earlier call (a character
          * split across feeds): report its own offset, resume here */
         size_t k = bad > start ? bad - start : 0;
         raw_add(d, p, k);
-        d->name.len = 0;
+        d->block.name.len = 0;
         block_violation(d, DSML_ERR_INVOKE_FORMAT, off - start + bad, off + k,
                         "Tool name format error");
         return k;
@@ -1092,23 +1092,23 @@ static size_t name_sink(dsml_detector *d, const char *p, size_t n, size_t off)
 static size_t key_sink(dsml_detector *d, const char *p, size_t n, size_t off)
 {
     /* (the recoveries check a wider ' name=' themselves) */
-    int check = !(d->rec & DSML_RECOVER_ATTRIBUTES);
-    for (size_t i = 0; check && i < n && d->key.len + i < 7; i++) {
-        if (p[i] != " name=\""[d->key.len + i]) {
+    int check = !(d->rec.on & DSML_RECOVER_ATTRIBUTES);
+    for (size_t i = 0; check && i < n && d->block.key.len + i < 7; i++) {
+        if (p[i] != " name=\""[d->block.key.len + i]) {
             raw_add(d, p, i);
             block_violation(d, DSML_ERR_PARAMETER_FORMAT, off + i, off + i,
                             "Parameter format error");
             return i;
         }
     }
-    if (d->key.len + n > d->lim.max_held_bytes) {
+    if (d->block.key.len + n > d->lim.max_held_bytes) {
         fail(d, DSML_ERR_LIMIT, off,
              "parameter name exceeds max_held_bytes (%zu)",
              d->lim.max_held_bytes);
         return n;
     }
-    dsml_buf_append(&d->key, p, n);
-    if (d->key.failed)
+    dsml_buf_append(&d->block.key, p, n);
+    if (d->block.key.failed)
         nomem(d);
     raw_add(d, p, n);
     return n;
@@ -1130,7 +1130,7 @@ static void trailing_text(dsml_detector *d, size_t off, int refuse, const char *
 
 static void sink(dsml_detector *d, const char *p, size_t n, size_t off)
 {
-    if (d->rec && det_rc_sink(d, p, n, off))
+    if (d->rec.on && det_rc_sink(d, p, n, off))
         return;
     switch (d->phase) {
     case PH_REASONING:
@@ -1161,8 +1161,8 @@ static void sink(dsml_detector *d, const char *p, size_t n, size_t off)
         key_sink(d, p, n, off);
         return;
     case PH_PVALUE:
-        if (!d->strict && n > d->lim.max_argument_bytes - d->raw.len) {
-            size_t k = d->lim.max_argument_bytes - d->raw.len;
+        if (!d->strict && n > d->lim.max_argument_bytes - d->block.raw.len) {
+            size_t k = d->lim.max_argument_bytes - d->block.raw.len;
             raw_add(d, p, k);
             value_sink(d, p, k, off);
             raw_add(d, p + k, n - k); /* fails */
@@ -1196,7 +1196,7 @@ static void next_parameter_or_end(dsml_detector *d, int tok, const char *p, size
 {
     raw_add(d, p, len);
     if (tok == TK_PARAM) {
-        d->key.len = 0;
+        d->block.key.len = 0;
         set_phase(d, PH_PHEAD);
     } else {
         close_call(d, off);
@@ -1207,7 +1207,7 @@ static void next_parameter_or_end(dsml_detector *d, int tok, const char *p, size
  * is dropped; the text held before it is reasoning, or dropped. */
 static void stray_think_end(dsml_detector *d, size_t off)
 {
-    if (!d->hold) {
+    if (!d->text.hold) {
         diag(d, DSML_ERR_SPECIAL_TOKEN, off,
              "stray </think> with thinking off, past the window: the tag is "
              "dropped, the text before it was content");
@@ -1216,9 +1216,9 @@ static void stray_think_end(dsml_detector *d, size_t off)
     if (d->opt.stray_think_end == DSML_STRAY_THINK_END_DROP) {
         diag(d, DSML_ERR_SPECIAL_TOKEN, off,
              "stray </think> with thinking off: the %zu bytes before it are "
-             "dropped", d->held.len);
-        d->hold = 0;
-        d->held.len = 0;
+             "dropped", d->text.held.len);
+        d->text.hold = 0;
+        d->text.held.len = 0;
         return;
     }
     diag(d, DSML_ERR_SPECIAL_TOKEN, off,
@@ -1229,7 +1229,7 @@ static void stray_think_end(dsml_detector *d, size_t off)
 static void marker(dsml_detector *d, int tok, int variant, size_t off,
                    const char *p, size_t len)
 {
-    int taken = d->rec ? det_rc_marker(d, tok, variant, off, p, len) : 0;
+    int taken = d->rec.on ? det_rc_marker(d, tok, variant, off, p, len) : 0;
     if (taken == 1)
         return; /* a recovery's; 2: the variant was reported */
     if (variant && taken == 0)
@@ -1237,16 +1237,16 @@ static void marker(dsml_detector *d, int tok, int variant, size_t off,
              (int)len, p);
     switch (d->phase) {
     case PH_REASONING:
-        if (d->eos_held)
+        if (d->text.eos_held)
             eos_flush(d);
         if (tok == TK_EOS) {
             /* reasoning text, unless the stream ends here */
-            d->eos_held = 1;
-            d->eos_off = off;
+            d->text.eos_held = 1;
+            d->text.eos_off = off;
             return;
         }
         if (tok == TK_THINK_END) {
-            if (d->hold)
+            if (d->text.hold)
                 release_hold(d, DSML_EVENT_REASONING);
             set_phase(d, PH_CONTENT);
             return;
@@ -1255,7 +1255,7 @@ static void marker(dsml_detector *d, int tok, int variant, size_t off,
         if (d->opt.reasoning_calls == DSML_REASONING_CALLS_PARSE) {
             diag(d, DSML_ERR_MISSING_THINK_END, off,
                  "calls block before </think>: taken as the reasoning's end");
-            if (d->hold)
+            if (d->text.hold)
                 release_hold(d, DSML_EVENT_CONTENT);
             open_block(d, tok, p, len);
             return;
@@ -1271,10 +1271,10 @@ static void marker(dsml_detector *d, int tok, int variant, size_t off,
             stray_think_end(d, off);
             return;
         }
-        if (d->hold)
+        if (d->text.hold)
             release_hold(d, DSML_EVENT_CONTENT);
         if (tok == TK_EOS) {
-            d->saw_end = 1;
+            d->block.ended = 1;
             set_phase(d, PH_AFTER_EOS);
             return;
         }
@@ -1284,7 +1284,7 @@ static void marker(dsml_detector *d, int tok, int variant, size_t off,
         open_block(d, tok, p, len);
         return;
     case PH_SEP:
-        if (d->sep_len != 2) {
+        if (d->block.sep_len != 2) {
             block_violation(d, DSML_ERR_CALL_FORMAT, off, off,
                             "Tool call format error: expected '>\\n'");
             return;
@@ -1294,11 +1294,11 @@ static void marker(dsml_detector *d, int tok, int variant, size_t off,
             return;
         }
         raw_add(d, p, len);
-        d->call_off = off;
-        d->name.len = 0;
-        d->name_chk = 0;
-        d->name_stage = 0;
-        d->name_lit = 0;
+        d->call.off = off;
+        d->block.name.len = 0;
+        d->block.name_checked = 0;
+        d->block.name_stage = 0;
+        d->block.name_lit = 0;
         set_phase(d, PH_NAME);
         return;
     case PH_NAME: {
@@ -1321,7 +1321,7 @@ static void marker(dsml_detector *d, int tok, int variant, size_t off,
                             " before the parameter's end");
             return;
         }
-        if (d->key.len == 6 && memcmp(d->key.data, " name=", 6) == 0) {
+        if (d->block.key.len == 6 && memcmp(d->block.key.data, " name=", 6) == 0) {
             /* the marker's '"' closes ' name="' itself: the regex's key
              * starts after it, so this is key text */
             key_sink(d, p, len, off);
@@ -1331,7 +1331,7 @@ static void marker(dsml_detector *d, int tok, int variant, size_t off,
         param_marker(d, tok == TK_MARK_TRUE, off, len);
         return;
     case PH_PVALUE:
-        if (d->vtail_len == 0) {
+        if (d->value.tail_len == 0) {
             block_violation(d, DSML_ERR_PARAMETER_FORMAT, off, off,
                             "Parameter format error: value not followed by "
                             "'</'");
@@ -1341,16 +1341,16 @@ static void marker(dsml_detector *d, int tok, int variant, size_t off,
         raw_add(d, p, len);
         if (d->failed)
             return;
-        if (d->dup_pending) {
-            fail(d, DSML_ERR_DUPLICATE_PARAMETER, d->dup_off, "%s",
-                 d->dup_msg);
+        if (d->keys.dup_pending) {
+            fail(d, DSML_ERR_DUPLICATE_PARAMETER, d->keys.dup_off, "%s",
+                 d->keys.dup_msg);
             return;
         }
-        d->sep_len = 0;
+        d->block.sep_len = 0;
         set_phase(d, PH_PTAIL);
         return;
     case PH_PTAIL:
-        if (d->sep_len != 2) {
+        if (d->block.sep_len != 2) {
             block_violation(d, DSML_ERR_PARAMETER_FORMAT, off, off,
                             "Parameter format error: expected '>\\n'");
             return;
@@ -1362,15 +1362,15 @@ static void marker(dsml_detector *d, int tok, int variant, size_t off,
         return;
     case PH_RECOVER:
         if (tok == TK_INVOKE) {
-            d->raw.len = 0;
+            d->block.raw.len = 0;
             reset_block_unit(d);
             raw_add(d, p, len);
-            d->call_off = off;
+            d->call.off = off;
             set_phase(d, PH_NAME);
         } else if (tok == TK_CALLS_END) {
             close_block(d, p, len, off);
         } else if (tok == TK_EOS) {
-            d->saw_end = 1;
+            d->block.ended = 1;
             set_phase(d, PH_AFTER_EOS);
         } else {
             open_block(d, tok, p, len);
@@ -1388,16 +1388,16 @@ static void marker(dsml_detector *d, int tok, int variant, size_t off,
 
 static size_t held_len(const dsml_detector *d)
 {
-    if (!d->st_any)
+    if (!d->scan.partial)
         return 0;
     size_t m = det_stop_depth(&d->sets[d->phase], d->st);
-    return d->fx_len > m ? d->fx_len : m;
+    return d->rec.tag_len > m ? d->rec.tag_len : m;
 }
 
 static void apply_rewind(dsml_detector *d)
 {
-    d->rewound = 0;
-    d->rel = d->scan = d->rewind - d->base;
+    d->scan.rewound = 0;
+    d->scan.rel = d->scan.pos = d->scan.rewind - d->scan.base;
     reset_scan_state(d);
 }
 
@@ -1405,16 +1405,16 @@ static void apply_rewind(dsml_detector *d)
  * (rewind) or stop (failure). */
 static int release(dsml_detector *d, size_t upto)
 {
-    if (upto <= d->rel)
+    if (upto <= d->scan.rel)
         return d->failed != 0;
-    sink(d, d->in.data + d->rel, upto - d->rel, d->base + d->rel);
+    sink(d, d->scan.in.data + d->scan.rel, upto - d->scan.rel, d->scan.base + d->scan.rel);
     if (d->failed)
         return 1;
-    if (d->rewound) {
+    if (d->scan.rewound) {
         apply_rewind(d);
         return 1;
     }
-    d->rel = upto;
+    d->scan.rel = upto;
     return 0;
 }
 
@@ -1424,36 +1424,36 @@ static void run(dsml_detector *d, int at_end)
         if (d->failed)
             return;
         const det_set *s = &d->sets[d->phase];
-        const unsigned char *in = (const unsigned char *)d->in.data;
-        size_t n = d->in.len;
+        const unsigned char *in = (const unsigned char *)d->scan.in.data;
+        size_t n = d->scan.in.len;
         int matched = -1, flexed = 0;
         det_fx_match fm = {0, 0, 0};
-        int any = d->st_any;
-        while (d->scan < n) {
+        int any = d->scan.partial;
+        while (d->scan.pos < n) {
             if (!any) {
-                size_t i = d->scan;
+                size_t i = d->scan.pos;
                 while (i < n && !(s->first[in[i] >> 3] & (1u << (in[i] & 7))))
                     i++;
-                d->scan = i;
+                d->scan.pos = i;
                 if (i >= n)
                     break;
             }
-            unsigned char c = in[d->scan++];
+            unsigned char c = in[d->scan.pos++];
             any = det_stop_step(d, s, d->st, c);
             if (any == 2) {
                 /* (the scan state is reset after a match) */
                 matched = (int)det_stop_ended(d, s, d->st);
                 break;
             }
-            if (d->rec) {
+            if (d->rec.on) {
                 /* the recoveries' tags, in every spelling */
                 flexed = det_fx_step(d, c, &fm);
-                any |= d->fx_len != 0;
+                any |= d->rec.tag_len != 0;
                 if (flexed)
                     break;
             }
         }
-        d->st_any = any;
+        d->scan.partial = any;
         if (matched >= 0 || flexed) {
             if (matched >= 0) {
                 const det_pat *p = &d->pats[s->idx[matched]];
@@ -1461,16 +1461,16 @@ static void run(dsml_detector *d, int at_end)
                 fm.variant = p->variant;
                 fm.len = p->len;
             }
-            size_t start = d->scan - fm.len;
+            size_t start = d->scan.pos - fm.len;
             if (release(d, start))
                 continue;
-            d->rel = d->scan;
+            d->scan.rel = d->scan.pos;
             reset_scan_state(d);
-            marker(d, fm.tok, fm.variant, d->base + start, d->in.data + start,
+            marker(d, fm.tok, fm.variant, d->scan.base + start, d->scan.in.data + start,
                    fm.len);
             if (d->failed)
                 return;
-            if (d->rewound)
+            if (d->scan.rewound)
                 apply_rewind(d);
             continue;
         }
@@ -1492,14 +1492,14 @@ static int cut_short(const dsml_detector *d)
 
 static void end_violation(dsml_detector *d, int code, const char *what)
 {
-    size_t off = d->base + d->in.len;
+    size_t off = d->scan.base + d->scan.in.len;
     if (d->strict && !cut_short(d)) {
         fail(d, code, off, "%s", what);
         return;
     }
     if (d->strict) {
         /* no raw text in strict mode: the open call just ends */
-        if (d->call_open)
+        if (d->call.open)
             call_end_event(d, DSML_CALL_INCOMPLETE, off);
         reset_block_unit(d);
         set_phase(d, PH_RECOVER);
@@ -1512,23 +1512,23 @@ static void end_violation(dsml_detector *d, int code, const char *what)
 
 static void end_of_text(dsml_detector *d)
 {
-    size_t off = d->base + d->in.len;
-    if (d->eos_held) {
+    size_t off = d->scan.base + d->scan.in.len;
+    if (d->text.eos_held) {
         /* the model's EOS ended the reasoning: never reasoning or content */
-        d->eos_held = 0;
-        d->saw_end = 1;
+        d->text.eos_held = 0;
+        d->block.ended = 1;
     }
-    if (d->rec && det_rc_end(d))
+    if (d->rec.on && det_rc_end(d))
         return;
     switch (d->phase) {
     case PH_REASONING:
         if (cut_short(d)) {
             /* cut while thinking: what came is reasoning */
-            if (d->hold)
+            if (d->text.hold)
                 release_hold(d, DSML_EVENT_REASONING);
             return;
         }
-        if (d->hold) {
+        if (d->text.hold) {
             diag(d, DSML_ERR_MISSING_THINK_END, off,
                  "no </think>: the text is content");
             release_hold(d, DSML_EVENT_CONTENT);
@@ -1538,10 +1538,10 @@ static void end_of_text(dsml_detector *d)
                "Invalid thinking format: missing </think>");
         return;
     case PH_CONTENT:
-        if (d->hold)
+        if (d->text.hold)
             release_hold(d, DSML_EVENT_CONTENT);
         /* DSML_END_STOP: the engine left the EOS out of the text */
-        if (!d->saw_end && !d->saw_block && d->end_reason == DSML_END_TEXT)
+        if (!d->block.ended && !d->block.seen && d->end_reason == DSML_END_TEXT)
             refuse(d, DSML_ERR_MISSING_EOS, off,
                    "Invalid format: missing EOS token");
         return;
@@ -1549,7 +1549,7 @@ static void end_of_text(dsml_detector *d)
         /* the reference stops reading the block when the text ends where
          * an invoke could start; an opener without the blank line is no
          * block to it */
-        if (d->sep_len != 0 || (d->open_bare && d->frame == FRAME_PENDING))
+        if (d->block.sep_len != 0 || (d->block.open_bare && d->block.frame == FRAME_PENDING))
             end_violation(d, DSML_ERR_CALL_FORMAT,
                           "Missing special token in tool calls");
         return;
@@ -1574,15 +1574,15 @@ static void end_of_text(dsml_detector *d)
     case PH_PVALUE:
         /* a value ending in '<' is a complete parameter to the reference,
          * which then checks for a duplicate before wanting ">\n" */
-        if (d->phase == PH_PVALUE && d->vtail_len > 0 && d->dup_pending) {
-            fail(d, DSML_ERR_DUPLICATE_PARAMETER, d->dup_off, "%s",
-                 d->dup_msg);
+        if (d->phase == PH_PVALUE && d->value.tail_len > 0 && d->keys.dup_pending) {
+            fail(d, DSML_ERR_DUPLICATE_PARAMETER, d->keys.dup_off, "%s",
+                 d->keys.dup_msg);
             return;
         }
         end_violation(d, DSML_ERR_PARAMETER_FORMAT, "Parameter format error");
         return;
     case PH_PTAIL:
-        if (d->sep_len == 2 && !cut_short(d))
+        if (d->block.sep_len == 2 && !cut_short(d))
             close_call_as(d, off, DSML_CALL_UNTERMINATED); /* as after a name line */
         else if (cut_short(d))
             end_violation(d, DSML_ERR_INCOMPLETE, "cut after a parameter");
@@ -1647,67 +1647,67 @@ static void buf_clear(dsml_buf *b)
 
 static void start_state(dsml_detector *d)
 {
-    dsml_buf *bufs[] = {&d->in,   &d->held, &d->raw,       &d->name,
-                        &d->key,  &d->keys, &d->vws,       &d->vbuf,
-                        &d->m_content, &d->m_reasoning, &d->arena, &d->scratch};
+    dsml_buf *bufs[] = {&d->scan.in,   &d->text.held, &d->block.raw,       &d->block.name,
+                        &d->block.key,  &d->keys.records, &d->value.ws,       &d->value.buf,
+                        &d->msg.content, &d->msg.reasoning, &d->queue.arena, &d->queue.scratch};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         buf_clear(bufs[i]);
-    for (size_t i = 0; i < d->calls_cap; i++) {
-        buf_clear(&d->calls[i].name);
-        buf_clear(&d->calls[i].ns);
-        buf_clear(&d->calls[i].args);
+    for (size_t i = 0; i < d->msg.cap; i++) {
+        buf_clear(&d->msg.calls[i].name);
+        buf_clear(&d->msg.calls[i].ns);
+        buf_clear(&d->msg.calls[i].args);
     }
-    d->in.len = 0;
-    d->rel = d->scan = d->base = d->total = 0;
-    d->rewound = 0;
-    d->u_need = 0;
+    d->scan.in.len = 0;
+    d->scan.rel = d->scan.pos = d->scan.base = d->scan.total = 0;
+    d->scan.rewound = 0;
+    d->scan.utf8_need = 0;
     d->failed = 0;
     d->finished = 0;
     d->end_reason = DSML_END_TEXT;
     dsml_error_init(&d->err);
-    d->pend_code = 0;
-    d->part_len = 0;
-    d->held.len = 0;
-    d->hold = 0;
-    d->eos_held = 0;
-    d->saw_block = d->saw_end = d->trailing_reported = 0;
-    d->raw.len = 0;
-    d->frame = FRAME_PENDING;
-    d->open_bare = 0;
-    d->sep_raw = 1;
+    d->pending.code = 0;
+    d->text.part_len = 0;
+    d->text.held.len = 0;
+    d->text.hold = 0;
+    d->text.eos_held = 0;
+    d->block.seen = d->block.ended = d->block.trailing_reported = 0;
+    d->block.raw.len = 0;
+    d->block.frame = FRAME_PENDING;
+    d->block.open_bare = 0;
+    d->block.sep_raw = 1;
     reset_block_unit(d);
-    d->call_open = 0;
-    d->call_refused = 0;
-    d->executable = 0;
-    d->ncalls = 0;
-    d->nparams = 0;
-    d->args_len = 0;
-    d->keys.len = 0;
-    d->key_gen++;
-    d->slots_used = 0;
-    d->vws.len = 0;
-    d->vbuf.len = 0;
-    d->m_content.len = 0;
-    d->m_reasoning.len = 0;
-    d->ev_n = d->ev_head = 0;
-    d->arena.len = 0;
+    d->call.open = 0;
+    d->call.refused = 0;
+    d->call.executable = 0;
+    d->call.n = 0;
+    d->call.nparams = 0;
+    d->call.args_len = 0;
+    d->keys.records.len = 0;
+    d->keys.gen++;
+    d->keys.used = 0;
+    d->value.ws.len = 0;
+    d->value.buf.len = 0;
+    d->msg.content.len = 0;
+    d->msg.reasoning.len = 0;
+    d->queue.n = d->queue.head = 0;
+    d->queue.arena.len = 0;
     det_rc_reset(d);
-    d->window = d->lim.max_held_bytes;
+    d->text.window = d->lim.max_held_bytes;
     if (d->opt.thinking_mode == DSML_THINKING) {
         set_phase(d, PH_REASONING);
         if (d->opt.missing_think_end == DSML_MISSING_THINK_END_CONTENT)
-            d->hold = DSML_EVENT_REASONING;
+            d->text.hold = DSML_EVENT_REASONING;
     } else {
         set_phase(d, PH_CONTENT);
         if (d->opt.stray_think_end != DSML_STRAY_THINK_END_REFUSE) {
-            d->hold = DSML_EVENT_CONTENT;
-            d->window = d->opt.think_end_window != 0 ? d->opt.think_end_window
+            d->text.hold = DSML_EVENT_CONTENT;
+            d->text.window = d->opt.think_end_window != 0 ? d->opt.think_end_window
                                                      : DSML_THINK_END_WINDOW;
-            if (d->window > d->lim.max_held_bytes)
-                d->window = d->lim.max_held_bytes;
+            if (d->text.window > d->lim.max_held_bytes)
+                d->text.window = d->lim.max_held_bytes;
         }
     }
-    d->tidy = 0;
+    d->queue.tidy = 0;
     det_fast_update(d);
 }
 
@@ -1761,16 +1761,16 @@ int dsml_detector_create(const dsml_detector_options *opts,
     d->dialect = dialect;
     d->strict = o.mode == DSML_DETECT_STRICT;
     d->keep_message = !(o.flags & DSML_DETECT_NO_MESSAGE);
-    dsml_buf *bufs[] = {&d->tools, &d->in, &d->held, &d->raw, &d->name,
-                        &d->key, &d->keys, &d->vws, &d->vbuf, &d->m_content,
-                        &d->m_reasoning, &d->arena, &d->scratch, &d->choice,
-                        &d->rc_schema};
+    dsml_buf *bufs[] = {&d->decl.names, &d->scan.in, &d->text.held, &d->block.raw, &d->block.name,
+                        &d->block.key, &d->keys.records, &d->value.ws, &d->value.buf, &d->msg.content,
+                        &d->msg.reasoning, &d->queue.arena, &d->queue.scratch, &d->decl.choice,
+                        &d->decl.strings};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         dsml_buf_init(bufs[i], &d->alloc);
     /* what bounds each buffer: it grows to that, never past it */
-    d->held.max = d->name.max = d->key.max = d->vws.max = d->lim.max_held_bytes;
-    d->raw.max = d->vbuf.max = d->lim.max_argument_bytes;
-    d->m_content.max = d->m_reasoning.max = d->lim.max_input_bytes;
+    d->text.held.max = d->block.name.max = d->block.key.max = d->value.ws.max = d->lim.max_held_bytes;
+    d->block.raw.max = d->value.buf.max = d->lim.max_argument_bytes;
+    d->msg.content.max = d->msg.reasoning.max = d->lim.max_input_bytes;
     if (det_build_sets(d) != DSML_OK) {
         dsml_detector_destroy(d);
         return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
@@ -1782,16 +1782,16 @@ int dsml_detector_create(const dsml_detector_options *opts,
     }
     det_rc_setup(d);
     det_fast_setup(d);
-    dsml_buf_append(&d->choice, o.tool_choice_name, o.tool_choice_name_len);
+    dsml_buf_append(&d->decl.choice, o.tool_choice_name, o.tool_choice_name_len);
     d->opt.tool_choice_name = NULL;
     d->opt.tool_choice_name_len = 0;
-    if (d->choice.failed) {
+    if (d->decl.choice.failed) {
         dsml_detector_destroy(d);
         return dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
     }
     if (o.tools_json != NULL) {
         int rc = det_read_tools(d, o.tools_json, o.tools_len, err);
-        if (rc == DSML_OK && d->rec && !det_rc_read_schemas(d, o.tools_json, o.tools_len))
+        if (rc == DSML_OK && d->rec.on && !det_rc_read_schemas(d, o.tools_json, o.tools_len))
             rc = dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
         if (rc != DSML_OK) {
             dsml_detector_destroy(d);
@@ -1809,20 +1809,20 @@ void dsml_detector_destroy(dsml_detector *d)
 {
     if (d == NULL)
         return;
-    dsml_buf *bufs[] = {&d->tools, &d->in, &d->held, &d->raw, &d->name,
-                        &d->key, &d->keys, &d->vws, &d->vbuf, &d->m_content,
-                        &d->m_reasoning, &d->arena, &d->scratch, &d->choice,
-                        &d->rc_schema};
+    dsml_buf *bufs[] = {&d->decl.names, &d->scan.in, &d->text.held, &d->block.raw, &d->block.name,
+                        &d->block.key, &d->keys.records, &d->value.ws, &d->value.buf, &d->msg.content,
+                        &d->msg.reasoning, &d->queue.arena, &d->queue.scratch, &d->decl.choice,
+                        &d->decl.strings};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         dsml_buf_release(bufs[i]);
-    for (size_t i = 0; i < d->calls_cap; i++) {
-        dsml_buf_release(&d->calls[i].name);
-        dsml_buf_release(&d->calls[i].ns);
-        dsml_buf_release(&d->calls[i].args);
+    for (size_t i = 0; i < d->msg.cap; i++) {
+        dsml_buf_release(&d->msg.calls[i].name);
+        dsml_buf_release(&d->msg.calls[i].ns);
+        dsml_buf_release(&d->msg.calls[i].args);
     }
-    dsml_free(&d->alloc, d->calls);
-    dsml_free(&d->alloc, d->ev);
-    dsml_free(&d->alloc, d->slots);
+    dsml_free(&d->alloc, d->msg.calls);
+    dsml_free(&d->alloc, d->queue.ev);
+    dsml_free(&d->alloc, d->keys.slots);
     dsml_free(&d->alloc, d->stop_mem);
     dsml_allocator a = d->alloc;
     dsml_free(&a, d);
@@ -1844,37 +1844,37 @@ const dsml_error *dsml_detector_error(const dsml_detector *d)
 static size_t check_utf8(dsml_detector *d, const unsigned char *p, size_t n)
 {
     size_t i = 0;
-    if (d->u_need == 0)
+    if (d->scan.utf8_need == 0)
         while (i < n && p[i] < 0x80)
             i++; /* ASCII: nothing to check */
     for (; i < n; i++) {
         unsigned char c = p[i];
-        if (d->u_need > 0) {
-            if (c < d->u_lo || c > d->u_hi)
+        if (d->scan.utf8_need > 0) {
+            if (c < d->scan.utf8_lo || c > d->scan.utf8_hi)
                 goto bad;
-            d->u_lo = 0x80;
-            d->u_hi = 0xbf;
-            d->u_need--;
+            d->scan.utf8_lo = 0x80;
+            d->scan.utf8_hi = 0xbf;
+            d->scan.utf8_need--;
             continue;
         }
         if (c < 0x80)
             continue;
-        d->u_lo = 0x80;
-        d->u_hi = 0xbf;
+        d->scan.utf8_lo = 0x80;
+        d->scan.utf8_hi = 0xbf;
         if (c >= 0xc2 && c <= 0xdf)
-            d->u_need = 1;
+            d->scan.utf8_need = 1;
         else if (c >= 0xe0 && c <= 0xef) {
-            d->u_need = 2;
+            d->scan.utf8_need = 2;
             if (c == 0xe0)
-                d->u_lo = 0xa0;
+                d->scan.utf8_lo = 0xa0;
             else if (c == 0xed)
-                d->u_hi = 0x9f;
+                d->scan.utf8_hi = 0x9f;
         } else if (c >= 0xf0 && c <= 0xf4) {
-            d->u_need = 3;
+            d->scan.utf8_need = 3;
             if (c == 0xf0)
-                d->u_lo = 0x90;
+                d->scan.utf8_lo = 0x90;
             else if (c == 0xf4)
-                d->u_hi = 0x8f;
+                d->scan.utf8_hi = 0x8f;
         } else
             goto bad;
         continue;
@@ -1891,8 +1891,8 @@ static size_t check_utf8(dsml_detector *d, const unsigned char *p, size_t n)
  * bytes need not be kept. */
 static size_t plain_prefix(const dsml_detector *d, const unsigned char *p, size_t n)
 {
-    if ((d->phase != PH_REASONING && d->phase != PH_CONTENT) || d->in.len != 0 ||
-        d->st_any)
+    if ((d->phase != PH_REASONING && d->phase != PH_CONTENT) || d->scan.in.len != 0 ||
+        d->scan.partial)
         return 0;
     const unsigned char *first = d->sets[d->phase].first;
     size_t i = 0;
@@ -1912,28 +1912,28 @@ static void feed_slice(dsml_detector *d, const char *bytes, size_t n)
     if (plain > 0) {
         text_sink(d, d->phase == PH_REASONING ? DSML_EVENT_REASONING
                                               : DSML_EVENT_CONTENT,
-                  bytes, plain, d->base);
-        d->total += plain;
-        d->base += plain;
+                  bytes, plain, d->scan.base);
+        d->scan.total += plain;
+        d->scan.base += plain;
         bytes += plain;
         n -= plain;
         if (d->failed || n == 0)
             return;
     }
-    d->total += n;
-    dsml_buf_append(&d->in, bytes, n);
-    if (d->in.failed) {
+    d->scan.total += n;
+    dsml_buf_append(&d->scan.in, bytes, n);
+    if (d->scan.in.failed) {
         nomem(d);
         return;
     }
     run(d, 0);
-    if (d->rel > 0) {
-        if (d->rel < d->in.len)
-            memmove(d->in.data, d->in.data + d->rel, d->in.len - d->rel);
-        d->in.len -= d->rel;
-        d->base += d->rel;
-        d->scan -= d->rel;
-        d->rel = 0;
+    if (d->scan.rel > 0) {
+        if (d->scan.rel < d->scan.in.len)
+            memmove(d->scan.in.data, d->scan.in.data + d->scan.rel, d->scan.in.len - d->scan.rel);
+        d->scan.in.len -= d->scan.rel;
+        d->scan.base += d->scan.rel;
+        d->scan.pos -= d->scan.rel;
+        d->scan.rel = 0;
     }
 }
 
@@ -1945,8 +1945,8 @@ static int feed_scan(dsml_detector *d, const char *bytes, size_t len)
      * on how the input was split. */
     size_t ok = len;
     int code = DSML_OK;
-    if (ok > d->lim.max_input_bytes - d->total) {
-        ok = d->lim.max_input_bytes - d->total;
+    if (ok > d->lim.max_input_bytes - d->scan.total) {
+        ok = d->lim.max_input_bytes - d->scan.total;
         code = DSML_ERR_LIMIT;
     }
     size_t valid = check_utf8(d, (const unsigned char *)bytes, ok);
@@ -1954,10 +1954,10 @@ static int feed_scan(dsml_detector *d, const char *bytes, size_t len)
         ok = valid;
         code = DSML_ERR_UTF8;
     }
-    size_t at = d->total + ok;
+    size_t at = d->scan.total + ok;
     /* the events of a large feed wait in the arena until pulled: room for
      * its text at once, rather than by doubling */
-    if (ok > DET_SLICE && !dsml_buf_reserve(&d->arena, ok)) {
+    if (ok > DET_SLICE && !dsml_buf_reserve(&d->queue.arena, ok)) {
         nomem(d);
         return d->failed;
     }
@@ -2000,11 +2000,11 @@ int dsml_detector_end(dsml_detector *d, dsml_end_reason why)
     if (d->failed || d->finished)
         return d->failed;
     d->finished = 1;
-    d->fast = FAST_OFF;
+    d->fast.mode = FAST_OFF;
     d->end_reason = why;
     det_queue_tidy(d);
-    if (d->u_need > 0) {
-        fail(d, DSML_ERR_UTF8, d->total,
+    if (d->scan.utf8_need > 0) {
+        fail(d, DSML_ERR_UTF8, d->scan.total,
              "the completion ends inside a UTF-8 character");
         return d->failed;
     }
@@ -2012,16 +2012,16 @@ int dsml_detector_end(dsml_detector *d, dsml_end_reason why)
     if (!d->failed)
         end_of_text(d);
     if ((d->opt.tool_choice == DSML_TOOL_CHOICE_REQUIRED ||
-         d->opt.tool_choice == DSML_TOOL_CHOICE_FUNCTION) && d->executable == 0)
-        diag(d, DSML_ERR_TOOL_CHOICE, d->base + d->in.len,
+         d->opt.tool_choice == DSML_TOOL_CHOICE_FUNCTION) && d->call.executable == 0)
+        diag(d, DSML_ERR_TOOL_CHOICE, d->scan.base + d->scan.in.len,
              "tool_choice requires a tool call; the completion has none");
-    if (!d->failed && d->rewound) {
+    if (!d->failed && d->scan.rewound) {
         /* a lenient end-of-text fallback switched phases; nothing is left to
          * scan */
-        d->rewound = 0;
+        d->scan.rewound = 0;
     }
-    if (!d->failed && d->strict && d->pend_code != 0)
-        fail(d, d->pend_code, d->pend_off, "%s", d->pend_msg);
+    if (!d->failed && d->strict && d->pending.code != 0)
+        fail(d, d->pending.code, d->pending.off, "%s", d->pending.msg);
     return d->failed;
 }
 
@@ -2130,8 +2130,8 @@ int det_cut_short(const dsml_detector *d) { return cut_short(d); }
 
 int det_tool_index(const dsml_detector *d, const char *name, size_t n)
 {
-    const char *p = d->tools.data;
-    for (size_t i = 0; i < d->ntools; i++) {
+    const char *p = d->decl.names.data;
+    for (size_t i = 0; i < d->decl.n; i++) {
         size_t l = strlen(p);
         if (l == n && memcmp(p, name, n) == 0)
             return (int)i;

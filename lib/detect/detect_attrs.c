@@ -87,8 +87,8 @@ static void note(char *what, size_t cap, const char *s)
 
 int det_parse_name(const dsml_detector *d, rc_nameline *nl)
 {
-    const unsigned char *s = (const unsigned char *)d->name.data;
-    size_t n = d->name.len, i = 0, l = 0;
+    const unsigned char *s = (const unsigned char *)d->block.name.data;
+    size_t n = d->block.name.len, i = 0, l = 0;
     int attrs = 0, line = 0;
     memset(nl, 0, sizeof *nl);
     while (i < n && det_unicode_space(s + i, n - i, &l) == 1)
@@ -139,8 +139,8 @@ int det_parse_name(const dsml_detector *d, rc_nameline *nl)
 
 int det_parse_head(const dsml_detector *d, rc_head *h)
 {
-    const unsigned char *s = (const unsigned char *)d->key.data;
-    size_t n = d->key.len, i = 0;
+    const unsigned char *s = (const unsigned char *)d->block.key.data;
+    size_t n = d->block.key.len, i = 0;
     int dev = 0, have_name = 0;
     memset(h, 0, sizeof *h);
     for (int k = 0; k < 2; k++) {
@@ -185,35 +185,35 @@ int det_parse_head(const dsml_detector *d, rc_head *h)
     return 1;
 }
 
-/* The wider name= check of an invoke's name text so far (d->name), run
+/* The wider name= check of an invoke's name text so far (d->block.name), run
  * where the reference's ^\s*name=" fails: the offset in it of the first
  * byte that no wider reading takes, or (size_t)-1. */
 size_t det_rc_name_bad(dsml_detector *d)
 {
-    const unsigned char *s = (const unsigned char *)d->name.data;
-    size_t n = d->name.len;
+    const unsigned char *s = (const unsigned char *)d->block.name.data;
+    size_t n = d->block.name.len;
     enum { WS, LIT, EQ, VAL, QUOTE, NAME, AFTER, GT, REST, PASSED };
-    while (d->rn_chk < n) {
-        size_t i = d->rn_chk, l = 1;
+    while (d->rec.name_scan.at < n) {
+        size_t i = d->rec.name_scan.at, l = 1;
         unsigned char c = s[i];
-        switch (d->rn_stage) {
+        switch (d->rec.name_scan.stage) {
         case WS: {
             int sp = det_unicode_space(s + i, n - i, &l);
             if (sp < 0)
                 return (size_t)-1;
             if (sp == 0)
-                d->rn_stage = LIT, l = 0;
+                d->rec.name_scan.stage = LIT, l = 0;
             break;
         }
         case LIT:
-            if (c != (unsigned char)"name"[d->rn_lit])
+            if (c != (unsigned char)"name"[d->rec.name_scan.lit])
                 return i;
-            if (++d->rn_lit == 4)
-                d->rn_stage = EQ;
+            if (++d->rec.name_scan.lit == 4)
+                d->rec.name_scan.stage = EQ;
             break;
         case EQ:
             if (c == '=')
-                d->rn_stage = VAL;
+                d->rec.name_scan.stage = VAL;
             else if (c != ' ' && c != '\t')
                 return i;
             break;
@@ -226,8 +226,8 @@ size_t det_rc_name_bad(dsml_detector *d)
                 return (size_t)-1;
             if (q < 0)
                 return i;
-            d->rn_lit = q;
-            d->rn_stage = NAME;
+            d->rec.name_scan.lit = q;
+            d->rec.name_scan.stage = NAME;
             l = j - i;
             break;
         }
@@ -235,32 +235,32 @@ size_t det_rc_name_bad(dsml_detector *d)
             if (c == '\n')
                 return i;
             size_t j = i;
-            int r = det_take(s, n, &j, det_quotes[d->rn_lit][1]);
+            int r = det_take(s, n, &j, det_quotes[d->rec.name_scan.lit][1]);
             if (r < 0)
                 return (size_t)-1;
             if (r == 1)
-                d->rn_stage = AFTER, l = j - i;
+                d->rec.name_scan.stage = AFTER, l = j - i;
             break;
         }
         case AFTER:
         case GT:
             if (c == '>')
-                d->rn_stage = REST;
-            else if (c == '/' && d->rn_stage == AFTER)
-                d->rn_stage = GT;
+                d->rec.name_scan.stage = REST;
+            else if (c == '/' && d->rec.name_scan.stage == AFTER)
+                d->rec.name_scan.stage = GT;
             else if (c != ' ' && c != '\t')
                 return i;
             break;
         case REST:
             if (c == '{')
-                d->rn_stage = PASSED;
+                d->rec.name_scan.stage = PASSED;
             else if (!det_is_ws(c))
                 return i;
             break;
         default:
             return (size_t)-1;
         }
-        d->rn_chk = i + l;
+        d->rec.name_scan.at = i + l;
     }
     return (size_t)-1;
 }
@@ -270,31 +270,31 @@ size_t det_rc_name_bad(dsml_detector *d)
 size_t det_key_bad(dsml_detector *d, const char *p, size_t n)
 {
     enum { WS1, WS, LIT, EQ, VAL, PASSED };
-    size_t have = d->key.len, total = have + n;
+    size_t have = d->block.key.len, total = have + n;
     unsigned char tmp[4];
-    while (d->rk_chk < total && d->rk_stage != PASSED) {
-        size_t i = d->rk_chk;
-        unsigned char c = (unsigned char)(i < have ? d->key.data[i] : p[i - have]);
+    while (d->rec.key_scan.at < total && d->rec.key_scan.stage != PASSED) {
+        size_t i = d->rec.key_scan.at;
+        unsigned char c = (unsigned char)(i < have ? d->block.key.data[i] : p[i - have]);
         size_t l = 1;
-        switch (d->rk_stage) {
+        switch (d->rec.key_scan.stage) {
         case WS1:
         case WS:
             if (det_is_ws(c))
-                d->rk_stage = WS;
-            else if (d->rk_stage == WS1)
+                d->rec.key_scan.stage = WS;
+            else if (d->rec.key_scan.stage == WS1)
                 return i - have;
             else
-                d->rk_stage = LIT, l = 0;
+                d->rec.key_scan.stage = LIT, l = 0;
             break;
         case LIT:
-            if (c != (unsigned char)"name"[d->rk_lit])
+            if (c != (unsigned char)"name"[d->rec.key_scan.lit])
                 return i - have;
-            if (++d->rk_lit == 4)
-                d->rk_stage = EQ;
+            if (++d->rec.key_scan.lit == 4)
+                d->rec.key_scan.stage = EQ;
             break;
         case EQ:
             if (c == '=')
-                d->rk_stage = VAL;
+                d->rec.key_scan.stage = VAL;
             else if (c != ' ' && c != '\t')
                 return i - have;
             break;
@@ -303,17 +303,17 @@ size_t det_key_bad(dsml_detector *d, const char *p, size_t n)
                 break;
             size_t k = 0, j = 0;
             for (; k < sizeof tmp && i + k < total; k++)
-                tmp[k] = (unsigned char)(i + k < have ? d->key.data[i + k] : p[i + k - have]);
+                tmp[k] = (unsigned char)(i + k < have ? d->block.key.data[i + k] : p[i + k - have]);
             int q = open_quote(tmp, k, &j);
             if (q == -2)
                 return (size_t)-1;
             if (q < 0)
                 return i - have;
-            d->rk_stage = PASSED;
+            d->rec.key_scan.stage = PASSED;
             break;
         }
         }
-        d->rk_chk = i + l;
+        d->rec.key_scan.at = i + l;
     }
     return (size_t)-1;
 }

@@ -120,75 +120,54 @@ typedef struct det_event {
     size_t offset;
 } det_event;
 
-struct dsml_detector {
-    dsml_allocator alloc;
-    dsml_detector_options opt;
-    dsml_limits lim;
-    int strict;
+/* Each part of the detector's state below is owned by one file, which
+ * alone writes it (others may read it). */
 
-    /* declared tools: qualified names, NUL-separated */
-    int have_tools;
-    dsml_buf tools;
-    size_t ntools;
-
-    /* markers: the dialect's spellings (and the variants option 8 adds),
-     * built at creation, and each phase's stop set in them */
-    const dsml_dialect *dialect;
-    det_pat pats[DET_PAT_MAX];
-    size_t npats;
-    unsigned char pat_bytes[DET_PAT_BYTES];
-    size_t pat_used;
-    det_set sets[PH_COUNT_];
-
-    /* scanning: in[] holds the bytes not yet released */
+/* The scanner (detect_scan.c): in.data holds the bytes not yet released. */
+typedef struct det_scanner {
     dsml_buf in;
     size_t rel;            /* first byte not yet given to a sink */
-    size_t scan;           /* first byte not yet scanned */
+    size_t pos;            /* first byte not yet scanned */
     size_t base;           /* stream offset of in.data[0] */
     size_t total;          /* bytes fed */
-    unsigned char cls[256]; /* byte -> class of the matchers' masks (0: in
-                               no marker) */
-    unsigned nclass;
-    uint64_t *stop_mem;    /* the matchers' masks and the scan state */
-    uint64_t *st;          /* the scan state of the current phase's matcher */
-    int st_any;            /* a marker is partly matched (st is not 0, or
+    int partial;           /* a marker is partly matched (st is not 0, or
                               the recoveries hold a tag) */
-    det_phase phase;
     int rewound;           /* a handler asked to rescan from `rewind` */
     size_t rewind;         /* stream offset */
+    int utf8_need;         /* UTF-8 validation of the input: bytes the */
+    unsigned char utf8_lo, utf8_hi; /* open character still needs, and the
+                              range of the next */
+} det_scanner;
 
-    /* UTF-8 validation of the input */
-    int u_need;
-    unsigned char u_lo, u_hi;
+/* Strict: a special token in the text, which the reference checks last
+ * (detect_emit.c). */
+typedef struct det_pending {
+    int code;
+    size_t off;
+    char msg[160];
+} det_pending;
 
-    /* status */
-    int failed;
-    int finished;
-    dsml_end_reason end_reason; /* why the stream ended (at finish) */
-    dsml_error err;
-    int pend_code;         /* strict: special token seen (checked last) */
-    size_t pend_off;
-    char pend_msg[160];
-
-    /* text output: observer of special tokens, incomplete character */
-    unsigned char obs[SP_COUNT_];
-    char part[4];
+/* Text out (detect_emit.c) and the policy windows (detect_text.c). */
+typedef struct det_text_out {
+    unsigned char observer[SP_COUNT_]; /* partial matches of special tokens */
+    char part[4];          /* an incomplete last character */
     int part_len;
     int part_kind;
-
-    /* policy windows (options 2 and 3) */
     int hold;              /* 0 none, else DSML_EVENT_REASONING/CONTENT the
                               held text defaults to */
     dsml_buf held;
     size_t held_off;
-    size_t window;         /* bytes option 3's window holds */
+    size_t window;         /* bytes the stray </think> window holds */
     /* an EOS read in the reasoning: reasoning text when anything follows,
        dropped when the stream ends there */
     int eos_held;
     size_t eos_off;
+    int ws_lead;           /* recoveries: white space after </think> is held */
+} det_text_out;
 
-    /* block parsing */
-    int saw_block, saw_end, trailing_reported;
+/* The calls block being read (detect_call.c). */
+typedef struct det_block {
+    int seen, ended, trailing_reported;
     dsml_buf raw;          /* lenient: raw text of the current invoke (of the
                               block, from its opener, until a call of it
                               completes) */
@@ -200,99 +179,171 @@ struct dsml_detector {
                               just read */
     int sep_len;
     dsml_buf name;         /* invoke text after the tag */
-    size_t name_chk;
+    size_t name_checked;   /* ... checked against ^\s*name=" so far */
     int name_stage, name_lit;
     dsml_buf key;          /* parameter text after the tag */
-    int str_true;
-    int call_open;         /* CALL_BEGIN emitted */
-    int call_quiet;        /* strict: call with a refused name (no events) */
-    int call_bad_name;     /* strict: '::' in the bare name, fails at end */
+} det_block;
+
+/* The call being read, and the calls so far (detect_call.c). */
+typedef struct det_call_state {
+    size_t off;            /* its invoke tag's offset */
+    int open;              /* CALL_BEGIN emitted */
+    int quiet;             /* strict: call with a refused name (no events) */
+    int bad_name;          /* strict: '::' in the bare name, fails at end */
     char bad_name_msg[160];
     size_t bad_name_off;
-    int dup_pending;
-    size_t dup_off;
-    char dup_msg[160];
     size_t nparams;
     size_t args_len;
-    dsml_buf keys;         /* keys of the current call: len(4) + bytes */
+    size_t n;              /* calls begun */
+    int refused;           /* tool_choice / parallel_calls refuse the call */
+    size_t executable;     /* calls ended complete and allowed */
+} det_call_state;
+
+/* The current call's parameter names (detect_value.c). */
+typedef struct det_keys {
+    dsml_buf records;      /* len(4) + bytes each */
     struct det_slot {
         size_t gen;        /* the call the slot belongs to */
-        size_t off;        /* offset of the key's record in keys */
-    } *slots;              /* open-addressing set over keys */
-    size_t slots_cap, slots_used, key_gen;
-    size_t ncalls;         /* calls begun */
-    size_t call_off;
-    int call_refused;      /* tool_choice / parallel_calls refuse the call */
-    size_t executable;     /* calls ended complete and allowed */
-    dsml_buf choice;       /* tool_choice_name, copied */
+        size_t off;        /* offset of the key's record in records */
+    } *slots;              /* open-addressing set over records */
+    size_t cap, used, gen;
+    int dup_pending;       /* strict: a duplicate, failed once the
+                              parameter is complete */
+    size_t dup_off;
+    char dup_msg[160];
+} det_keys;
 
-    /* value layer (each *_off: the stream offset of the text held) */
-    char vtail[2];
-    int vtail_len;
-    size_t vtail_off;
-    char vpart[4];
-    int vpart_len;
-    size_t vpart_off;
-    int vlead;             /* trim: still before the first non-space */
-    dsml_buf vws;          /* trim: trailing whitespace held */
-    size_t vws_off;
-    dsml_buf vbuf;         /* validation, strict: the whole string="false"
+/* The parameter value being read (detect_value.c); each *_off: the stream
+ * offset of the text held. */
+typedef struct det_value {
+    int str_true;
+    char tail[2];          /* a final '<' or "<\n", held */
+    int tail_len;
+    size_t tail_off;
+    char part[4];          /* an incomplete last character */
+    int part_len;
+    size_t part_off;
+    int lead;              /* trim: still before the first non-space */
+    dsml_buf ws;           /* trim: trailing whitespace held */
+    size_t ws_off;
+    dsml_buf buf;          /* validation, strict: the whole string="false"
                               value */
-    size_t vbuf_off;
-    size_t vraw;           /* where the value starts in raw (lenient) */
+    size_t buf_off;
+    size_t raw_at;         /* where the value starts in raw (lenient) */
+    int untyped;           /* recoveries: no string=, held, typed at its end */
+} det_value;
 
-    /* message */
-    int keep_message;
-    dsml_buf m_content, m_reasoning;
+/* The declared tools and tool_choice's name (detect_tools.c). */
+typedef struct det_decl {
+    int have;
+    dsml_buf names;        /* qualified names, NUL-separated */
+    size_t n;
+    dsml_buf choice;       /* tool_choice_name, copied */
+    dsml_buf strings;      /* recoveries: per tool its string parameters,
+                              records of tool index(4), length(4), name */
+} det_decl;
+
+/* The message kept for dsml_detector_message (detect_queue.c). */
+typedef struct det_message {
+    dsml_buf content, reasoning;
     det_call *calls;
-    size_t calls_cap;
+    size_t cap;
+} det_message;
 
-    /* recoveries (option 11, detect_recover.c) */
-    unsigned rec;          /* DSML_RECOVER_* in effect */
-    unsigned fx_want[PH_COUNT_]; /* the tokens the tag matcher looks for */
-    unsigned char fx_buf[DET_FX_MAX]; /* the tag being matched */
-    size_t fx_len;
-    int rc_block_dev;      /* the block's opener deviates (or there is none) */
-    int rc_unit_dev;       /* the invoke's tag or name line deviates */
-    int rc_implicit;       /* the block began with an invoke, no opener */
-    int rc_bare;           /* the block began with a tag without the marker */
-    int rc_bare_tag;       /* the marker being handled had no DSML marker */
-    int rc_sep_dev;        /* the separator's deviation was reported */
-    int rc_wslead;         /* white space after </think> is held */
-    int rc_param_invoke;   /* the parameter tag is an invoke tag */
-    int rc_pi_pending;     /* PH_PIHEAD: the call is not begun; its name is
-                              d->name[rc_pi_name_off, +rc_pi_name_len) */
-    int rc_pi_wide;        /* ... read the wider way */
-    size_t rc_pi_name_off, rc_pi_name_len;
-    size_t rc_pi_raw;      /* raw's length before the invoke tag */
-    int v_hold;            /* the value has no string=: held, typed at its
-                              end */
-    size_t rc_tag_off;     /* the parameter tag's offset */
-    size_t rc_orphan_off;  /* the first closer held in PH_ORPHAN */
-    size_t rc_tool;        /* the call's tool among the declared, or
+/* Where a wider name= check of a tag's text is (detect_attrs.c). */
+typedef struct det_attr_scan {
+    int stage;
+    size_t at;
+    int lit;
+} det_attr_scan;
+
+/* The recoveries' state (option recoveries / DSML_DETECT_RECOVER). */
+typedef struct det_recover {
+    unsigned on;           /* DSML_RECOVER_* in effect */
+    unsigned want[PH_COUNT_]; /* the tokens the tag matcher looks for */
+    unsigned char tag[DET_FX_MAX]; /* the tag being matched */
+    size_t tag_len;
+    int block_dev;         /* the block's opener deviates (or there is none) */
+    int unit_dev;          /* the invoke's tag or name line deviates */
+    int implicit;          /* the block began with an invoke, no opener */
+    int bare;              /* the block began with a tag without the marker */
+    int bare_tag;          /* the marker being handled had no DSML marker */
+    int sep_dev;           /* the separator's deviation was reported */
+    int param_invoke;      /* the parameter tag is an invoke tag */
+    int pi_pending;        /* PH_PIHEAD: the call is not begun; its name is
+                              block.name[pi_name_off, +pi_name_len) */
+    int pi_wide;           /* ... read the wider way */
+    size_t pi_name_off, pi_name_len;
+    size_t pi_raw;         /* raw's length before the invoke tag */
+    size_t tag_off;        /* the parameter tag's offset */
+    size_t orphan_off;     /* the first closer held in PH_ORPHAN */
+    size_t tool;           /* the call's tool among the declared, or
                               (size_t)-1 */
-    dsml_buf rc_schema;    /* per declared tool: its string parameters,
-                              NUL-terminated, then an empty name */
-    det_quote rc_quote;    /* code in the content */
-    int rc_engine;         /* a marker goes to the engine as it is */
-    int rn_stage, rk_stage; /* the wider name= checks of an invoke's name
-                              text and of a parameter tag */
-    size_t rn_chk, rk_chk;
-    int rn_lit, rk_lit;
+    det_quote quote;       /* code in the content */
+    int engine;            /* a marker goes to the engine as it is */
+    det_attr_scan name_scan, key_scan; /* the wider name= checks of an
+                              invoke's name text and of a parameter tag */
+} det_recover;
 
-    /* event queue (detect_queue.c) */
+/* The event queue (detect_queue.c). */
+typedef struct det_queue {
     det_event *ev;
-    size_t ev_n, ev_head, ev_cap;
+    size_t n, head, cap;
     dsml_buf arena;
     dsml_buf scratch;
     int tidy;              /* the queue, emptied, is to be shrunk */
+} det_queue;
 
-    /* the per-token path (detect_fast.c) */
-    int fast;              /* what the next chunk may be, FAST_* */
-    int fast_kind;         /* FAST_TEXT: its event type; FAST_VALUE: ARGUMENTS */
-    size_t fast_call;      /* FAST_VALUE: the call */
-    dsml_buf *fast_msg;    /* where its text goes in the message, or NULL */
-    unsigned char fast_cls[256]; /* FC_* of each byte */
+/* The per-token path (detect_fast.c). */
+typedef struct det_fast {
+    int mode;              /* what the next chunk may be, FAST_* */
+    int kind;              /* FAST_TEXT: its event type; FAST_VALUE: ARGUMENTS */
+    size_t call;           /* FAST_VALUE: the call */
+    dsml_buf *msg;         /* where its text goes in the message, or NULL */
+    unsigned char cls[256]; /* FC_* of each byte */
+} det_fast;
+
+struct dsml_detector {
+    dsml_allocator alloc;
+    dsml_detector_options opt;
+    dsml_limits lim;
+    int strict;
+    int keep_message;
+
+    /* markers: the dialect's spellings (and the variants the markers option
+     * adds), built at creation, and each phase's stop set in them
+     * (detect_markers.c, detect_stopset.c) */
+    const dsml_dialect *dialect;
+    det_pat pats[DET_PAT_MAX];
+    size_t npats;
+    unsigned char pat_bytes[DET_PAT_BYTES];
+    size_t pat_used;
+    det_set sets[PH_COUNT_];
+    unsigned char cls[256]; /* byte -> class of the matchers' masks (0: in
+                               no marker) */
+    unsigned nclass;
+    uint64_t *stop_mem;    /* the matchers' masks and the scan state */
+    uint64_t *st;          /* the scan state of the current phase's matcher */
+    det_phase phase;       /* (detect_engine.c) */
+
+    /* status (detect_emit.c, detect_create.c) */
+    int failed;
+    int finished;
+    dsml_end_reason end_reason; /* why the stream ended (at finish) */
+    dsml_error err;
+
+    det_scanner scan;
+    det_pending pending;
+    det_text_out text;
+    det_block block;
+    det_call_state call;
+    det_keys keys;
+    det_value value;
+    det_decl decl;
+    det_message msg;
+    det_recover rec;
+    det_queue queue;
+    det_fast fast;
 };
 
 /* Buffers larger than this are given back between completions and after
@@ -308,7 +359,7 @@ enum {
     FAST_HELD_NL  /* ... "\n"s in reasoning or content (FAST_TEXT else) */
 };
 
-/* The classes of d->fast_cls, OR-ed over a chunk. */
+/* The classes of d->fast.cls, OR-ed over a chunk. */
 enum {
     FC_TSTOP = 1, /* may begin a marker of reasoning or content, '\n' apart */
     FC_NL = 2,    /* '\n', which begins a marker there */
@@ -489,10 +540,11 @@ void det_queue_taken(dsml_detector *d);
 void det_queue_tidy(dsml_detector *d);
 static inline int det_queue_large(const dsml_detector *d)
 {
-    return d->arena.cap > DET_KEEP_BYTES || d->ev_cap > DET_KEEP_BYTES / sizeof *d->ev;
+    return d->queue.arena.cap > DET_KEEP_BYTES ||
+           d->queue.cap > DET_KEEP_BYTES / sizeof *d->queue.ev;
 }
 
-/* detect_fast.c: the byte classes (at creation), and d->fast after the
+/* detect_fast.c: the byte classes (at creation), and d->fast.mode after the
  * engine ran */
 void det_fast_setup(dsml_detector *d);
 void det_fast_update(dsml_detector *d);

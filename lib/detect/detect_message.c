@@ -15,13 +15,13 @@ static const char *nz(const char *p) { return p != NULL ? p : ""; }
 int det_message_json(dsml_detector *d, dsml_buf *b)
 {
     DSML_BUF_LIT(b, "{\"role\": \"assistant\", \"content\": ");
-    dsml_emit_string(b, nz(d->m_content.data), d->m_content.len);
+    dsml_emit_string(b, nz(d->msg.content.data), d->msg.content.len);
     DSML_BUF_LIT(b, ", \"reasoning_content\": ");
-    dsml_emit_string(b, nz(d->m_reasoning.data), d->m_reasoning.len);
+    dsml_emit_string(b, nz(d->msg.reasoning.data), d->msg.reasoning.len);
     DSML_BUF_LIT(b, ", \"tool_calls\": [");
     int first = 1;
-    for (size_t i = 0; i < d->ncalls && i < d->calls_cap; i++) {
-        const det_call *c = &d->calls[i];
+    for (size_t i = 0; i < d->call.n && i < d->msg.cap; i++) {
+        const det_call *c = &d->msg.calls[i];
         if (!c->complete)
             continue;
         if (!first)
@@ -106,13 +106,13 @@ int det_read_tools(dsml_detector *d, const char *json, size_t len,
             cJSON_Delete(root);
             return rc;
         }
-        dsml_tool_name_put(&d->tools, &q);
-        dsml_buf_putc(&d->tools, '\0');
-        d->ntools++;
+        dsml_tool_name_put(&d->decl.names, &q);
+        dsml_buf_putc(&d->decl.names, '\0');
+        d->decl.n++;
     }
     cJSON_Delete(root);
-    d->have_tools = 1;
-    if (d->tools.failed)
+    d->decl.have = 1;
+    if (d->decl.names.failed)
         return dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL,
                          "out of memory");
     return DSML_OK;

@@ -32,7 +32,7 @@ static void put_header(char *at, uint32_t type, int32_t status, uint64_t text_le
 static size_t pack_one(const dsml_detector *d, const det_event *e, char *at, size_t room,
                        size_t *need)
 {
-    const char *arena = d->arena.data;
+    const char *arena = d->queue.arena.data;
     size_t text_len = 0, name_len = 0, ns_len = 0;
     uint64_t ns_field = 0;
     if (e->type == DSML_EVENT_CALL_BEGIN) {
@@ -83,18 +83,18 @@ int dsml_detector_feed_packed(dsml_detector *d, const char *bytes, size_t len,
     /* room for the final header is kept */
     size_t room = cap - DSML_PACKED_HEADER_SIZE;
     int rc = 0;
-    while (d->ev_head < d->ev_n) {
-        size_t n = pack_one(d, &d->ev[d->ev_head], out + at, room - at, &need);
+    while (d->queue.head < d->queue.n) {
+        size_t n = pack_one(d, &d->queue.ev[d->queue.head], out + at, room - at, &need);
         if (n == 0) {
             rc = 1;
             break;
         }
         at += n;
-        d->ev_head++;
+        d->queue.head++;
     }
     if (rc == 0) {
         need = 0;
-        if (d->ev_head == d->ev_n && d->ev_n != 0)
+        if (d->queue.head == d->queue.n && d->queue.n != 0)
             det_queue_taken(d); /* as dsml_detector_next does */
         rc = d->failed;
     } else if (at > 0) {

@@ -13,7 +13,7 @@
 /* A run of '`' or '~' ended (by another byte, or at a decision). */
 static void end_run(dsml_detector *d)
 {
-    det_quote *q = &d->rc_quote;
+    det_quote *q = &d->rec.quote;
     if (q->run == 0)
         return;
     if (q->run_at_start && q->run >= 3) {
@@ -36,7 +36,7 @@ static void end_run(dsml_detector *d)
 
 void det_rc_observe(dsml_detector *d, const char *p, size_t n)
 {
-    det_quote *q = &d->rc_quote;
+    det_quote *q = &d->rec.quote;
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)p[i];
         if (q->run > 0 && c == q->run_char) {
@@ -68,5 +68,5 @@ void det_rc_observe(dsml_detector *d, const char *p, size_t n)
 int det_rc_quoted(dsml_detector *d)
 {
     end_run(d);
-    return d->rc_quote.fence != 0 || d->rc_quote.tick != 0;
+    return d->rec.quote.fence != 0 || d->rec.quote.tick != 0;
 }

@@ -21,10 +21,10 @@
 
 void det_rc_setup(dsml_detector *d)
 {
-    d->rec = d->opt.mode == DSML_DETECT_RECOVER ? DSML_RECOVER_ALL : d->opt.recoveries;
-    unsigned *w = d->fx_want;
-    memset(d->fx_want, 0, sizeof d->fx_want);
-    if (d->rec == 0)
+    d->rec.on = d->opt.mode == DSML_DETECT_RECOVER ? DSML_RECOVER_ALL : d->opt.recoveries;
+    unsigned *w = d->rec.want;
+    memset(d->rec.want, 0, sizeof d->rec.want);
+    if (d->rec.on == 0)
         return;
     /* the engine's own tags, in the other spellings */
     if (DET_REC(d, SPELLINGS) || DET_REC(d, BARE_TAGS)) {
@@ -66,20 +66,20 @@ void det_rc_setup(dsml_detector *d)
 
 void det_rc_reset(dsml_detector *d)
 {
-    d->fx_len = 0;
-    d->rc_block_dev = d->rc_unit_dev = d->rc_implicit = d->rc_bare = 0;
-    d->rc_bare_tag = 0;
-    d->rc_sep_dev = d->rc_wslead = d->rc_param_invoke = 0;
-    d->rc_pi_pending = d->rc_pi_wide = 0;
-    d->rc_pi_name_off = d->rc_pi_name_len = d->rc_pi_raw = 0;
-    d->v_hold = 0;
-    d->rc_tag_off = d->rc_orphan_off = 0;
-    d->rc_tool = (size_t)-1;
-    memset(&d->rc_quote, 0, sizeof d->rc_quote);
-    d->rc_engine = 0;
-    d->rn_stage = d->rk_stage = 0;
-    d->rn_chk = d->rk_chk = 0;
-    d->rn_lit = d->rk_lit = 0;
+    d->rec.tag_len = 0;
+    d->rec.block_dev = d->rec.unit_dev = d->rec.implicit = d->rec.bare = 0;
+    d->rec.bare_tag = 0;
+    d->rec.sep_dev = d->text.ws_lead = d->rec.param_invoke = 0;
+    d->rec.pi_pending = d->rec.pi_wide = 0;
+    d->rec.pi_name_off = d->rec.pi_name_len = d->rec.pi_raw = 0;
+    d->value.untyped = 0;
+    d->rec.tag_off = d->rec.orphan_off = 0;
+    d->rec.tool = (size_t)-1;
+    memset(&d->rec.quote, 0, sizeof d->rec.quote);
+    d->rec.engine = 0;
+    d->rec.name_scan.stage = d->rec.key_scan.stage = 0;
+    d->rec.name_scan.at = d->rec.key_scan.at = 0;
+    d->rec.name_scan.lit = d->rec.key_scan.lit = 0;
 }
 
 /* ---- the declared tools' string parameters -------------------------------- */
@@ -134,25 +134,25 @@ int det_rc_read_schemas(dsml_detector *d, const char *json, size_t len)
             if (p->string == NULL || !schema_string(p))
                 continue;
             size_t n = strlen(p->string);
-            put_u32(&d->rc_schema, i);
-            put_u32(&d->rc_schema, n);
-            dsml_buf_append(&d->rc_schema, p->string, n);
+            put_u32(&d->decl.strings, i);
+            put_u32(&d->decl.strings, n);
+            dsml_buf_append(&d->decl.strings, p->string, n);
         }
     }
     cJSON_Delete(root);
-    return !d->rc_schema.failed;
+    return !d->decl.strings.failed;
 }
 
 /* Whether the call's tool declares parameter k a string. */
 static int param_is_string(const dsml_detector *d, const char *k, size_t n)
 {
-    if (d->rc_tool == (size_t)-1)
+    if (d->rec.tool == (size_t)-1)
         return 0;
-    const char *p = d->rc_schema.data;
+    const char *p = d->decl.strings.data;
     size_t at = 0;
-    while (at + 8 <= d->rc_schema.len) {
+    while (at + 8 <= d->decl.strings.len) {
         size_t tool = get_u32(p + at), l = get_u32(p + at + 4);
-        if (tool == d->rc_tool && l == n && memcmp(p + at + 8, k, n) == 0)
+        if (tool == d->rec.tool && l == n && memcmp(p + at + 8, k, n) == 0)
             return 1;
         at += 8 + l;
     }
@@ -162,14 +162,14 @@ static int param_is_string(const dsml_detector *d, const char *k, size_t n)
 void det_rc_begin(dsml_detector *d, const char *name, size_t n)
 {
     int i = det_tool_index(d, name, n);
-    d->rc_tool = i < 0 ? (size_t)-1 : (size_t)i;
+    d->rec.tool = i < 0 ? (size_t)-1 : (size_t)i;
 }
 
 int det_rc_anchored(const dsml_detector *d)
 {
-    return d->rec != 0 && d->ntools > 0 &&
-           (d->opt.mode == DSML_DETECT_RECOVER || d->rc_block_dev || d->rc_unit_dev ||
-            d->rc_implicit || d->rc_bare);
+    return d->rec.on != 0 && d->decl.n > 0 &&
+           (d->opt.mode == DSML_DETECT_RECOVER || d->rec.block_dev || d->rec.unit_dev ||
+            d->rec.implicit || d->rec.bare);
 }
 
 /* ---- values and calls ------------------------------------------------------- */
@@ -196,9 +196,9 @@ static void emit_untyped(dsml_detector *d, const char *v, size_t n, size_t off)
 
 void det_rc_value_end(dsml_detector *d, size_t vend, size_t off)
 {
-    d->v_hold = 0;
-    const char *v = d->raw.data != NULL ? d->raw.data + d->vraw : "";
-    emit_untyped(d, v, vend - d->vraw, d->raw_off + d->vraw);
+    d->value.untyped = 0;
+    const char *v = d->block.raw.data != NULL ? d->block.raw.data + d->value.raw_at : "";
+    emit_untyped(d, v, vend - d->value.raw_at, d->block.raw_off + d->value.raw_at);
     (void)off;
 }
 
@@ -218,9 +218,9 @@ static int head_end(dsml_detector *d, size_t off, const char *p, size_t len)
         return 1;
     int str = h.typed == 1 || (h.typed == 0 && param_is_string(d, h.key, h.key_len));
     int hold = h.typed == 0 && !str;
-    det_diag(d, DSML_ERR_PARAMETER_FORMAT, d->rc_tag_off,
+    det_diag(d, DSML_ERR_PARAMETER_FORMAT, d->rec.tag_off,
              "recovered: parameter '%.*s'%s%s%s, %s", det_utf8_shown(h.key, h.key_len, 60),
-             h.key, d->rc_param_invoke ? " written as an invoke tag" : "",
+             h.key, d->rec.param_invoke ? " written as an invoke tag" : "",
              h.self_closing ? ", self-closing" : "",
              h.has_string && h.typed ? " in other quotes or spacing" : "",
              h.typed ? (h.typed == 1 ? "a string" : "JSON")
@@ -236,14 +236,14 @@ static int head_end(dsml_detector *d, size_t off, const char *p, size_t len)
         } else {
             emit_untyped(d, v, vl, off);
         }
-        d->sep_len = 1; /* its '>' */
+        d->block.sep_len = 1; /* its '>' */
         det_set_phase(d, PH_PTAIL);
         return 1;
     }
     if (!det_args_key(d, h.key, h.key_len, str, off))
             return 1;
     det_start_value(d, str);
-    d->v_hold = hold;
+    d->value.untyped = hold;
     det_set_phase(d, PH_PVALUE);
     return 1;
 }
@@ -265,7 +265,7 @@ static void json_body(dsml_detector *d, const char *name, size_t n, const rc_nam
                       "Tool name format error: the invoke's body is not a JSON object");
         return;
     }
-    dsml_buf *s = &d->scratch;
+    dsml_buf *s = &d->queue.scratch;
     s->len = 0;
     dsml_emit_json(s, v);
     size_t members = (size_t)cJSON_GetArraySize(v);
@@ -278,7 +278,7 @@ static void json_body(dsml_detector *d, const char *name, size_t n, const rc_nam
         return;
     if (members > 0) {
         det_args_out(d, s->data, s->len - 1, off); /* its '}' closes the call */
-        d->nparams = members;
+        d->call.nparams = members;
     }
     det_raw_add(d, p, len);
     det_close_call(d, off, DSML_CALL_COMPLETE);
@@ -291,15 +291,15 @@ static void json_body(dsml_detector *d, const char *name, size_t n, const rc_nam
 static void pihead_enter(dsml_detector *d, int pending, int wide, const char *name,
                          size_t n, size_t off, const char *p, size_t len)
 {
-    d->rc_pi_pending = pending;
-    d->rc_pi_wide = wide;
-    d->rc_pi_name_off = pending ? (size_t)(name - d->name.data) : 0;
-    d->rc_pi_name_len = n;
-    d->rc_pi_raw = d->raw.len;
+    d->rec.pi_pending = pending;
+    d->rec.pi_wide = wide;
+    d->rec.pi_name_off = pending ? (size_t)(name - d->block.name.data) : 0;
+    d->rec.pi_name_len = n;
+    d->rec.pi_raw = d->block.raw.len;
     det_raw_add(d, p, len);
-    d->key.len = 0;
-    d->rc_param_invoke = 1;
-    d->rc_tag_off = off;
+    d->block.key.len = 0;
+    d->rec.param_invoke = 1;
+    d->rec.tag_off = off;
     det_set_phase(d, PH_PIHEAD);
 }
 
@@ -309,26 +309,26 @@ static void pihead_fail(dsml_detector *d, size_t off, const char *p, size_t len,
 {
     if (text)
         det_raw_add(d, p, len);
-    if (!d->rc_pi_pending) {
-        det_violation(d, DSML_ERR_PARAMETER_FORMAT, d->rc_tag_off, text ? off + len : off,
+    if (!d->rec.pi_pending) {
+        det_violation(d, DSML_ERR_PARAMETER_FORMAT, d->rec.tag_off, text ? off + len : off,
                       "Parameter format error: an invoke tag where a parameter should begin");
         return;
     }
-    size_t add = d->raw.len - d->rc_pi_raw;
-    if (d->name.len + add > d->lim.max_held_bytes) {
+    size_t add = d->block.raw.len - d->rec.pi_raw;
+    if (d->block.name.len + add > d->lim.max_held_bytes) {
         det_fail_limit(d, off, "invoke name text exceeds max_held_bytes");
         return;
     }
-    dsml_buf_append(&d->name, d->raw.data + d->rc_pi_raw, add);
-    if (d->name.failed)
+    dsml_buf_append(&d->block.name, d->block.raw.data + d->rec.pi_raw, add);
+    if (d->block.name.failed)
         det_nomem(d);
     det_set_phase(d, PH_NAME);
 }
 
 static void name_diag(dsml_detector *d, const rc_nameline *nl)
 {
-    d->rc_unit_dev = 1;
-    det_diag(d, DSML_ERR_INVOKE_FORMAT, d->call_off, "recovered: invoke tag with %s", nl->what);
+    d->rec.unit_dev = 1;
+    det_diag(d, DSML_ERR_INVOKE_FORMAT, d->call.off, "recovered: invoke tag with %s", nl->what);
 }
 
 /* A marker after an invoke's name text.  TK_INVOKE and TK_CALLS_END are
@@ -362,7 +362,7 @@ static int name_marker(dsml_detector *d, int tok, size_t off, const char *p, siz
             det_close_call(d, off, DSML_CALL_COMPLETE);
             if (d->failed)
                 return 1;
-            d->sep_len = 2;
+            d->block.sep_len = 2;
             det_marker(d, tok, 0, off, p, len);
         } else if (tok == TK_INVOKE && nl.body == NULL) {
             pihead_enter(d, 1, wide, name, n, off, p, len);
@@ -390,8 +390,8 @@ static int name_marker(dsml_detector *d, int tok, size_t off, const char *p, siz
         det_close_call(d, off, DSML_CALL_COMPLETE);
         return 1;
     }
-    d->key.len = 0;
-    d->rc_tag_off = off;
+    d->block.key.len = 0;
+    d->rec.tag_off = off;
     det_set_phase(d, PH_PHEAD);
     return 1;
 }
@@ -401,21 +401,21 @@ static int pihead_marker(dsml_detector *d, int tok, size_t off, const char *p, s
 {
     rc_head h;
     if (tok == TK_HEAD_END && det_parse_head(d, &h) && h.self_closing && h.has_string) {
-        if (d->rc_pi_pending) {
-            const char *name = d->name.data + d->rc_pi_name_off;
-            if (d->rc_pi_wide) {
+        if (d->rec.pi_pending) {
+            const char *name = d->block.name.data + d->rec.pi_name_off;
+            if (d->rec.pi_wide) {
                 rc_nameline nl;
                 if (det_parse_name(d, &nl))
                     name_diag(d, &nl);
             }
-            if (!det_begin_call(d, name, d->rc_pi_name_len, off))
+            if (!det_begin_call(d, name, d->rec.pi_name_len, off))
                 return 1;
         }
         head_end(d, off, p, len);
         return 1;
     }
     pihead_fail(d, off, p, len, tok == TK_HEAD_END);
-    if (tok != TK_HEAD_END && d->rc_pi_pending && !d->failed)
+    if (tok != TK_HEAD_END && d->rec.pi_pending && !d->failed)
         det_marker(d, tok, 0, off, p, len);
     return 1;
 }
@@ -423,13 +423,13 @@ static int pihead_marker(dsml_detector *d, int tok, size_t off, const char *p, s
 /* The bytes of an invoke tag that may be a parameter. */
 static int pihead_sink(dsml_detector *d, const char *p, size_t n, size_t off)
 {
-    if (d->key.len + n > d->lim.max_held_bytes) {
+    if (d->block.key.len + n > d->lim.max_held_bytes) {
         pihead_fail(d, off, p, 0, 0);
         det_rewind(d, off);
         return 1;
     }
-    dsml_buf_append(&d->key, p, n);
-    if (d->key.failed)
+    dsml_buf_append(&d->block.key, p, n);
+    if (d->block.key.failed)
         det_nomem(d);
     det_raw_add(d, p, n);
     return 1;
@@ -441,14 +441,14 @@ static int pihead_sink(dsml_detector *d, const char *p, size_t n, size_t off)
  * break after it. */
 static void sep_marker(dsml_detector *d, size_t off)
 {
-    if (d->sep_len != 2 && DET_REC(d, STRUCTURE)) {
-        if (!d->rc_sep_dev)
+    if (d->block.sep_len != 2 && DET_REC(d, STRUCTURE)) {
+        if (!d->rec.sep_dev)
             det_diag(d, d->phase == PH_SEP ? DSML_ERR_CALL_FORMAT : DSML_ERR_PARAMETER_FORMAT,
                      off, "recovered: %s before the tag",
-                     d->sep_len == 0 ? "no '>'" : "no line break");
-        d->sep_len = 2;
+                     d->block.sep_len == 0 ? "no '>'" : "no line break");
+        d->block.sep_len = 2;
     }
-    d->rc_sep_dev = 0;
+    d->rec.sep_dev = 0;
 }
 
 /* What was held (raw, then p[0, i)) turns out to be content: it goes out
@@ -458,33 +458,33 @@ static void back_to_content(dsml_detector *d, const char *p, size_t i, size_t of
 {
     det_raw_add(d, p, i);
     det_set_phase(d, PH_CONTENT);
-    det_text_sink(d, DSML_EVENT_CONTENT, d->raw.data, d->raw.len, d->raw_off);
-    d->raw.len = 0;
+    det_text_sink(d, DSML_EVENT_CONTENT, d->block.raw.data, d->block.raw.len, d->block.raw_off);
+    d->block.raw.len = 0;
     det_rewind(d, off + i);
 }
 
 /* The bytes after a tag up to the next one: '>', then white space. */
 static int sep_sink(dsml_detector *d, const char *p, size_t n, size_t off)
 {
-    int own = d->phase == PH_SEP && !d->sep_raw; /* an invoke closer's ">\n" */
+    int own = d->phase == PH_SEP && !d->block.sep_raw; /* an invoke closer's ">\n" */
     int code = d->phase == PH_SEP ? DSML_ERR_CALL_FORMAT : DSML_ERR_PARAMETER_FORMAT;
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)p[i];
-        if (d->sep_len == 0 && c == '>') {
-            d->sep_len = 1;
+        if (d->block.sep_len == 0 && c == '>') {
+            d->block.sep_len = 1;
             if (!own)
                 det_raw_add(d, p + i, 1);
             continue;
         }
         if (!det_is_ws(c)) {
-            if (d->phase == PH_SEP && d->rc_implicit && d->frame == FRAME_STRUCTURE) {
+            if (d->phase == PH_SEP && d->rec.implicit && d->block.frame == FRAME_STRUCTURE) {
                 /* text after an invoke that had no block: content again */
-                d->rc_implicit = 0;
+                d->rec.implicit = 0;
                 back_to_content(d, p, 0, off + i);
                 return 1;
             }
             det_violation(d, code, off + i, off + i,
-                          d->sep_len >= 2
+                          d->block.sep_len >= 2
                               ? (d->phase == PH_SEP
                                      ? "Tool call format error: text where an invoke or the "
                                        "block's end should begin"
@@ -493,18 +493,18 @@ static int sep_sink(dsml_detector *d, const char *p, size_t n, size_t off)
                               : "Tool call format error: expected '>\\n'");
             return 1;
         }
-        if (d->sep_len == 1 && c == '\n') {
-            d->sep_len = 2;
+        if (d->block.sep_len == 1 && c == '\n') {
+            d->block.sep_len = 2;
             if (!own)
                 det_raw_add(d, p + i, 1);
             continue;
         }
-        if (!d->rc_sep_dev) {
+        if (!d->rec.sep_dev) {
             det_diag(d, code, off + i, "recovered: %s between tags",
-                     d->sep_len == 0 ? "no '>'" : "white space other than one line break");
-            d->rc_sep_dev = 1;
+                     d->block.sep_len == 0 ? "no '>'" : "white space other than one line break");
+            d->rec.sep_dev = 1;
         }
-        d->sep_len = 2;
+        d->block.sep_len = 2;
         det_raw_add(d, p + i, 1); /* content again if the block breaks here */
     }
     return 1;
@@ -513,21 +513,21 @@ static int sep_sink(dsml_detector *d, const char *p, size_t n, size_t off)
 /* An invoke with no block opener before it (from content). */
 static void implicit_block(dsml_detector *d, int bare, size_t off, const char *p, size_t len)
 {
-    if (d->hold)
+    if (d->text.hold)
         det_release_hold(d, DSML_EVENT_CONTENT);
     det_diag(d, DSML_ERR_CALL_FORMAT, off, "recovered: an invoke without a calls block");
     det_open_block(d, TK_OPEN_BARE, p, 0);
-    d->sep_len = 2;
+    d->block.sep_len = 2;
     det_marker(d, TK_INVOKE, 0, off, p, len);
-    d->rc_implicit = 1;
-    d->rc_bare = bare;
+    d->rec.implicit = 1;
+    d->rec.bare = bare;
 }
 
 static void drop_orphans(dsml_detector *d)
 {
-    det_diag(d, DSML_ERR_CALL_FORMAT, d->rc_orphan_off,
+    det_diag(d, DSML_ERR_CALL_FORMAT, d->rec.orphan_off,
              "recovered: closer tags with no opener dropped");
-    d->raw.len = 0;
+    d->block.raw.len = 0;
 }
 
 /* Bytes after closer tags with no opener: '>' and white space keep them
@@ -551,7 +551,7 @@ static int after_block_sink(dsml_detector *d, const char *p, size_t n, size_t of
     for (size_t i = 0; i < n; i++) {
         if (det_is_ws((unsigned char)p[i]))
             continue;
-        size_t at = d->raw.len > 0 ? d->raw_off : off;
+        size_t at = d->block.raw.len > 0 ? d->block.raw_off : off;
         det_diag(d, DSML_ERR_TRAILING_TEXT, at, "text after the calls block; kept as content");
         back_to_content(d, p, i, off);
         return 1;
@@ -562,10 +562,10 @@ static int after_block_sink(dsml_detector *d, const char *p, size_t n, size_t of
 
 static void drop_after_block(dsml_detector *d)
 {
-    if (d->raw.len > 0)
-        det_diag(d, DSML_ERR_TRAILING_TEXT, d->raw_off,
+    if (d->block.raw.len > 0)
+        det_diag(d, DSML_ERR_TRAILING_TEXT, d->block.raw_off,
                  "recovered: white space after the calls block dropped");
-    d->raw.len = 0;
+    d->block.raw.len = 0;
 }
 
 /* ---- hooks ------------------------------------------------------------------- */
@@ -573,22 +573,22 @@ static void drop_after_block(dsml_detector *d)
 static int marker_hook(dsml_detector *d, int tok, int variant, size_t off, const char *p,
                        size_t len)
 {
-    int dev = variant != 0 || d->rc_bare_tag;
+    int dev = variant != 0 || d->rec.bare_tag;
     det_phase ph = d->phase;
     if ((tok == TK_OPEN || tok == TK_OPEN_BARE) &&
         (ph == PH_CONTENT || ph == PH_REASONING || ph == PH_RECOVER)) {
-        d->rc_block_dev = dev;
-        d->rc_bare = d->rc_bare_tag;
-        d->rc_implicit = 0;
+        d->rec.block_dev = dev;
+        d->rec.bare = d->rec.bare_tag;
+        d->rec.implicit = 0;
     }
     if (tok == TK_INVOKE && (ph == PH_SEP || ph == PH_RECOVER || ph == PH_CONTENT)) {
-        d->rc_unit_dev = dev;
-        d->rn_stage = d->rn_lit = 0;
-        d->rn_chk = 0;
+        d->rec.unit_dev = dev;
+        d->rec.name_scan.stage = d->rec.name_scan.lit = 0;
+        d->rec.name_scan.at = 0;
     }
     if (tok == TK_PARAM) {
-        d->rc_tag_off = off;
-        d->rc_param_invoke = 0;
+        d->rec.tag_off = off;
+        d->rec.param_invoke = 0;
     }
     switch (ph) {
     case PH_REASONING:
@@ -598,56 +598,56 @@ static int marker_hook(dsml_detector *d, int tok, int variant, size_t off, const
             return 1;
         }
         if (tok == TK_THINK_END && DET_REC(d, THINKING) && d->opt.thinking_mode == DSML_THINKING) {
-            if (d->hold)
+            if (d->text.hold)
                 det_release_hold(d, DSML_EVENT_REASONING);
             det_set_phase(d, PH_CONTENT);
             /* white space after it waits: another think block may follow */
-            d->hold = DSML_EVENT_CONTENT;
-            d->held.len = 0;
-            d->rc_wslead = 1;
+            d->text.hold = DSML_EVENT_CONTENT;
+            d->text.held.len = 0;
+            d->text.ws_lead = 1;
             return 1;
         }
         return 0;
     case PH_CONTENT:
         if (tok == TK_THINK) {
-            if (!d->rc_wslead || !d->hold) {
+            if (!d->text.ws_lead || !d->text.hold) {
                 det_text_sink(d, DSML_EVENT_CONTENT, p, len, off);
                 return 1;
             }
             det_diag(d, DSML_ERR_SPECIAL_TOKEN, off, "recovered: another think block");
-            d->rc_wslead = 0;
+            d->text.ws_lead = 0;
             det_release_hold(d, DSML_EVENT_REASONING);
             det_set_phase(d, PH_REASONING);
             return 1;
         }
         if (tok == TK_INVOKE) {
-            implicit_block(d, d->rc_bare_tag, off, p, len);
-            d->rc_unit_dev = dev;
+            implicit_block(d, d->rec.bare_tag, off, p, len);
+            d->rec.unit_dev = dev;
             return 1;
         }
         if (DET_CLOSERS & DET_BIT(tok)) {
-            if (d->hold)
+            if (d->text.hold)
                 det_release_hold(d, DSML_EVENT_CONTENT);
             det_set_phase(d, PH_ORPHAN);
-            d->raw.len = 0;
+            d->block.raw.len = 0;
             det_raw_add(d, p, len);
-            d->rc_orphan_off = off;
+            d->rec.orphan_off = off;
             return 1;
         }
         return 0;
     case PH_SEP:
         if (tok == TK_EOS) {
-            if (d->frame != FRAME_STRUCTURE) {
+            if (d->block.frame != FRAME_STRUCTURE) {
                 det_violation(d, DSML_ERR_CALL_FORMAT, off, off,
                               "Tool call format error: end-of-sentence token inside the block");
                 return 1;
             }
-            if (!d->rc_implicit)
+            if (!d->rec.implicit)
                 det_diag(d, DSML_ERR_CALL_FORMAT, off,
                          "recovered: the block ends at the end-of-sentence token, without "
                          "its closer");
-            d->raw.len = 0;
-            d->saw_end = 1;
+            d->block.raw.len = 0;
+            d->block.ended = 1;
             det_set_phase(d, PH_AFTER_EOS);
             return 1;
         }
@@ -656,7 +656,7 @@ static int marker_hook(dsml_detector *d, int tok, int variant, size_t off, const
     case PH_PTAIL:
         sep_marker(d, off);
         if (tok == TK_INVOKE) {
-            if (d->sep_len != 2) {
+            if (d->block.sep_len != 2) {
                 det_violation(d, DSML_ERR_PARAMETER_FORMAT, off, off,
                               "Parameter format error: expected '>\\n'");
                 return 1;
@@ -670,11 +670,11 @@ static int marker_hook(dsml_detector *d, int tok, int variant, size_t off, const
     case PH_PVALUE:
         if (tok == TK_PARAM_END && p[len - 1] == '>') {
             /* a closer in another spelling, read with its '>' */
-            d->rc_engine = 1;
+            d->rec.engine = 1;
             det_marker(d, tok, 0, off, p, len);
-            d->rc_engine = 0;
+            d->rec.engine = 0;
             if (d->phase == PH_PTAIL)
-                d->sep_len = 1;
+                d->block.sep_len = 1;
             return 1;
         }
         return 0;
@@ -689,8 +689,8 @@ static int marker_hook(dsml_detector *d, int tok, int variant, size_t off, const
                     det_violation(d, DSML_ERR_PARAMETER_FORMAT, off, off, "Parameter format error");
                     return 1;
                 }
-                dsml_buf_append(&d->key, p, len);
-                if (d->key.failed)
+                dsml_buf_append(&d->block.key, p, len);
+                if (d->block.key.failed)
                     det_nomem(d);
                 det_raw_add(d, p, len);
             }
@@ -708,7 +708,7 @@ static int marker_hook(dsml_detector *d, int tok, int variant, size_t off, const
     case PH_ORPHAN:
         if (tok == TK_EOS) {
             drop_orphans(d);
-            d->saw_end = 1;
+            d->block.ended = 1;
             det_set_phase(d, PH_AFTER_EOS);
             return 1;
         }
@@ -722,7 +722,7 @@ static int marker_hook(dsml_detector *d, int tok, int variant, size_t off, const
 int det_rc_marker(dsml_detector *d, int tok, int variant, size_t off, const char *p,
                   size_t len)
 {
-    if (d->rc_engine)
+    if (d->rec.engine)
         return 0;
     if (d->phase == PH_CONTENT &&
         (variant != 0 || tok == TK_INVOKE || (DET_CLOSERS & DET_BIT(tok))) &&
@@ -734,9 +734,9 @@ int det_rc_marker(dsml_detector *d, int tok, int variant, size_t off, const char
     if (variant == 2) {
         det_diag(d, DSML_ERR_CALL_FORMAT, off, "recovered: tag without the DSML marker '%.*s'",
                  (int)len, p);
-        d->rc_bare_tag = 1;
+        d->rec.bare_tag = 1;
         det_marker(d, tok, 0, off, p, len);
-        d->rc_bare_tag = 0;
+        d->rec.bare_tag = 0;
         return 1;
     }
     if (variant != 0)
@@ -755,9 +755,9 @@ int det_rc_sink(dsml_detector *d, const char *p, size_t n, size_t off)
     case PH_PHEAD: {
         if (!DET_REC(d, ATTRIBUTES))
             return 0;
-        if (d->key.len == 0) {
-            d->rk_stage = d->rk_lit = 0;
-            d->rk_chk = 0;
+        if (d->block.key.len == 0) {
+            d->rec.key_scan.stage = d->rec.key_scan.lit = 0;
+            d->rec.key_scan.at = 0;
         }
         size_t bad = det_key_bad(d, p, n);
         if (bad == (size_t)-1)
@@ -770,7 +770,7 @@ int det_rc_sink(dsml_detector *d, const char *p, size_t n, size_t off)
     case PH_AFTER_BLOCK:
         /* only after a block that was structure: a block that is content
          * keeps what follows it */
-        return DET_REC(d, THINKING) && d->frame != FRAME_TEXT ? after_block_sink(d, p, n, off)
+        return DET_REC(d, THINKING) && d->block.frame != FRAME_TEXT ? after_block_sink(d, p, n, off)
                                                               : 0;
     case PH_ORPHAN:
         return orphan_sink(d, p, n, off);
@@ -783,29 +783,29 @@ int det_rc_sink(dsml_detector *d, const char *p, size_t n, size_t off)
 
 int det_rc_text(dsml_detector *d, int kind, const char *p, size_t n, size_t off)
 {
-    if (!d->hold || kind != DSML_EVENT_CONTENT) {
-        d->rc_wslead = 0;
+    if (!d->text.hold || kind != DSML_EVENT_CONTENT) {
+        d->text.ws_lead = 0;
         return 0;
     }
     size_t i = 0;
     while (i < n && det_is_ws((unsigned char)p[i]))
         i++;
-    if (d->held.len + i > d->lim.max_held_bytes) {
-        d->rc_wslead = 0; /* the engine releases it */
+    if (d->text.held.len + i > d->lim.max_held_bytes) {
+        d->text.ws_lead = 0; /* the engine releases it */
         return 0;
     }
     if (i > 0) {
-        if (d->held.len == 0)
-            d->held_off = off;
-        dsml_buf_append(&d->held, p, i);
-        if (d->held.failed) {
+        if (d->text.held.len == 0)
+            d->text.held_off = off;
+        dsml_buf_append(&d->text.held, p, i);
+        if (d->text.held.failed) {
             det_nomem(d);
             return 1;
         }
     }
     if (i == n)
         return 1;
-    d->rc_wslead = 0;
+    d->text.ws_lead = 0;
     det_release_hold(d, DSML_EVENT_CONTENT);
     det_out_text(d, kind, p + i, n - i, off + i, 1);
     return 1;
@@ -814,11 +814,11 @@ int det_rc_text(dsml_detector *d, int kind, const char *p, size_t n, size_t off)
 int det_rc_end(dsml_detector *d)
 {
     if (d->phase == PH_PIHEAD) {
-        if (!d->rc_pi_pending) {
+        if (!d->rec.pi_pending) {
             det_end_violation(d, DSML_ERR_PARAMETER_FORMAT, "Parameter format error");
             return 1;
         }
-        pihead_fail(d, d->base + d->in.len, NULL, 0, 0);
+        pihead_fail(d, d->scan.base + d->scan.in.len, NULL, 0, 0);
         if (d->failed)
             return 1;
     }
@@ -830,12 +830,12 @@ int det_rc_end(dsml_detector *d)
         drop_after_block(d);
         return 1;
     case PH_SEP:
-        if (!DET_REC(d, STRUCTURE) || d->frame != FRAME_STRUCTURE)
+        if (!DET_REC(d, STRUCTURE) || d->block.frame != FRAME_STRUCTURE)
             return 0;
-        if (!d->rc_implicit && d->sep_len != 0 && !det_cut_short(d))
-            det_diag(d, DSML_ERR_CALL_FORMAT, d->base + d->in.len,
+        if (!d->rec.implicit && d->block.sep_len != 0 && !det_cut_short(d))
+            det_diag(d, DSML_ERR_CALL_FORMAT, d->scan.base + d->scan.in.len,
                      "recovered: no block closer before the end");
-        d->raw.len = 0;
+        d->block.raw.len = 0;
         return 1;
     case PH_NAME: {
         const char *name;
@@ -843,13 +843,13 @@ int det_rc_end(dsml_detector *d)
         rc_nameline nl;
         if (det_cut_short(d) || det_name_match(d, &name, &n) || !det_parse_name(d, &nl))
             return 0;
-        size_t off = d->base + d->in.len;
+        size_t off = d->scan.base + d->scan.in.len;
         if (nl.body != NULL) {
             det_end_violation(d, DSML_ERR_INVOKE_FORMAT, "Tool name format error");
             return 1;
         }
-        d->rc_unit_dev = 1;
-        det_diag(d, DSML_ERR_INVOKE_FORMAT, d->call_off, "recovered: invoke tag with %s",
+        d->rec.unit_dev = 1;
+        det_diag(d, DSML_ERR_INVOKE_FORMAT, d->call.off, "recovered: invoke tag with %s",
                  nl.what);
         if (det_begin_call(d, nl.name, nl.name_len, off) && !d->failed)
             det_close_call(d, off, nl.self_closing ? DSML_CALL_COMPLETE : DSML_CALL_UNTERMINATED);

@@ -9,7 +9,7 @@
 #include "detect/detect_internal.h"
 
 #define DET_BIT(tok) (1u << (tok))
-#define DET_REC(d, r) (((d)->rec & DSML_RECOVER_##r) != 0)
+#define DET_REC(d, r) (((d)->rec.on & DSML_RECOVER_##r) != 0)
 #define DET_OPENERS (DET_BIT(TK_OPEN) | DET_BIT(TK_OPEN_BARE))
 #define DET_CLOSERS (DET_BIT(TK_PARAM_CLOSE) | DET_BIT(TK_INVOKE_END) | DET_BIT(TK_CALLS_END))
 

@@ -3,7 +3,7 @@
  * every spelling (the bars, names and the blank line before an opener, from
  * detect_markers.c's tables), <think> and the end-of-sentence token, matched
  * a byte at a time beside the engine's fixed markers.  The bytes of a tag
- * being matched are held (d->fx_buf); a phase wants the tokens
+ * being matched are held (d->rec.tag); a phase wants the tokens
  * det_rc_setup() gave it.
  */
 #include <string.h>
@@ -24,13 +24,13 @@ typedef struct fx_ctx {
 static void fx_context(const dsml_detector *d, fx_ctx *cx)
 {
     det_phase ph = d->phase;
-    cx->want = d->fx_want[ph];
+    cx->want = d->rec.want[ph];
     cx->pvalue = ph == PH_PVALUE;
     cx->nl_ok = (cx->want & (DET_OPENERS | DET_CLOSERS)) != 0 && ph != PH_ORPHAN;
     cx->variants = DET_REC(d, SPELLINGS);
-    int bare = DET_REC(d, BARE_TAGS) && d->ntools > 0;
+    int bare = DET_REC(d, BARE_TAGS) && d->decl.n > 0;
     cx->bare_open = bare && (ph == PH_CONTENT || ph == PH_RECOVER);
-    cx->bare_all = bare && d->rc_bare && ph != PH_CONTENT && ph != PH_REASONING &&
+    cx->bare_all = bare && d->rec.bare && ph != PH_CONTENT && ph != PH_REASONING &&
                    ph != PH_ORPHAN && ph != PH_AFTER_BLOCK && ph != PH_AFTER_EOS;
 }
 
@@ -260,7 +260,7 @@ static int fx_classify(const unsigned char *s, size_t n, const fx_ctx *cx, det_f
  * here: how much of it has reached a sink depends on the split. */
 static int fx_taken(const dsml_detector *d, const det_fx_match *m, size_t nl)
 {
-    size_t at = d->base + d->scan - m->len;
+    size_t at = d->scan.base + d->scan.pos - m->len;
     if (m->tok == TK_THINK && d->phase == PH_REASONING)
         return at == 0;
     if (d->phase == PH_CONTENT && (DET_CLOSERS & DET_BIT(m->tok)))
@@ -273,28 +273,28 @@ int det_fx_step(dsml_detector *d, unsigned char c, det_fx_match *m)
     fx_ctx cx;
     fx_context(d, &cx);
     if (cx.want == 0) {
-        d->fx_len = 0;
+        d->rec.tag_len = 0;
         return 0;
     }
     for (int round = 0; round < 2; round++) {
-        if (d->fx_len == 0 && !(c == '<' || (c == '\n' && cx.nl_ok) ||
+        if (d->rec.tag_len == 0 && !(c == '<' || (c == '\n' && cx.nl_ok) ||
                                 (c == '>' && (cx.want & DET_BIT(TK_HEAD_END)))))
             return 0;
-        if (d->fx_len == DET_FX_MAX) {
-            d->fx_len = 0;
+        if (d->rec.tag_len == DET_FX_MAX) {
+            d->rec.tag_len = 0;
             continue;
         }
-        d->fx_buf[d->fx_len++] = c;
-        if (d->fx_len == 3 && d->fx_buf[0] == '\n' && c == '\n') {
+        d->rec.tag[d->rec.tag_len++] = c;
+        if (d->rec.tag_len == 3 && d->rec.tag[0] == '\n' && c == '\n') {
             /* two newlines at most are held before a tag */
-            memmove(d->fx_buf, d->fx_buf + 1, 2);
-            d->fx_len = 2;
+            memmove(d->rec.tag, d->rec.tag + 1, 2);
+            d->rec.tag_len = 2;
         }
         size_t nl = 0;
-        int r = fx_classify(d->fx_buf, d->fx_len, &cx, m, &nl);
+        int r = fx_classify(d->rec.tag, d->rec.tag_len, &cx, m, &nl);
         if (r == FX_PREFIX)
             return 0;
-        d->fx_len = 0;
+        d->rec.tag_len = 0;
         if (r == FX_MATCH)
             return fx_taken(d, m, nl);
         /* no tag: c may begin one (the held bytes before it are text) */
