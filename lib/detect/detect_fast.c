@@ -7,7 +7,7 @@
  * marker being read, which only go on matching it.  After every call the
  * engine runs, d->fast.mode says which of these the next chunk may be; such a
  * chunk is classed with a table built at creation and goes to its sink, or
- * is held, exactly as the scanner (detect.c) would do it.  Every other
+ * is held, exactly as the scanner (detect_scan.c) would do it.  Every other
  * chunk goes to the scanner.
  */
 #include <string.h>
@@ -389,6 +389,19 @@ static int fast_held(dsml_detector *d, const unsigned char *p, size_t len)
     return 1;
 }
 
+/* A chunk through the scanner. */
+static int scan_chunk(dsml_detector *d, const char *bytes, size_t len)
+{
+    if (d->failed)
+        return d->failed;
+    if (d->finished)
+        return DSML_ERR_STATE;
+    det_queue_tidy(d);
+    det_scan_feed(d, bytes, len);
+    det_fast_update(d);
+    return d->failed;
+}
+
 /* The chunks of FAST_* mode `mode` other than plain ASCII text; x: the
  * classes of its bytes.  The scanner reads those that take no other way.
  * Returns the detector's status. */
@@ -418,7 +431,7 @@ static int feed_other(dsml_detector *d, int mode, unsigned x, const char *bytes,
         break;
     }
     }
-    return done ? d->failed : det_feed_scan(d, bytes, len);
+    return done ? d->failed : scan_chunk(d, bytes, len);
 }
 
 int dsml_detector_feed(dsml_detector *d, const char *bytes, size_t len)
@@ -438,5 +451,5 @@ int dsml_detector_feed(dsml_detector *d, const char *bytes, size_t len)
         }
         return feed_other(d, mode, x, bytes, len);
     }
-    return det_feed_scan(d, bytes, len);
+    return scan_chunk(d, bytes, len);
 }

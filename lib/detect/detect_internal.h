@@ -1,15 +1,17 @@
 /*
- * detect_internal.h - the detector's state, shared by the engine
- * (detect.c), the marker tables (detect_markers.c) and the message and
- * one-shot parse (detect_message.c).  Nothing here is exported.  The tag
- * spellings and whether names are split into namespaces come from the
- * dialect table (lib/dialect/dialect.h).
+ * detect_internal.h - the detector's state and the functions its files
+ * give each other (the one header every file of lib/detect includes;
+ * detect_recover.h adds the recoveries' readers).  Nothing here is
+ * exported.  The tag spellings and whether names are split into
+ * namespaces come from the dialect table (lib/dialect/dialect.h).
  */
 #ifndef DSML_DETECT_INTERNAL_H
 #define DSML_DETECT_INTERNAL_H
 
 #include "dialect/dialect.h"
 #include "json/json.h"
+
+#include <string.h>
 
 /* Logical tokens the scanner recognises (the tags spelled as the dialect
  * spells them; V4.1's shown). */
@@ -280,7 +282,6 @@ typedef struct det_recover {
     size_t tool;           /* the call's tool among the declared, or
                               (size_t)-1 */
     det_quote quote;       /* code in the content */
-    int engine;            /* a marker goes to the engine as it is */
     det_attr_scan name_scan, key_scan; /* the wider name= checks of an
                               invoke's name text and of a parameter tag */
 } det_recover;
@@ -474,60 +475,179 @@ extern const char *const det_bars[DET_BARS];
 extern const det_tag_name det_tag_names[DET_TAG_NAMES];
 extern const char *const det_quotes[DET_QUOTES][2]; /* opening, closing */
 
-/* detect_recover.c: the recoveries (option 11).  The matcher reads tags in
- * every spelling a phase wants; the hooks return 1 when they handled what
- * the engine gave them (det_rc_marker: 2 when it did not, but reported the
- * marker's spelling). */
+/* The layers, each calling only the ones below it (scripts/check-layers
+ * checks it):
+ *
+ *   detect_fast.c, detect_pack.c, detect_create.c, detect_message.c  (API)
+ *   detect_scan.c        bytes -> markers and text (+ detect_tags.c)
+ *   detect_engine.c      the phase table
+ *   detect_phase_text.c  detect_phase_block.c  detect_phase_param.c
+ *   detect_call.c        the block and its calls      detect_value.c
+ *   detect_text.c        the policy windows
+ *   detect_emit.c        failure, diagnostics, text and arguments out
+ *   detect_queue.c  detect_tools.c  detect_attrs.c  detect_quote.c
+ *   detect_markers.c  detect_stopset.c  detect_fail.c
+ */
+
+/* detect_tags.c: the recoveries' tag matcher.  It reads tags in every
+ * spelling a phase wants (set up at creation). */
 typedef struct det_fx_match {
     int tok;
     int variant;  /* 1: another spelling; 2: no DSML marker */
     size_t len;   /* bytes, ending at the byte just scanned */
 } det_fx_match;
-void det_rc_setup(dsml_detector *d);
-int det_rc_read_schemas(dsml_detector *d, const char *json, size_t len);
+void det_tags_setup(dsml_detector *d);
 int det_fx_step(dsml_detector *d, unsigned char c, det_fx_match *m);
-int det_rc_marker(dsml_detector *d, int tok, int variant, size_t off, const char *p,
-                  size_t len);
-int det_rc_sink(dsml_detector *d, const char *p, size_t n, size_t off);
-int det_rc_text(dsml_detector *d, int kind, const char *p, size_t n, size_t off);
-int det_rc_end(dsml_detector *d);
-void det_rc_value_end(dsml_detector *d, size_t vend, size_t off);
-size_t det_rc_name_bad(dsml_detector *d);
-int det_rc_anchored(const dsml_detector *d);
-void det_rc_begin(dsml_detector *d, const char *name, size_t n);
-void det_rc_reset(dsml_detector *d);
-void det_rc_observe(dsml_detector *d, const char *p, size_t n);
-int det_rc_quoted(dsml_detector *d);
 
-/* detect.c: the engine's steps the recoveries take */
-void det_marker(dsml_detector *d, int tok, int variant, size_t off, const char *p,
-                size_t len);
-void det_diag(dsml_detector *d, int code, size_t off, const char *fmt, ...)
-    DSML_PRINTF(4, 5);
-void det_nomem(dsml_detector *d);
-void det_fail_limit(dsml_detector *d, size_t off, const char *what);
-void det_name_sink(dsml_detector *d, const char *p, size_t n, size_t off);
+/* detect_quote.c: Markdown code in the content, followed byte by byte;
+ * whether the content is inside a code span or fence now. */
+void det_quote_observe(det_quote *q, const char *p, size_t n);
+int det_quote_inside(det_quote *q);
+
+/* detect_scan.c: the scan state of the current phase cleared (after a
+ * marker, a rewind, a phase change). */
+static inline void det_scan_reset(dsml_detector *d)
+{
+    for (unsigned w = 0; w < d->sets[d->phase].words; w++)
+        d->st[w] = 0;
+    d->scan.partial = 0;
+    d->rec.tag_len = 0;
+}
+/* A chunk through the scanner (dsml_detector_feed's way when the per-token
+ * path cannot take it); the bytes held scanned to the end (at_end) or up
+ * to what could still begin a marker. */
+int det_scan_feed(dsml_detector *d, const char *bytes, size_t len);
+void det_scan_run(dsml_detector *d, int at_end);
+
+/* detect_engine.c: the engine's entries.  The scanner calls the first two:
+ * the bytes between markers, a marker (tok a TK_*, variant 1: another
+ * spelling, 2: no DSML marker; p[0, len) its bytes at stream offset off);
+ * dsml_detector_end the third. */
+void det_engine_text(dsml_detector *d, const char *p, size_t n, size_t off);
+void det_engine_marker(dsml_detector *d, int tok, int variant, size_t off, const char *p,
+                       size_t len);
+void det_engine_end(dsml_detector *d);
+
+/* A phase's handlers: the text between markers, a marker, the end of the
+ * stream.  A marker or end handler returns DET_AGAIN when it moved to
+ * another phase that is to read the same marker (as *m now says) or the
+ * end. */
+typedef struct det_mark {
+    int tok;
+    int variant;
+    size_t off;
+    const char *p;
+    size_t len;
+} det_mark;
+enum { DET_DONE, DET_AGAIN };
+typedef struct det_phase_ops {
+    void (*text)(dsml_detector *d, const char *p, size_t n, size_t off);
+    int (*marker)(dsml_detector *d, det_mark *m);
+    int (*end)(dsml_detector *d);
+} det_phase_ops;
+
+/* detect_phase_text.c */
+void det_reasoning_text(dsml_detector *d, const char *p, size_t n, size_t off);
+int det_reasoning_marker(dsml_detector *d, det_mark *m);
+int det_reasoning_end(dsml_detector *d);
+void det_content_text(dsml_detector *d, const char *p, size_t n, size_t off);
+int det_content_marker(dsml_detector *d, det_mark *m);
+int det_content_end(dsml_detector *d);
+void det_after_block_text(dsml_detector *d, const char *p, size_t n, size_t off);
+int det_after_block_marker(dsml_detector *d, det_mark *m);
+int det_after_block_end(dsml_detector *d);
+void det_after_eos_text(dsml_detector *d, const char *p, size_t n, size_t off);
+void det_orphan_text(dsml_detector *d, const char *p, size_t n, size_t off);
+int det_orphan_marker(dsml_detector *d, det_mark *m);
+int det_orphan_end(dsml_detector *d);
+int det_no_marker(dsml_detector *d, det_mark *m);
+int det_no_end(dsml_detector *d);
+
+/* detect_phase_block.c */
+int det_sep_marker(dsml_detector *d, det_mark *m);
+int det_sep_end(dsml_detector *d);
+void det_name_text(dsml_detector *d, const char *p, size_t n, size_t off);
+int det_name_marker(dsml_detector *d, det_mark *m);
+int det_name_end(dsml_detector *d);
+void det_recover_text(dsml_detector *d, const char *p, size_t n, size_t off);
+int det_recover_marker(dsml_detector *d, det_mark *m);
+
+/* detect_phase_param.c; the first two the name phase's too */
+void det_next_parameter_or_end(dsml_detector *d, int tok, const char *p, size_t len, size_t off);
+void det_pihead_enter(dsml_detector *d, int pending, int wide, const char *name, size_t n,
+                      size_t off, const char *p, size_t len);
+void det_phead_text(dsml_detector *d, const char *p, size_t n, size_t off);
+int det_phead_marker(dsml_detector *d, det_mark *m);
+int det_param_end(dsml_detector *d);
+void det_pvalue_text(dsml_detector *d, const char *p, size_t n, size_t off);
+int det_pvalue_marker(dsml_detector *d, det_mark *m);
+int det_ptail_marker(dsml_detector *d, det_mark *m);
+int det_ptail_end(dsml_detector *d);
+void det_pihead_text(dsml_detector *d, const char *p, size_t n, size_t off);
+int det_pihead_marker(dsml_detector *d, det_mark *m);
+int det_pihead_end(dsml_detector *d);
+
+/* detect_call.c: phases, raw text, violations, the block, its calls, the
+ * separators between tags (the sep and ptail phases' text). */
 void det_set_phase(dsml_detector *d, det_phase ph);
 void det_rewind(dsml_detector *d, size_t off);
 void det_raw_add(dsml_detector *d, const char *p, size_t n);
-void det_out_text(dsml_detector *d, int kind, const char *p, size_t n, size_t off,
-                  int observe);
-void det_text_sink(dsml_detector *d, int kind, const char *p, size_t n, size_t off);
-void det_release_hold(dsml_detector *d, int kind);
-void det_violation(dsml_detector *d, int code, size_t off, size_t resume,
-                   const char *what);
-void det_end_violation(dsml_detector *d, int code, const char *what);
+void det_call_end_event(dsml_detector *d, int status, size_t off);
+void det_unit_reset(dsml_detector *d);
+void det_abandon_unit(dsml_detector *d, size_t off);
+void det_violation(dsml_detector *d, int code, size_t off, size_t resume, const char *what);
+void det_back_to_content(dsml_detector *d, const char *p, size_t i, size_t off);
 void det_open_block(dsml_detector *d, int tok, const char *p, size_t len);
+void det_close_block(dsml_detector *d, const char *p, size_t len, size_t off);
+void det_start_invoke(dsml_detector *d, size_t off, const char *p, size_t len);
+void det_separator_text(dsml_detector *d, const char *p, size_t n, size_t off);
+void det_separator_marker(dsml_detector *d, size_t off);
 int det_begin_call(dsml_detector *d, const char *name, size_t n, size_t end);
 void det_close_call(dsml_detector *d, size_t off, int status);
-int det_key_seen(dsml_detector *d, const char *k, size_t n);
-void det_args_out(dsml_detector *d, const char *p, size_t n, size_t off);
-void det_args_escaped(dsml_detector *d, const char *p, size_t n, size_t off);
-void det_start_value(dsml_detector *d, int str_true);
-int det_args_key(dsml_detector *d, const char *k, size_t n, int str_true, size_t off);
 int det_name_match(dsml_detector *d, const char **name, size_t *n);
 int det_cut_short(const dsml_detector *d);
-int det_tool_index(const dsml_detector *d, const char *name, size_t n);
+void det_end_violation(dsml_detector *d, int code, const char *what);
+
+/* detect_value.c: a parameter's name and value into the arguments */
+void det_start_value(dsml_detector *d, int str_true);
+int det_key_seen(dsml_detector *d, const char *k, size_t n);
+int det_args_key(dsml_detector *d, const char *k, size_t n, int str_true, size_t off);
+void det_value_emit(dsml_detector *d, const char *p, size_t n, size_t off);
+void det_value_sink(dsml_detector *d, const char *p, size_t n, size_t off);
+void det_value_end(dsml_detector *d, size_t off);
+void det_emit_untyped(dsml_detector *d, const char *v, size_t n, size_t off);
+
+/* detect_text.c: reasoning and content out through the policy windows; a
+ * window's text released as `kind`; a marker read (an EOS held in the
+ * reasoning is text then). */
+void det_text_sink(dsml_detector *d, int kind, const char *p, size_t n, size_t off);
+void det_release_hold(dsml_detector *d, int kind);
+void det_text_marker_seen(dsml_detector *d);
+
+/* detect_fail.c: failure (sticky). */
+void det_fail(dsml_detector *d, int code, size_t off, const char *fmt, ...) DSML_PRINTF(4, 5);
+void det_nomem(dsml_detector *d);
+
+/* detect_emit.c: a diagnostic, a deviation refused (strict; returns 1) or
+ * reported; text out (whole characters; `observe`:
+ * special tokens in it reported); a partly received character completed
+ * from *p (its length once whole, else 0); arguments text out, with what
+ * it stands for, to place a failure: fixed text made at a marker at `off`,
+ * the completion's bytes from `off`, or the JSON escape of src[0, src_n)
+ * at `off`. */
+void det_diag(dsml_detector *d, int code, size_t off, const char *fmt, ...) DSML_PRINTF(4, 5);
+int det_refuse(dsml_detector *d, int code, size_t off, const char *fmt, ...) DSML_PRINTF(4, 5);
+static inline void det_observer_reset(dsml_detector *d)
+{
+    memset(d->text.observer, 0, sizeof d->text.observer);
+}
+void det_out_text(dsml_detector *d, int kind, const char *p, size_t n, size_t off, int observe);
+size_t det_complete_char(char *part, int *part_len, const char **p, size_t *n);
+typedef enum { ARGS_FIXED, ARGS_RAW, ARGS_ESCAPED } det_args_kind;
+void det_args_out_x(dsml_detector *d, const char *p, size_t n, det_args_kind kind,
+                    const char *src, size_t src_n, size_t off);
+void det_args_out(dsml_detector *d, const char *p, size_t n, size_t off);
+void det_args_escaped(dsml_detector *d, const char *p, size_t n, size_t off);
 
 /* detect_queue.c: an event pushed (every field set; NULL when failed or
  * out of memory), text queued (merged with the event before it when that
@@ -536,12 +656,24 @@ int det_tool_index(const dsml_detector *d, const char *name, size_t n);
  * the engine is called (shrunk if large and empty), whether it is large. */
 det_event *det_ev_push(dsml_detector *d);
 void det_ev_text(dsml_detector *d, int type, size_t call, const char *p, size_t n);
-void det_queue_taken(dsml_detector *d);
 void det_queue_tidy(dsml_detector *d);
+void det_queue_shrink(dsml_detector *d);
 static inline int det_queue_large(const dsml_detector *d)
 {
     return d->queue.arena.cap > DET_KEEP_BYTES ||
            d->queue.cap > DET_KEEP_BYTES / sizeof *d->queue.ev;
+}
+/* The queue after its last event was taken. */
+static inline void det_queue_taken(dsml_detector *d)
+{
+    d->queue.head = d->queue.n = 0;
+    d->queue.arena.len = 0;
+    /* the text just taken stays valid until the next call: the shrinking
+     * waits for it, and the per-token path for the shrinking */
+    if (det_queue_large(d)) {
+        d->queue.tidy = 1;
+        d->fast.mode = FAST_OFF;
+    }
 }
 
 /* detect_fast.c: the byte classes (at creation), and d->fast.mode after the
@@ -549,15 +681,16 @@ static inline int det_queue_large(const dsml_detector *d)
 void det_fast_setup(dsml_detector *d);
 void det_fast_update(dsml_detector *d);
 
-/* detect.c: a chunk through the scanner (dsml_detector_feed's other
- * way), and a value's text to the arguments */
-int det_feed_scan(dsml_detector *d, const char *bytes, size_t len);
-void det_value_emit(dsml_detector *d, const char *p, size_t n, size_t off);
-
 /* detect_message.c */
 int det_message_json(dsml_detector *d, dsml_buf *b);
-int det_read_tools(dsml_detector *d, const char *json, size_t len,
-                   dsml_error *err);
+
+/* detect_tools.c: the declared tools read (at creation), a tool's index by
+ * its qualified name (or -1), the recoveries' string parameters read. */
+int det_read_tools(dsml_detector *d, const char *json, size_t len, dsml_error *err);
+int det_tool_index(const dsml_detector *d, const char *name, size_t n);
+int det_read_string_params(dsml_detector *d, const char *json, size_t len);
+/* Whether the call's tool declares parameter k a string. */
+int det_param_is_string(const dsml_detector *d, const char *k, size_t n);
 /* Appends the name a call gives `tool` (an OpenAI tools entry): "ns::name"
  * when `namespaces` (the dialect qualifies names) and the tool has a
  * namespace.  Returns 0 when the tool has no valid name. */

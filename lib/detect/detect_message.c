@@ -1,14 +1,12 @@
 /*
  * detect_message.c - what the detector gives back whole: the final message
- * as JSON text (the reference's dict, printed as json.dumps does), the
- * one-shot parse built on the streaming engine, and the declared tools the
- * detector checks call names against.
+ * as JSON text (the reference's dict, printed as json.dumps does), and the
+ * one-shot parse built on the streaming detector.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "detect/detect_internal.h"
-#include "dialect/tool_name.h"
 
 static const char *nz(const char *p) { return p != NULL ? p : ""; }
 
@@ -40,82 +38,6 @@ int det_message_json(dsml_detector *d, dsml_buf *b)
     }
     DSML_BUF_LIT(b, "]}");
     return b->failed ? DSML_ERR_NOMEM : DSML_OK;
-}
-
-/* The declared tools: each entry's qualified name, by the renderer's rule
- * (an entry may also be the function object itself, {"name": ...}). */
-int det_tool_qualified_name(const cJSON *tool, int namespaces, dsml_buf *out)
-{
-    const cJSON *fn = dsml_json_get(tool, "function");
-    if (!cJSON_IsObject(fn))
-        fn = tool;
-    const cJSON *name = dsml_json_get(fn, "name"), *nsv = NULL;
-    dsml_tool_name q;
-    char why[8];
-    if (!cJSON_IsObject(tool) || !cJSON_IsString(name) ||
-        dsml_tool_declared_name(tool, fn, name->valuestring, namespaces,
-                                &q, &nsv, why, sizeof why) != DSML_OK)
-        return 0;
-    dsml_tool_name_put(out, &q);
-    return 1;
-}
-
-int det_read_tools(dsml_detector *d, const char *json, size_t len,
-                   dsml_error *err)
-{
-    cJSON *root = NULL;
-    int rc = dsml_json_read(json, len, &d->lim, &d->alloc, "$.tools", 0, &root,
-                            err);
-    if (rc != DSML_OK)
-        return rc;
-    if (!cJSON_IsArray(root)) {
-        rc = dsml_fail(err, DSML_ERR_TYPE, dsml_json_locate(json, len, root, DSML_NO_OFFSET),
-                       "$.tools", "expected an array of tools");
-        cJSON_Delete(root);
-        return rc;
-    }
-    size_t i = 0;
-    for (const cJSON *t = root->child; t != NULL; t = t->next, i++) {
-        const cJSON *fn = dsml_json_get(t, "function");
-        if (!cJSON_IsObject(fn))
-            fn = t;
-        const cJSON *name = dsml_json_get(fn, "name"), *nsv = NULL;
-        dsml_tool_name q;
-        char why[sizeof err->message];
-        if (!cJSON_IsObject(t))
-            rc = DSML_ERR_TYPE, snprintf(why, sizeof why, "a tool must be an object");
-        else if (name == NULL)
-            rc = DSML_ERR_MISSING_KEY, snprintf(why, sizeof why, "missing key 'name'");
-        else if (!cJSON_IsString(name))
-            rc = DSML_ERR_TYPE, snprintf(why, sizeof why, "a tool name must be a string");
-        else
-            rc = dsml_tool_declared_name(t, fn, name->valuestring,
-                                         (d->dialect->rules & DSML_RULE_NAMESPACES) != 0, &q, &nsv,
-                                         why, sizeof why);
-        if (rc != DSML_OK) {
-            dsml_path path;
-            dsml_path_root(&path, "$.tools");
-            dsml_path_index(&path, i);
-            if (cJSON_IsObject(t) && fn != t)
-                dsml_path_key(&path, "function");
-            if (cJSON_IsObject(t))
-                dsml_path_key(&path, "name");
-            const cJSON *at = name != NULL ? name : fn;
-            rc = dsml_fail(err, rc, dsml_json_locate(json, len, at, DSML_NO_OFFSET),
-                           path.text, "%s", why);
-            cJSON_Delete(root);
-            return rc;
-        }
-        dsml_tool_name_put(&d->decl.names, &q);
-        dsml_buf_putc(&d->decl.names, '\0');
-        d->decl.n++;
-    }
-    cJSON_Delete(root);
-    d->decl.have = 1;
-    if (d->decl.names.failed)
-        return dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL,
-                         "out of memory");
-    return DSML_OK;
 }
 
 int dsml_detector_message(dsml_detector *d, dsml_output *out, dsml_error *err)

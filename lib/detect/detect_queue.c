@@ -2,8 +2,7 @@
  * detect_queue.c - the detector's events between the engine and the caller:
  * the engine queues them (text of one kind that follows text of that kind
  * is merged into one event, and copied into the message as it goes); the
- * caller takes them one at a time (dsml_detector_next) or all at once
- * (detect_pack.c).  Their text lives in one arena, reused from the start
+ * caller takes them (detect_pack.c).  Their text lives in one arena, reused from the start
  * once every event has been taken, and given back to a small size after a
  * large feed.
  */
@@ -97,7 +96,7 @@ message:;
 }
 
 /* The arena and the queue back to a small size. */
-static void shrink_queue(dsml_detector *d)
+void det_queue_shrink(dsml_detector *d)
 {
     if (d->queue.arena.cap > DET_KEEP_BYTES)
         dsml_buf_release(&d->queue.arena);
@@ -109,81 +108,12 @@ static void shrink_queue(dsml_detector *d)
     d->queue.tidy = 0;
 }
 
-static inline void queue_taken(dsml_detector *d)
-{
-    d->queue.head = d->queue.n = 0;
-    d->queue.arena.len = 0;
-    /* the text just taken stays valid until the next call: the shrinking
-     * waits for it, and the per-token path for the shrinking */
-    if (det_queue_large(d)) {
-        d->queue.tidy = 1;
-        d->fast.mode = FAST_OFF;
-    }
-}
-
-void det_queue_taken(dsml_detector *d)
-{
-    queue_taken(d);
-}
-
-
 void det_queue_tidy(dsml_detector *d)
 {
     if (d->queue.head == d->queue.n) {
         d->queue.head = d->queue.n = 0;
         d->queue.arena.len = 0;
         if (det_queue_large(d))
-            shrink_queue(d);
+            det_queue_shrink(d);
     }
-}
-
-/* The queue, emptied after a large feed, given back at the caller's next
- * pull. */
-#if defined(__GNUC__)
-__attribute__((noinline))
-#endif
-static int tidy_now(dsml_detector *d)
-{
-    shrink_queue(d);
-    det_fast_update(d);
-    return d->failed;
-}
-
-int dsml_detector_next(dsml_detector *d, dsml_event *event)
-{
-    if (d == NULL || event == NULL)
-        return DSML_ERR_ARGUMENT;
-    if (event->size != 0 && event->size < sizeof *event)
-        return DSML_ERR_ARGUMENT;
-    size_t head = d->queue.head;
-    if (head < d->queue.n) {
-        const det_event *e = &d->queue.ev[head];
-        const char *a = d->queue.arena.data != NULL ? d->queue.arena.data : "";
-        int type = e->type;
-        event->size = sizeof *event;
-        event->type = (dsml_event_type)type;
-        event->len = e->len;
-        event->call_index = e->call;
-        event->status = e->status;
-        event->offset = e->offset;
-        if (type == DSML_EVENT_CALL_BEGIN) {
-            event->text = NULL;
-            event->name = a + e->name_off;
-            event->name_len = e->name_len;
-            event->ns = e->has_ns ? a + e->ns_off : NULL;
-            event->ns_len = e->has_ns ? e->ns_len : 0;
-        } else {
-            event->text = type == DSML_EVENT_CALL_END ? NULL : a + e->text_off;
-            event->name = NULL;
-            event->name_len = 0;
-            event->ns = NULL;
-            event->ns_len = 0;
-        }
-        if (head + 1 == d->queue.n)
-            queue_taken(d);
-        else
-            d->queue.head = head + 1;
-        return 1;
-    }
-    return d->queue.tidy ? tidy_now(d) : d->failed;
 }

@@ -4,7 +4,7 @@
  * detect_markers.c's tables), <think> and the end-of-sentence token, matched
  * a byte at a time beside the engine's fixed markers.  The bytes of a tag
  * being matched are held (d->rec.tag); a phase wants the tokens
- * det_rc_setup() gave it.
+ * det_tags_setup() gave it.
  */
 #include <string.h>
 
@@ -304,3 +304,50 @@ int det_fx_step(dsml_detector *d, unsigned char c, det_fx_match *m)
     return 0;
 }
 
+/* Which recoveries are on, and the tokens the tag matcher looks for in
+ * each phase (their first bytes added to the phase's stop set's, so that
+ * the scanner stops at them). */
+void det_tags_setup(dsml_detector *d)
+{
+    d->rec.on = d->opt.mode == DSML_DETECT_RECOVER ? DSML_RECOVER_ALL : d->opt.recoveries;
+    unsigned *w = d->rec.want;
+    memset(d->rec.want, 0, sizeof d->rec.want);
+    if (d->rec.on == 0)
+        return;
+    /* the engine's own tags, in the other spellings */
+    if (DET_REC(d, SPELLINGS) || DET_REC(d, BARE_TAGS)) {
+        w[PH_REASONING] = DET_OPENERS;
+        w[PH_CONTENT] = DET_OPENERS;
+        w[PH_SEP] = DET_BIT(TK_INVOKE) | DET_BIT(TK_CALLS_END);
+        w[PH_NAME] = DET_BIT(TK_PARAM) | DET_BIT(TK_INVOKE_END);
+        w[PH_PHEAD] = DET_BIT(TK_PARAM_CLOSE);
+        w[PH_PVALUE] = DET_BIT(TK_PARAM_END);
+        w[PH_PTAIL] = DET_BIT(TK_PARAM) | DET_BIT(TK_INVOKE_END);
+        w[PH_RECOVER] = DET_OPENERS | DET_BIT(TK_INVOKE) | DET_BIT(TK_CALLS_END);
+    }
+    if (DET_REC(d, STRUCTURE)) {
+        w[PH_CONTENT] |= DET_BIT(TK_INVOKE) | DET_CLOSERS;
+        w[PH_SEP] |= DET_BIT(TK_EOS);
+        w[PH_ORPHAN] = DET_CLOSERS | DET_BIT(TK_EOS);
+    }
+    if (DET_REC(d, ATTRIBUTES)) {
+        w[PH_NAME] |= DET_BIT(TK_INVOKE) | DET_BIT(TK_CALLS_END);
+        w[PH_PHEAD] |= DET_BIT(TK_HEAD_END);
+        w[PH_PTAIL] |= DET_BIT(TK_INVOKE);
+        w[PH_PIHEAD] = DET_BIT(TK_PARAM) | DET_BIT(TK_INVOKE_END) | DET_BIT(TK_INVOKE) |
+                       DET_BIT(TK_CALLS_END) | DET_BIT(TK_HEAD_END);
+    }
+    if (DET_REC(d, THINKING) && d->opt.thinking_mode == DSML_THINKING) {
+        w[PH_REASONING] |= DET_BIT(TK_THINK);
+        w[PH_CONTENT] |= DET_BIT(TK_THINK);
+    }
+    for (int ph = 0; ph < PH_COUNT_; ph++) {
+        unsigned char *first = d->sets[ph].first;
+        unsigned char starts[3] = {'<', '\n', '>'};
+        int use[3] = {w[ph] != 0, (w[ph] & (DET_OPENERS | DET_CLOSERS)) != 0 && ph != PH_ORPHAN,
+                      (w[ph] & DET_BIT(TK_HEAD_END)) != 0};
+        for (int k = 0; k < 3; k++)
+            if (use[k])
+                first[starts[k] >> 3] = (unsigned char)(first[starts[k] >> 3] | (1u << (starts[k] & 7)));
+    }
+}
