@@ -389,7 +389,11 @@ static int fast_held(dsml_detector *d, const unsigned char *p, size_t len)
     return 1;
 }
 
-/* A chunk through the scanner. */
+/* A chunk through the scanner (kept out of line: the per-token path stays
+ * small). */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
 static int scan_chunk(dsml_detector *d, const char *bytes, size_t len)
 {
     if (d->failed)

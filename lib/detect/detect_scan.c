@@ -112,48 +112,51 @@ void det_scan_run(dsml_detector *d, int at_end)
 /* ---- feeding ---------------------------------------------------------------- */
 
 /* Incremental UTF-8 check of the input: the length of the valid prefix
- * (a character may stay open at the end). */
-static size_t check_utf8(dsml_detector *d, const unsigned char *p, size_t n)
+ * (a character may stay open at the end).  The state is kept in locals
+ * while the loop runs (the bytes may alias it). */
+static size_t check_utf8(det_scanner *sc, const unsigned char *p, size_t n)
 {
+    int need = sc->utf8_need;
+    unsigned char lo = sc->utf8_lo, hi = sc->utf8_hi;
     size_t i = 0;
-    if (d->scan.utf8_need == 0)
+    if (need == 0)
         while (i < n && p[i] < 0x80)
             i++; /* ASCII: nothing to check */
     for (; i < n; i++) {
         unsigned char c = p[i];
-        if (d->scan.utf8_need > 0) {
-            if (c < d->scan.utf8_lo || c > d->scan.utf8_hi)
-                goto bad;
-            d->scan.utf8_lo = 0x80;
-            d->scan.utf8_hi = 0xbf;
-            d->scan.utf8_need--;
+        if (need > 0) {
+            if (c < lo || c > hi)
+                break;
+            lo = 0x80;
+            hi = 0xbf;
+            need--;
             continue;
         }
         if (c < 0x80)
             continue;
-        d->scan.utf8_lo = 0x80;
-        d->scan.utf8_hi = 0xbf;
+        lo = 0x80;
+        hi = 0xbf;
         if (c >= 0xc2 && c <= 0xdf)
-            d->scan.utf8_need = 1;
+            need = 1;
         else if (c >= 0xe0 && c <= 0xef) {
-            d->scan.utf8_need = 2;
+            need = 2;
             if (c == 0xe0)
-                d->scan.utf8_lo = 0xa0;
+                lo = 0xa0;
             else if (c == 0xed)
-                d->scan.utf8_hi = 0x9f;
+                hi = 0x9f;
         } else if (c >= 0xf0 && c <= 0xf4) {
-            d->scan.utf8_need = 3;
+            need = 3;
             if (c == 0xf0)
-                d->scan.utf8_lo = 0x90;
+                lo = 0x90;
             else if (c == 0xf4)
-                d->scan.utf8_hi = 0x8f;
+                hi = 0x8f;
         } else
-            goto bad;
-        continue;
-    bad:
-        return i;
+            break;
     }
-    return n;
+    sc->utf8_need = need;
+    sc->utf8_lo = lo;
+    sc->utf8_hi = hi;
+    return i;
 }
 
 /* How many leading bytes of a chunk run() would hand to the text sink as
@@ -219,7 +222,7 @@ int det_scan_feed(dsml_detector *d, const char *bytes, size_t len)
         ok = d->lim.max_input_bytes - d->scan.total;
         code = DSML_ERR_LIMIT;
     }
-    size_t valid = check_utf8(d, (const unsigned char *)bytes, ok);
+    size_t valid = check_utf8(&d->scan, (const unsigned char *)bytes, ok);
     if (valid < ok) {
         ok = valid;
         code = DSML_ERR_UTF8;
