@@ -259,7 +259,7 @@ typedef struct det_attr_scan {
     int lit;
 } det_attr_scan;
 
-/* The recoveries' state (option recoveries / DSML_DETECT_RECOVER). */
+/* The recoveries' state (the recoveries option, DSML_DETECT_RECOVER). */
 typedef struct det_recover {
     unsigned on;           /* DSML_RECOVER_* in effect */
     unsigned want[PH_COUNT_]; /* the tokens the tag matcher looks for */
