@@ -38,9 +38,9 @@ void det_raw_add(dsml_detector *d, const char *p, size_t n)
         d->block.raw_off = d->scan.base + (size_t)(p - d->scan.in.data);
     if (d->block.raw.len + n > d->lim.max_argument_bytes) {
         det_fail(d, DSML_ERR_LIMIT,
-             d->scan.base + (size_t)(p - d->scan.in.data) + (d->lim.max_argument_bytes - d->block.raw.len),
-             "an invoke's text exceeds max_argument_bytes (%zu)",
-             d->lim.max_argument_bytes);
+                 d->scan.base + (size_t)(p - d->scan.in.data) +
+                     (d->lim.max_argument_bytes - d->block.raw.len),
+                 "an invoke's text exceeds max_argument_bytes (%zu)", d->lim.max_argument_bytes);
         return;
     }
     dsml_buf_append(&d->block.raw, p, n);
@@ -53,8 +53,7 @@ void det_call_end_event(dsml_detector *d, int status, size_t off)
     det_event *e = det_ev_push(d);
     if (e == NULL)
         return;
-    if ((status == DSML_CALL_COMPLETE || status == DSML_CALL_UNTERMINATED) &&
-        d->call.refused)
+    if ((status == DSML_CALL_COMPLETE || status == DSML_CALL_UNTERMINATED) && d->call.refused)
         status = DSML_CALL_REFUSED;
     else if (status == DSML_CALL_COMPLETE)
         d->call.executable++;
@@ -98,8 +97,7 @@ void det_abandon_unit(dsml_detector *d, size_t off)
 
 /* Lenient handling of a malformed block: the unit is abandoned and the scan
  * resumes at `resume` looking for the next invoke or the block's end. */
-void det_violation(dsml_detector *d, int code, size_t off,
-                            size_t resume, const char *what)
+void det_violation(dsml_detector *d, int code, size_t off, size_t resume, const char *what)
 {
     if (d->strict) {
         det_fail(d, code, off, "%s", what);
@@ -145,7 +143,7 @@ void det_close_block(dsml_detector *d, const char *p, size_t len, size_t off)
          * raw text of broken calls drops it too */
         if (d->call.n > 0)
             det_diag(d, DSML_ERR_CALL_FORMAT, off,
-                 "the closer of a block whose first invoke was malformed is content");
+                     "the closer of a block whose first invoke was malformed is content");
         det_out_text(d, DSML_EVENT_CONTENT, p, len, off, 0);
     }
     d->block.ended = 1;
@@ -170,8 +168,8 @@ void det_start_invoke(dsml_detector *d, size_t off, const char *p, size_t len)
 
 /* The ">\n" that ends a tag, then the next tag: `what` names the first,
  * `next` the second in a diagnostic.  Returns bytes accepted. */
-static size_t sep_text_exact(dsml_detector *d, const char *p, size_t n, size_t off,
-                       int code, const char *what, const char *next)
+static size_t sep_text_exact(dsml_detector *d, const char *p, size_t n, size_t off, int code,
+                             const char *what, const char *next)
 {
     /* after an invoke's closer the bytes are its own, not the next unit's */
     int keep = d->phase != PH_SEP || d->block.sep_raw;
@@ -179,8 +177,7 @@ static size_t sep_text_exact(dsml_detector *d, const char *p, size_t n, size_t o
         if (d->block.sep_len >= 2 || p[i] != ">\n"[d->block.sep_len]) {
             if (keep)
                 det_raw_add(d, p, i);
-            det_violation(d, code, off + i, off + i,
-                            d->block.sep_len >= 2 ? next : what);
+            det_violation(d, code, off + i, off + i, d->block.sep_len >= 2 ? next : what);
             return i;
         }
         d->block.sep_len++;
@@ -260,8 +257,8 @@ void det_separator_marker(dsml_detector *d, size_t off)
 {
     if (d->block.sep_len != 2 && DET_REC(d, STRUCTURE)) {
         if (!d->rec.sep_dev)
-            det_diag(d, d->phase == PH_SEP ? DSML_ERR_CALL_FORMAT : DSML_ERR_PARAMETER_FORMAT,
-                     off, "recovered: %s before the tag",
+            det_diag(d, d->phase == PH_SEP ? DSML_ERR_CALL_FORMAT : DSML_ERR_PARAMETER_FORMAT, off,
+                     "recovered: %s before the tag",
                      d->block.sep_len == 0 ? "no '>'" : "no line break");
         d->block.sep_len = 2;
     }
@@ -291,14 +288,14 @@ static int refused_call(dsml_detector *d, const char *name, size_t n)
     switch (d->opt.tool_choice) {
     case DSML_TOOL_CHOICE_NONE:
         det_diag(d, DSML_ERR_TOOL_CHOICE, d->call.off,
-             "tool_choice is \"none\": the call to '%.*s' is refused", shown, name);
+                 "tool_choice is \"none\": the call to '%.*s' is refused", shown, name);
         return 1;
     case DSML_TOOL_CHOICE_FUNCTION:
         if (n != d->decl.choice.len || (n > 0 && memcmp(name, d->decl.choice.data, n) != 0)) {
             det_diag(d, DSML_ERR_TOOL_CHOICE, d->call.off,
-                 "tool_choice names '%.*s': the call to '%.*s' is refused",
-                 det_utf8_shown(d->decl.choice.data, d->decl.choice.len, 80),
-                 d->decl.choice.data != NULL ? d->decl.choice.data : "", shown, name);
+                     "tool_choice names '%.*s': the call to '%.*s' is refused",
+                     det_utf8_shown(d->decl.choice.data, d->decl.choice.len, 80),
+                     d->decl.choice.data != NULL ? d->decl.choice.data : "", shown, name);
             return 1;
         }
         break;
@@ -307,8 +304,9 @@ static int refused_call(dsml_detector *d, const char *name, size_t n)
     }
     if (d->opt.parallel_calls == DSML_PARALLEL_CALLS_FIRST && d->call.executable > 0) {
         det_diag(d, DSML_ERR_PARALLEL_CALLS, d->call.off,
-             "parallel tool calls are off: the call to '%.*s' after the first "
-             "is refused", shown, name);
+                 "parallel tool calls are off: the call to '%.*s' after the first "
+                 "is refused",
+                 shown, name);
         return 1;
     }
     return 0;
@@ -341,8 +339,8 @@ int det_begin_call(dsml_detector *d, const char *name, size_t n, size_t end)
         if (find2(bare, bare_len, "::") != NULL) {
             if (!d->strict) {
                 det_violation(d, DSML_ERR_TOOL_NAME, d->call.off, end,
-                                "tool name must not contain '::' after its "
-                                "namespace");
+                              "tool name must not contain '::' after its "
+                              "namespace");
                 return 0;
             }
             /* the reference checks this when the invoke is complete */
@@ -350,25 +348,24 @@ int det_begin_call(dsml_detector *d, const char *name, size_t n, size_t end)
             d->call.quiet = 1;
             d->call.bad_name_off = d->call.off;
             snprintf(d->call.bad_name_msg, sizeof d->call.bad_name_msg,
-                     "Tool name must not contain '::': %.*s",
-                     (int)(bare_len > 80 ? 80 : bare_len), bare);
+                     "Tool name must not contain '::': %.*s", (int)(bare_len > 80 ? 80 : bare_len),
+                     bare);
         }
     }
     if (d->decl.have && (d->opt.tool_names == DSML_TOOL_NAMES_DECLARED || anchored(d)) &&
         !tool_declared(d, name, n)) {
         if (d->strict) {
             det_fail(d, DSML_ERR_UNKNOWN_TOOL, d->call.off,
-                 "tool '%.*s' is not among the declared tools",
-                 (int)(n > 80 ? 80 : n), name);
+                     "tool '%.*s' is not among the declared tools", (int)(n > 80 ? 80 : n), name);
             return 0;
         }
         det_violation(d, DSML_ERR_UNKNOWN_TOOL, d->call.off, end,
-                        "tool name not among the declared tools");
+                      "tool name not among the declared tools");
         return 0;
     }
     if (d->call.n >= d->lim.max_calls) {
-        det_fail(d, DSML_ERR_LIMIT, d->call.off,
-             "more than max_calls (%zu) tool calls", d->lim.max_calls);
+        det_fail(d, DSML_ERR_LIMIT, d->call.off, "more than max_calls (%zu) tool calls",
+                 d->lim.max_calls);
         return 0;
     }
     if (d->rec.on) {
@@ -386,9 +383,8 @@ int det_begin_call(dsml_detector *d, const char *name, size_t n, size_t end)
     if (d->keep_message) {
         if (idx >= d->msg.cap) {
             size_t cap = d->msg.cap ? d->msg.cap * 2 : 4;
-            det_call *c = dsml_realloc(&d->alloc, d->msg.calls,
-                                       d->msg.cap * sizeof *c,
-                                       cap * sizeof *c);
+            det_call *c =
+                dsml_realloc(&d->alloc, d->msg.calls, d->msg.cap * sizeof *c, cap * sizeof *c);
             if (c == NULL) {
                 det_nomem(d);
                 return 0;
@@ -522,7 +518,9 @@ void det_end_violation(dsml_detector *d, int code, const char *what)
         det_set_phase(d, PH_RECOVER);
         return;
     }
-    det_diag(d, DSML_ERR_INCOMPLETE, off, "the stream ended inside the calls "
-                                      "block (%s)", what);
+    det_diag(d, DSML_ERR_INCOMPLETE, off,
+             "the stream ended inside the calls "
+             "block (%s)",
+             what);
     det_abandon_unit(d, off);
 }

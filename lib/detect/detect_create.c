@@ -31,8 +31,7 @@ void dsml_detector_options_init_size(dsml_detector_options *opts, size_t size)
 /* The first release's struct ends with `allocator`. */
 void(dsml_detector_options_init)(dsml_detector_options *opts)
 {
-    dsml_options_clear(opts, offsetof(dsml_detector_options, allocator) +
-                                 sizeof opts->allocator);
+    dsml_options_clear(opts, offsetof(dsml_detector_options, allocator) + sizeof opts->allocator);
 }
 
 static void resolve_limits(dsml_limits *out, const dsml_limits *in)
@@ -66,8 +65,8 @@ static void buf_clear(dsml_buf *b)
 
 static void start_state(dsml_detector *d)
 {
-    dsml_buf *bufs[] = {&d->scan.in,   &d->text.held, &d->block.raw,       &d->block.name,
-                        &d->block.key,  &d->keys.records, &d->value.ws,       &d->value.buf,
+    dsml_buf *bufs[] = {&d->scan.in,     &d->text.held,     &d->block.raw,   &d->block.name,
+                        &d->block.key,   &d->keys.records,  &d->value.ws,    &d->value.buf,
                         &d->msg.content, &d->msg.reasoning, &d->queue.arena, &d->queue.scratch};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         buf_clear(bufs[i]);
@@ -120,8 +119,8 @@ static void start_state(dsml_detector *d)
         det_set_phase(d, PH_CONTENT);
         if (d->opt.stray_think_end != DSML_STRAY_THINK_END_REFUSE) {
             d->text.hold = DSML_EVENT_CONTENT;
-            d->text.window = d->opt.think_end_window != 0 ? d->opt.think_end_window
-                                                     : DSML_THINK_END_WINDOW;
+            d->text.window =
+                d->opt.think_end_window != 0 ? d->opt.think_end_window : DSML_THINK_END_WINDOW;
             if (d->text.window > d->lim.max_held_bytes)
                 d->text.window = d->lim.max_held_bytes;
         }
@@ -132,8 +131,7 @@ static void start_state(dsml_detector *d)
 
 static int check_enum(int v, int max) { return v >= 0 && v <= max; }
 
-int dsml_detector_create(const dsml_detector_options *opts,
-                         dsml_detector **out, dsml_error *err)
+int dsml_detector_create(const dsml_detector_options *opts, dsml_detector **out, dsml_error *err)
 {
     if (out == NULL)
         return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
@@ -147,17 +145,14 @@ int dsml_detector_create(const dsml_detector_options *opts,
             return rc;
     }
     const dsml_dialect *dialect = dsml_dialect_of(o.profile);
-    if (!check_enum((int)o.thinking_mode, 1) || dialect == NULL ||
-        !check_enum((int)o.mode, 2) || !check_enum((int)o.reasoning_calls, 1) ||
-        !check_enum((int)o.missing_think_end, 1) ||
-        !check_enum((int)o.stray_think_end, 2) ||
-        !check_enum((int)o.trailing_text, 1) || !check_enum((int)o.trim, 1) ||
-        !check_enum((int)o.tool_names, 1) ||
+    if (!check_enum((int)o.thinking_mode, 1) || dialect == NULL || !check_enum((int)o.mode, 2) ||
+        !check_enum((int)o.reasoning_calls, 1) || !check_enum((int)o.missing_think_end, 1) ||
+        !check_enum((int)o.stray_think_end, 2) || !check_enum((int)o.trailing_text, 1) ||
+        !check_enum((int)o.trim, 1) || !check_enum((int)o.tool_names, 1) ||
         !check_enum((int)o.false_values, 1) || !check_enum((int)o.markers, 1) ||
         !check_enum((int)o.tool_choice, 3) || !check_enum((int)o.parallel_calls, 1) ||
         (o.tool_choice_name == NULL && o.tool_choice_name_len != 0) ||
-        (o.flags & ~DSML_DETECT_NO_MESSAGE) != 0 ||
-        (o.recoveries & ~DSML_RECOVER_ALL) != 0 ||
+        (o.flags & ~DSML_DETECT_NO_MESSAGE) != 0 || (o.recoveries & ~DSML_RECOVER_ALL) != 0 ||
         (o.recoveries != 0 && o.mode == DSML_DETECT_STRICT) ||
         (o.tools_json == NULL && o.tools_len != 0))
         return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
@@ -166,8 +161,7 @@ int dsml_detector_create(const dsml_detector_options *opts,
     dsml_alloc_resolve(&a, o.allocator);
     dsml_detector *d = dsml_malloc(&a, sizeof *d);
     if (d == NULL)
-        return dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL,
-                         "out of memory");
+        return dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
     memset(d, 0, sizeof *d);
     d->alloc = a;
     resolve_limits(&d->lim, o.limits);
@@ -180,14 +174,15 @@ int dsml_detector_create(const dsml_detector_options *opts,
     d->dialect = dialect;
     d->strict = o.mode == DSML_DETECT_STRICT;
     d->keep_message = !(o.flags & DSML_DETECT_NO_MESSAGE);
-    dsml_buf *bufs[] = {&d->decl.names, &d->scan.in, &d->text.held, &d->block.raw, &d->block.name,
-                        &d->block.key, &d->keys.records, &d->value.ws, &d->value.buf, &d->msg.content,
-                        &d->msg.reasoning, &d->queue.arena, &d->queue.scratch, &d->decl.choice,
-                        &d->decl.strings};
+    dsml_buf *bufs[] = {&d->decl.names,    &d->scan.in,     &d->text.held,     &d->block.raw,
+                        &d->block.name,    &d->block.key,   &d->keys.records,  &d->value.ws,
+                        &d->value.buf,     &d->msg.content, &d->msg.reasoning, &d->queue.arena,
+                        &d->queue.scratch, &d->decl.choice, &d->decl.strings};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         dsml_buf_init(bufs[i], &d->alloc);
     /* what bounds each buffer: it grows to that, never past it */
-    d->text.held.max = d->block.name.max = d->block.key.max = d->value.ws.max = d->lim.max_held_bytes;
+    d->text.held.max = d->block.name.max = d->block.key.max = d->value.ws.max =
+        d->lim.max_held_bytes;
     d->block.raw.max = d->value.buf.max = d->lim.max_argument_bytes;
     d->msg.content.max = d->msg.reasoning.max = d->lim.max_input_bytes;
     if (det_build_sets(d) != DSML_OK) {
@@ -228,10 +223,10 @@ void dsml_detector_destroy(dsml_detector *d)
 {
     if (d == NULL)
         return;
-    dsml_buf *bufs[] = {&d->decl.names, &d->scan.in, &d->text.held, &d->block.raw, &d->block.name,
-                        &d->block.key, &d->keys.records, &d->value.ws, &d->value.buf, &d->msg.content,
-                        &d->msg.reasoning, &d->queue.arena, &d->queue.scratch, &d->decl.choice,
-                        &d->decl.strings};
+    dsml_buf *bufs[] = {&d->decl.names,    &d->scan.in,     &d->text.held,     &d->block.raw,
+                        &d->block.name,    &d->block.key,   &d->keys.records,  &d->value.ws,
+                        &d->value.buf,     &d->msg.content, &d->msg.reasoning, &d->queue.arena,
+                        &d->queue.scratch, &d->decl.choice, &d->decl.strings};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         dsml_buf_release(bufs[i]);
     for (size_t i = 0; i < d->msg.cap; i++) {
@@ -253,15 +248,9 @@ void dsml_detector_reset(dsml_detector *d)
         start_state(d);
 }
 
-const dsml_error *dsml_detector_error(const dsml_detector *d)
-{
-    return d == NULL ? NULL : &d->err;
-}
+const dsml_error *dsml_detector_error(const dsml_detector *d) { return d == NULL ? NULL : &d->err; }
 
-int dsml_detector_finish(dsml_detector *d)
-{
-    return dsml_detector_end(d, DSML_END_TEXT);
-}
+int dsml_detector_finish(dsml_detector *d) { return dsml_detector_end(d, DSML_END_TEXT); }
 
 int dsml_detector_end(dsml_detector *d, dsml_end_reason why)
 {
@@ -274,17 +263,17 @@ int dsml_detector_end(dsml_detector *d, dsml_end_reason why)
     d->end_reason = why;
     det_queue_tidy(d);
     if (d->scan.utf8_need > 0) {
-        det_fail(d, DSML_ERR_UTF8, d->scan.total,
-             "the completion ends inside a UTF-8 character");
+        det_fail(d, DSML_ERR_UTF8, d->scan.total, "the completion ends inside a UTF-8 character");
         return d->failed;
     }
     det_scan_run(d, 1);
     if (!d->failed)
         det_engine_end(d);
     if ((d->opt.tool_choice == DSML_TOOL_CHOICE_REQUIRED ||
-         d->opt.tool_choice == DSML_TOOL_CHOICE_FUNCTION) && d->call.executable == 0)
+         d->opt.tool_choice == DSML_TOOL_CHOICE_FUNCTION) &&
+        d->call.executable == 0)
         det_diag(d, DSML_ERR_TOOL_CHOICE, d->scan.base + d->scan.in.len,
-             "tool_choice requires a tool call; the completion has none");
+                 "tool_choice requires a tool call; the completion has none");
     if (!d->failed && d->scan.rewound) {
         /* a lenient end-of-text fallback switched phases; nothing is left to
          * scan */

@@ -13,8 +13,8 @@
 #include "core/utf8.h"
 #include "detect/detect_internal.h"
 
-static const char *const sp_names[SP_COUNT_] = {
-    DSML_TOKEN_BOS, DSML_TOKEN_EOS, DSML_TOKEN_THINK, DSML_TOKEN_THINK_END, DSML_TOKEN_DSML};
+static const char *const sp_names[SP_COUNT_] = {DSML_TOKEN_BOS, DSML_TOKEN_EOS, DSML_TOKEN_THINK,
+                                                DSML_TOKEN_THINK_END, DSML_TOKEN_DSML};
 
 /* ---- diagnostics ----------------------------------------------------------- */
 
@@ -74,8 +74,8 @@ static void special(dsml_detector *d, int t, int kind, size_t off)
         if (d->pending.code == 0) {
             d->pending.code = DSML_ERR_SPECIAL_TOKEN;
             d->pending.off = off;
-            snprintf(d->pending.msg, sizeof d->pending.msg,
-                     "unexpected special token '%s' in %s", sp_names[t], where);
+            snprintf(d->pending.msg, sizeof d->pending.msg, "unexpected special token '%s' in %s",
+                     sp_names[t], where);
         }
         return;
     }
@@ -84,8 +84,7 @@ static void special(dsml_detector *d, int t, int kind, size_t off)
 
 /* Complete characters to a text event, split where a special token ends so
  * that its diagnostic sits at the same place however the input was fed. */
-static void emit_chars(dsml_detector *d, int kind, const char *p, size_t n, size_t off,
-                       int observe)
+static void emit_chars(dsml_detector *d, int kind, const char *p, size_t n, size_t off, int observe)
 {
     if (!observe) {
         det_ev_text(d, kind, 0, p, n);
@@ -123,10 +122,7 @@ static void emit_chars(dsml_detector *d, int kind, const char *p, size_t n, size
     det_ev_text(d, kind, 0, p + start, n - start);
 }
 
-static size_t utf8_len(unsigned char c)
-{
-    return c < 0x80 ? 1 : c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
-}
+static size_t utf8_len(unsigned char c) { return c < 0x80 ? 1 : c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2; }
 
 size_t det_complete_char(char *part, int *part_len, const char **p, size_t *n)
 {
@@ -182,8 +178,8 @@ static size_t safe_cut(const char *p, size_t n, size_t room, int escaped)
     return i;
 }
 
-void det_args_out_x(dsml_detector *d, const char *p, size_t n, det_args_kind kind,
-                    const char *src, size_t src_n, size_t off)
+void det_args_out_x(dsml_detector *d, const char *p, size_t n, det_args_kind kind, const char *src,
+                    size_t src_n, size_t off)
 {
     det_call_state *c = &d->call;
     if (c->quiet || n == 0 || d->failed)

@@ -64,8 +64,8 @@ void det_engine_marker(dsml_detector *d, int tok, int variant, size_t off, const
     det_mark m = {tok, variant, off, p, len};
     if (d->rec.on) {
         if (d->phase == PH_CONTENT &&
-            (variant != 0 || tok == TK_INVOKE || (DET_CLOSERS & DET_BIT(tok))) &&
-            tok != TK_THINK && det_quote_inside(&d->rec.quote)) {
+            (variant != 0 || tok == TK_INVOKE || (DET_CLOSERS & DET_BIT(tok))) && tok != TK_THINK &&
+            det_quote_inside(&d->rec.quote)) {
             /* quoted in a code span or fence: text */
             det_text_sink(d, DSML_EVENT_CONTENT, p, len, off);
             return;

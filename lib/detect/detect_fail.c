@@ -23,7 +23,4 @@ void det_fail(dsml_detector *d, int code, size_t off, const char *fmt, ...)
     va_end(ap);
 }
 
-void det_nomem(dsml_detector *d)
-{
-    det_fail(d, DSML_ERR_NOMEM, DSML_NO_OFFSET, "out of memory");
-}
+void det_nomem(dsml_detector *d) { det_fail(d, DSML_ERR_NOMEM, DSML_NO_OFFSET, "out of memory"); }

@@ -88,25 +88,27 @@ static int room_for_a_chunk(const dsml_detector *d)
 void det_fast_update(dsml_detector *d)
 {
     d->fast.mode = FAST_OFF;
-    if (d->failed || d->finished || d->rec.on || d->scan.utf8_need || d->queue.tidy || det_queue_large(d) ||
-        !room_for_a_chunk(d))
+    if (d->failed || d->finished || d->rec.on || d->scan.utf8_need || d->queue.tidy ||
+        det_queue_large(d) || !room_for_a_chunk(d))
         return;
     const det_set *s = &d->sets[d->phase];
-    int text = (d->phase == PH_REASONING || d->phase == PH_CONTENT) && !d->text.hold && !d->text.eos_held &&
-               !d->text.part_len && !d->text.ws_lead &&
-               (d->text.observer[0] | d->text.observer[1] | d->text.observer[2] | d->text.observer[3] | d->text.observer[4]) == 0;
+    int text = (d->phase == PH_REASONING || d->phase == PH_CONTENT) && !d->text.hold &&
+               !d->text.eos_held && !d->text.part_len && !d->text.ws_lead &&
+               (d->text.observer[0] | d->text.observer[1] | d->text.observer[2] |
+                d->text.observer[3] | d->text.observer[4]) == 0;
     if (text) {
         d->fast.kind = d->phase == PH_REASONING ? DSML_EVENT_REASONING : DSML_EVENT_CONTENT;
         d->fast.call = 0;
-        d->fast.msg = !d->keep_message                      ? NULL
+        d->fast.msg = !d->keep_message                     ? NULL
                       : d->fast.kind == DSML_EVENT_CONTENT ? &d->msg.content
                                                            : &d->msg.reasoning;
     }
     if (d->scan.partial) {
         /* every byte held is the partial match */
-        if (d->rec.tag_len == 0 && d->scan.rel == 0 && d->scan.pos == d->scan.in.len && s->words <= FAST_WORDS &&
-            det_stop_depth(s, d->st) == d->scan.in.len)
-            d->fast.mode = text && all_newlines(d->scan.in.data, d->scan.in.len) ? FAST_HELD_NL : FAST_HELD;
+        if (d->rec.tag_len == 0 && d->scan.rel == 0 && d->scan.pos == d->scan.in.len &&
+            s->words <= FAST_WORDS && det_stop_depth(s, d->st) == d->scan.in.len)
+            d->fast.mode =
+                text && all_newlines(d->scan.in.data, d->scan.in.len) ? FAST_HELD_NL : FAST_HELD;
         return;
     }
     if (d->scan.in.len != 0)
@@ -121,14 +123,13 @@ void det_fast_update(dsml_detector *d)
             d->fast.mode = FAST_HELD;
         return;
     }
-    if (!(d->value.str_true && d->opt.trim == DSML_TRIM_WHITESPACE) &&
-        d->value.tail_len == 0 && d->value.part_len == 0 && !d->value.untyped && (d->strict || d->block.raw.len != 0)) {
+    if (!(d->value.str_true && d->opt.trim == DSML_TRIM_WHITESPACE) && d->value.tail_len == 0 &&
+        d->value.part_len == 0 && !d->value.untyped && (d->strict || d->block.raw.len != 0)) {
         d->fast.mode = FAST_VALUE;
         d->fast.kind = DSML_EVENT_ARGUMENTS;
         d->fast.call = d->call.n - 1;
-        d->fast.msg = d->keep_message && d->fast.call < d->msg.cap
-                          ? &d->msg.calls[d->fast.call].args
-                          : NULL;
+        d->fast.msg =
+            d->keep_message && d->fast.call < d->msg.cap ? &d->msg.calls[d->fast.call].args : NULL;
     }
 }
 

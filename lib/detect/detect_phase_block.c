@@ -115,14 +115,13 @@ static size_t name_text(dsml_detector *d, const char *p, size_t n, size_t off)
         det_raw_add(d, p, k);
         d->block.name.len = 0;
         det_violation(d, DSML_ERR_INVOKE_FORMAT, off - start + bad, off + k,
-                        "Tool name format error");
+                      "Tool name format error");
         return k;
     }
     det_raw_add(d, p, n);
     if (all > n)
-        det_fail(d, DSML_ERR_LIMIT, off + n,
-             "invoke name text exceeds max_held_bytes (%zu)",
-             d->lim.max_held_bytes);
+        det_fail(d, DSML_ERR_LIMIT, off + n, "invoke name text exceeds max_held_bytes (%zu)",
+                 d->lim.max_held_bytes);
     return all;
 }
 

@@ -35,15 +35,13 @@ static size_t key_text(dsml_detector *d, const char *p, size_t n, size_t off)
     for (size_t i = 0; check && i < n && d->block.key.len + i < 7; i++) {
         if (p[i] != " name=\""[d->block.key.len + i]) {
             det_raw_add(d, p, i);
-            det_violation(d, DSML_ERR_PARAMETER_FORMAT, off + i, off + i,
-                            "Parameter format error");
+            det_violation(d, DSML_ERR_PARAMETER_FORMAT, off + i, off + i, "Parameter format error");
             return i;
         }
     }
     if (d->block.key.len + n > d->lim.max_held_bytes) {
-        det_fail(d, DSML_ERR_LIMIT, off,
-             "parameter name exceeds max_held_bytes (%zu)",
-             d->lim.max_held_bytes);
+        det_fail(d, DSML_ERR_LIMIT, off, "parameter name exceeds max_held_bytes (%zu)",
+                 d->lim.max_held_bytes);
         return n;
     }
     dsml_buf_append(&d->block.key, p, n);
@@ -77,7 +75,7 @@ static void param_marker(dsml_detector *d, int str_true, size_t off, size_t len)
     /* the text so far must be ' name="' + key */
     if (d->block.key.len < 7 || memcmp(d->block.key.data, " name=\"", 7) != 0) {
         det_violation(d, DSML_ERR_PARAMETER_FORMAT, off, off + len,
-                        "Parameter format error: malformed parameter name");
+                      "Parameter format error: malformed parameter name");
         return;
     }
     const char *k = d->block.key.data + 7;
@@ -85,15 +83,14 @@ static void param_marker(dsml_detector *d, int str_true, size_t off, size_t len)
     if (det_key_seen(d, k, kn)) {
         if (!d->strict) {
             det_violation(d, DSML_ERR_DUPLICATE_PARAMETER, off, off + len,
-                            "Duplicate parameter name");
+                          "Duplicate parameter name");
             return;
         }
         /* the reference checks this once the parameter is complete */
         if (!d->keys.dup_pending) {
             d->keys.dup_pending = 1;
             d->keys.dup_off = off;
-            snprintf(d->keys.dup_msg, sizeof d->keys.dup_msg,
-                     "Duplicate parameter name: '%.*s'",
+            snprintf(d->keys.dup_msg, sizeof d->keys.dup_msg, "Duplicate parameter name: '%.*s'",
                      (int)(kn > 80 ? 80 : kn), k);
         }
     }
@@ -119,18 +116,19 @@ static int head_end(dsml_detector *d, size_t off, const char *p, size_t len)
         return 1;
     int str = h.typed == 1 || (h.typed == 0 && det_param_is_string(d, h.key, h.key_len));
     int hold = h.typed == 0 && !str;
-    det_diag(d, DSML_ERR_PARAMETER_FORMAT, d->rec.tag_off,
-             "recovered: parameter '%.*s'%s%s%s, %s", det_utf8_shown(h.key, h.key_len, 60),
-             h.key, d->rec.param_invoke ? " written as an invoke tag" : "",
+    det_diag(d, DSML_ERR_PARAMETER_FORMAT, d->rec.tag_off, "recovered: parameter '%.*s'%s%s%s, %s",
+             det_utf8_shown(h.key, h.key_len, 60), h.key,
+             d->rec.param_invoke ? " written as an invoke tag" : "",
              h.self_closing ? ", self-closing" : "",
              h.has_string && h.typed ? " in other quotes or spacing" : "",
              h.typed ? (h.typed == 1 ? "a string" : "JSON")
-                     : str ? "a string by its tool's schema" : "JSON when it reads as JSON");
+             : str   ? "a string by its tool's schema"
+                     : "JSON when it reads as JSON");
     if (h.self_closing) {
         const char *v = h.has_string && h.typed == 0 ? h.sval : "";
         size_t vl = h.has_string && h.typed == 0 ? h.sval_len : 0;
         if (!det_args_key(d, h.key, h.key_len, str, off))
-        return 1;
+            return 1;
         if (str) {
             det_args_escaped(d, v, vl, off);
             det_args_out(d, "\"", 1, off);
@@ -294,8 +292,8 @@ int det_ptail_end(dsml_detector *d)
  * invoke tag, when its text ends self-closing; decided at its '>'.  From a
  * name line (`pending`, the call not begun) the reference's reading stays
  * open: when it is no such parameter, the tag and its text are name text. */
-void det_pihead_enter(dsml_detector *d, int pending, int wide, const char *name,
-                         size_t n, size_t off, const char *p, size_t len)
+void det_pihead_enter(dsml_detector *d, int pending, int wide, const char *name, size_t n,
+                      size_t off, const char *p, size_t len)
 {
     d->rec.pi_pending = pending;
     d->rec.pi_wide = wide;

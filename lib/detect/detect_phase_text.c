@@ -106,20 +106,21 @@ static void stray_think_end(dsml_detector *d, size_t off)
 {
     if (!d->text.hold) {
         det_diag(d, DSML_ERR_SPECIAL_TOKEN, off,
-             "stray </think> with thinking off, past the window: the tag is "
-             "dropped, the text before it was content");
+                 "stray </think> with thinking off, past the window: the tag is "
+                 "dropped, the text before it was content");
         return;
     }
     if (d->opt.stray_think_end == DSML_STRAY_THINK_END_DROP) {
         det_diag(d, DSML_ERR_SPECIAL_TOKEN, off,
-             "stray </think> with thinking off: the %zu bytes before it are "
-             "dropped", d->text.held.len);
+                 "stray </think> with thinking off: the %zu bytes before it are "
+                 "dropped",
+                 d->text.held.len);
         d->text.hold = 0;
         d->text.held.len = 0;
         return;
     }
     det_diag(d, DSML_ERR_SPECIAL_TOKEN, off,
-         "stray </think> with thinking off: the text before it is reasoning");
+             "stray </think> with thinking off: the text before it is reasoning");
     det_release_hold(d, DSML_EVENT_REASONING);
 }
 

@@ -35,7 +35,8 @@ static int release(dsml_detector *d, size_t upto)
 {
     if (upto <= d->scan.rel)
         return d->failed != 0;
-    det_engine_text(d, d->scan.in.data + d->scan.rel, upto - d->scan.rel, d->scan.base + d->scan.rel);
+    det_engine_text(d, d->scan.in.data + d->scan.rel, upto - d->scan.rel,
+                    d->scan.base + d->scan.rel);
     if (d->failed)
         return 1;
     if (d->scan.rewound) {
@@ -94,8 +95,8 @@ void det_scan_run(dsml_detector *d, int at_end)
                 continue;
             d->scan.rel = d->scan.pos;
             det_scan_reset(d);
-            det_engine_marker(d, fm.tok, fm.variant, d->scan.base + start,
-                              d->scan.in.data + start, fm.len);
+            det_engine_marker(d, fm.tok, fm.variant, d->scan.base + start, d->scan.in.data + start,
+                              fm.len);
             if (d->failed)
                 return;
             if (d->scan.rewound)
@@ -241,9 +242,8 @@ int det_scan_feed(dsml_detector *d, const char *bytes, size_t len)
         ok -= k;
     }
     if (code == DSML_ERR_LIMIT)
-        det_fail(d, DSML_ERR_LIMIT, at,
-             "the completion exceeds max_input_bytes (%zu)",
-             d->lim.max_input_bytes);
+        det_fail(d, DSML_ERR_LIMIT, at, "the completion exceeds max_input_bytes (%zu)",
+                 d->lim.max_input_bytes);
     else if (code == DSML_ERR_UTF8)
         det_fail(d, DSML_ERR_UTF8, at, "invalid UTF-8 at byte %zu", at);
     return d->failed;

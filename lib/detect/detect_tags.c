@@ -348,6 +348,7 @@ void det_tags_setup(dsml_detector *d)
                       (w[ph] & DET_BIT(TK_HEAD_END)) != 0};
         for (int k = 0; k < 3; k++)
             if (use[k])
-                first[starts[k] >> 3] = (unsigned char)(first[starts[k] >> 3] | (1u << (starts[k] & 7)));
+                first[starts[k] >> 3] =
+                    (unsigned char)(first[starts[k] >> 3] | (1u << (starts[k] & 7)));
     }
 }

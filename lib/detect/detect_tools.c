@@ -20,19 +20,17 @@ int det_tool_qualified_name(const cJSON *tool, int namespaces, dsml_buf *out)
     dsml_tool_name q;
     char why[8];
     if (!cJSON_IsObject(tool) || !cJSON_IsString(name) ||
-        dsml_tool_declared_name(tool, fn, name->valuestring, namespaces,
-                                &q, &nsv, why, sizeof why) != DSML_OK)
+        dsml_tool_declared_name(tool, fn, name->valuestring, namespaces, &q, &nsv, why,
+                                sizeof why) != DSML_OK)
         return 0;
     dsml_tool_name_put(out, &q);
     return 1;
 }
 
-int det_read_tools(dsml_detector *d, const char *json, size_t len,
-                   dsml_error *err)
+int det_read_tools(dsml_detector *d, const char *json, size_t len, dsml_error *err)
 {
     cJSON *root = NULL;
-    int rc = dsml_json_read(json, len, &d->lim, &d->alloc, "$.tools", 0, &root,
-                            err);
+    int rc = dsml_json_read(json, len, &d->lim, &d->alloc, "$.tools", 0, &root, err);
     if (rc != DSML_OK)
         return rc;
     if (!cJSON_IsArray(root)) {
@@ -68,8 +66,8 @@ int det_read_tools(dsml_detector *d, const char *json, size_t len,
             if (cJSON_IsObject(t))
                 dsml_path_key(&path, "name");
             const cJSON *at = name != NULL ? name : fn;
-            rc = dsml_fail(err, rc, dsml_json_locate(json, len, at, DSML_NO_OFFSET),
-                           path.text, "%s", why);
+            rc = dsml_fail(err, rc, dsml_json_locate(json, len, at, DSML_NO_OFFSET), path.text,
+                           "%s", why);
             cJSON_Delete(root);
             return rc;
         }
@@ -80,8 +78,7 @@ int det_read_tools(dsml_detector *d, const char *json, size_t len,
     cJSON_Delete(root);
     d->decl.have = 1;
     if (d->decl.names.failed)
-        return dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL,
-                         "out of memory");
+        return dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
     return DSML_OK;
 }
 

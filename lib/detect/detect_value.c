@@ -37,12 +37,10 @@ static size_t key_hash(const char *k, size_t n)
 static size_t key_len_at(const dsml_detector *d, size_t off)
 {
     const unsigned char *h = (const unsigned char *)d->keys.records.data + off;
-    return (size_t)h[0] | (size_t)h[1] << 8 | (size_t)h[2] << 16 |
-           (size_t)h[3] << 24;
+    return (size_t)h[0] | (size_t)h[1] << 8 | (size_t)h[2] << 16 | (size_t)h[3] << 24;
 }
 
-static void slot_put(struct det_slot *t, size_t cap, size_t gen, size_t off,
-                     size_t h)
+static void slot_put(struct det_slot *t, size_t cap, size_t gen, size_t off, size_t h)
 {
     size_t i = h & (cap - 1);
     while (t[i].gen == gen)
@@ -62,8 +60,7 @@ int det_key_seen(dsml_detector *d, const char *k, size_t n)
         for (size_t i = h & (d->keys.cap - 1); d->keys.slots[i].gen == gen;
              i = (i + 1) & (d->keys.cap - 1)) {
             size_t off = d->keys.slots[i].off;
-            if (key_len_at(d, off) == n &&
-                memcmp(d->keys.records.data + off + 4, k, n) == 0)
+            if (key_len_at(d, off) == n && memcmp(d->keys.records.data + off + 4, k, n) == 0)
                 return 1;
         }
     }
@@ -91,8 +88,8 @@ int det_key_seen(dsml_detector *d, const char *k, size_t n)
         d->keys.cap = cap;
     }
     size_t off = d->keys.records.len;
-    unsigned char rec[4] = {(unsigned char)n, (unsigned char)(n >> 8),
-                            (unsigned char)(n >> 16), (unsigned char)(n >> 24)};
+    unsigned char rec[4] = {(unsigned char)n, (unsigned char)(n >> 8), (unsigned char)(n >> 16),
+                            (unsigned char)(n >> 24)};
     dsml_buf_append(&d->keys.records, (const char *)rec, 4);
     dsml_buf_append(&d->keys.records, k, n);
     if (d->keys.records.failed) {
@@ -145,7 +142,7 @@ void det_value_emit(dsml_detector *d, const char *p, size_t n, size_t off)
             d->value.buf_off = off;
         if (d->value.buf.len + n > d->lim.max_argument_bytes) {
             det_fail(d, DSML_ERR_LIMIT, off + (d->lim.max_argument_bytes - d->value.buf.len),
-                 "a value exceeds max_argument_bytes (%zu)", d->lim.max_argument_bytes);
+                     "a value exceeds max_argument_bytes (%zu)", d->lim.max_argument_bytes);
             return;
         }
         dsml_buf_append(&d->value.buf, p, n);
@@ -317,7 +314,7 @@ void det_value_end(dsml_detector *d, size_t off)
         return;
     }
     if (det_refuse(d, DSML_ERR_INVALID_VALUE, off,
-               "string=\"false\" value is not valid JSON; kept as a string"))
+                   "string=\"false\" value is not valid JSON; kept as a string"))
         return;
     det_args_out(d, "\"", 1, voff);
     det_args_escaped(d, val, vlen, voff);
