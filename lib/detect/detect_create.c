@@ -20,7 +20,7 @@ static void reset_recoveries(dsml_detector *d)
     memcpy(r->want, want, sizeof want);
     r->tool = (size_t)-1;
     d->text.ws_lead = 0;
-    d->value.untyped = 0;
+    d->value.held = VALUE_STREAMED;
 }
 
 void dsml_detector_options_init_size(dsml_detector_options *opts, size_t size)

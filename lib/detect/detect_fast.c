@@ -124,7 +124,7 @@ void det_fast_update(dsml_detector *d)
         return;
     }
     if (!(d->value.str_true && d->opt.trim == DSML_TRIM_WHITESPACE) && d->value.tail_len == 0 &&
-        d->value.part_len == 0 && !d->value.untyped && (d->strict || d->block.raw.len != 0)) {
+        d->value.part_len == 0 && !d->value.held && (d->strict || d->block.raw.len != 0)) {
         d->fast.mode = FAST_VALUE;
         d->fast.kind = DSML_EVENT_ARGUMENTS;
         d->fast.call = d->call.n - 1;

@@ -215,6 +215,10 @@ typedef struct det_keys {
     char dup_msg[160];
 } det_keys;
 
+/* How a value goes out: streamed as it arrives, or held in the raw text
+ * and read back at its end (recoveries: no string=, typed then). */
+enum { VALUE_STREAMED, VALUE_UNTYPED };
+
 /* The parameter value being read (detect_value.c); each *_off: the stream
  * offset of the text held. */
 typedef struct det_value {
@@ -232,7 +236,8 @@ typedef struct det_value {
                               value */
     size_t buf_off;
     size_t raw_at;         /* where the value starts in raw (lenient) */
-    int untyped;           /* recoveries: no string=, held, typed at its end */
+    int held;              /* VALUE_*: streamed, or held in raw and read
+                              back at its end */
 } det_value;
 
 /* The declared tools and tool_choice's name (detect_tools.c). */

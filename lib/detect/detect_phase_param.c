@@ -142,7 +142,7 @@ static int head_end(dsml_detector *d, size_t off, const char *p, size_t len)
     if (!det_args_key(d, h.key, h.key_len, str, off))
         return 1;
     det_start_value(d, str);
-    d->value.untyped = hold;
+    d->value.held = hold ? VALUE_UNTYPED : VALUE_STREAMED;
     det_set_phase(d, PH_PVALUE);
     return 1;
 }

@@ -21,7 +21,7 @@ void det_start_value(dsml_detector *d, int str_true)
     d->value.ws.len = 0;
     d->value.buf.len = 0;
     d->value.raw_at = d->block.raw.len;
-    d->value.untyped = 0;
+    d->value.held = VALUE_STREAMED;
 }
 
 /* ---- parameter names ------------------------------------------------------- */
@@ -131,7 +131,7 @@ int det_args_key(dsml_detector *d, const char *k, size_t kn, int str_true, size_
  * limit is reported at its byte however the value arrived). */
 void det_value_emit(dsml_detector *d, const char *p, size_t n, size_t off)
 {
-    if (n == 0 || d->value.untyped)
+    if (n == 0 || d->value.held)
         return; /* a value without string= is read back from raw at its end */
     if (d->value.str_true) {
         det_args_escaped(d, p, n, off);
@@ -277,9 +277,9 @@ void det_value_end(dsml_detector *d, size_t off)
     size_t vend = d->block.raw.len - (size_t)d->value.tail_len;
     d->value.tail_len = 0;
     d->value.ws.len = 0; /* trimmed */
-    if (d->value.untyped) {
+    if (d->value.held == VALUE_UNTYPED) {
         /* recoveries: read back from the raw text, typed now */
-        d->value.untyped = 0;
+        d->value.held = VALUE_STREAMED;
         const char *v = d->block.raw.data != NULL ? d->block.raw.data + d->value.raw_at : "";
         det_emit_untyped(d, v, vend - d->value.raw_at, d->block.raw_off + d->value.raw_at);
         return;
