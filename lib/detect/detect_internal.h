@@ -216,8 +216,12 @@ typedef struct det_keys {
 } det_keys;
 
 /* How a value goes out: streamed as it arrives, or held in the raw text
- * and read back at its end (recoveries: no string=, typed then). */
-enum { VALUE_STREAMED, VALUE_UNTYPED };
+ * and read back at its end (recoveries: no string=, typed then; or in a
+ * CDATA section, its markers dropped then). */
+enum { VALUE_STREAMED, VALUE_UNTYPED, VALUE_CDATA };
+/* Where a value's start is against "<![CDATA[" (recoveries): not one, or
+ * 0..8 bytes of it read (held), or all of it. */
+enum { CDATA_NONE = -1, CDATA_OPENED = 9 };
 
 /* The parameter value being read (detect_value.c); each *_off: the stream
  * offset of the text held. */
@@ -238,6 +242,9 @@ typedef struct det_value {
     size_t raw_at;         /* where the value starts in raw (lenient) */
     int held;              /* VALUE_*: streamed, or held in raw and read
                               back at its end */
+    int cdata;             /* CDATA_NONE, bytes of the opener read, or
+                              CDATA_OPENED */
+    size_t cdata_off;
 } det_value;
 
 /* The declared tools and tool_choice's name (detect_tools.c). */

@@ -6,7 +6,8 @@
  * held (the reference's value ends before it), whitespace trimmed (the
  * trim option), string="true" text escaped, string="false" text copied or
  * validated (the false_values option), a value with no type of its own
- * (recoveries) typed at its end.  Calls down to the emit side only.
+ * (recoveries) typed at its end, a value in a CDATA section (recoveries)
+ * read without its markers.  Calls down to the emit side only.
  */
 #include <string.h>
 
@@ -22,6 +23,7 @@ void det_start_value(dsml_detector *d, int str_true)
     d->value.buf.len = 0;
     d->value.raw_at = d->block.raw.len;
     d->value.held = VALUE_STREAMED;
+    d->value.cdata = (d->rec.on & DSML_RECOVER_CDATA) ? 0 : CDATA_NONE;
 }
 
 /* ---- parameter names ------------------------------------------------------- */
@@ -201,9 +203,45 @@ static void value_chars(dsml_detector *d, const char *p, size_t n, size_t off)
     det_value_emit(d, p + run, n - run, off + run);
 }
 
+static const char cdata_open[] = "<![CDATA[";
+
+static void value_bytes(dsml_detector *d, const char *p, size_t n, size_t off);
+
+/* Recoveries: the value's first bytes against "<![CDATA[", held while they
+ * match.  The whole opener holds the value (read back at its end); at the
+ * first byte that differs, the bytes held are value text.  Returns 1 when
+ * p[0, n) goes on as value text. */
+static int cdata_opener(dsml_detector *d, const char **p, size_t *n, size_t *off)
+{
+    det_value *v = &d->value;
+    if (v->cdata == 0)
+        v->cdata_off = *off;
+    size_t i = 0;
+    while (i < *n && v->cdata < CDATA_OPENED && (*p)[i] == cdata_open[v->cdata]) {
+        i++;
+        v->cdata++;
+    }
+    if (v->cdata == CDATA_OPENED) {
+        if (v->held == VALUE_STREAMED)
+            v->held = VALUE_CDATA;
+        *p += i;
+        *n -= i;
+        *off += i;
+        return 1;
+    }
+    if (i == *n)
+        return 0;
+    size_t held = (size_t)v->cdata - i; /* from earlier pieces; p[0, i) follows */
+    v->cdata = CDATA_NONE;
+    value_bytes(d, cdata_open, held, v->cdata_off);
+    return 1;
+}
+
 static void value_bytes(dsml_detector *d, const char *p, size_t n, size_t off)
 {
     if (n == 0)
+        return;
+    if ((unsigned)d->value.cdata < CDATA_OPENED && !cdata_opener(d, &p, &n, &off))
         return;
     if (d->value.part_len > 0) {
         size_t before = n;
@@ -274,14 +312,37 @@ void det_emit_untyped(dsml_detector *d, const char *v, size_t n, size_t off)
  * not the value's. */
 void det_value_end(dsml_detector *d, size_t off)
 {
+    if (d->value.cdata > 0 && d->value.cdata < CDATA_OPENED) {
+        /* what began like a CDATA opener is the whole value */
+        size_t held = (size_t)d->value.cdata;
+        d->value.cdata = CDATA_NONE;
+        value_bytes(d, cdata_open, held, d->value.cdata_off);
+    }
     size_t vend = d->block.raw.len - (size_t)d->value.tail_len;
+    /* the value's text in the invoke's raw text (lenient) */
+    const char *vs = d->block.raw.data != NULL ? d->block.raw.data + d->value.raw_at : "";
+    size_t vn = vend - d->value.raw_at, voff = d->block.raw_off + d->value.raw_at;
+    if (d->value.cdata == CDATA_OPENED) {
+        /* recoveries: "<![CDATA[" ... "]]>" is the text between them */
+        d->value.cdata = CDATA_NONE;
+        if (vn >= sizeof cdata_open - 1 + 3 && memcmp(vs + vn - 3, "]]>", 3) == 0) {
+            det_diag(d, DSML_ERR_PARAMETER_FORMAT, voff,
+                     "recovered: a value in a CDATA section, its '<![CDATA[' and ']]>' dropped");
+            vs += sizeof cdata_open - 1;
+            vn -= sizeof cdata_open - 1 + 3;
+            voff += sizeof cdata_open - 1;
+        }
+        if (d->value.held == VALUE_CDATA) {
+            d->value.held = VALUE_STREAMED;
+            value_chars(d, vs, vn, voff);
+        }
+    }
     d->value.tail_len = 0;
     d->value.ws.len = 0; /* trimmed */
     if (d->value.held == VALUE_UNTYPED) {
         /* recoveries: read back from the raw text, typed now */
         d->value.held = VALUE_STREAMED;
-        const char *v = d->block.raw.data != NULL ? d->block.raw.data + d->value.raw_at : "";
-        det_emit_untyped(d, v, vend - d->value.raw_at, d->block.raw_off + d->value.raw_at);
+        det_emit_untyped(d, vs, vn, voff);
         return;
     }
     if (d->value.str_true) {
@@ -290,17 +351,14 @@ void det_value_end(dsml_detector *d, size_t off)
     }
     if (d->opt.false_values != DSML_FALSE_VALUES_VALIDATE)
         return;
-    /* strict keeps the value; lenient has it in the invoke's raw text */
-    const char *val = d->value.buf.data;
-    size_t vlen = d->value.buf.len;
-    size_t voff = vlen ? d->value.buf_off : off;
-    if (!d->strict) {
-        val = d->block.raw.data + d->value.raw_at;
-        vlen = vend - d->value.raw_at;
-        voff = d->block.raw_off + d->value.raw_at;
+    const char *val = vs;
+    size_t vlen = vn;
+    if (d->strict) {
+        /* strict keeps the value; lenient has it in the invoke's raw text */
+        val = d->value.buf.data != NULL ? d->value.buf.data : "";
+        vlen = d->value.buf.len;
+        voff = vlen ? d->value.buf_off : off;
     }
-    if (val == NULL)
-        val = "";
     cJSON *v = NULL;
     int rc = dsml_json_try_read(val, vlen, &d->lim, &d->alloc, &v);
     if (v != NULL)
