@@ -397,14 +397,9 @@ __attribute__((noinline))
 #endif
 static int scan_chunk(dsml_detector *d, const char *bytes, size_t len)
 {
-    if (d->failed)
-        return d->failed;
-    if (d->finished)
-        return DSML_ERR_STATE;
-    det_queue_tidy(d);
-    det_scan_feed(d, bytes, len);
+    int rc = det_scan_feed(d, bytes, len);
     det_fast_update(d);
-    return d->failed;
+    return rc;
 }
 
 /* The chunks of FAST_* mode `mode` other than plain ASCII text; x: the

@@ -526,8 +526,9 @@ static inline void det_scan_reset(dsml_detector *d)
     d->rec.tag_len = 0;
 }
 /* A chunk through the scanner (dsml_detector_feed's way when the per-token
- * path cannot take it); the bytes held scanned to the end (at_end) or up
- * to what could still begin a marker. */
+ * path cannot take it): the detector's status, or DSML_ERR_STATE after its
+ * end.  The bytes held scanned to the end (at_end) or up to what could
+ * still begin a marker. */
 int det_scan_feed(dsml_detector *d, const char *bytes, size_t len);
 void det_scan_run(dsml_detector *d, int at_end);
 

@@ -214,6 +214,11 @@ static void feed_slice(dsml_detector *d, const char *bytes, size_t n)
 /* A chunk through the scanner. */
 int det_scan_feed(dsml_detector *d, const char *bytes, size_t len)
 {
+    if (d->failed)
+        return d->failed;
+    if (d->finished)
+        return DSML_ERR_STATE;
+    det_queue_tidy(d);
     /* A failure is reported at its exact byte: the bytes before it are
      * processed first, so that the events before a failure do not depend
      * on how the input was split. */
