@@ -46,17 +46,17 @@ static void test_byte_classes(void **state)
             unsigned stop = phases[k] == PH_PVALUE ? FC_VSTOP : FC_TSTOP | FC_NL;
             for (unsigned c = 0; c < 256; c++)
                 if ((s->first[c >> 3] >> (c & 7)) & 1)
-                    assert_true(d->fast_cls[c] & stop);
+                    assert_true(d->fast.cls[c] & stop);
         }
         for (size_t t = 0; t < SP_COUNT_; t++)
-            assert_true(d->fast_cls[det_special[t].s[0]] & FC_OBS);
-        assert_true(d->fast_cls['<'] & FC_VSTOP);
+            assert_true(d->fast.cls[det_special[t].s[0]] & FC_OBS);
+        assert_true(d->fast.cls['<'] & FC_VSTOP);
         int nl = ((d->sets[PH_REASONING].first['\n' >> 3] | d->sets[PH_CONTENT].first['\n' >> 3]) >>
                   ('\n' & 7)) & 1;
         for (unsigned c = 0; c < 256; c++) {
-            assert_int_equal((d->fast_cls[c] & FC_HI) != 0, c >= 0x80);
-            assert_int_equal((d->fast_cls[c] & FC_ESC) != 0, c < 0x20 || c == '"' || c == '\\');
-            assert_int_equal((d->fast_cls[c] & FC_NL) != 0, c == '\n' && nl);
+            assert_int_equal((d->fast.cls[c] & FC_HI) != 0, c >= 0x80);
+            assert_int_equal((d->fast.cls[c] & FC_ESC) != 0, c < 0x20 || c == '"' || c == '\\');
+            assert_int_equal((d->fast.cls[c] & FC_NL) != 0, c == '\n' && nl);
         }
         dsml_detector_destroy(d);
     }
@@ -215,7 +215,7 @@ static size_t run_against_scanner(dsml_detect_mode mode, int v)
             dsml_detector_reset(slow);
             size_t from = 0;
             for (size_t k = 0; k < nc && bad == 0; k++) {
-                slow->fast = FAST_OFF; /* the scanner reads every chunk */
+                slow->fast.mode = FAST_OFF; /* the scanner reads every chunk */
                 int ra = dsml_detector_feed(fast, c->text + from, cuts[k] - from);
                 int rb = dsml_detector_feed(slow, c->text + from, cuts[k] - from);
                 feeds++;

@@ -337,6 +337,37 @@ static void test_quoted_code(void **state)
     dc_run_free(&r);
 }
 
+/* ---- CDATA sections -------------------------------------------------------------- */
+
+static void test_cdata(void **state)
+{
+    (void)state;
+    /* the text between the markers, typed as the value would be: a '<' and
+     * a "]]" inside stay, "]]]>" ends "...]" */
+    dc_run r = recover(OPEN INVOKE("read") PARAM("p", "true", "<![CDATA[a<b ]] c]]>")
+                           PARAM("n", "false", "<![CDATA[[1, 2]]]>") INVOKE_END CLOSE);
+    dc_has(r.log, "recovered: a value in a CDATA section");
+    want_msg(&r, MSG("", CALL("read", "{\\\"p\\\": \\\"a<b ]] c\\\", \\\"n\\\": [1, 2]}")));
+    /* no string=: the schema's type, else JSON when it reads as JSON */
+    r = recover_tools(OPEN INVOKE("get_weather") PARAM_TAG " name=\"city\"><![CDATA[15]]>" PARAM_END
+                          PARAM_TAG " name=\"days\"><![CDATA[3]]>" PARAM_END INVOKE_END CLOSE,
+                      WEATHER_TOOLS);
+    want_msg(&r, MSG("", CALL("get_weather", "{\\\"city\\\": \\\"15\\\", \\\"days\\\": 3}")));
+    /* kept whole: a value that only begins like one, or has no "]]>" at its
+     * end, or does not begin with it */
+    r = recover(OPEN INVOKE("read") PARAM("a", "true", "<![CDAT") PARAM("b", "true", "<![CDATA[x")
+                    PARAM("c", "true", "<![CDATA[x]]> y") PARAM("d", "true", "x <![CDATA[y]]>")
+                        INVOKE_END CLOSE);
+    dc_lacks(r.log, "CDATA section");
+    want_msg(&r, MSG("", CALL("read", "{\\\"a\\\": \\\"<![CDAT\\\", \\\"b\\\": "
+                                      "\\\"<![CDATA[x\\\", \\\"c\\\": \\\"<![CDATA[x]]> y\\\", "
+                                      "\\\"d\\\": \\\"x <![CDATA[y]]>\\\"}")));
+    /* off: the reference's reading keeps the markers */
+    r = lenient_with(DSML_RECOVER_ATTRIBUTES, NULL,
+                     OPEN INVOKE("read") PARAM("p", "true", "<![CDATA[x]]>") INVOKE_END CLOSE);
+    want_msg(&r, MSG("", CALL("read", "{\\\"p\\\": \\\"<![CDATA[x]]>\\\"}")));
+}
+
 static void test_options(void **state)
 {
     (void)state;
@@ -368,6 +399,7 @@ int main(void)
         cmocka_unit_test(test_thinking),
         cmocka_unit_test(test_declared_tools_anchor),
         cmocka_unit_test(test_quoted_code),
+        cmocka_unit_test(test_cdata),
         cmocka_unit_test(test_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

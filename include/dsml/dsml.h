@@ -734,7 +734,15 @@ typedef enum dsml_parallel_calls {
                                         alone after the calls block, up to
                                         the EOS or the end, is dropped (not
                                         content) */
-#define DSML_RECOVER_ALL 0x3fu
+#define DSML_RECOVER_CDATA 0x40u     /* a parameter value that is one XML
+                                        CDATA section ("<![CDATA[" from its
+                                        first byte, "]]>" as its last): the
+                                        text between them, typed as the
+                                        value would be (held until the
+                                        value's end); a value that only
+                                        begins with "<![CDATA[" is kept
+                                        whole */
+#define DSML_RECOVER_ALL 0x7fu
 
 typedef struct dsml_detector_options {
     size_t size;                      /* sizeof(dsml_detector_options) */

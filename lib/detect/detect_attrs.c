@@ -4,7 +4,9 @@
  * a JSON body) and a parameter tag's (name= and string= in any quotes, no
  * string=, self-closing), read whole at the marker that ends them, and
  * checked a byte at a time before that, so that text no reading takes is
- * given up where it stops being one.
+ * given up where it stops being one.  The readers take the tag's bytes
+ * (and, for the byte-at-a-time checks, where they are), never the
+ * detector.
  */
 #include <stdio.h>
 #include <string.h>
@@ -85,10 +87,10 @@ static void note(char *what, size_t cap, const char *s)
     snprintf(what + l, cap - l, "%s%s", l ? ", " : "", s);
 }
 
-int det_parse_name(const dsml_detector *d, rc_nameline *nl)
+int det_attr_name(const char *text, size_t n, unsigned rec, rc_nameline *nl)
 {
-    const unsigned char *s = (const unsigned char *)d->name.data;
-    size_t n = d->name.len, i = 0, l = 0;
+    const unsigned char *s = (const unsigned char *)text;
+    size_t i = 0, l = 0;
     int attrs = 0, line = 0;
     memset(nl, 0, sizeof *nl);
     while (i < n && det_unicode_space(s + i, n - i, &l) == 1)
@@ -118,13 +120,14 @@ int det_parse_name(const dsml_detector *d, rc_nameline *nl)
         size_t e = n;
         while (e > j && det_is_ws(s[e - 1]))
             e--;
-        if (nl->self_closing || s[j] != '{' || !DET_REC(d, BODIES))
+        if (nl->self_closing || s[j] != '{' || !(rec & DSML_RECOVER_BODIES))
             return 0;
         nl->body = (const char *)s + j;
         nl->body_len = e - j;
         line = 0;
     }
-    if (((attrs || nl->self_closing) && !DET_REC(d, ATTRIBUTES)) || (line && !DET_REC(d, STRUCTURE)))
+    if (((attrs || nl->self_closing) && !(rec & DSML_RECOVER_ATTRIBUTES)) ||
+        (line && !(rec & DSML_RECOVER_STRUCTURE)))
         return 0;
     if (attrs)
         note(nl->what, sizeof nl->what, "quotes or spacing of name=");
@@ -137,10 +140,10 @@ int det_parse_name(const dsml_detector *d, rc_nameline *nl)
     return 1;
 }
 
-int det_parse_head(const dsml_detector *d, rc_head *h)
+int det_attr_head(const char *text, size_t n, rc_head *h)
 {
-    const unsigned char *s = (const unsigned char *)d->key.data;
-    size_t n = d->key.len, i = 0;
+    const unsigned char *s = (const unsigned char *)text;
+    size_t i = 0;
     int dev = 0, have_name = 0;
     memset(h, 0, sizeof *h);
     for (int k = 0; k < 2; k++) {
@@ -185,35 +188,30 @@ int det_parse_head(const dsml_detector *d, rc_head *h)
     return 1;
 }
 
-/* The wider name= check of an invoke's name text so far (d->name), run
- * where the reference's ^\s*name=" fails: the offset in it of the first
- * byte that no wider reading takes, or (size_t)-1. */
-size_t det_rc_name_bad(dsml_detector *d)
+size_t det_attr_name_bad(const unsigned char *s, size_t n, det_attr_scan *st)
 {
-    const unsigned char *s = (const unsigned char *)d->name.data;
-    size_t n = d->name.len;
     enum { WS, LIT, EQ, VAL, QUOTE, NAME, AFTER, GT, REST, PASSED };
-    while (d->rn_chk < n) {
-        size_t i = d->rn_chk, l = 1;
+    while (st->at < n) {
+        size_t i = st->at, l = 1;
         unsigned char c = s[i];
-        switch (d->rn_stage) {
+        switch (st->stage) {
         case WS: {
             int sp = det_unicode_space(s + i, n - i, &l);
             if (sp < 0)
                 return (size_t)-1;
             if (sp == 0)
-                d->rn_stage = LIT, l = 0;
+                st->stage = LIT, l = 0;
             break;
         }
         case LIT:
-            if (c != (unsigned char)"name"[d->rn_lit])
+            if (c != (unsigned char)"name"[st->lit])
                 return i;
-            if (++d->rn_lit == 4)
-                d->rn_stage = EQ;
+            if (++st->lit == 4)
+                st->stage = EQ;
             break;
         case EQ:
             if (c == '=')
-                d->rn_stage = VAL;
+                st->stage = VAL;
             else if (c != ' ' && c != '\t')
                 return i;
             break;
@@ -226,8 +224,8 @@ size_t det_rc_name_bad(dsml_detector *d)
                 return (size_t)-1;
             if (q < 0)
                 return i;
-            d->rn_lit = q;
-            d->rn_stage = NAME;
+            st->lit = q;
+            st->stage = NAME;
             l = j - i;
             break;
         }
@@ -235,66 +233,65 @@ size_t det_rc_name_bad(dsml_detector *d)
             if (c == '\n')
                 return i;
             size_t j = i;
-            int r = det_take(s, n, &j, det_quotes[d->rn_lit][1]);
+            int r = det_take(s, n, &j, det_quotes[st->lit][1]);
             if (r < 0)
                 return (size_t)-1;
             if (r == 1)
-                d->rn_stage = AFTER, l = j - i;
+                st->stage = AFTER, l = j - i;
             break;
         }
         case AFTER:
         case GT:
             if (c == '>')
-                d->rn_stage = REST;
-            else if (c == '/' && d->rn_stage == AFTER)
-                d->rn_stage = GT;
+                st->stage = REST;
+            else if (c == '/' && st->stage == AFTER)
+                st->stage = GT;
             else if (c != ' ' && c != '\t')
                 return i;
             break;
         case REST:
             if (c == '{')
-                d->rn_stage = PASSED;
+                st->stage = PASSED;
             else if (!det_is_ws(c))
                 return i;
             break;
         default:
             return (size_t)-1;
         }
-        d->rn_chk = i + l;
+        st->at = i + l;
     }
     return (size_t)-1;
 }
 
-/* The wider check of a parameter tag's first bytes (the reference's
- * ' name="'). */
-size_t det_key_bad(dsml_detector *d, const char *p, size_t n)
+size_t det_attr_key_bad(const char *key, size_t have, const char *p, size_t n,
+                        det_attr_scan *st)
 {
     enum { WS1, WS, LIT, EQ, VAL, PASSED };
-    size_t have = d->key.len, total = have + n;
+    size_t total = have + n;
     unsigned char tmp[4];
-    while (d->rk_chk < total && d->rk_stage != PASSED) {
-        size_t i = d->rk_chk;
-        unsigned char c = (unsigned char)(i < have ? d->key.data[i] : p[i - have]);
+    while (st->at < total && st->stage != PASSED) {
+        size_t i = st->at;
+        unsigned char c = (unsigned char)(i < have ? key[i] : p[i - have]);
         size_t l = 1;
-        switch (d->rk_stage) {
+        switch (st->stage) {
         case WS1:
         case WS:
             if (det_is_ws(c))
-                d->rk_stage = WS;
-            else if (d->rk_stage == WS1)
+                st->stage = WS;
+            else if (st->stage == WS1)
                 return i - have;
             else
-                d->rk_stage = LIT, l = 0;
+                st->stage = LIT, l = 0;
             break;
         case LIT:
-            if (c != (unsigned char)"name"[d->rk_lit])
+            if (c != (unsigned char)"name"[st->lit])
                 return i - have;
-            if (++d->rk_lit == 4)
-                d->rk_stage = EQ;
+            if (++st->lit == 4)
+                st->stage = EQ;
             break;
         case EQ:
             if (c == '=')
-                d->rk_stage = VAL;
+                st->stage = VAL;
             else if (c != ' ' && c != '\t')
                 return i - have;
             break;
@@ -303,17 +300,17 @@ size_t det_key_bad(dsml_detector *d, const char *p, size_t n)
                 break;
             size_t k = 0, j = 0;
             for (; k < sizeof tmp && i + k < total; k++)
-                tmp[k] = (unsigned char)(i + k < have ? d->key.data[i + k] : p[i + k - have]);
+                tmp[k] = (unsigned char)(i + k < have ? key[i + k] : p[i + k - have]);
             int q = open_quote(tmp, k, &j);
             if (q == -2)
                 return (size_t)-1;
             if (q < 0)
                 return i - have;
-            d->rk_stage = PASSED;
+            st->stage = PASSED;
             break;
         }
         }
-        d->rk_chk = i + l;
+        st->at = i + l;
     }
     return (size_t)-1;
 }

@@ -5,9 +5,9 @@
  * is held, as the scanner holds it) and no special token, a parameter's
  * value that holds no byte able to begin its end, and the bytes of a
  * marker being read, which only go on matching it.  After every call the
- * engine runs, d->fast says which of these the next chunk may be; such a
+ * engine runs, d->fast.mode says which of these the next chunk may be; such a
  * chunk is classed with a table built at creation and goes to its sink, or
- * is held, exactly as the scanner (detect.c) would do it.  Every other
+ * is held, exactly as the scanner (detect_scan.c) would do it.  Every other
  * chunk goes to the scanner.
  */
 #include <string.h>
@@ -53,14 +53,14 @@ static void mark_first(dsml_detector *d, det_phase ph)
     const det_set *s = &d->sets[ph];
     for (size_t k = 0; k < s->n; k++) {
         unsigned char b = d->pats[s->idx[k]].s[0];
-        d->fast_cls[b] |= ph == PH_PVALUE ? FC_VSTOP : b == '\n' ? FC_NL : FC_TSTOP;
+        d->fast.cls[b] |= ph == PH_PVALUE ? FC_VSTOP : b == '\n' ? FC_NL : FC_TSTOP;
     }
 }
 
 void det_fast_setup(dsml_detector *d)
 {
     _Static_assert(FC_HI == 4 && FC_VSTOP == 8 && FC_ESC == 16 && FC_OBS == 32, "base_cls");
-    memcpy(d->fast_cls, base_cls, sizeof d->fast_cls);
+    memcpy(d->fast.cls, base_cls, sizeof d->fast.cls);
     mark_first(d, PH_REASONING);
     mark_first(d, PH_CONTENT);
     mark_first(d, PH_PVALUE);
@@ -82,53 +82,54 @@ static int all_newlines(const char *p, size_t n)
  * held an event (until the arena is given back). */
 static int room_for_a_chunk(const dsml_detector *d)
 {
-    return d->ev_cap != 0 && d->arena.cap > FAST_SHORT;
+    return d->queue.cap != 0 && d->queue.arena.cap > FAST_SHORT;
 }
 
 void det_fast_update(dsml_detector *d)
 {
-    d->fast = FAST_OFF;
-    if (d->failed || d->finished || d->rec || d->u_need || d->tidy || det_queue_large(d) ||
-        !room_for_a_chunk(d))
+    d->fast.mode = FAST_OFF;
+    if (d->failed || d->finished || d->rec.on || d->scan.utf8_need || d->queue.tidy ||
+        det_queue_large(d) || !room_for_a_chunk(d))
         return;
     const det_set *s = &d->sets[d->phase];
-    int text = (d->phase == PH_REASONING || d->phase == PH_CONTENT) && !d->hold && !d->eos_held &&
-               !d->part_len && !d->rc_wslead &&
-               (d->obs[0] | d->obs[1] | d->obs[2] | d->obs[3] | d->obs[4]) == 0;
+    int text = (d->phase == PH_REASONING || d->phase == PH_CONTENT) && !d->text.hold &&
+               !d->text.eos_held && !d->text.part_len && !d->text.ws_lead &&
+               (d->text.observer[0] | d->text.observer[1] | d->text.observer[2] |
+                d->text.observer[3] | d->text.observer[4]) == 0;
     if (text) {
-        d->fast_kind = d->phase == PH_REASONING ? DSML_EVENT_REASONING : DSML_EVENT_CONTENT;
-        d->fast_call = 0;
-        d->fast_msg = !d->keep_message                      ? NULL
-                      : d->fast_kind == DSML_EVENT_CONTENT ? &d->m_content
-                                                           : &d->m_reasoning;
+        d->fast.kind = d->phase == PH_REASONING ? DSML_EVENT_REASONING : DSML_EVENT_CONTENT;
+        d->fast.call = 0;
+        d->fast.msg = !d->keep_message                     ? NULL
+                      : d->fast.kind == DSML_EVENT_CONTENT ? &d->msg.content
+                                                           : &d->msg.reasoning;
     }
-    if (d->st_any) {
+    if (d->scan.partial) {
         /* every byte held is the partial match */
-        if (d->fx_len == 0 && d->rel == 0 && d->scan == d->in.len && s->words <= FAST_WORDS &&
-            det_stop_depth(s, d->st) == d->in.len)
-            d->fast = text && all_newlines(d->in.data, d->in.len) ? FAST_HELD_NL : FAST_HELD;
+        if (d->rec.tag_len == 0 && d->scan.rel == 0 && d->scan.pos == d->scan.in.len &&
+            s->words <= FAST_WORDS && det_stop_depth(s, d->st) == d->scan.in.len)
+            d->fast.mode =
+                text && all_newlines(d->scan.in.data, d->scan.in.len) ? FAST_HELD_NL : FAST_HELD;
         return;
     }
-    if (d->in.len != 0)
+    if (d->scan.in.len != 0)
         return;
     if (text) {
-        d->fast = FAST_TEXT;
+        d->fast.mode = FAST_TEXT;
         return;
     }
     if (d->phase != PH_PVALUE) {
         /* the first bytes of a marker are held; anything else is scanned */
         if (s->n > 0 && s->words <= FAST_WORDS)
-            d->fast = FAST_HELD;
+            d->fast.mode = FAST_HELD;
         return;
     }
-    if (!(d->str_true && d->opt.trim == DSML_TRIM_WHITESPACE) &&
-        d->vtail_len == 0 && d->vpart_len == 0 && !d->v_hold && (d->strict || d->raw.len != 0)) {
-        d->fast = FAST_VALUE;
-        d->fast_kind = DSML_EVENT_ARGUMENTS;
-        d->fast_call = d->ncalls - 1;
-        d->fast_msg = d->keep_message && d->fast_call < d->calls_cap
-                          ? &d->calls[d->fast_call].args
-                          : NULL;
+    if (!(d->value.str_true && d->opt.trim == DSML_TRIM_WHITESPACE) && d->value.tail_len == 0 &&
+        d->value.part_len == 0 && !d->value.held && (d->strict || d->block.raw.len != 0)) {
+        d->fast.mode = FAST_VALUE;
+        d->fast.kind = DSML_EVENT_ARGUMENTS;
+        d->fast.call = d->call.n - 1;
+        d->fast.msg =
+            d->keep_message && d->fast.call < d->msg.cap ? &d->msg.calls[d->fast.call].args : NULL;
     }
 }
 
@@ -162,24 +163,24 @@ __attribute__((noinline))
 #endif
 static int fast_event_any(dsml_detector *d, const char *p, size_t n)
 {
-    if (d->ev_n != 0 || d->ev_cap == 0) {
-        det_ev_text(d, d->fast_kind, d->fast_call, p, n);
+    if (d->queue.n != 0 || d->queue.cap == 0) {
+        det_ev_text(d, d->fast.kind, d->fast.call, p, n);
         return d->failed;
     }
-    det_event *e = &d->ev[0];
-    e->type = d->fast_kind;
-    e->text_off = d->arena.len;
+    det_event *e = &d->queue.ev[0];
+    e->type = d->fast.kind;
+    e->text_off = d->queue.arena.len;
     e->len = n;
-    e->call = d->fast_call;
+    e->call = d->fast.call;
     e->status = 0;
     e->offset = DSML_NO_OFFSET;
-    dsml_buf_append(&d->arena, p, n);
-    if (d->arena.failed) {
+    dsml_buf_append(&d->queue.arena, p, n);
+    if (d->queue.arena.failed) {
         det_nomem(d);
         return d->failed;
     }
-    d->ev_n = 1;
-    dsml_buf *m = d->fast_msg;
+    d->queue.n = 1;
+    dsml_buf *m = d->fast.msg;
     if (m != NULL) {
         dsml_buf_append(m, p, n);
         if (m->failed)
@@ -197,19 +198,19 @@ __attribute__((always_inline))
 #endif
 static inline int fast_event_short(dsml_detector *d, const char *p, size_t n)
 {
-    dsml_buf *m = d->fast_msg;
-    if (d->ev_n != 0 || n > FAST_SHORT || (m != NULL && n >= m->cap - m->len))
+    dsml_buf *m = d->fast.msg;
+    if (d->queue.n != 0 || n > FAST_SHORT || (m != NULL && n >= m->cap - m->len))
         return 0;
-    det_event *e = &d->ev[0];
-    e->type = d->fast_kind;
+    det_event *e = &d->queue.ev[0];
+    e->type = d->fast.kind;
     e->text_off = 0;
     e->len = n;
-    e->call = d->fast_call;
+    e->call = d->fast.call;
     e->status = 0;
     e->offset = DSML_NO_OFFSET;
-    dsml_copy_short(d->arena.data, p, n);
-    d->arena.len = n;
-    d->ev_n = 1;
+    dsml_copy_short(d->queue.arena.data, p, n);
+    d->queue.arena.len = n;
+    d->queue.n = 1;
     if (m != NULL) {
         dsml_copy_short(m->data + m->len, p, n);
         m->len += n;
@@ -278,7 +279,7 @@ static int fast_text(dsml_detector *d, unsigned x, const unsigned char *p, size_
 {
     const det_set *s = &d->sets[d->phase];
     uint64_t st[FAST_WORDS];
-    size_t keep = 0, held = d->in.len;
+    size_t keep = 0, held = d->scan.in.len;
     int step = (x & (FC_TSTOP | FC_NL)) || held > 0;
     /* (a longer chunk that may hold a marker goes to the scanner at once
      * rather than after this has read it) */
@@ -290,7 +291,7 @@ static int fast_text(dsml_detector *d, unsigned x, const unsigned char *p, size_
         if (s->words > FAST_WORDS)
             return 0;
         copy_state(st, d->st, s->words);
-        if (!step_chunk(d, s, st, d->st_any, p, len, &keep) || keep > len)
+        if (!step_chunk(d, s, st, d->scan.partial, p, len, &keep) || keep > len)
             return 0; /* (keep > len: the partial match reaches into the held bytes) */
     }
     if ((x & FC_OBS) && !no_special(p, len - keep))
@@ -298,22 +299,22 @@ static int fast_text(dsml_detector *d, unsigned x, const unsigned char *p, size_
     if (step)
         copy_state(d->st, st, s->words);
     if (held > 0) /* the held '\n's go first */
-        det_ev_text(d, d->fast_kind, d->fast_call, d->in.data, held);
+        det_ev_text(d, d->fast.kind, d->fast.call, d->scan.in.data, held);
     if (len > keep)
         fast_event(d, (const char *)p, len - keep);
-    d->total += len;
-    d->base = d->total - keep;
-    d->in.len = 0;
-    d->scan = keep;
-    d->st_any = keep > 0;
+    d->scan.total += len;
+    d->scan.base = d->scan.total - keep;
+    d->scan.in.len = 0;
+    d->scan.pos = keep;
+    d->scan.partial = keep > 0;
     if (keep > 0) {
-        dsml_buf_append(&d->in, (const char *)p + len - keep, keep);
-        if (d->in.failed)
+        dsml_buf_append(&d->scan.in, (const char *)p + len - keep, keep);
+        if (d->scan.in.failed)
             det_nomem(d);
     }
     if (!d->failed)
-        d->fast = keep == 0                           ? FAST_TEXT
-                  : all_newlines(d->in.data, keep) ? FAST_HELD_NL
+        d->fast.mode = keep == 0                           ? FAST_TEXT
+                  : all_newlines(d->scan.in.data, keep) ? FAST_HELD_NL
                                                    : FAST_HELD;
     return 1;
 }
@@ -325,22 +326,22 @@ static int fast_value(dsml_detector *d, unsigned x, const char *bytes, size_t le
 {
     const unsigned char *p = (const unsigned char *)bytes;
     if ((x & FC_VSTOP) || ((x & FC_HI) && !whole_chars(p, len)) ||
-        (!d->strict && len > d->lim.max_argument_bytes - d->raw.len))
+        (!d->strict && len > d->lim.max_argument_bytes - d->block.raw.len))
         return 0;
-    size_t off = d->total;
-    d->total += len;
-    d->base += len;
+    size_t off = d->scan.total;
+    d->scan.total += len;
+    d->scan.base += len;
     if (!d->strict) {
         /* (the raw text is not empty: its offset is set) */
-        dsml_buf_append(&d->raw, bytes, len);
-        if (d->raw.failed) {
+        dsml_buf_append(&d->block.raw, bytes, len);
+        if (d->block.raw.failed) {
             det_nomem(d);
             return 1;
         }
     }
-    if ((d->str_true ? !(x & FC_ESC) : d->opt.false_values != DSML_FALSE_VALUES_VALIDATE) &&
-        !d->call_quiet && len <= d->lim.max_argument_bytes - d->args_len) {
-        d->args_len += len;
+    if ((d->value.str_true ? !(x & FC_ESC) : d->opt.false_values != DSML_FALSE_VALUES_VALIDATE) &&
+        !d->call.quiet && len <= d->lim.max_argument_bytes - d->call.args_len) {
+        d->call.args_len += len;
         fast_event(d, bytes, len);
     } else {
         det_value_emit(d, bytes, len, off);
@@ -353,7 +354,7 @@ static int fast_value(dsml_detector *d, unsigned x, const char *bytes, size_t le
 static int fast_held(dsml_detector *d, const unsigned char *p, size_t len)
 {
     const det_set *s = &d->sets[d->phase];
-    size_t held = d->in.len;
+    size_t held = d->scan.in.len;
     uint64_t st[FAST_WORDS];
     if (s->one) {
         /* (one word, in a register) */
@@ -375,18 +376,30 @@ static int fast_held(dsml_detector *d, const unsigned char *p, size_t len)
     if (det_stop_depth(s, st) != held + len ||
         (p[len - 1] >= 0x80 && det_utf8_incomplete_tail((const char *)p, len) != 0))
         return 0;
-    dsml_buf_append(&d->in, (const char *)p, len);
-    if (d->in.failed) {
+    dsml_buf_append(&d->scan.in, (const char *)p, len);
+    if (d->scan.in.failed) {
         det_nomem(d);
         return 1;
     }
     copy_state(d->st, st, s->words);
-    d->st_any = 1;
-    d->total += len;
-    d->scan = d->in.len;
-    if (d->fast == FAST_HELD_NL && !all_newlines((const char *)p, len))
-        d->fast = FAST_HELD;
+    d->scan.partial = 1;
+    d->scan.total += len;
+    d->scan.pos = d->scan.in.len;
+    if (d->fast.mode == FAST_HELD_NL && !all_newlines((const char *)p, len))
+        d->fast.mode = FAST_HELD;
     return 1;
+}
+
+/* A chunk through the scanner (kept out of line: the per-token path stays
+ * small). */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static int scan_chunk(dsml_detector *d, const char *bytes, size_t len)
+{
+    int rc = det_scan_feed(d, bytes, len);
+    det_fast_update(d);
+    return rc;
 }
 
 /* The chunks of FAST_* mode `mode` other than plain ASCII text; x: the
@@ -413,30 +426,30 @@ static int feed_other(dsml_detector *d, int mode, unsigned x, const char *bytes,
         /* (nothing held: a chunk whose first byte begins no marker is
          * scanned at once) */
         const unsigned char *first = d->sets[d->phase].first;
-        done = (d->in.len > 0 || (first[p[0] >> 3] & (1u << (p[0] & 7)))) &&
+        done = (d->scan.in.len > 0 || (first[p[0] >> 3] & (1u << (p[0] & 7)))) &&
                fast_held(d, p, len);
         break;
     }
     }
-    return done ? d->failed : det_feed_scan(d, bytes, len);
+    return done ? d->failed : scan_chunk(d, bytes, len);
 }
 
 int dsml_detector_feed(dsml_detector *d, const char *bytes, size_t len)
 {
     if (d == NULL || (bytes == NULL && len != 0))
         return DSML_ERR_ARGUMENT;
-    int mode = d->fast;
-    if (mode != FAST_OFF && len - 1 < FAST_MAX && len <= d->lim.max_input_bytes - d->total) {
-        unsigned x = classify(d->fast_cls, (const unsigned char *)bytes, len);
+    int mode = d->fast.mode;
+    if (mode != FAST_OFF && len - 1 < FAST_MAX && len <= d->lim.max_input_bytes - d->scan.total) {
+        unsigned x = classify(d->fast.cls, (const unsigned char *)bytes, len);
         if (mode == FAST_TEXT && (x & (FC_TSTOP | FC_NL | FC_HI | FC_OBS)) == 0) {
             /* ASCII text, the common token: nothing held, so base == total */
-            size_t total = d->total + len;
-            d->total = total;
-            d->base = total;
+            size_t total = d->scan.total + len;
+            d->scan.total = total;
+            d->scan.base = total;
             /* (the calls below are the last thing done: no registers to keep) */
             return fast_event_short(d, bytes, len) ? d->failed : fast_event_any(d, bytes, len);
         }
         return feed_other(d, mode, x, bytes, len);
     }
-    return det_feed_scan(d, bytes, len);
+    return scan_chunk(d, bytes, len);
 }

@@ -1,15 +1,17 @@
 /*
- * detect_internal.h - the detector's state, shared by the engine
- * (detect.c), the marker tables (detect_markers.c) and the message and
- * one-shot parse (detect_message.c).  Nothing here is exported.  The tag
- * spellings and whether names are split into namespaces come from the
- * dialect table (lib/dialect/dialect.h).
+ * detect_internal.h - the detector's state and the functions its files
+ * give each other (the one header every file of lib/detect includes;
+ * detect_recover.h adds the recoveries' readers).  Nothing here is
+ * exported.  The tag spellings and whether names are split into
+ * namespaces come from the dialect table (lib/dialect/dialect.h).
  */
 #ifndef DSML_DETECT_INTERNAL_H
 #define DSML_DETECT_INTERNAL_H
 
 #include "dialect/dialect.h"
 #include "json/json.h"
+
+#include <string.h>
 
 /* Logical tokens the scanner recognises (the tags spelled as the dialect
  * spells them; V4.1's shown). */
@@ -120,75 +122,54 @@ typedef struct det_event {
     size_t offset;
 } det_event;
 
-struct dsml_detector {
-    dsml_allocator alloc;
-    dsml_detector_options opt;
-    dsml_limits lim;
-    int strict;
+/* Each part of the detector's state below is owned by one file, which
+ * alone writes it (others may read it). */
 
-    /* declared tools: qualified names, NUL-separated */
-    int have_tools;
-    dsml_buf tools;
-    size_t ntools;
-
-    /* markers: the dialect's spellings (and the variants option 8 adds),
-     * built at creation, and each phase's stop set in them */
-    const dsml_dialect *dialect;
-    det_pat pats[DET_PAT_MAX];
-    size_t npats;
-    unsigned char pat_bytes[DET_PAT_BYTES];
-    size_t pat_used;
-    det_set sets[PH_COUNT_];
-
-    /* scanning: in[] holds the bytes not yet released */
+/* The scanner (detect_scan.c): in.data holds the bytes not yet released. */
+typedef struct det_scanner {
     dsml_buf in;
     size_t rel;            /* first byte not yet given to a sink */
-    size_t scan;           /* first byte not yet scanned */
+    size_t pos;            /* first byte not yet scanned */
     size_t base;           /* stream offset of in.data[0] */
     size_t total;          /* bytes fed */
-    unsigned char cls[256]; /* byte -> class of the matchers' masks (0: in
-                               no marker) */
-    unsigned nclass;
-    uint64_t *stop_mem;    /* the matchers' masks and the scan state */
-    uint64_t *st;          /* the scan state of the current phase's matcher */
-    int st_any;            /* a marker is partly matched (st is not 0, or
+    int partial;           /* a marker is partly matched (st is not 0, or
                               the recoveries hold a tag) */
-    det_phase phase;
     int rewound;           /* a handler asked to rescan from `rewind` */
     size_t rewind;         /* stream offset */
+    int utf8_need;         /* UTF-8 validation of the input: bytes the */
+    unsigned char utf8_lo, utf8_hi; /* open character still needs, and the
+                              range of the next */
+} det_scanner;
 
-    /* UTF-8 validation of the input */
-    int u_need;
-    unsigned char u_lo, u_hi;
+/* Strict: a special token in the text, which the reference checks last
+ * (detect_emit.c). */
+typedef struct det_pending {
+    int code;
+    size_t off;
+    char msg[160];
+} det_pending;
 
-    /* status */
-    int failed;
-    int finished;
-    dsml_end_reason end_reason; /* why the stream ended (at finish) */
-    dsml_error err;
-    int pend_code;         /* strict: special token seen (checked last) */
-    size_t pend_off;
-    char pend_msg[160];
-
-    /* text output: observer of special tokens, incomplete character */
-    unsigned char obs[SP_COUNT_];
-    char part[4];
+/* Text out (detect_emit.c) and the policy windows (detect_text.c). */
+typedef struct det_text_out {
+    unsigned char observer[SP_COUNT_]; /* partial matches of special tokens */
+    char part[4];          /* an incomplete last character */
     int part_len;
     int part_kind;
-
-    /* policy windows (options 2 and 3) */
     int hold;              /* 0 none, else DSML_EVENT_REASONING/CONTENT the
                               held text defaults to */
     dsml_buf held;
     size_t held_off;
-    size_t window;         /* bytes option 3's window holds */
+    size_t window;         /* bytes the stray </think> window holds */
     /* an EOS read in the reasoning: reasoning text when anything follows,
        dropped when the stream ends there */
     int eos_held;
     size_t eos_off;
+    int ws_lead;           /* recoveries: white space after </think> is held */
+} det_text_out;
 
-    /* block parsing */
-    int saw_block, saw_end, trailing_reported;
+/* The calls block being read (detect_call.c). */
+typedef struct det_block {
+    int seen, ended, trailing_reported;
     dsml_buf raw;          /* lenient: raw text of the current invoke (of the
                               block, from its opener, until a call of it
                               completes) */
@@ -200,99 +181,182 @@ struct dsml_detector {
                               just read */
     int sep_len;
     dsml_buf name;         /* invoke text after the tag */
-    size_t name_chk;
+    size_t name_checked;   /* ... checked against ^\s*name=" so far */
     int name_stage, name_lit;
     dsml_buf key;          /* parameter text after the tag */
-    int str_true;
-    int call_open;         /* CALL_BEGIN emitted */
-    int call_quiet;        /* strict: call with a refused name (no events) */
-    int call_bad_name;     /* strict: '::' in the bare name, fails at end */
+} det_block;
+
+/* The call being read, and the calls so far (detect_call.c). */
+typedef struct det_call_state {
+    size_t off;            /* its invoke tag's offset */
+    int open;              /* CALL_BEGIN emitted */
+    int quiet;             /* strict: call with a refused name (no events) */
+    int bad_name;          /* strict: '::' in the bare name, fails at end */
     char bad_name_msg[160];
     size_t bad_name_off;
-    int dup_pending;
-    size_t dup_off;
-    char dup_msg[160];
     size_t nparams;
     size_t args_len;
-    dsml_buf keys;         /* keys of the current call: len(4) + bytes */
+    size_t n;              /* calls begun */
+    int refused;           /* tool_choice / parallel_calls refuse the call */
+    size_t executable;     /* calls ended complete and allowed */
+} det_call_state;
+
+/* The current call's parameter names (detect_value.c). */
+typedef struct det_keys {
+    dsml_buf records;      /* len(4) + bytes each */
     struct det_slot {
         size_t gen;        /* the call the slot belongs to */
-        size_t off;        /* offset of the key's record in keys */
-    } *slots;              /* open-addressing set over keys */
-    size_t slots_cap, slots_used, key_gen;
-    size_t ncalls;         /* calls begun */
-    size_t call_off;
-    int call_refused;      /* tool_choice / parallel_calls refuse the call */
-    size_t executable;     /* calls ended complete and allowed */
-    dsml_buf choice;       /* tool_choice_name, copied */
+        size_t off;        /* offset of the key's record in records */
+    } *slots;              /* open-addressing set over records */
+    size_t cap, used, gen;
+    int dup_pending;       /* strict: a duplicate, failed once the
+                              parameter is complete */
+    size_t dup_off;
+    char dup_msg[160];
+} det_keys;
 
-    /* value layer (each *_off: the stream offset of the text held) */
-    char vtail[2];
-    int vtail_len;
-    size_t vtail_off;
-    char vpart[4];
-    int vpart_len;
-    size_t vpart_off;
-    int vlead;             /* trim: still before the first non-space */
-    dsml_buf vws;          /* trim: trailing whitespace held */
-    size_t vws_off;
-    dsml_buf vbuf;         /* validation, strict: the whole string="false"
+/* How a value goes out: streamed as it arrives, or held in the raw text
+ * and read back at its end (recoveries: no string=, typed then; or in a
+ * CDATA section, its markers dropped then). */
+enum { VALUE_STREAMED, VALUE_UNTYPED, VALUE_CDATA };
+/* Where a value's start is against "<![CDATA[" (recoveries): not one, or
+ * 0..8 bytes of it read (held), or all of it. */
+enum { CDATA_NONE = -1, CDATA_OPENED = 9 };
+
+/* The parameter value being read (detect_value.c); each *_off: the stream
+ * offset of the text held. */
+typedef struct det_value {
+    int str_true;
+    char tail[2];          /* a final '<' or "<\n", held */
+    int tail_len;
+    size_t tail_off;
+    char part[4];          /* an incomplete last character */
+    int part_len;
+    size_t part_off;
+    int lead;              /* trim: still before the first non-space */
+    dsml_buf ws;           /* trim: trailing whitespace held */
+    size_t ws_off;
+    dsml_buf buf;          /* validation, strict: the whole string="false"
                               value */
-    size_t vbuf_off;
-    size_t vraw;           /* where the value starts in raw (lenient) */
+    size_t buf_off;
+    size_t raw_at;         /* where the value starts in raw (lenient) */
+    int held;              /* VALUE_*: streamed, or held in raw and read
+                              back at its end */
+    int cdata;             /* CDATA_NONE, bytes of the opener read, or
+                              CDATA_OPENED */
+    size_t cdata_off;
+} det_value;
 
-    /* message */
-    int keep_message;
-    dsml_buf m_content, m_reasoning;
+/* The declared tools and tool_choice's name (detect_tools.c). */
+typedef struct det_decl {
+    int have;
+    dsml_buf names;        /* qualified names, NUL-separated */
+    size_t n;
+    dsml_buf choice;       /* tool_choice_name, copied */
+    dsml_buf strings;      /* recoveries: per tool its string parameters,
+                              records of tool index(4), length(4), name */
+} det_decl;
+
+/* The message kept for dsml_detector_message (detect_queue.c). */
+typedef struct det_message {
+    dsml_buf content, reasoning;
     det_call *calls;
-    size_t calls_cap;
+    size_t cap;
+} det_message;
 
-    /* recoveries (option 11, detect_recover.c) */
-    unsigned rec;          /* DSML_RECOVER_* in effect */
-    unsigned fx_want[PH_COUNT_]; /* the tokens the tag matcher looks for */
-    unsigned char fx_buf[DET_FX_MAX]; /* the tag being matched */
-    size_t fx_len;
-    int rc_block_dev;      /* the block's opener deviates (or there is none) */
-    int rc_unit_dev;       /* the invoke's tag or name line deviates */
-    int rc_implicit;       /* the block began with an invoke, no opener */
-    int rc_bare;           /* the block began with a tag without the marker */
-    int rc_bare_tag;       /* the marker being handled had no DSML marker */
-    int rc_sep_dev;        /* the separator's deviation was reported */
-    int rc_wslead;         /* white space after </think> is held */
-    int rc_param_invoke;   /* the parameter tag is an invoke tag */
-    int rc_pi_pending;     /* PH_PIHEAD: the call is not begun; its name is
-                              d->name[rc_pi_name_off, +rc_pi_name_len) */
-    int rc_pi_wide;        /* ... read the wider way */
-    size_t rc_pi_name_off, rc_pi_name_len;
-    size_t rc_pi_raw;      /* raw's length before the invoke tag */
-    int v_hold;            /* the value has no string=: held, typed at its
-                              end */
-    size_t rc_tag_off;     /* the parameter tag's offset */
-    size_t rc_orphan_off;  /* the first closer held in PH_ORPHAN */
-    size_t rc_tool;        /* the call's tool among the declared, or
+/* Where a wider name= check of a tag's text is (detect_attrs.c). */
+typedef struct det_attr_scan {
+    int stage;
+    size_t at;
+    int lit;
+} det_attr_scan;
+
+/* The recoveries' state (the recoveries option, DSML_DETECT_RECOVER). */
+typedef struct det_recover {
+    unsigned on;           /* DSML_RECOVER_* in effect */
+    unsigned want[PH_COUNT_]; /* the tokens the tag matcher looks for */
+    unsigned char tag[DET_FX_MAX]; /* the tag being matched */
+    size_t tag_len;
+    int block_dev;         /* the block's opener deviates (or there is none) */
+    int unit_dev;          /* the invoke's tag or name line deviates */
+    int implicit;          /* the block began with an invoke, no opener */
+    int bare;              /* the block began with a tag without the marker */
+    int bare_tag;          /* the marker being handled had no DSML marker */
+    int sep_dev;           /* the separator's deviation was reported */
+    int param_invoke;      /* the parameter tag is an invoke tag */
+    int pi_pending;        /* PH_PIHEAD: the call is not begun; its name is
+                              block.name[pi_name_off, +pi_name_len) */
+    int pi_wide;           /* ... read the wider way */
+    size_t pi_name_off, pi_name_len;
+    size_t pi_raw;         /* raw's length before the invoke tag */
+    size_t tag_off;        /* the parameter tag's offset */
+    size_t orphan_off;     /* the first closer held in PH_ORPHAN */
+    size_t tool;           /* the call's tool among the declared, or
                               (size_t)-1 */
-    dsml_buf rc_schema;    /* per declared tool: its string parameters,
-                              NUL-terminated, then an empty name */
-    det_quote rc_quote;    /* code in the content */
-    int rc_engine;         /* a marker goes to the engine as it is */
-    int rn_stage, rk_stage; /* the wider name= checks of an invoke's name
-                              text and of a parameter tag */
-    size_t rn_chk, rk_chk;
-    int rn_lit, rk_lit;
+    det_quote quote;       /* code in the content */
+    det_attr_scan name_scan, key_scan; /* the wider name= checks of an
+                              invoke's name text and of a parameter tag */
+} det_recover;
 
-    /* event queue (detect_queue.c) */
+/* The event queue (detect_queue.c). */
+typedef struct det_queue {
     det_event *ev;
-    size_t ev_n, ev_head, ev_cap;
+    size_t n, head, cap;
     dsml_buf arena;
     dsml_buf scratch;
     int tidy;              /* the queue, emptied, is to be shrunk */
+} det_queue;
 
-    /* the per-token path (detect_fast.c) */
-    int fast;              /* what the next chunk may be, FAST_* */
-    int fast_kind;         /* FAST_TEXT: its event type; FAST_VALUE: ARGUMENTS */
-    size_t fast_call;      /* FAST_VALUE: the call */
-    dsml_buf *fast_msg;    /* where its text goes in the message, or NULL */
-    unsigned char fast_cls[256]; /* FC_* of each byte */
+/* The per-token path (detect_fast.c). */
+typedef struct det_fast {
+    int mode;              /* what the next chunk may be, FAST_* */
+    int kind;              /* FAST_TEXT: its event type; FAST_VALUE: ARGUMENTS */
+    size_t call;           /* FAST_VALUE: the call */
+    dsml_buf *msg;         /* where its text goes in the message, or NULL */
+    unsigned char cls[256]; /* FC_* of each byte */
+} det_fast;
+
+struct dsml_detector {
+    dsml_allocator alloc;
+    dsml_detector_options opt;
+    dsml_limits lim;
+    int strict;
+    int keep_message;
+
+    /* markers: the dialect's spellings (and the variants the markers option
+     * adds), built at creation, and each phase's stop set in them
+     * (detect_markers.c, detect_stopset.c) */
+    const dsml_dialect *dialect;
+    det_pat pats[DET_PAT_MAX];
+    size_t npats;
+    unsigned char pat_bytes[DET_PAT_BYTES];
+    size_t pat_used;
+    det_set sets[PH_COUNT_];
+    unsigned char cls[256]; /* byte -> class of the matchers' masks (0: in
+                               no marker) */
+    unsigned nclass;
+    uint64_t *stop_mem;    /* the matchers' masks and the scan state */
+    uint64_t *st;          /* the scan state of the current phase's matcher */
+    det_phase phase;       /* (detect_engine.c) */
+
+    /* status (detect_emit.c, detect_create.c) */
+    int failed;
+    int finished;
+    dsml_end_reason end_reason; /* why the stream ended (at finish) */
+    dsml_error err;
+
+    det_scanner scan;
+    det_pending pending;
+    det_text_out text;
+    det_block block;
+    det_call_state call;
+    det_keys keys;
+    det_value value;
+    det_decl decl;
+    det_message msg;
+    det_recover rec;
+    det_queue queue;
+    det_fast fast;
 };
 
 /* Buffers larger than this are given back between completions and after
@@ -308,7 +372,7 @@ enum {
     FAST_HELD_NL  /* ... "\n"s in reasoning or content (FAST_TEXT else) */
 };
 
-/* The classes of d->fast_cls, OR-ed over a chunk. */
+/* The classes of d->fast.cls, OR-ed over a chunk. */
 enum {
     FC_TSTOP = 1, /* may begin a marker of reasoning or content, '\n' apart */
     FC_NL = 2,    /* '\n', which begins a marker there */
@@ -423,60 +487,180 @@ extern const char *const det_bars[DET_BARS];
 extern const det_tag_name det_tag_names[DET_TAG_NAMES];
 extern const char *const det_quotes[DET_QUOTES][2]; /* opening, closing */
 
-/* detect_recover.c: the recoveries (option 11).  The matcher reads tags in
- * every spelling a phase wants; the hooks return 1 when they handled what
- * the engine gave them (det_rc_marker: 2 when it did not, but reported the
- * marker's spelling). */
+/* The layers, each calling only the ones below it (scripts/check-layers
+ * checks it):
+ *
+ *   detect_fast.c, detect_pack.c, detect_create.c, detect_message.c  (API)
+ *   detect_scan.c        bytes -> markers and text (+ detect_tags.c)
+ *   detect_engine.c      the phase table
+ *   detect_phase_text.c  detect_phase_block.c  detect_phase_param.c
+ *   detect_call.c        the block and its calls      detect_value.c
+ *   detect_text.c        the policy windows
+ *   detect_emit.c        failure, diagnostics, text and arguments out
+ *   detect_queue.c  detect_tools.c  detect_attrs.c  detect_quote.c
+ *   detect_markers.c  detect_stopset.c  detect_fail.c
+ */
+
+/* detect_tags.c: the recoveries' tag matcher.  It reads tags in every
+ * spelling a phase wants (set up at creation). */
 typedef struct det_fx_match {
     int tok;
     int variant;  /* 1: another spelling; 2: no DSML marker */
     size_t len;   /* bytes, ending at the byte just scanned */
 } det_fx_match;
-void det_rc_setup(dsml_detector *d);
-int det_rc_read_schemas(dsml_detector *d, const char *json, size_t len);
+void det_tags_setup(dsml_detector *d);
 int det_fx_step(dsml_detector *d, unsigned char c, det_fx_match *m);
-int det_rc_marker(dsml_detector *d, int tok, int variant, size_t off, const char *p,
-                  size_t len);
-int det_rc_sink(dsml_detector *d, const char *p, size_t n, size_t off);
-int det_rc_text(dsml_detector *d, int kind, const char *p, size_t n, size_t off);
-int det_rc_end(dsml_detector *d);
-void det_rc_value_end(dsml_detector *d, size_t vend, size_t off);
-size_t det_rc_name_bad(dsml_detector *d);
-int det_rc_anchored(const dsml_detector *d);
-void det_rc_begin(dsml_detector *d, const char *name, size_t n);
-void det_rc_reset(dsml_detector *d);
-void det_rc_observe(dsml_detector *d, const char *p, size_t n);
-int det_rc_quoted(dsml_detector *d);
 
-/* detect.c: the engine's steps the recoveries take */
-void det_marker(dsml_detector *d, int tok, int variant, size_t off, const char *p,
-                size_t len);
-void det_diag(dsml_detector *d, int code, size_t off, const char *fmt, ...)
-    DSML_PRINTF(4, 5);
-void det_nomem(dsml_detector *d);
-void det_fail_limit(dsml_detector *d, size_t off, const char *what);
-void det_name_sink(dsml_detector *d, const char *p, size_t n, size_t off);
+/* detect_quote.c: Markdown code in the content, followed byte by byte;
+ * whether the content is inside a code span or fence now. */
+void det_quote_observe(det_quote *q, const char *p, size_t n);
+int det_quote_inside(det_quote *q);
+
+/* detect_scan.c: the scan state of the current phase cleared (after a
+ * marker, a rewind, a phase change). */
+static inline void det_scan_reset(dsml_detector *d)
+{
+    for (unsigned w = 0; w < d->sets[d->phase].words; w++)
+        d->st[w] = 0;
+    d->scan.partial = 0;
+    d->rec.tag_len = 0;
+}
+/* A chunk through the scanner (dsml_detector_feed's way when the per-token
+ * path cannot take it): the detector's status, or DSML_ERR_STATE after its
+ * end.  The bytes held scanned to the end (at_end) or up to what could
+ * still begin a marker. */
+int det_scan_feed(dsml_detector *d, const char *bytes, size_t len);
+void det_scan_run(dsml_detector *d, int at_end);
+
+/* detect_engine.c: the engine's entries.  The scanner calls the first two:
+ * the bytes between markers, a marker (tok a TK_*, variant 1: another
+ * spelling, 2: no DSML marker; p[0, len) its bytes at stream offset off);
+ * dsml_detector_end the third. */
+void det_engine_text(dsml_detector *d, const char *p, size_t n, size_t off);
+void det_engine_marker(dsml_detector *d, int tok, int variant, size_t off, const char *p,
+                       size_t len);
+void det_engine_end(dsml_detector *d);
+
+/* A phase's handlers: the text between markers, a marker, the end of the
+ * stream.  A marker or end handler returns DET_AGAIN when it moved to
+ * another phase that is to read the same marker (as *m now says) or the
+ * end. */
+typedef struct det_mark {
+    int tok;
+    int variant;
+    size_t off;
+    const char *p;
+    size_t len;
+} det_mark;
+enum { DET_DONE, DET_AGAIN };
+typedef struct det_phase_ops {
+    void (*text)(dsml_detector *d, const char *p, size_t n, size_t off);
+    int (*marker)(dsml_detector *d, det_mark *m);
+    int (*end)(dsml_detector *d);
+} det_phase_ops;
+
+/* detect_phase_text.c */
+void det_reasoning_text(dsml_detector *d, const char *p, size_t n, size_t off);
+int det_reasoning_marker(dsml_detector *d, det_mark *m);
+int det_reasoning_end(dsml_detector *d);
+void det_content_text(dsml_detector *d, const char *p, size_t n, size_t off);
+int det_content_marker(dsml_detector *d, det_mark *m);
+int det_content_end(dsml_detector *d);
+void det_after_block_text(dsml_detector *d, const char *p, size_t n, size_t off);
+int det_after_block_marker(dsml_detector *d, det_mark *m);
+int det_after_block_end(dsml_detector *d);
+void det_after_eos_text(dsml_detector *d, const char *p, size_t n, size_t off);
+void det_orphan_text(dsml_detector *d, const char *p, size_t n, size_t off);
+int det_orphan_marker(dsml_detector *d, det_mark *m);
+int det_orphan_end(dsml_detector *d);
+int det_no_marker(dsml_detector *d, det_mark *m);
+int det_no_end(dsml_detector *d);
+
+/* detect_phase_block.c */
+int det_sep_marker(dsml_detector *d, det_mark *m);
+int det_sep_end(dsml_detector *d);
+void det_name_text(dsml_detector *d, const char *p, size_t n, size_t off);
+int det_name_marker(dsml_detector *d, det_mark *m);
+int det_name_end(dsml_detector *d);
+void det_recover_text(dsml_detector *d, const char *p, size_t n, size_t off);
+int det_recover_marker(dsml_detector *d, det_mark *m);
+
+/* detect_phase_param.c; the first two the name phase's too */
+void det_next_parameter_or_end(dsml_detector *d, int tok, const char *p, size_t len, size_t off);
+void det_pihead_enter(dsml_detector *d, int pending, int wide, const char *name, size_t n,
+                      size_t off, const char *p, size_t len);
+void det_phead_text(dsml_detector *d, const char *p, size_t n, size_t off);
+int det_phead_marker(dsml_detector *d, det_mark *m);
+int det_param_end(dsml_detector *d);
+void det_pvalue_text(dsml_detector *d, const char *p, size_t n, size_t off);
+int det_pvalue_marker(dsml_detector *d, det_mark *m);
+int det_ptail_marker(dsml_detector *d, det_mark *m);
+int det_ptail_end(dsml_detector *d);
+void det_pihead_text(dsml_detector *d, const char *p, size_t n, size_t off);
+int det_pihead_marker(dsml_detector *d, det_mark *m);
+int det_pihead_end(dsml_detector *d);
+
+/* detect_call.c: phases, raw text, violations, the block, its calls, the
+ * separators between tags (the sep and ptail phases' text). */
 void det_set_phase(dsml_detector *d, det_phase ph);
 void det_rewind(dsml_detector *d, size_t off);
 void det_raw_add(dsml_detector *d, const char *p, size_t n);
-void det_out_text(dsml_detector *d, int kind, const char *p, size_t n, size_t off,
-                  int observe);
-void det_text_sink(dsml_detector *d, int kind, const char *p, size_t n, size_t off);
-void det_release_hold(dsml_detector *d, int kind);
-void det_violation(dsml_detector *d, int code, size_t off, size_t resume,
-                   const char *what);
-void det_end_violation(dsml_detector *d, int code, const char *what);
+void det_call_end_event(dsml_detector *d, int status, size_t off);
+void det_unit_reset(dsml_detector *d);
+void det_abandon_unit(dsml_detector *d, size_t off);
+void det_violation(dsml_detector *d, int code, size_t off, size_t resume, const char *what);
+void det_back_to_content(dsml_detector *d, const char *p, size_t i, size_t off);
 void det_open_block(dsml_detector *d, int tok, const char *p, size_t len);
+void det_close_block(dsml_detector *d, const char *p, size_t len, size_t off);
+void det_start_invoke(dsml_detector *d, size_t off, const char *p, size_t len);
+void det_separator_text(dsml_detector *d, const char *p, size_t n, size_t off);
+void det_separator_marker(dsml_detector *d, size_t off);
 int det_begin_call(dsml_detector *d, const char *name, size_t n, size_t end);
 void det_close_call(dsml_detector *d, size_t off, int status);
-int det_key_seen(dsml_detector *d, const char *k, size_t n);
-void det_args_out(dsml_detector *d, const char *p, size_t n, size_t off);
-void det_args_escaped(dsml_detector *d, const char *p, size_t n, size_t off);
-void det_start_value(dsml_detector *d, int str_true);
-int det_args_key(dsml_detector *d, const char *k, size_t n, int str_true, size_t off);
 int det_name_match(dsml_detector *d, const char **name, size_t *n);
 int det_cut_short(const dsml_detector *d);
-int det_tool_index(const dsml_detector *d, const char *name, size_t n);
+void det_end_violation(dsml_detector *d, int code, const char *what);
+
+/* detect_value.c: a parameter's name and value into the arguments */
+void det_start_value(dsml_detector *d, int str_true);
+int det_key_seen(dsml_detector *d, const char *k, size_t n);
+int det_args_key(dsml_detector *d, const char *k, size_t n, int str_true, size_t off);
+void det_value_emit(dsml_detector *d, const char *p, size_t n, size_t off);
+void det_value_sink(dsml_detector *d, const char *p, size_t n, size_t off);
+void det_value_end(dsml_detector *d, size_t off);
+void det_emit_untyped(dsml_detector *d, const char *v, size_t n, size_t off);
+
+/* detect_text.c: reasoning and content out through the policy windows; a
+ * window's text released as `kind`; a marker read (an EOS held in the
+ * reasoning is text then). */
+void det_text_sink(dsml_detector *d, int kind, const char *p, size_t n, size_t off);
+void det_release_hold(dsml_detector *d, int kind);
+void det_text_marker_seen(dsml_detector *d);
+
+/* detect_fail.c: failure (sticky). */
+void det_fail(dsml_detector *d, int code, size_t off, const char *fmt, ...) DSML_PRINTF(4, 5);
+void det_nomem(dsml_detector *d);
+
+/* detect_emit.c: a diagnostic, a deviation refused (strict; returns 1) or
+ * reported; text out (whole characters; `observe`:
+ * special tokens in it reported); a partly received character completed
+ * from *p (its length once whole, else 0); arguments text out, with what
+ * it stands for, to place a failure: fixed text made at a marker at `off`,
+ * the completion's bytes from `off`, or the JSON escape of src[0, src_n)
+ * at `off`. */
+void det_diag(dsml_detector *d, int code, size_t off, const char *fmt, ...) DSML_PRINTF(4, 5);
+int det_refuse(dsml_detector *d, int code, size_t off, const char *fmt, ...) DSML_PRINTF(4, 5);
+static inline void det_observer_reset(dsml_detector *d)
+{
+    memset(d->text.observer, 0, sizeof d->text.observer);
+}
+void det_out_text(dsml_detector *d, int kind, const char *p, size_t n, size_t off, int observe);
+size_t det_complete_char(char *part, int *part_len, const char **p, size_t *n);
+typedef enum { ARGS_FIXED, ARGS_RAW, ARGS_ESCAPED } det_args_kind;
+void det_args_out_x(dsml_detector *d, const char *p, size_t n, det_args_kind kind,
+                    const char *src, size_t src_n, size_t off);
+void det_args_out(dsml_detector *d, const char *p, size_t n, size_t off);
+void det_args_escaped(dsml_detector *d, const char *p, size_t n, size_t off);
 
 /* detect_queue.c: an event pushed (every field set; NULL when failed or
  * out of memory), text queued (merged with the event before it when that
@@ -485,26 +669,40 @@ int det_tool_index(const dsml_detector *d, const char *name, size_t n);
  * the engine is called (shrunk if large and empty), whether it is large. */
 det_event *det_ev_push(dsml_detector *d);
 void det_ev_text(dsml_detector *d, int type, size_t call, const char *p, size_t n);
-void det_queue_taken(dsml_detector *d);
 void det_queue_tidy(dsml_detector *d);
+void det_queue_shrink(dsml_detector *d);
 static inline int det_queue_large(const dsml_detector *d)
 {
-    return d->arena.cap > DET_KEEP_BYTES || d->ev_cap > DET_KEEP_BYTES / sizeof *d->ev;
+    return d->queue.arena.cap > DET_KEEP_BYTES ||
+           d->queue.cap > DET_KEEP_BYTES / sizeof *d->queue.ev;
+}
+/* The queue after its last event was taken. */
+static inline void det_queue_taken(dsml_detector *d)
+{
+    d->queue.head = d->queue.n = 0;
+    d->queue.arena.len = 0;
+    /* the text just taken stays valid until the next call: the shrinking
+     * waits for it, and the per-token path for the shrinking */
+    if (det_queue_large(d)) {
+        d->queue.tidy = 1;
+        d->fast.mode = FAST_OFF;
+    }
 }
 
-/* detect_fast.c: the byte classes (at creation), and d->fast after the
+/* detect_fast.c: the byte classes (at creation), and d->fast.mode after the
  * engine ran */
 void det_fast_setup(dsml_detector *d);
 void det_fast_update(dsml_detector *d);
 
-/* detect.c: a chunk through the scanner (dsml_detector_feed's other
- * way), and a value's text to the arguments */
-int det_feed_scan(dsml_detector *d, const char *bytes, size_t len);
-void det_value_emit(dsml_detector *d, const char *p, size_t n, size_t off);
-
 /* detect_message.c */
 int det_message_json(dsml_detector *d, dsml_buf *b);
-int det_read_tools(dsml_detector *d, const char *json, size_t len,
-                   dsml_error *err);
+
+/* detect_tools.c: the declared tools read (at creation), a tool's index by
+ * its qualified name (or -1), the recoveries' string parameters read. */
+int det_read_tools(dsml_detector *d, const char *json, size_t len, dsml_error *err);
+int det_tool_index(const dsml_detector *d, const char *name, size_t n);
+int det_read_string_params(dsml_detector *d, const char *json, size_t len);
+/* Whether the call's tool declares parameter k a string. */
+int det_param_is_string(const dsml_detector *d, const char *k, size_t n);
 
 #endif

@@ -1,12 +1,13 @@
 /*
  * detect_markers.c - the markers the detector scans for: their spellings,
- * built at creation from the dialect's tag names (and, with option 8, the
- * variants: the ASCII and doubled markers, and the tags of the dialect's
- * neighbours), the stop set of each phase picked from them, where a partial
- * match of one marker falls back to when the next byte does not continue
- * it (the special tokens' observer matches them so), two character helpers (Unicode whitespace as Python's str.isspace() sees
- * it, incomplete UTF-8 tails), and the spellings the recoveries read (bars,
- * tag names, quotes).
+ * built at creation from the dialect's tag names (and, with the markers
+ * option's DSML_MARKERS_VARIANTS, the variants: the ASCII and doubled
+ * markers, and the tags of the dialect's neighbours), the stop set of each
+ * phase picked from them, where a partial match of one marker falls back
+ * to when the next byte does not continue it (the special tokens' observer
+ * matches them so), two character helpers (Unicode whitespace as Python's
+ * str.isspace() sees it, incomplete UTF-8 tails), and the spellings the
+ * recoveries read (bars, tag names, quotes).
  */
 #include <string.h>
 
@@ -93,8 +94,8 @@ static int add_block(dsml_detector *d, const char *mk, const dsml_tags *t, int v
            add_pat(d, "/", mk, t->param, "", TK_PARAM_END, variant);
 }
 
-/* The dialect's own spellings first: without option 8's variants only they
- * are scanned for. */
+/* The dialect's own spellings first: without DSML_MARKERS_VARIANTS only
+ * they are scanned for. */
 static int build_patterns(dsml_detector *d)
 {
     static const char *const marks[] = {MK_EXACT, MK_ASCII, MK_DOUBLE};

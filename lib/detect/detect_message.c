@@ -1,27 +1,25 @@
 /*
  * detect_message.c - what the detector gives back whole: the final message
- * as JSON text (the reference's dict, printed as json.dumps does), the
- * one-shot parse built on the streaming engine, and the declared tools the
- * detector checks call names against.
+ * as JSON text (the reference's dict, printed as json.dumps does), and the
+ * one-shot parse built on the streaming detector.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "detect/detect_internal.h"
-#include "dialect/tool_name.h"
 
 static const char *nz(const char *p) { return p != NULL ? p : ""; }
 
 int det_message_json(dsml_detector *d, dsml_buf *b)
 {
     DSML_BUF_LIT(b, "{\"role\": \"assistant\", \"content\": ");
-    dsml_emit_string(b, nz(d->m_content.data), d->m_content.len);
+    dsml_emit_string(b, nz(d->msg.content.data), d->msg.content.len);
     DSML_BUF_LIT(b, ", \"reasoning_content\": ");
-    dsml_emit_string(b, nz(d->m_reasoning.data), d->m_reasoning.len);
+    dsml_emit_string(b, nz(d->msg.reasoning.data), d->msg.reasoning.len);
     DSML_BUF_LIT(b, ", \"tool_calls\": [");
     int first = 1;
-    for (size_t i = 0; i < d->ncalls && i < d->calls_cap; i++) {
-        const det_call *c = &d->calls[i];
+    for (size_t i = 0; i < d->call.n && i < d->msg.cap; i++) {
+        const det_call *c = &d->msg.calls[i];
         if (!c->complete)
             continue;
         if (!first)
@@ -40,64 +38,6 @@ int det_message_json(dsml_detector *d, dsml_buf *b)
     }
     DSML_BUF_LIT(b, "]}");
     return b->failed ? DSML_ERR_NOMEM : DSML_OK;
-}
-
-int det_read_tools(dsml_detector *d, const char *json, size_t len,
-                   dsml_error *err)
-{
-    cJSON *root = NULL;
-    int rc = dsml_json_read(json, len, &d->lim, &d->alloc, "$.tools", 0, &root,
-                            err);
-    if (rc != DSML_OK)
-        return rc;
-    if (!cJSON_IsArray(root)) {
-        rc = dsml_fail(err, DSML_ERR_TYPE, dsml_json_locate(json, len, root, DSML_NO_OFFSET),
-                       "$.tools", "expected an array of tools");
-        cJSON_Delete(root);
-        return rc;
-    }
-    size_t i = 0;
-    for (const cJSON *t = root->child; t != NULL; t = t->next, i++) {
-        const cJSON *fn = dsml_json_get(t, "function");
-        if (!cJSON_IsObject(fn))
-            fn = t;
-        const cJSON *name = dsml_json_get(fn, "name"), *nsv = NULL;
-        dsml_tool_name q;
-        char why[sizeof err->message];
-        if (!cJSON_IsObject(t))
-            rc = DSML_ERR_TYPE, snprintf(why, sizeof why, "a tool must be an object");
-        else if (name == NULL)
-            rc = DSML_ERR_MISSING_KEY, snprintf(why, sizeof why, "missing key 'name'");
-        else if (!cJSON_IsString(name))
-            rc = DSML_ERR_TYPE, snprintf(why, sizeof why, "a tool name must be a string");
-        else
-            rc = dsml_tool_declared_name(t, fn, name->valuestring,
-                                         (d->dialect->rules & DSML_RULE_NAMESPACES) != 0, &q, &nsv,
-                                         why, sizeof why);
-        if (rc != DSML_OK) {
-            dsml_path path;
-            dsml_path_root(&path, "$.tools");
-            dsml_path_index(&path, i);
-            if (cJSON_IsObject(t) && fn != t)
-                dsml_path_key(&path, "function");
-            if (cJSON_IsObject(t))
-                dsml_path_key(&path, "name");
-            const cJSON *at = name != NULL ? name : fn;
-            rc = dsml_fail(err, rc, dsml_json_locate(json, len, at, DSML_NO_OFFSET),
-                           path.text, "%s", why);
-            cJSON_Delete(root);
-            return rc;
-        }
-        dsml_tool_name_put(&d->tools, &q);
-        dsml_buf_putc(&d->tools, '\0');
-        d->ntools++;
-    }
-    cJSON_Delete(root);
-    d->have_tools = 1;
-    if (d->tools.failed)
-        return dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL,
-                         "out of memory");
-    return DSML_OK;
 }
 
 int dsml_detector_message(dsml_detector *d, dsml_output *out, dsml_error *err)

@@ -1,8 +1,9 @@
 /*
- * detect_pack.c - the detector's events handed out in one call: feed (or
- * finish), then copy every queued event into the caller's buffer as
- * records (dsml_detector_feed_packed), for bindings that pay per foreign
- * call.  Reads the event queue the engine fills (detect_internal.h).
+ * detect_pack.c - the detector's events handed out: one at a time
+ * (dsml_detector_next), or in one call -- feed (or finish), then copy every
+ * queued event into the caller's buffer as records
+ * (dsml_detector_feed_packed), for bindings that pay per foreign call.
+ * Reads the event queue the engine fills (detect_queue.c).
  */
 #include <string.h>
 
@@ -32,7 +33,7 @@ static void put_header(char *at, uint32_t type, int32_t status, uint64_t text_le
 static size_t pack_one(const dsml_detector *d, const det_event *e, char *at, size_t room,
                        size_t *need)
 {
-    const char *arena = d->arena.data;
+    const char *arena = d->queue.arena.data;
     size_t text_len = 0, name_len = 0, ns_len = 0;
     uint64_t ns_field = 0;
     if (e->type == DSML_EVENT_CALL_BEGIN) {
@@ -83,18 +84,18 @@ int dsml_detector_feed_packed(dsml_detector *d, const char *bytes, size_t len,
     /* room for the final header is kept */
     size_t room = cap - DSML_PACKED_HEADER_SIZE;
     int rc = 0;
-    while (d->ev_head < d->ev_n) {
-        size_t n = pack_one(d, &d->ev[d->ev_head], out + at, room - at, &need);
+    while (d->queue.head < d->queue.n) {
+        size_t n = pack_one(d, &d->queue.ev[d->queue.head], out + at, room - at, &need);
         if (n == 0) {
             rc = 1;
             break;
         }
         at += n;
-        d->ev_head++;
+        d->queue.head++;
     }
     if (rc == 0) {
         need = 0;
-        if (d->ev_head == d->ev_n && d->ev_n != 0)
+        if (d->queue.head == d->queue.n && d->queue.n != 0)
             det_queue_taken(d); /* as dsml_detector_next does */
         rc = d->failed;
     } else if (at > 0) {
@@ -106,4 +107,55 @@ int dsml_detector_feed_packed(dsml_detector *d, const char *bytes, size_t len,
     if (used != NULL)
         *used = at;
     return rc;
+}
+
+/* The queue, emptied after a large feed, given back at the caller's next
+ * pull. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static int tidy_now(dsml_detector *d)
+{
+    det_queue_shrink(d);
+    det_fast_update(d);
+    return d->failed;
+}
+
+int dsml_detector_next(dsml_detector *d, dsml_event *event)
+{
+    if (d == NULL || event == NULL)
+        return DSML_ERR_ARGUMENT;
+    if (event->size != 0 && event->size < sizeof *event)
+        return DSML_ERR_ARGUMENT;
+    size_t head = d->queue.head;
+    if (head < d->queue.n) {
+        const det_event *e = &d->queue.ev[head];
+        const char *a = d->queue.arena.data != NULL ? d->queue.arena.data : "";
+        int type = e->type;
+        event->size = sizeof *event;
+        event->type = (dsml_event_type)type;
+        event->len = e->len;
+        event->call_index = e->call;
+        event->status = e->status;
+        event->offset = e->offset;
+        if (type == DSML_EVENT_CALL_BEGIN) {
+            event->text = NULL;
+            event->name = a + e->name_off;
+            event->name_len = e->name_len;
+            event->ns = e->has_ns ? a + e->ns_off : NULL;
+            event->ns_len = e->has_ns ? e->ns_len : 0;
+        } else {
+            event->text = type == DSML_EVENT_CALL_END ? NULL : a + e->text_off;
+            event->name = NULL;
+            event->name_len = 0;
+            event->ns = NULL;
+            event->ns_len = 0;
+        }
+        if (head + 1 == d->queue.n)
+            det_queue_taken(d);
+        else
+            d->queue.head = head + 1;
+        return 1;
+    }
+    return d->queue.tidy ? tidy_now(d) : d->failed;
 }

@@ -2,8 +2,7 @@
  * detect_queue.c - the detector's events between the engine and the caller:
  * the engine queues them (text of one kind that follows text of that kind
  * is merged into one event, and copied into the message as it goes); the
- * caller takes them one at a time (dsml_detector_next) or all at once
- * (detect_pack.c).  Their text lives in one arena, reused from the start
+ * caller takes them (detect_pack.c).  Their text lives in one arena, reused from the start
  * once every event has been taken, and given back to a small size after a
  * large feed.
  */
@@ -15,20 +14,20 @@ det_event *det_ev_push(dsml_detector *d)
 {
     if (d->failed)
         return NULL; /* nothing is queued after the failure point */
-    if (d->ev_n == d->ev_cap) {
-        size_t cap = d->ev_cap ? d->ev_cap * 2 : 16;
-        det_event *p = dsml_realloc(&d->alloc, d->ev, d->ev_cap * sizeof *p,
+    if (d->queue.n == d->queue.cap) {
+        size_t cap = d->queue.cap ? d->queue.cap * 2 : 16;
+        det_event *p = dsml_realloc(&d->alloc, d->queue.ev, d->queue.cap * sizeof *p,
                                     cap * sizeof *p);
         if (p == NULL) {
             det_nomem(d);
             return NULL;
         }
-        d->ev = p;
-        d->ev_cap = cap;
+        d->queue.ev = p;
+        d->queue.cap = cap;
     }
-    det_event *e = &d->ev[d->ev_n++];
+    det_event *e = &d->queue.ev[d->queue.n++];
     e->type = 0;
-    e->text_off = d->arena.len;
+    e->text_off = d->queue.arena.len;
     e->len = 0;
     e->call = 0;
     e->name_off = e->name_len = 0;
@@ -44,11 +43,11 @@ static dsml_buf *message_text(dsml_detector *d, int type, size_t call)
     if (!d->keep_message)
         return NULL;
     if (type == DSML_EVENT_CONTENT)
-        return &d->m_content;
+        return &d->msg.content;
     if (type == DSML_EVENT_REASONING)
-        return &d->m_reasoning;
-    if (type == DSML_EVENT_ARGUMENTS && call < d->calls_cap)
-        return &d->calls[call].args;
+        return &d->msg.reasoning;
+    if (type == DSML_EVENT_ARGUMENTS && call < d->msg.cap)
+        return &d->msg.calls[call].args;
     return NULL;
 }
 
@@ -56,12 +55,12 @@ void det_ev_text(dsml_detector *d, int type, size_t call, const char *p, size_t 
 {
     if (n == 0 || d->failed)
         return;
-    if (d->ev_n > d->ev_head) {
-        det_event *l = &d->ev[d->ev_n - 1];
+    if (d->queue.n > d->queue.head) {
+        det_event *l = &d->queue.ev[d->queue.n - 1];
         if (l->type == type && l->call == call &&
-            l->text_off + l->len == d->arena.len) {
-            dsml_buf_append(&d->arena, p, n);
-            if (d->arena.failed) {
+            l->text_off + l->len == d->queue.arena.len) {
+            dsml_buf_append(&d->queue.arena, p, n);
+            if (d->queue.arena.failed) {
                 det_nomem(d);
                 return;
             }
@@ -70,10 +69,10 @@ void det_ev_text(dsml_detector *d, int type, size_t call, const char *p, size_t 
         }
     }
     det_event *e;
-    if (d->ev_n < d->ev_cap) {
+    if (d->queue.n < d->queue.cap) {
         /* what a text event needs (det_ev_push sets every field) */
-        e = &d->ev[d->ev_n++];
-        e->text_off = d->arena.len;
+        e = &d->queue.ev[d->queue.n++];
+        e->text_off = d->queue.arena.len;
         e->status = 0;
         e->offset = DSML_NO_OFFSET;
     } else if ((e = det_ev_push(d)) == NULL) {
@@ -81,9 +80,9 @@ void det_ev_text(dsml_detector *d, int type, size_t call, const char *p, size_t 
     }
     e->type = type;
     e->call = call;
-    dsml_buf_append(&d->arena, p, n);
-    if (d->arena.failed) {
-        d->ev_n--; /* no event points at text that was not stored */
+    dsml_buf_append(&d->queue.arena, p, n);
+    if (d->queue.arena.failed) {
+        d->queue.n--; /* no event points at text that was not stored */
         det_nomem(d);
         return;
     }
@@ -92,98 +91,29 @@ message:;
     dsml_buf *m = message_text(d, type, call);
     if (m != NULL)
         dsml_buf_append(m, p, n);
-    if (d->arena.failed || (m != NULL && m->failed))
+    if (d->queue.arena.failed || (m != NULL && m->failed))
         det_nomem(d);
 }
 
 /* The arena and the queue back to a small size. */
-static void shrink_queue(dsml_detector *d)
+void det_queue_shrink(dsml_detector *d)
 {
-    if (d->arena.cap > DET_KEEP_BYTES)
-        dsml_buf_release(&d->arena);
-    if (d->ev_cap * sizeof *d->ev > DET_KEEP_BYTES) {
-        dsml_free(&d->alloc, d->ev);
-        d->ev = NULL;
-        d->ev_cap = 0;
+    if (d->queue.arena.cap > DET_KEEP_BYTES)
+        dsml_buf_release(&d->queue.arena);
+    if (d->queue.cap * sizeof *d->queue.ev > DET_KEEP_BYTES) {
+        dsml_free(&d->alloc, d->queue.ev);
+        d->queue.ev = NULL;
+        d->queue.cap = 0;
     }
-    d->tidy = 0;
+    d->queue.tidy = 0;
 }
-
-static inline void queue_taken(dsml_detector *d)
-{
-    d->ev_head = d->ev_n = 0;
-    d->arena.len = 0;
-    /* the text just taken stays valid until the next call: the shrinking
-     * waits for it, and the per-token path for the shrinking */
-    if (det_queue_large(d)) {
-        d->tidy = 1;
-        d->fast = FAST_OFF;
-    }
-}
-
-void det_queue_taken(dsml_detector *d)
-{
-    queue_taken(d);
-}
-
 
 void det_queue_tidy(dsml_detector *d)
 {
-    if (d->ev_head == d->ev_n) {
-        d->ev_head = d->ev_n = 0;
-        d->arena.len = 0;
+    if (d->queue.head == d->queue.n) {
+        d->queue.head = d->queue.n = 0;
+        d->queue.arena.len = 0;
         if (det_queue_large(d))
-            shrink_queue(d);
+            det_queue_shrink(d);
     }
-}
-
-/* The queue, emptied after a large feed, given back at the caller's next
- * pull. */
-#if defined(__GNUC__)
-__attribute__((noinline))
-#endif
-static int tidy_now(dsml_detector *d)
-{
-    shrink_queue(d);
-    det_fast_update(d);
-    return d->failed;
-}
-
-int dsml_detector_next(dsml_detector *d, dsml_event *event)
-{
-    if (d == NULL || event == NULL)
-        return DSML_ERR_ARGUMENT;
-    if (event->size != 0 && event->size < sizeof *event)
-        return DSML_ERR_ARGUMENT;
-    size_t head = d->ev_head;
-    if (head < d->ev_n) {
-        const det_event *e = &d->ev[head];
-        const char *a = d->arena.data != NULL ? d->arena.data : "";
-        int type = e->type;
-        event->size = sizeof *event;
-        event->type = (dsml_event_type)type;
-        event->len = e->len;
-        event->call_index = e->call;
-        event->status = e->status;
-        event->offset = e->offset;
-        if (type == DSML_EVENT_CALL_BEGIN) {
-            event->text = NULL;
-            event->name = a + e->name_off;
-            event->name_len = e->name_len;
-            event->ns = e->has_ns ? a + e->ns_off : NULL;
-            event->ns_len = e->has_ns ? e->ns_len : 0;
-        } else {
-            event->text = type == DSML_EVENT_CALL_END ? NULL : a + e->text_off;
-            event->name = NULL;
-            event->name_len = 0;
-            event->ns = NULL;
-            event->ns_len = 0;
-        }
-        if (head + 1 == d->ev_n)
-            queue_taken(d);
-        else
-            d->ev_head = head + 1;
-        return 1;
-    }
-    return d->tidy ? tidy_now(d) : d->failed;
 }

@@ -6,14 +6,14 @@
  * recoveries take a tag in another spelling, or an invoke or closer with no
  * block, as text when the content it follows is inside either: what a
  * model quotes is not a call.  The state follows the content bytes in
- * order, as text_sink receives them.
+ * order, as det_text_sink receives them; the reader sees its state only,
+ * never the detector.
  */
-#include "detect/detect_recover.h"
+#include "detect/detect_internal.h"
 
 /* A run of '`' or '~' ended (by another byte, or at a decision). */
-static void end_run(dsml_detector *d)
+static void end_run(det_quote *q)
 {
-    det_quote *q = &d->rc_quote;
     if (q->run == 0)
         return;
     if (q->run_at_start && q->run >= 3) {
@@ -34,9 +34,8 @@ static void end_run(dsml_detector *d)
     q->lead = 4; /* no longer at the start of the line */
 }
 
-void det_rc_observe(dsml_detector *d, const char *p, size_t n)
+void det_quote_observe(det_quote *q, const char *p, size_t n)
 {
-    det_quote *q = &d->rc_quote;
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)p[i];
         if (q->run > 0 && c == q->run_char) {
@@ -44,7 +43,7 @@ void det_rc_observe(dsml_detector *d, const char *p, size_t n)
                 q->run++;
             continue;
         }
-        end_run(d);
+        end_run(q);
         if (c == '`' || c == '~') {
             q->run_char = c;
             q->run = 1;
@@ -65,8 +64,8 @@ void det_rc_observe(dsml_detector *d, const char *p, size_t n)
     }
 }
 
-int det_rc_quoted(dsml_detector *d)
+int det_quote_inside(det_quote *q)
 {
-    end_run(d);
-    return d->rc_quote.fence != 0 || d->rc_quote.tick != 0;
+    end_run(q);
+    return q->fence != 0 || q->tick != 0;
 }

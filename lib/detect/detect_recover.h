@@ -1,7 +1,8 @@
 /*
- * detect_recover.h - what the recoveries' files share (detect_recover.c
- * the hooks, detect_tags.c the tag matcher, detect_attrs.c the wider
- * readings of name and parameter tags).  Nothing here is exported.
+ * detect_recover.h - what the recoveries share: the tokens they want, the
+ * tag matcher's helpers (detect_tags.c) and the wider readings of name and
+ * parameter tags (detect_attrs.c), which the phase handlers' recovery
+ * branches use.  Nothing here is exported.
  */
 #ifndef DSML_DETECT_RECOVER_H
 #define DSML_DETECT_RECOVER_H
@@ -9,7 +10,7 @@
 #include "detect/detect_internal.h"
 
 #define DET_BIT(tok) (1u << (tok))
-#define DET_REC(d, r) (((d)->rec & DSML_RECOVER_##r) != 0)
+#define DET_REC(d, r) (((d)->rec.on & DSML_RECOVER_##r) != 0)
 #define DET_OPENERS (DET_BIT(TK_OPEN) | DET_BIT(TK_OPEN_BARE))
 #define DET_CLOSERS (DET_BIT(TK_PARAM_CLOSE) | DET_BIT(TK_INVOKE_END) | DET_BIT(TK_CALLS_END))
 
@@ -31,7 +32,9 @@ typedef struct rc_nameline {
     size_t body_len;
     char what[96];      /* the deviations, for the diagnostic */
 } rc_nameline;
-int det_parse_name(const dsml_detector *d, rc_nameline *nl);
+/* The name text s[0, n) read the wider way the recoveries `rec`
+ * (DSML_RECOVER_*) allow: 1 and *nl, or 0. */
+int det_attr_name(const char *s, size_t n, unsigned rec, rc_nameline *nl);
 
 /* A parameter tag's text (after its name, before '>') read the wider way. */
 typedef struct rc_head {
@@ -43,10 +46,20 @@ typedef struct rc_head {
     int typed;          /* 1 string="true", 2 string="false", 0 neither */
     int self_closing;
 } rc_head;
-int det_parse_head(const dsml_detector *d, rc_head *h);
+int det_attr_head(const char *s, size_t n, rc_head *h);
 
-/* The wider check of a parameter tag's first bytes: p[0, n) after d->key.
- * Where in p it fails, or (size_t)-1. */
-size_t det_key_bad(dsml_detector *d, const char *p, size_t n);
+/* The wider name= check of an invoke's name text s[0, n) so far, from
+ * where *st left it, run where the reference's ^\s*name=" fails: the
+ * offset in s of the first byte that no wider reading takes, or
+ * (size_t)-1. */
+size_t det_attr_name_bad(const unsigned char *s, size_t n, det_attr_scan *st);
+/* The wider check of a parameter tag's first bytes (the reference's
+ * ' name="'): p[0, n) after key[0, have), from where *st left it.  Where in
+ * p it fails, or (size_t)-1. */
+size_t det_attr_key_bad(const char *key, size_t have, const char *p, size_t n,
+                        det_attr_scan *st);
+
+/* detect_call.c: an invoke's name line read the wider way, reported */
+void det_name_diag(dsml_detector *d, const rc_nameline *nl);
 
 #endif

@@ -3,8 +3,8 @@
  * every spelling (the bars, names and the blank line before an opener, from
  * detect_markers.c's tables), <think> and the end-of-sentence token, matched
  * a byte at a time beside the engine's fixed markers.  The bytes of a tag
- * being matched are held (d->fx_buf); a phase wants the tokens
- * det_rc_setup() gave it.
+ * being matched are held (d->rec.tag); a phase wants the tokens
+ * det_tags_setup() gave it.
  */
 #include <string.h>
 
@@ -24,13 +24,13 @@ typedef struct fx_ctx {
 static void fx_context(const dsml_detector *d, fx_ctx *cx)
 {
     det_phase ph = d->phase;
-    cx->want = d->fx_want[ph];
+    cx->want = d->rec.want[ph];
     cx->pvalue = ph == PH_PVALUE;
     cx->nl_ok = (cx->want & (DET_OPENERS | DET_CLOSERS)) != 0 && ph != PH_ORPHAN;
     cx->variants = DET_REC(d, SPELLINGS);
-    int bare = DET_REC(d, BARE_TAGS) && d->ntools > 0;
+    int bare = DET_REC(d, BARE_TAGS) && d->decl.n > 0;
     cx->bare_open = bare && (ph == PH_CONTENT || ph == PH_RECOVER);
-    cx->bare_all = bare && d->rc_bare && ph != PH_CONTENT && ph != PH_REASONING &&
+    cx->bare_all = bare && d->rec.bare && ph != PH_CONTENT && ph != PH_REASONING &&
                    ph != PH_ORPHAN && ph != PH_AFTER_BLOCK && ph != PH_AFTER_EOS;
 }
 
@@ -260,7 +260,7 @@ static int fx_classify(const unsigned char *s, size_t n, const fx_ctx *cx, det_f
  * here: how much of it has reached a sink depends on the split. */
 static int fx_taken(const dsml_detector *d, const det_fx_match *m, size_t nl)
 {
-    size_t at = d->base + d->scan - m->len;
+    size_t at = d->scan.base + d->scan.pos - m->len;
     if (m->tok == TK_THINK && d->phase == PH_REASONING)
         return at == 0;
     if (d->phase == PH_CONTENT && (DET_CLOSERS & DET_BIT(m->tok)))
@@ -273,28 +273,28 @@ int det_fx_step(dsml_detector *d, unsigned char c, det_fx_match *m)
     fx_ctx cx;
     fx_context(d, &cx);
     if (cx.want == 0) {
-        d->fx_len = 0;
+        d->rec.tag_len = 0;
         return 0;
     }
     for (int round = 0; round < 2; round++) {
-        if (d->fx_len == 0 && !(c == '<' || (c == '\n' && cx.nl_ok) ||
+        if (d->rec.tag_len == 0 && !(c == '<' || (c == '\n' && cx.nl_ok) ||
                                 (c == '>' && (cx.want & DET_BIT(TK_HEAD_END)))))
             return 0;
-        if (d->fx_len == DET_FX_MAX) {
-            d->fx_len = 0;
+        if (d->rec.tag_len == DET_FX_MAX) {
+            d->rec.tag_len = 0;
             continue;
         }
-        d->fx_buf[d->fx_len++] = c;
-        if (d->fx_len == 3 && d->fx_buf[0] == '\n' && c == '\n') {
+        d->rec.tag[d->rec.tag_len++] = c;
+        if (d->rec.tag_len == 3 && d->rec.tag[0] == '\n' && c == '\n') {
             /* two newlines at most are held before a tag */
-            memmove(d->fx_buf, d->fx_buf + 1, 2);
-            d->fx_len = 2;
+            memmove(d->rec.tag, d->rec.tag + 1, 2);
+            d->rec.tag_len = 2;
         }
         size_t nl = 0;
-        int r = fx_classify(d->fx_buf, d->fx_len, &cx, m, &nl);
+        int r = fx_classify(d->rec.tag, d->rec.tag_len, &cx, m, &nl);
         if (r == FX_PREFIX)
             return 0;
-        d->fx_len = 0;
+        d->rec.tag_len = 0;
         if (r == FX_MATCH)
             return fx_taken(d, m, nl);
         /* no tag: c may begin one (the held bytes before it are text) */
@@ -304,3 +304,51 @@ int det_fx_step(dsml_detector *d, unsigned char c, det_fx_match *m)
     return 0;
 }
 
+/* Which recoveries are on, and the tokens the tag matcher looks for in
+ * each phase (their first bytes added to the phase's stop set's, so that
+ * the scanner stops at them). */
+void det_tags_setup(dsml_detector *d)
+{
+    d->rec.on = d->opt.mode == DSML_DETECT_RECOVER ? DSML_RECOVER_ALL : d->opt.recoveries;
+    unsigned *w = d->rec.want;
+    memset(d->rec.want, 0, sizeof d->rec.want);
+    if (d->rec.on == 0)
+        return;
+    /* the engine's own tags, in the other spellings */
+    if (DET_REC(d, SPELLINGS) || DET_REC(d, BARE_TAGS)) {
+        w[PH_REASONING] = DET_OPENERS;
+        w[PH_CONTENT] = DET_OPENERS;
+        w[PH_SEP] = DET_BIT(TK_INVOKE) | DET_BIT(TK_CALLS_END);
+        w[PH_NAME] = DET_BIT(TK_PARAM) | DET_BIT(TK_INVOKE_END);
+        w[PH_PHEAD] = DET_BIT(TK_PARAM_CLOSE);
+        w[PH_PVALUE] = DET_BIT(TK_PARAM_END);
+        w[PH_PTAIL] = DET_BIT(TK_PARAM) | DET_BIT(TK_INVOKE_END);
+        w[PH_RECOVER] = DET_OPENERS | DET_BIT(TK_INVOKE) | DET_BIT(TK_CALLS_END);
+    }
+    if (DET_REC(d, STRUCTURE)) {
+        w[PH_CONTENT] |= DET_BIT(TK_INVOKE) | DET_CLOSERS;
+        w[PH_SEP] |= DET_BIT(TK_EOS);
+        w[PH_ORPHAN] = DET_CLOSERS | DET_BIT(TK_EOS);
+    }
+    if (DET_REC(d, ATTRIBUTES)) {
+        w[PH_NAME] |= DET_BIT(TK_INVOKE) | DET_BIT(TK_CALLS_END);
+        w[PH_PHEAD] |= DET_BIT(TK_HEAD_END);
+        w[PH_PTAIL] |= DET_BIT(TK_INVOKE);
+        w[PH_PIHEAD] = DET_BIT(TK_PARAM) | DET_BIT(TK_INVOKE_END) | DET_BIT(TK_INVOKE) |
+                       DET_BIT(TK_CALLS_END) | DET_BIT(TK_HEAD_END);
+    }
+    if (DET_REC(d, THINKING) && d->opt.thinking_mode == DSML_THINKING) {
+        w[PH_REASONING] |= DET_BIT(TK_THINK);
+        w[PH_CONTENT] |= DET_BIT(TK_THINK);
+    }
+    for (int ph = 0; ph < PH_COUNT_; ph++) {
+        unsigned char *first = d->sets[ph].first;
+        unsigned char starts[3] = {'<', '\n', '>'};
+        int use[3] = {w[ph] != 0, (w[ph] & (DET_OPENERS | DET_CLOSERS)) != 0 && ph != PH_ORPHAN,
+                      (w[ph] & DET_BIT(TK_HEAD_END)) != 0};
+        for (int k = 0; k < 3; k++)
+            if (use[k])
+                first[starts[k] >> 3] =
+                    (unsigned char)(first[starts[k] >> 3] | (1u << (starts[k] & 7)));
+    }
+}

@@ -341,7 +341,7 @@ DETECT_MODES = {"lenient": DETECT_LENIENT, "strict": DETECT_STRICT, "recover": D
 
 # option 11, DSML_RECOVER_*: bit values by name
 RECOVERIES = {"spellings": 0x1, "structure": 0x2, "attributes": 0x4, "bodies": 0x8,
-              "bare_tags": 0x10, "thinking": 0x20}
+              "bare_tags": 0x10, "thinking": 0x20, "cdata": 0x40}
 
 # ---------------------------------------------------------------------------
 # Prototype table: (name, restype, argtypes).  Every C function the binding

@@ -1,0 +1,155 @@
+/*
+ * detect_tools.c - the declared tools the detector checks call names
+ * against (read at creation, by the renderer's naming rule), and, for the
+ * recoveries, which of each tool's parameters its schema declares strings.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "detect/detect_internal.h"
+#include "dialect/tool_name.h"
+
+int det_read_tools(dsml_detector *d, const char *json, size_t len, dsml_error *err)
+{
+    cJSON *root = NULL;
+    int rc = dsml_json_read(json, len, &d->lim, &d->alloc, "$.tools", 0, &root, err);
+    if (rc != DSML_OK)
+        return rc;
+    if (!cJSON_IsArray(root)) {
+        rc = dsml_fail(err, DSML_ERR_TYPE, dsml_json_locate(json, len, root, DSML_NO_OFFSET),
+                       "$.tools", "expected an array of tools");
+        cJSON_Delete(root);
+        return rc;
+    }
+    size_t i = 0;
+    for (const cJSON *t = root->child; t != NULL; t = t->next, i++) {
+        const cJSON *fn = dsml_json_get(t, "function");
+        if (!cJSON_IsObject(fn))
+            fn = t;
+        const cJSON *name = dsml_json_get(fn, "name"), *nsv = NULL;
+        dsml_tool_name q;
+        char why[sizeof err->message];
+        if (!cJSON_IsObject(t))
+            rc = DSML_ERR_TYPE, snprintf(why, sizeof why, "a tool must be an object");
+        else if (name == NULL)
+            rc = DSML_ERR_MISSING_KEY, snprintf(why, sizeof why, "missing key 'name'");
+        else if (!cJSON_IsString(name))
+            rc = DSML_ERR_TYPE, snprintf(why, sizeof why, "a tool name must be a string");
+        else
+            rc = dsml_tool_declared_name(t, fn, name->valuestring,
+                                         (d->dialect->rules & DSML_RULE_NAMESPACES) != 0, &q, &nsv,
+                                         why, sizeof why);
+        if (rc != DSML_OK) {
+            dsml_path path;
+            dsml_path_root(&path, "$.tools");
+            dsml_path_index(&path, i);
+            if (cJSON_IsObject(t) && fn != t)
+                dsml_path_key(&path, "function");
+            if (cJSON_IsObject(t))
+                dsml_path_key(&path, "name");
+            const cJSON *at = name != NULL ? name : fn;
+            rc = dsml_fail(err, rc, dsml_json_locate(json, len, at, DSML_NO_OFFSET), path.text,
+                           "%s", why);
+            cJSON_Delete(root);
+            return rc;
+        }
+        dsml_tool_name_put(&d->decl.names, &q);
+        dsml_buf_putc(&d->decl.names, '\0');
+        d->decl.n++;
+    }
+    cJSON_Delete(root);
+    d->decl.have = 1;
+    if (d->decl.names.failed)
+        return dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
+    return DSML_OK;
+}
+
+/* The index of a declared tool by its qualified name, or -1. */
+int det_tool_index(const dsml_detector *d, const char *name, size_t n)
+{
+    const char *p = d->decl.names.data;
+    for (size_t i = 0; i < d->decl.n; i++) {
+        size_t l = strlen(p);
+        if (l == n && memcmp(p, name, n) == 0)
+            return (int)i;
+        p += l + 1;
+    }
+    return -1;
+}
+
+/* ---- recoveries: the declared tools' string parameters ----------------------- */
+
+/* Records of rc_schema: tool index (4 bytes), name length (4 bytes), name. */
+static void put_u32(dsml_buf *b, size_t v)
+{
+    unsigned char r[4] = {(unsigned char)v, (unsigned char)(v >> 8), (unsigned char)(v >> 16),
+                          (unsigned char)(v >> 24)};
+    dsml_buf_append(b, (const char *)r, 4);
+}
+
+static size_t get_u32(const char *p)
+{
+    const unsigned char *u = (const unsigned char *)p;
+    return (size_t)u[0] | (size_t)u[1] << 8 | (size_t)u[2] << 16 | (size_t)u[3] << 24;
+}
+
+/* Whether a JSON schema's "type" says string ("string", or a list holding
+ * it). */
+static int schema_string(const cJSON *prop)
+{
+    const cJSON *t = dsml_json_get(prop, "type");
+    if (dsml_is_string(t))
+        return strcmp(t->valuestring, "string") == 0;
+    if (dsml_is_array(t))
+        for (const cJSON *e = t->child; e != NULL; e = e->next)
+            if (dsml_is_string(e) && strcmp(e->valuestring, "string") == 0)
+                return 1;
+    return 0;
+}
+
+int det_read_string_params(dsml_detector *d, const char *json, size_t len)
+{
+    cJSON *root = NULL;
+    int rc = dsml_json_read(json, len, &d->lim, &d->alloc, "$.tools", 0, &root, NULL);
+    if (rc == DSML_ERR_NOMEM)
+        return 0;
+    if (rc != DSML_OK || !dsml_is_array(root)) {
+        cJSON_Delete(root);
+        return 1; /* read by det_read_tools, which refused it */
+    }
+    size_t i = 0;
+    for (const cJSON *t = root->child; t != NULL; t = t->next, i++) {
+        const cJSON *fn = dsml_json_get(t, "function");
+        if (!dsml_is_object(fn))
+            fn = t;
+        const cJSON *props = dsml_json_get(dsml_json_get(fn, "parameters"), "properties");
+        if (!dsml_is_object(props))
+            continue;
+        for (const cJSON *p = props->child; p != NULL; p = p->next) {
+            if (p->string == NULL || !schema_string(p))
+                continue;
+            size_t n = strlen(p->string);
+            put_u32(&d->decl.strings, i);
+            put_u32(&d->decl.strings, n);
+            dsml_buf_append(&d->decl.strings, p->string, n);
+        }
+    }
+    cJSON_Delete(root);
+    return !d->decl.strings.failed;
+}
+
+/* Whether the call's tool declares parameter k a string. */
+int det_param_is_string(const dsml_detector *d, const char *k, size_t n)
+{
+    if (d->rec.tool == (size_t)-1)
+        return 0;
+    const char *p = d->decl.strings.data;
+    size_t at = 0;
+    while (at + 8 <= d->decl.strings.len) {
+        size_t tool = get_u32(p + at), l = get_u32(p + at + 4);
+        if (tool == d->rec.tool && l == n && memcmp(p + at + 8, k, n) == 0)
+            return 1;
+        at += 8 + l;
+    }
+    return 0;
+}
