@@ -119,7 +119,7 @@ static const listed pending[] = {
 #define WHY_REASONING_BLOCK_CALL \
     "a calls block before </think> stays reasoning under the reference's policy; with DSML_REASONING_CALLS_PARSE it is a call, but the blank line before the block belongs to the block, not to the reasoning the peer expects"
 
-/* recover mode, thinking off: a </think> within option 3's window ends a
+/* recover mode, thinking off: a </think> within the stray_think_end window ends a
  * deliberation (the text before it is reasoning), never content */
 #define WHY_STRAY_THINK_END "a stray </think> ends a deliberation in recover mode"
 
@@ -569,7 +569,7 @@ static tally run_file(const char *file, const listed *list, size_t nlist, int ki
                  strcmp(msg_text(&whole, "content"), text) == 0 &&
                  msg_text(&whole, "reasoning_content")[0] == '\0';
             /* recover mode, thinking off: a </think> within the window
-             * ends a deliberation (option 3); the text before it is
+             * ends a deliberation (stray_think_end); the text before it is
              * reasoning, the tag dropped, the rest content */
             const char *te = strstr(text, "</think>");
             if (!ok && whole.rc == DSML_OK && ncalls == 0 && te != NULL &&

@@ -572,7 +572,7 @@ typedef enum dsml_stray_think_end {
                                            counts its bytes */
 } dsml_stray_think_end;
 
-/* The window of option 3 when dsml_detector_options.think_end_window is 0:
+/* The stray_think_end window when dsml_detector_options.think_end_window is 0:
  * bytes of content held back from the start of a chat-mode answer (capped
  * by limits.max_held_bytes).  The content of an answer reaches the client
  * once this many bytes have come (or the answer ended): at about 4 bytes a
@@ -792,7 +792,7 @@ typedef struct dsml_detector_options {
     dsml_parallel_calls parallel_calls; /* DSML_PARALLEL_CALLS_ALLOW */
     unsigned recoveries;              /* DSML_RECOVER_* (the recoveries), in lenient
                                          mode; DSML_DETECT_RECOVER sets all */
-    size_t think_end_window;          /* option 3's window in bytes; 0:
+    size_t think_end_window;          /* the stray_think_end window, bytes; 0:
                                          DSML_THINK_END_WINDOW.  Capped by
                                          limits.max_held_bytes */
 } dsml_detector_options;

@@ -424,7 +424,7 @@ static int detector_options(srv_req *q, const dsml_render_options *ro, dsml_erro
     t->detect.tool_choice_name_len = 0;
     t->detect.parallel_calls =
         in->parallel_tool_calls ? DSML_PARALLEL_CALLS_ALLOW : DSML_PARALLEL_CALLS_FIRST;
-    /* safe for clients: a stray </think> never reaches content (option 3),
+    /* safe for clients: a stray </think> never reaches content (stray_think_end),
      * and, when the request declares tools, a call names one of them */
     if (t->detect.mode != DSML_DETECT_STRICT &&
         t->detect.stray_think_end == DSML_STRAY_THINK_END_REFUSE)

@@ -339,7 +339,7 @@ PROFILES = {"v41": PROFILE_V41, "prerelease": PROFILE_PRERELEASE,
 
 DETECT_MODES = {"lenient": DETECT_LENIENT, "strict": DETECT_STRICT, "recover": DETECT_RECOVER}
 
-# option 11, DSML_RECOVER_*: bit values by name
+# DSML_RECOVER_*: the recoveries' bit values by name
 RECOVERIES = {"spellings": 0x1, "structure": 0x2, "attributes": 0x4, "bodies": 0x8,
               "bare_tags": 0x10, "thinking": 0x20, "cdata": 0x40}
 

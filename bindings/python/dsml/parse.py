@@ -74,7 +74,7 @@ def _mode(mode, strict, default):
 
 
 def _recoveries(value):
-    """recoveries=: names of option 11's recoveries, or the DSML_RECOVER_*
+    """recoveries=: names of the recoveries (DSML_RECOVER_*), or the DSML_RECOVER_*
     bits as an int."""
     if type(value) is int and 0 <= value <= 0x3F:
         return value
@@ -344,7 +344,7 @@ class Detector:
     "recover" (lenient with every recovery: what models write beside the
     format is taken as calls; with tools declared, only calls to them);
     strict=True / strict=False are the older spellings of "strict" /
-    "lenient".  recoveries: some of option 11's recoveries in lenient mode,
+    "lenient".  recoveries: some of the recoveries (DSML_RECOVER_*) in lenient mode,
     names among "spellings", "structure", "attributes", "bodies",
     "bare_tags", "thinking", "cdata" (or their DSML_RECOVER_* bits).
 
