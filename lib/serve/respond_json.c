@@ -32,7 +32,7 @@ void srv_json_head(dsml_buf *b, const char *object, const char *id, size_t id_le
 static void choice_head(const dsml_responder *r, dsml_buf *b)
 {
     DSML_BUF_LIT(b, "\"choices\":[{\"index\":");
-    dsml_buf_put_size(b, r->choice_index);
+    srv_put_size(b, r->choice_index);
     dsml_buf_putc(b, ',');
 }
 
@@ -40,41 +40,49 @@ static void choice_head(const dsml_responder *r, dsml_buf *b)
 static void usage_json(const dsml_responder *r, dsml_buf *b)
 {
     DSML_BUF_LIT(b, "\"usage\":{\"prompt_tokens\":");
-    dsml_buf_put_size(b, r->usage[0]);
+    srv_put_size(b, r->usage[0]);
     DSML_BUF_LIT(b, ",\"completion_tokens\":");
-    dsml_buf_put_size(b, r->usage[1]);
+    srv_put_size(b, r->usage[1]);
     DSML_BUF_LIT(b, ",\"total_tokens\":");
-    dsml_buf_put_size(b, r->usage[0] + r->usage[1]);
+    srv_put_size(b, r->usage[0] + r->usage[1]);
     DSML_BUF_LIT(b, ",\"completion_tokens_details\":{\"reasoning_tokens\":");
-    dsml_buf_put_size(b, r->usage[2]);
+    srv_put_size(b, r->usage[2]);
     DSML_BUF_LIT(b, "}}");
 }
 
-/* Starts an item's chunk: the SSE prefix, the head, the delta's brace and,
- * on the first delta, the role. */
-static void begin_chunk(dsml_responder *r)
+void srv_chunk_prefix(dsml_responder *r)
 {
-    dsml_buf *b = &r->item;
+    dsml_buf *b = &r->chunk_pre;
     b->len = 0;
     if (r->flags & DSML_RESPOND_SSE)
         DSML_BUF_LIT(b, "data: ");
     dsml_buf_append(b, r->chunk_head.data, r->chunk_head.len);
     choice_head(r, b);
     DSML_BUF_LIT(b, "\"delta\":{");
+}
+
+/* Starts an item's chunk: the SSE prefix, the head, the delta's brace
+ * (r->chunk_pre) and, on the first delta, the role. */
+static void begin_chunk(dsml_responder *r)
+{
+    dsml_buf *b = &r->item;
+    b->len = 0;
+    dsml_buf_append(b, r->chunk_pre.data, r->chunk_pre.len);
     if (!r->role_sent) {
         DSML_BUF_LIT(b, "\"role\":\"assistant\"");
         r->role_sent = 1;
     }
 }
 
-static void delta_key(dsml_buf *b, const char *key)
+static void delta_key(dsml_buf *b, const char *key, size_t key_len)
 {
     if (b->len > 0 && b->data[b->len - 1] != '{') /* (nothing after a failed allocation) */
         dsml_buf_putc(b, ',');
     dsml_buf_putc(b, '"');
-    dsml_buf_puts(b, key);
+    dsml_buf_append(b, key, key_len);
     DSML_BUF_LIT(b, "\":");
 }
+#define DELTA_KEY(b, lit) delta_key((b), (lit), sizeof(lit) - 1)
 
 void srv_item_end(dsml_responder *r)
 {
@@ -91,10 +99,11 @@ static void end_chunk(dsml_responder *r, const char *tail, size_t tail_len)
     srv_item_end(r);
 }
 
-void srv_chunk_text(dsml_responder *r, const char *key, const char *text, size_t len)
+void srv_chunk_text(dsml_responder *r, const char *key, size_t key_len, const char *text,
+                    size_t len)
 {
     begin_chunk(r);
-    delta_key(&r->item, key);
+    delta_key(&r->item, key, key_len);
     dsml_emit_string(&r->item, text, len);
     end_chunk(r, chunk_tail, sizeof chunk_tail - 1);
 }
@@ -102,14 +111,14 @@ void srv_chunk_text(dsml_responder *r, const char *key, const char *text, size_t
 static void call_index(dsml_buf *b, size_t index)
 {
     DSML_BUF_LIT(b, "[{\"index\":");
-    dsml_buf_put_size(b, index);
+    srv_put_size(b, index);
 }
 
 void srv_chunk_call(dsml_responder *r, const srv_call *c, const char *args, size_t args_len)
 {
     dsml_buf *b = &r->item;
     begin_chunk(r);
-    delta_key(b, "tool_calls");
+    DELTA_KEY(b, "tool_calls");
     call_index(b, c->index);
     DSML_BUF_LIT(b, ",\"id\":");
     dsml_emit_string(b, c->id, c->id_len);
@@ -130,7 +139,7 @@ void srv_chunk_arguments(dsml_responder *r, const srv_call *c, const char *text,
 {
     dsml_buf *b = &r->item;
     begin_chunk(r);
-    delta_key(b, "tool_calls");
+    DELTA_KEY(b, "tool_calls");
     call_index(b, c->index);
     DSML_BUF_LIT(b, ",\"function\":{\"arguments\":");
     dsml_emit_string(b, text, len);
@@ -220,7 +229,10 @@ void srv_completion_json(const dsml_responder *r, dsml_buf *b)
 
 static void chat_text(dsml_responder *r, int content, const char *text, size_t len)
 {
-    srv_chunk_text(r, content ? "content" : "reasoning_content", text, len);
+    if (content)
+        srv_chunk_text(r, "content", 7, text, len);
+    else
+        srv_chunk_text(r, "reasoning_content", 17, text, len);
 }
 
 const srv_writer srv_chat_writer = {chat_text, srv_chunk_call, srv_chunk_arguments,
