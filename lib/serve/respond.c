@@ -48,8 +48,9 @@ void dsml_responder_destroy(dsml_responder *r)
     if (r == NULL)
         return;
     dsml_detector_destroy(r->d);
-    dsml_buf *bufs[] = {&r->chunk_head, &r->chunk_pre, &r->head, &r->item,
-                        &r->content,    &r->reasoning, &r->pend, &r->rtext};
+    dsml_buf *bufs[] = {&r->chunk_head, &r->chunk_pre, &r->text_pre[0], &r->text_pre[1],
+                        &r->head,       &r->item,      &r->content,     &r->reasoning,
+                        &r->pend,       &r->rtext};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         dsml_buf_release(bufs[i]);
     dsml_free(&r->alloc, r->stops);
@@ -101,7 +102,8 @@ static int make_heads(dsml_responder *r, const dsml_turn *turn, const dsml_respo
                   model_len);
     srv_json_head(&r->head, "chat.completion", id, id_len, created, model, model_len);
     srv_chunk_prefix(r);
-    if (r->chunk_head.failed || r->chunk_pre.failed || r->head.failed)
+    if (r->chunk_head.failed || r->chunk_pre.failed || r->text_pre[0].failed ||
+        r->text_pre[1].failed || r->head.failed)
         return dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
     return DSML_OK;
 }
@@ -139,8 +141,9 @@ int dsml_responder_create(const dsml_turn *turn, const dsml_responder_options *o
     r->call_id_ctx = o.call_id_ctx;
     r->choice_index = o.choice_index;
     dsml_error_init(&r->err);
-    dsml_buf *bufs[] = {&r->chunk_head, &r->chunk_pre, &r->head, &r->item,
-                        &r->content,    &r->reasoning, &r->pend, &r->rtext};
+    dsml_buf *bufs[] = {&r->chunk_head, &r->chunk_pre, &r->text_pre[0], &r->text_pre[1],
+                        &r->head,       &r->item,      &r->content,     &r->reasoning,
+                        &r->pend,       &r->rtext};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         dsml_buf_init(bufs[i], &r->alloc);
     r->usage_chunk = turn->info.include_usage;

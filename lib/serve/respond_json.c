@@ -11,6 +11,8 @@
 #include "serve/serve.h"
 
 static const char chunk_tail[] = "},\"logprobs\":null,\"finish_reason\":null}]}";
+/* The same with the SSE frame's blank line */
+static const char chunk_tail_sse[] = "},\"logprobs\":null,\"finish_reason\":null}]}\n\n";
 
 void srv_json_head(dsml_buf *b, const char *object, const char *id, size_t id_len,
                    long long created, const char *model, size_t model_len)
@@ -59,6 +61,13 @@ void srv_chunk_prefix(dsml_responder *r)
     dsml_buf_append(b, r->chunk_head.data, r->chunk_head.len);
     choice_head(r, b);
     DSML_BUF_LIT(b, "\"delta\":{");
+    static const char *const keys[2] = {"\"reasoning_content\":", "\"content\":"};
+    for (int k = 0; k < 2; k++) {
+        dsml_buf *t = &r->text_pre[k];
+        t->len = 0;
+        dsml_buf_append(t, b->data, b->len);
+        dsml_buf_puts(t, keys[k]);
+    }
 }
 
 /* Starts an item's chunk: the SSE prefix, the head, the delta's brace
@@ -99,13 +108,36 @@ static void end_chunk(dsml_responder *r, const char *tail, size_t tail_len)
     srv_item_end(r);
 }
 
-void srv_chunk_text(dsml_responder *r, const char *key, size_t key_len, const char *text,
-                    size_t len)
+void srv_chunk_text(dsml_responder *r, int content, const char *text, size_t len)
 {
-    begin_chunk(r);
-    delta_key(&r->item, key, key_len);
-    dsml_emit_string(&r->item, text, len);
-    end_chunk(r, chunk_tail, sizeof chunk_tail - 1);
+    dsml_buf *b = &r->item;
+    if (!r->role_sent) {
+        begin_chunk(r);
+        if (content)
+            DELTA_KEY(b, "content");
+        else
+            DELTA_KEY(b, "reasoning_content");
+        dsml_emit_string(b, text, len);
+        end_chunk(r, chunk_tail, sizeof chunk_tail - 1);
+        return;
+    }
+    /* every delta after the first: the prefix made at creation, the text
+     * and the tail (with its NUL) written in room taken once */
+    const dsml_buf *pre = &r->text_pre[content != 0];
+    int sse = (r->flags & DSML_RESPOND_SSE) != 0;
+    const char *tail = sse ? chunk_tail_sse : chunk_tail;
+    size_t tail_len = sse ? sizeof chunk_tail_sse : sizeof chunk_tail;
+    b->len = 0;
+    if (len > ((size_t)-1 - pre->len - tail_len - 2) / 6) {
+        b->failed = 1;
+        return;
+    }
+    if (!dsml_buf_reserve(b, pre->len + 6 * len + 2 + tail_len))
+        return;
+    memcpy(b->data, pre->data, pre->len);
+    char *d = dsml_emit_string_at(b->data + pre->len, text, len);
+    memcpy(d, tail, tail_len);
+    b->len = (size_t)(d - b->data) + tail_len - 1;
 }
 
 static void call_index(dsml_buf *b, size_t index)
@@ -227,13 +259,5 @@ void srv_completion_json(const dsml_responder *r, dsml_buf *b)
     dsml_buf_putc(b, '}');
 }
 
-static void chat_text(dsml_responder *r, int content, const char *text, size_t len)
-{
-    if (content)
-        srv_chunk_text(r, "content", 7, text, len);
-    else
-        srv_chunk_text(r, "reasoning_content", 17, text, len);
-}
-
-const srv_writer srv_chat_writer = {chat_text, srv_chunk_call, srv_chunk_arguments,
+const srv_writer srv_chat_writer = {srv_chunk_text, srv_chunk_call, srv_chunk_arguments,
                                     srv_chunk_finish, srv_completion_json};
