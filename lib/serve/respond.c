@@ -48,7 +48,7 @@ void dsml_responder_destroy(dsml_responder *r)
     if (r == NULL)
         return;
     dsml_detector_destroy(r->d);
-    dsml_buf *bufs[] = {&r->chunk_head, &r->chunk_pre, &r->text_pre[0], &r->text_pre[1],
+    dsml_buf *bufs[] = {&r->chunk_head, &r->chunk_pre, &r->text_item[0], &r->text_item[1],
                         &r->head,       &r->item,      &r->content,     &r->reasoning,
                         &r->pend,       &r->rtext};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
@@ -102,8 +102,8 @@ static int make_heads(dsml_responder *r, const dsml_turn *turn, const dsml_respo
                   model_len);
     srv_json_head(&r->head, "chat.completion", id, id_len, created, model, model_len);
     srv_chunk_prefix(r);
-    if (r->chunk_head.failed || r->chunk_pre.failed || r->text_pre[0].failed ||
-        r->text_pre[1].failed || r->head.failed)
+    if (r->chunk_head.failed || r->chunk_pre.failed || r->text_item[0].failed ||
+        r->text_item[1].failed || r->head.failed)
         return dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
     return DSML_OK;
 }
@@ -141,7 +141,7 @@ int dsml_responder_create(const dsml_turn *turn, const dsml_responder_options *o
     r->call_id_ctx = o.call_id_ctx;
     r->choice_index = o.choice_index;
     dsml_error_init(&r->err);
-    dsml_buf *bufs[] = {&r->chunk_head, &r->chunk_pre, &r->text_pre[0], &r->text_pre[1],
+    dsml_buf *bufs[] = {&r->chunk_head, &r->chunk_pre, &r->text_item[0], &r->text_item[1],
                         &r->head,       &r->item,      &r->content,     &r->reasoning,
                         &r->pend,       &r->rtext};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
@@ -453,6 +453,7 @@ int dsml_responder_next(dsml_responder *r, dsml_item *item)
     memset(item, 0, sizeof *item);
     item->size = sizeof *item;
     item->offset = DSML_NO_OFFSET;
+    r->out = NULL;
     for (;;) {
         if (r->failed)
             return r->failed;
@@ -475,10 +476,11 @@ int dsml_responder_next(dsml_responder *r, dsml_item *item)
         if (rc < 0)
             return rc;
         if (rc == 1) {
-            item->text = r->item.data;
+            const dsml_buf *o = r->out != NULL ? r->out : &r->item;
+            item->text = o->data;
             if (item->type == DSML_ITEM_NONE) {
                 item->type = DSML_ITEM_CHUNK;
-                item->len = r->item.len;
+                item->len = o->len;
             }
             return 1;
         }
@@ -490,9 +492,10 @@ int dsml_responder_next(dsml_responder *r, dsml_item *item)
         r->pend.len = 0;
         if (rc < 0)
             return rc;
+        const dsml_buf *o = r->out != NULL ? r->out : &r->item;
         item->type = DSML_ITEM_CHUNK;
-        item->text = r->item.data;
-        item->len = r->item.len;
+        item->text = o->data;
+        item->len = o->len;
         return 1;
     }
     if (!r->final_sent) {

@@ -63,10 +63,11 @@ void srv_chunk_prefix(dsml_responder *r)
     DSML_BUF_LIT(b, "\"delta\":{");
     static const char *const keys[2] = {"\"reasoning_content\":", "\"content\":"};
     for (int k = 0; k < 2; k++) {
-        dsml_buf *t = &r->text_pre[k];
+        dsml_buf *t = &r->text_item[k];
         t->len = 0;
         dsml_buf_append(t, b->data, b->len);
         dsml_buf_puts(t, keys[k]);
+        r->text_pre[k] = t->len;
     }
 }
 
@@ -121,23 +122,22 @@ void srv_chunk_text(dsml_responder *r, int content, const char *text, size_t len
         end_chunk(r, chunk_tail, sizeof chunk_tail - 1);
         return;
     }
-    /* every delta after the first: the prefix made at creation, the text
-     * and the tail (with its NUL) written in room taken once */
-    const dsml_buf *pre = &r->text_pre[content != 0];
+    /* every delta after the first: its text and the tail (with its NUL)
+     * written after the prefix made at creation, in room taken once */
+    dsml_buf *t = &r->text_item[content != 0];
     int sse = (r->flags & DSML_RESPOND_SSE) != 0;
     const char *tail = sse ? chunk_tail_sse : chunk_tail;
     size_t tail_len = sse ? sizeof chunk_tail_sse : sizeof chunk_tail;
-    b->len = 0;
-    if (len > ((size_t)-1 - pre->len - tail_len - 2) / 6) {
-        b->failed = 1;
+    t->len = r->text_pre[content != 0];
+    if (len > ((size_t)-1 - t->len - tail_len - 2) / 6 ||
+        !dsml_buf_reserve(t, 6 * len + 2 + tail_len)) {
+        b->failed = 1; /* the responder's check */
         return;
     }
-    if (!dsml_buf_reserve(b, pre->len + 6 * len + 2 + tail_len))
-        return;
-    memcpy(b->data, pre->data, pre->len);
-    char *d = dsml_emit_string_at(b->data + pre->len, text, len);
+    char *d = dsml_emit_string_at(t->data + t->len, text, len);
     memcpy(d, tail, tail_len);
-    b->len = (size_t)(d - b->data) + tail_len - 1;
+    t->len = (size_t)(d - t->data) + tail_len - 1;
+    r->out = t;
 }
 
 static void call_index(dsml_buf *b, size_t index)

@@ -97,8 +97,11 @@ struct dsml_responder {
     dsml_buf chunk_head;   /* a chunk's JSON up to its "delta" */
     dsml_buf chunk_pre;    /* chat: a chunk's text up to the delta's brace
                               (SSE prefix, head, choice), made once */
-    dsml_buf text_pre[2];  /* chat: chunk_pre and the key of a reasoning
-                              (0) or content (1) delta */
+    dsml_buf text_item[2]; /* chat: the chunk of a reasoning (0) or content
+                              (1) delta after the first, its first text_pre
+                              bytes (chunk_pre and the key) made once */
+    size_t text_pre[2];
+    const dsml_buf *out;   /* the item's text when not in `item` */
     dsml_buf head;         /* the completion's JSON up to its "message" */
     dsml_buf item;         /* the text of the item next() returned */
     dsml_buf content, reasoning; /* kept for the completion */
@@ -161,8 +164,8 @@ void srv_json_head(dsml_buf *b, const char *object, const char *id, size_t id_le
                    long long created, const char *model, size_t model_len);
 /* The chunk of a text delta ("content" / "reasoning_content"). */
 void srv_chunk_text(dsml_responder *r, int content, const char *text, size_t len);
-/* r->chunk_pre and r->text_pre from r->chunk_head, the flags and the
- * choice index. */
+/* r->chunk_pre and the prefixes in r->text_item from r->chunk_head, the
+ * flags and the choice index. */
 void srv_chunk_prefix(dsml_responder *r);
 /* A call's first delta; with `args`, its whole arguments too (held). */
 void srv_chunk_call(dsml_responder *r, const srv_call *c, const char *args, size_t args_len);
