@@ -11,8 +11,11 @@
 #include "serve/serve.h"
 
 static const char chunk_tail[] = "},\"logprobs\":null,\"finish_reason\":null}]}";
-/* The same with the SSE frame's blank line */
+/* The same with the SSE frame's blank line, and without it in an array of
+ * the same size (both copied whole: a copy of fixed size) */
 static const char chunk_tail_sse[] = "},\"logprobs\":null,\"finish_reason\":null}]}\n\n";
+static const char chunk_tail_plain[sizeof chunk_tail_sse] =
+    "},\"logprobs\":null,\"finish_reason\":null}]}";
 
 void srv_json_head(dsml_buf *b, const char *object, const char *id, size_t id_len,
                    long long created, const char *model, size_t model_len)
@@ -126,17 +129,18 @@ void srv_chunk_text(dsml_responder *r, int content, const char *text, size_t len
      * written after the prefix made at creation, in room taken once */
     dsml_buf *t = &r->text_item[content != 0];
     int sse = (r->flags & DSML_RESPOND_SSE) != 0;
-    const char *tail = sse ? chunk_tail_sse : chunk_tail;
-    size_t tail_len = sse ? sizeof chunk_tail_sse : sizeof chunk_tail;
+    const size_t room = sizeof chunk_tail_sse;
     t->len = r->text_pre[content != 0];
-    if (len > ((size_t)-1 - t->len - tail_len - 2) / 6 ||
-        !dsml_buf_reserve(t, 6 * len + 2 + tail_len)) {
+    if (len > ((size_t)-1 - t->len - room - 2) / 6 ||
+        ((6 * len + 2 + room >= t->cap - t->len || t->data == NULL) &&
+         !dsml_buf_reserve(t, 6 * len + 2 + room))) {
         b->failed = 1; /* the responder's check */
         return;
     }
     char *d = dsml_emit_string_at(t->data + t->len, text, len);
-    memcpy(d, tail, tail_len);
-    t->len = (size_t)(d - t->data) + tail_len - 1;
+    memcpy(d, sse ? chunk_tail_sse : chunk_tail_plain, room);
+    /* up to the tail's NUL */
+    t->len = (size_t)(d - t->data) + (sse ? sizeof chunk_tail_sse : sizeof chunk_tail) - 1;
     r->out = t;
 }
 
