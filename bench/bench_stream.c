@@ -7,10 +7,14 @@
  *   block) cut as a detokenizer hands it out: special tokens whole, other
  *   text in pieces of at most 4 bytes ending between characters.  Each
  *   token is one dsml_detector_feed followed by dsml_detector_next until no
- *   event is left.  Baseline: the same text fed as one buffer.  Printed:
- *   time per token, token-by-token / whole buffer, and the time per token
- *   of the longest stream / the shortest (flat: about 1).  Under
- *   --callgrind, bench/callgrind-ratios.sh prints instructions per token.
+ *   event is left.  Baseline: the same text fed as one buffer.  Also a
+ *   streaming server's responder on the same tokens (a turn's responder per
+ *   stream, SSE chunks pulled after each token, the completion kept).
+ *   Printed: time per token, token-by-token / whole buffer, the time per
+ *   token of the longest stream / the shortest (flat: about 1), responder
+ *   / detector per token (target <= 2 at 32k and 131k tokens), and the
+ *   page faults of a pass of each kernel.  Under --callgrind,
+ *   bench/callgrind-ratios.sh prints instructions per token.
  * session: an agent session (tool calls and results, ~6 KB a turn) and a
  *   text-heavy one (every text 8 times longer) at 1x, 8x and 64x the turns
  *   (200 and 25 turns at 1x, about 1.2 and 1.1 MB), rendered
