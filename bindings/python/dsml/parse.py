@@ -196,11 +196,17 @@ _parse_detectors = {}
 
 
 def _parse_detector(thinking, profile):
+    """The kept detector's address, or None (the ctypes path then reports
+    a profile it does not know, in its order)."""
     handle = _parse_detectors.get((thinking, profile))
     if handle is None:
+        try:
+            value = N.profile_value(profile)
+        except DsmlError:
+            return None
         opts = N.new_detector_options()
         opts.thinking_mode = thinking
-        opts.profile = N.profile_value(profile)
+        opts.profile = value
         opts.mode = N.DETECT_STRICT
         opts.flags |= N.DETECT_NO_MESSAGE
         h = ctypes.c_void_p()
@@ -221,7 +227,7 @@ def parse_message_from_completion_text(text, thinking_mode, *, profile="v41"):
     reasoning first and any other value parses a chat completion.
     """
     thinking = N.THINKING if thinking_mode == "thinking" else N.CHAT
-    if _fast_parse is not None:
+    if _fast_parse is not None and type(profile) is str:
         handle = _parse_detectors.get((thinking, profile)) or _parse_detector(thinking, profile)
         if handle is not None:
             result = _fast_parse(handle, text)

@@ -143,6 +143,20 @@ class FastPath(unittest.TestCase):
         self.assertGreater(taken, 1000)
         # not str or bytes: the ctypes path's refusal
         self.assertIsNone(P._fast_parse(P._parse_detector(dsml._native.CHAT, "v41"), 12))
+        # refusals of the arguments, in the ctypes path's order
+        for text, profile in ((12, "nope"), ("a", "nope"), ("a", ["v41"]), (12, "v41"),
+                              ("lone \ud800<｜end▁of▁sentence｜>", "v41")):
+            fast = outcome(lambda: dsml.parse_message_from_completion_text(
+                text, "chat", profile=profile))
+            saved = P._fast_parse
+            P._fast_parse = None
+            try:
+                slow = outcome(lambda: dsml.parse_message_from_completion_text(
+                    text, "chat", profile=profile))
+            finally:
+                P._fast_parse = saved
+            self.assertEqual(fast, slow, (text, profile))
+            self.assertNotEqual(fast[0], "ok")
 
     def test_detector_events(self):
         text = ("why</think>ok\n\n<｜DSML｜ calls>\n<｜DSML｜ invoke name=\"f\">\n"
