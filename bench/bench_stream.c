@@ -7,10 +7,14 @@
  *   block) cut as a detokenizer hands it out: special tokens whole, other
  *   text in pieces of at most 4 bytes ending between characters.  Each
  *   token is one dsml_detector_feed followed by dsml_detector_next until no
- *   event is left.  Baseline: the same text fed as one buffer.  Printed:
- *   time per token, token-by-token / whole buffer, and the time per token
- *   of the longest stream / the shortest (flat: about 1).  Under
- *   --callgrind, bench/callgrind-ratios.sh prints instructions per token.
+ *   event is left.  Baseline: the same text fed as one buffer.  Also a
+ *   streaming server's responder on the same tokens (a turn's responder per
+ *   stream, SSE chunks pulled after each token, the completion kept).
+ *   Printed: time per token, token-by-token / whole buffer, the time per
+ *   token of the longest stream / the shortest (flat: about 1), responder
+ *   / detector per token (target <= 2 at 32k and 131k tokens), and the
+ *   page faults of a pass of each kernel.  Under --callgrind,
+ *   bench/callgrind-ratios.sh prints instructions per token.
  * session: an agent session (tool calls and results, ~6 KB a turn) and a
  *   text-heavy one (every text 8 times longer) at 1x, 8x and 64x the turns
  *   (200 and 25 turns at 1x, about 1.2 and 1.1 MB), rendered
@@ -43,7 +47,40 @@ typedef struct token_ctx {
     dsml_detector *det;
     int whole;
     size_t events;
+    dsml_turn *turn; /* responder: a thinking-mode request body */
 } token_ctx;
+
+/* A streaming server's responder for the same stream: created from the
+ * turn, one token a feed, its SSE chunks pulled after each, ended,
+ * destroyed (the completion kept, as by default; ids from a fixed seed). */
+static void k_respond_tokens(void *p)
+{
+    token_ctx *c = p;
+    dsml_responder_options ro;
+    dsml_responder_options_init(&ro);
+    ro.flags = DSML_RESPOND_SSE;
+    ro.seed = (const unsigned char *)"bench";
+    ro.seed_len = 5;
+    ro.created = 1;
+    dsml_responder *r = NULL;
+    if (dsml_responder_create(c->turn, &ro, &r, NULL) != DSML_OK)
+        die("cannot create a responder");
+    const char *t = c->text.p;
+    const token *tk = c->toks.v;
+    size_t bytes = 0;
+    dsml_item it;
+    it.size = sizeof it;
+    for (size_t i = 0; i < c->toks.n; i++) {
+        dsml_responder_feed(r, t + tk[i].off, tk[i].len);
+        while (dsml_responder_next(r, &it) == 1)
+            bytes += it.len;
+    }
+    dsml_responder_end(r, DSML_END_TEXT);
+    while (dsml_responder_next(r, &it) == 1)
+        bytes += it.len;
+    dsml_responder_destroy(r);
+    c->events = bytes;
+}
 
 static void k_tokens(void *p)
 {
@@ -71,9 +108,9 @@ static const size_t token_targets[3] = {4096, 32768, 131072};
 
 int cmd_tokens(const bench_opts *o)
 {
-    token_ctx c[3], w[3];
-    kernel ks[6];
-    char names[6][64];
+    token_ctx c[3], w[3], rs[3];
+    kernel ks[9];
+    char names[9][64];
     memset(c, 0, sizeof c);
     memset(ks, 0, sizeof ks);
     /* tokens per unit of make_agent_completion, measured on 8 units */
@@ -84,6 +121,15 @@ int cmd_tokens(const bench_opts *o)
     double per_unit = (double)pt.n / 8.0;
     free(probe.p);
     free(pt.v);
+    dsml_turn *turn = NULL;
+    {
+        static const char body[] = "{\"thinking_mode\": \"thinking\", \"messages\": "
+                                   "[{\"role\": \"user\", \"content\": \"Hi\"}]}";
+        dsml_turn_options to;
+        dsml_turn_options_init(&to);
+        if (dsml_turn_create(body, sizeof body - 1, &to, &turn, NULL) != DSML_OK)
+            die("cannot create a turn");
+    }
     for (int f = 0; f < 3; f++) {
         size_t units = (size_t)((double)token_targets[f] / per_unit + 0.5);
         make_agent_completion(&c[f].text, units ? units : 1);
@@ -105,45 +151,64 @@ int cmd_tokens(const bench_opts *o)
         }
         w[f] = c[f];
         w[f].whole = 1;
+        rs[f] = c[f];
+        rs[f].turn = turn;
         snprintf(names[f], sizeof names[f], "%zu tokens, one per feed", c[f].toks.n);
         snprintf(names[3 + f], sizeof names[3 + f], "%zu tokens, whole buffer", c[f].toks.n);
+        snprintf(names[6 + f], sizeof names[6 + f], "%zu tokens, responder", c[f].toks.n);
         ks[f] = (kernel){.name = names[f], .fn = k_tokens, .ctx = &c[f]};
         ks[3 + f] = (kernel){.name = names[3 + f], .fn = k_tokens, .ctx = &w[f]};
+        ks[6 + f] = (kernel){.name = names[6 + f], .fn = k_respond_tokens, .ctx = &rs[f]};
     }
-    measure(ks, 6, o, "tokens");
+    measure(ks, 9, o, "tokens");
     int ok = 1;
     if (!o->callgrind) {
-        double per[3], ratio[3];
+        double per[3], ratio[3], resp[3], faults[9];
+        for (int k = 0; k < 9; k++)
+            faults[k] = faults_per_pass(&ks[k], 3);
         for (int f = 0; f < 3; f++) {
             per[f] = ks[f].median / (double)c[f].toks.n;
             ratio[f] = ks[f].median / ks[3 + f].median;
+            resp[f] = ks[6 + f].median / ks[f].median;
         }
         double flat = per[2] / per[0];
-        ok = flat <= 1.25;
+        int resp_ok = resp[1] <= 2.0 && resp[2] <= 2.0;
+        ok = flat <= 1.25 && resp_ok;
         if (o->json) {
             json_begin();
             printf("{\"bench\": \"tokens\", \"tokens\": [%zu, %zu, %zu], \"bytes\": [%zu, %zu, "
-                   "%zu], \"runs\": %d, ",
+                   "%zu], \"sse_bytes\": [%zu, %zu, %zu], \"runs\": %d, ",
                    c[0].toks.n, c[1].toks.n, c[2].toks.n, c[0].text.len, c[1].text.len,
-                   c[2].text.len, o->runs);
-            json_kernels(ks, 6, o->runs);
-            printf(", \"ns_per_token\": [%.2f, %.2f, %.2f], \"ratio_vs_whole\": [%.3f, %.3f, "
-                   "%.3f], \"ratio_longest_vs_shortest_per_token\": %.3f, \"target_flat\": 1.25, "
-                   "\"ok\": %s}",
-                   per[0] * 1e9, per[1] * 1e9, per[2] * 1e9, ratio[0], ratio[1], ratio[2], flat,
-                   ok ? "true" : "false");
+                   c[2].text.len, rs[0].events, rs[1].events, rs[2].events, o->runs);
+            json_kernels(ks, 9, o->runs);
+            printf(", \"page_faults_per_pass\": [");
+            for (int k = 0; k < 9; k++)
+                printf("%s%.0f", k ? ", " : "", faults[k]);
+            printf("], \"ns_per_token\": [%.2f, %.2f, %.2f], \"ratio_vs_whole\": [%.3f, %.3f, "
+                   "%.3f], \"ratio_responder_vs_detector\": [%.3f, %.3f, %.3f], "
+                   "\"ratio_longest_vs_shortest_per_token\": %.3f, \"target_flat\": 1.25, "
+                   "\"target_responder_vs_detector\": 2, \"ok\": %s}",
+                   per[0] * 1e9, per[1] * 1e9, per[2] * 1e9, ratio[0], ratio[1], ratio[2],
+                   resp[0], resp[1], resp[2], flat, ok ? "true" : "false");
         } else {
             printf("tokens: a thinking-mode agent completion fed one token at a time (special "
                    "tokens whole, others <= 4 bytes); median of %d runs\n",
                    o->runs);
-            for (int f = 0; f < 6; f++)
+            for (int f = 0; f < 9; f++)
                 print_kernel(&ks[f], o->runs, c[f % 3].toks.n, c[f % 3].text.len, "text");
             for (int f = 0; f < 3; f++)
                 printf("  %6zu tokens (%7zu bytes): %6.1f ns/token, one per feed / whole "
-                       "buffer %6.3fx\n",
-                       c[f].toks.n, c[f].text.len, per[f] * 1e9, ratio[f]);
-            printf("  per token, %zu tokens / %zu tokens  %6.3f   (flat: target <= 1.25: %s)\n\n",
-                   c[2].toks.n, c[0].toks.n, flat, ok ? "met" : "NOT MET");
+                       "buffer %6.3fx, responder / one per feed %6.3fx\n",
+                       c[f].toks.n, c[f].text.len, per[f] * 1e9, ratio[f], resp[f]);
+            printf("  per token, %zu tokens / %zu tokens  %6.3f   (flat: target <= 1.25: %s)\n",
+                   c[2].toks.n, c[0].toks.n, flat, flat <= 1.25 ? "met" : "NOT MET");
+            printf("  responder / detector per token at %zu and %zu tokens  %.3f / %.3f   "
+                   "(target <= 2: %s)\n",
+                   c[1].toks.n, c[2].toks.n, resp[1], resp[2], resp_ok ? "met" : "NOT MET");
+            printf("  page faults a pass: one per feed %.0f / %.0f / %.0f, whole buffer "
+                   "%.0f / %.0f / %.0f, responder %.0f / %.0f / %.0f\n\n",
+                   faults[0], faults[1], faults[2], faults[3], faults[4], faults[5], faults[6],
+                   faults[7], faults[8]);
         }
     }
     for (int f = 0; f < 3; f++) {
@@ -151,6 +216,7 @@ int cmd_tokens(const bench_opts *o)
         free(c[f].text.p);
         free(c[f].toks.v);
     }
+    dsml_turn_destroy(turn);
     return ok ? 0 : 1;
 }
 

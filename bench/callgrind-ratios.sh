@@ -42,14 +42,17 @@ END {
             printf "  %-34s %14.0f Ir\n", names[label, k], ir[label, k];
         if (label ~ /^tokens/) {
             # kernels "N tokens, ...": instructions per token; one token per
-            # feed (the first half) against the whole buffer (the second)
-            h = count[label] / 2;
+            # feed (the first three) against the whole buffer (the next
+            # three), and the responder (the last three) against one token
+            # per feed
             for (k = 1; k <= count[label]; k++) {
                 split(names[label, k], w, " ");
                 printf "  %-34s %10.1f Ir per token\n", names[label, k], ir[label, k] / w[1];
             }
-            for (k = 1; k <= h; k++)
-                printf "  %s / %s: %.3f\n", names[label, k], names[label, k + h], ir[label, k] / ir[label, k + h];
+            for (k = 1; k <= 3; k++)
+                printf "  %s / %s: %.3f\n", names[label, k], names[label, k + 3], ir[label, k] / ir[label, k + 3];
+            for (k = 1; k <= 3 && count[label] >= 9; k++)
+                printf "  %s / %s: %.3f\n", names[label, k + 6], names[label, k], ir[label, k + 6] / ir[label, k];
             continue;
         }
         if (label ~ /^session/) {

@@ -12,7 +12,8 @@
  *   dsml-bench scale               synthetic conversations and completions
  *                                  at 1x, 8x and 64x size: time ratios
  *   dsml-bench tokens              the detector fed one token at a time on
- *                                  streams of 4k, 32k and 131k tokens
+ *                                  streams of 4k, 32k and 131k tokens, and
+ *                                  a responder on the same tokens
  *                                  (bench_stream.c)
  *   dsml-bench session             long agent sessions of 1, 8 and 64 MB
  *                                  rendered (bench_stream.c)
@@ -776,7 +777,8 @@ static void usage(FILE *f)
     fputs("usage: dsml-bench render FILE.jsonl [--mode strict|default|prerelease]\n"
           "       dsml-bench detect FILE.jsonl [--chunk N] [--strict]\n"
           "       dsml-bench scale [--chunk N]\n"
-          "       dsml-bench tokens      (the detector fed one token at a time)\n"
+          "       dsml-bench tokens      (the detector and a responder fed one token at a "
+          "time)\n"
           "       dsml-bench session     (long agent sessions rendered)\n"
           "       dsml-bench hold        (the stray-</think> window's delay to first content)\n"
           "       dsml-bench grammar\n"

@@ -572,6 +572,58 @@ static void test_escaping_and_sse(void **state)
     dsml_turn_destroy(t);
 }
 
+/* The exact bytes of each item of a stream fed a byte at a time, SSE and
+ * not, index 2: the first delta carries the role, later deltas (written
+ * after a prefix the responder made once) do not. */
+static void test_chunk_bytes(void **state)
+{
+    (void)state;
+    dsml_turn *t = make_turn("{\"model\": \"m\", \"messages\": [" USER_HI "], "
+                             "\"thinking_mode\": \"thinking\"}",
+                             NULL);
+#define HEAD "{\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1700000000," \
+             "\"model\":\"m\",\"choices\":[{\"index\":2,\"delta\":{"
+#define TAIL "},\"logprobs\":null,\"finish_reason\":null}]}"
+    static const char *const want[] = {
+        HEAD "\"role\":\"assistant\",\"reasoning_content\":\"a\"" TAIL,
+        HEAD "\"reasoning_content\":\"\\\"\"" TAIL,
+        HEAD "\"content\":\"\\n\\u0001\"" TAIL, /* the \n held: it may begin a marker */
+        HEAD "\"content\":\"b\"" TAIL,
+        HEAD "},\"logprobs\":null,\"finish_reason\":\"stop\"}]}",
+    };
+#undef HEAD
+#undef TAIL
+    const char *text = "a\"</think>\n\x01" "b";
+    for (int sse = 0; sse < 2; sse++) {
+        dsml_responder_options o = fixed(sse ? DSML_RESPOND_SSE : 0);
+        o.choice_index = 2;
+        dsml_responder *r = NULL;
+        assert_int_equal(dsml_responder_create(t, &o, &r, NULL), DSML_OK);
+        dsml_item it;
+        it.size = sizeof it;
+        size_t k = 0;
+        for (size_t i = 0; i <= strlen(text); i++) {
+            if (i < strlen(text))
+                assert_int_equal(dsml_responder_feed(r, text + i, 1), DSML_OK);
+            else
+                assert_int_equal(dsml_responder_end(r, DSML_END_STOP), DSML_OK);
+            while (dsml_responder_next(r, &it) == 1) {
+                if (it.type == DSML_ITEM_DONE)
+                    continue;
+                assert_true(k < sizeof want / sizeof want[0]);
+                char expect[512];
+                snprintf(expect, sizeof expect, "%s%s%s", sse ? "data: " : "", want[k++],
+                         sse ? "\n\n" : "");
+                assert_int_equal(it.len, strlen(expect));
+                assert_string_equal(it.text, expect);
+            }
+        }
+        assert_int_equal(k, sizeof want / sizeof want[0]);
+        dsml_responder_destroy(r);
+    }
+    dsml_turn_destroy(t);
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -1086,6 +1138,7 @@ int main(void)
         cmocka_unit_test(test_refused_calls_never_sent),
         cmocka_unit_test(test_ids),
         cmocka_unit_test(test_escaping_and_sse),
+        cmocka_unit_test(test_chunk_bytes),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_no_allocation_per_token),
         cmocka_unit_test(test_each_allocation_refused),

@@ -147,6 +147,9 @@ int dsml_json_truthy(const cJSON *v);
 
 /* Appends `s` as a JSON string the way json.dumps(ensure_ascii=False) does. */
 void dsml_emit_string(dsml_buf *b, const char *s, size_t n);
+/* The same string written at d, which has room for 6 n + 2 bytes (its
+ * longest escape); returns the end of what was written. */
+char *dsml_emit_string_at(char *d, const char *s, size_t n);
 /* The length of the longest prefix of s[0, n), whole characters only, that
  * dsml_emit_string writes in at most `room` bytes (quotes not counted). */
 size_t dsml_emit_string_fit(const char *s, size_t n, size_t room);

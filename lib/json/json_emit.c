@@ -19,31 +19,87 @@
 
 static const char hex_digits[] = "0123456789abcdef";
 
+/* The escape of a byte that JSON strings cannot hold as it is (0 for
+ * bytes that stay: the letter after '\\', or 'u' for \u00XX). */
+static char escape_of(unsigned char c)
+{
+    switch (c) {
+    case '"': return '"';
+    case '\\': return '\\';
+    case '\n': return 'n';
+    case '\r': return 'r';
+    case '\t': return 't';
+    case '\b': return 'b';
+    case '\f': return 'f';
+    default: return c < 0x20 ? 'u' : 0;
+    }
+}
+
+char *dsml_emit_string_at(char *d, const char *s, size_t n)
+{
+    *d++ = '"';
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        char e = c >= 0x20 && c != '"' && c != '\\' ? 0 : escape_of(c);
+        if (e == 0) {
+            *d++ = (char)c;
+            continue;
+        }
+        *d++ = '\\';
+        *d++ = e;
+        if (e == 'u') {
+            memcpy(d, "00", 2);
+            d[2] = hex_digits[c >> 4];
+            d[3] = hex_digits[c & 15];
+            d += 4;
+        }
+    }
+    *d++ = '"';
+    return d;
+}
+
+/* Whether none of the eight bytes at p is a control character, '"' or
+ * '\\' (each test is exact for "any byte": a borrow only runs from a byte
+ * that matched). */
+static int word_plain(const char *p)
+{
+    const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+    uint64_t w, q, e;
+    memcpy(&w, p, 8);
+    q = w ^ (ones * '"');
+    e = w ^ (ones * '\\');
+    return (((w - ones * 0x20) & ~w) | ((q - ones) & ~q) | ((e - ones) & ~e)) & highs ? 0 : 1;
+}
+
+/* A short string (a streamed token) is written straight into room
+ * reserved for its longest escape: no check per byte written. */
+#define EMIT_SHORT 64
+
 void dsml_emit_string(dsml_buf *b, const char *s, size_t n)
 {
+    if (n <= EMIT_SHORT) {
+        if (!dsml_buf_reserve(b, 6 * n + 2))
+            return;
+        b->len = (size_t)(dsml_emit_string_at(b->data + b->len, s, n) - b->data);
+        return;
+    }
     if (!dsml_buf_reserve(b, n + 2))
         return;
     dsml_buf_putc(b, '"');
     size_t run = 0;
     for (size_t i = 0; i < n; i++) {
+        /* eight bytes at a time while none needs an escape */
+        while (n - i >= 8 && word_plain(s + i))
+            i += 8;
+        if (i == n)
+            break;
         unsigned char c = (unsigned char)s[i];
         if (c >= 0x20 && c != '"' && c != '\\')
             continue;
         dsml_buf_append(b, s + run, i - run);
         run = i + 1;
-        switch (c) {
-        case '"': DSML_BUF_LIT(b, "\\\""); break;
-        case '\\': DSML_BUF_LIT(b, "\\\\"); break;
-        case '\n': DSML_BUF_LIT(b, "\\n"); break;
-        case '\r': DSML_BUF_LIT(b, "\\r"); break;
-        case '\t': DSML_BUF_LIT(b, "\\t"); break;
-        case '\b': DSML_BUF_LIT(b, "\\b"); break;
-        case '\f': DSML_BUF_LIT(b, "\\f"); break;
-        default: {
-            char esc[6] = {'\\', 'u', '0', '0', hex_digits[c >> 4], hex_digits[c & 15]};
-            dsml_buf_append(b, esc, 6);
-        }
-        }
+        char esc[6] = {'\\', escape_of(c), '0', '0', hex_digits[c >> 4], hex_digits[c & 15]};
+        dsml_buf_append(b, esc, esc[1] == 'u' ? 6 : 2);
     }
     dsml_buf_append(b, s + run, n - run);
     dsml_buf_putc(b, '"');

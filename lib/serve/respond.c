@@ -48,8 +48,9 @@ void dsml_responder_destroy(dsml_responder *r)
     if (r == NULL)
         return;
     dsml_detector_destroy(r->d);
-    dsml_buf *bufs[] = {&r->chunk_head, &r->head,  &r->item,  &r->content,
-                        &r->reasoning,  &r->pend,  &r->rtext, &r->signature};
+    dsml_buf *bufs[] = {&r->chunk_head, &r->chunk_pre, &r->text_item[0], &r->text_item[1],
+                        &r->head,       &r->item,      &r->content,     &r->reasoning,
+                        &r->pend,       &r->rtext,         &r->signature};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         dsml_buf_release(bufs[i]);
     dsml_free(&r->alloc, r->stops);
@@ -109,7 +110,9 @@ static int make_heads(dsml_responder *r, const dsml_turn *turn, const dsml_respo
     srv_json_head(&r->chunk_head, "chat.completion.chunk", id, id_len, created, model,
                   model_len);
     srv_json_head(&r->head, "chat.completion", id, id_len, created, model, model_len);
-    if (r->chunk_head.failed || r->head.failed)
+    srv_chunk_prefix(r);
+    if (r->chunk_head.failed || r->chunk_pre.failed || r->text_item[0].failed ||
+        r->text_item[1].failed || r->head.failed)
         return dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
     return DSML_OK;
 }
@@ -147,8 +150,9 @@ int dsml_responder_create(const dsml_turn *turn, const dsml_responder_options *o
     r->call_id_ctx = o.call_id_ctx;
     r->choice_index = o.choice_index;
     dsml_error_init(&r->err);
-    dsml_buf *bufs[] = {&r->chunk_head, &r->head,  &r->item,  &r->content,
-                        &r->reasoning,  &r->pend,  &r->rtext, &r->signature};
+    dsml_buf *bufs[] = {&r->chunk_head, &r->chunk_pre, &r->text_item[0], &r->text_item[1],
+                        &r->head,       &r->item,      &r->content,     &r->reasoning,
+                        &r->pend,       &r->rtext,         &r->signature};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         dsml_buf_init(bufs[i], &r->alloc);
     r->usage_chunk = turn->info.include_usage;
@@ -458,6 +462,7 @@ int dsml_responder_next(dsml_responder *r, dsml_item *item)
     memset(item, 0, sizeof *item);
     item->size = sizeof *item;
     item->offset = DSML_NO_OFFSET;
+    r->out = NULL;
     for (;;) {
         if (r->failed)
             return r->failed;
@@ -480,10 +485,11 @@ int dsml_responder_next(dsml_responder *r, dsml_item *item)
         if (rc < 0)
             return rc;
         if (rc == 1) {
-            item->text = r->item.data;
+            const dsml_buf *o = r->out != NULL ? r->out : &r->item;
+            item->text = o->data;
             if (item->type == DSML_ITEM_NONE) {
                 item->type = DSML_ITEM_CHUNK;
-                item->len = r->item.len;
+                item->len = o->len;
             }
             return 1;
         }
@@ -495,9 +501,10 @@ int dsml_responder_next(dsml_responder *r, dsml_item *item)
         r->pend.len = 0;
         if (rc < 0)
             return rc;
+        const dsml_buf *o = r->out != NULL ? r->out : &r->item;
         item->type = DSML_ITEM_CHUNK;
-        item->text = r->item.data;
-        item->len = r->item.len;
+        item->text = o->data;
+        item->len = o->len;
         return 1;
     }
     if (!r->final_sent) {

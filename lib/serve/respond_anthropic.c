@@ -71,7 +71,7 @@ static void begin_item(dsml_responder *r)
     dsml_buf_append(b, r->head.data, r->head.len);
     DSML_BUF_LIT(b, "\"content\":[],\"stop_reason\":null,\"stop_sequence\":null,"
                     "\"usage\":{\"input_tokens\":");
-    dsml_buf_put_size(b, r->usage[0]);
+    srv_put_size(b, r->usage[0]);
     DSML_BUF_LIT(b, ",\"output_tokens\":0}}");
     event_end(b);
 }
@@ -80,7 +80,7 @@ static void begin_item(dsml_responder *r)
 static void index_field(dsml_buf *b, size_t index)
 {
     DSML_BUF_LIT(b, ",\"index\":");
-    dsml_buf_put_size(b, index);
+    srv_put_size(b, index);
 }
 
 /* content_block_delta with a delta of `type`, its text under `key`. */
@@ -177,7 +177,7 @@ static void ant_finish(dsml_responder *r)
     DSML_BUF_LIT(b, ",\"delta\":{");
     stop_fields(r, b);
     DSML_BUF_LIT(b, "},\"usage\":{\"output_tokens\":");
-    dsml_buf_put_size(b, r->usage[1]);
+    srv_put_size(b, r->usage[1]);
     dsml_buf_putc(b, '}');
     event_end(b);
     event_head(b, "message_stop");
@@ -252,9 +252,9 @@ static void ant_completion(const dsml_responder *r, dsml_buf *b)
     DSML_BUF_LIT(b, "],");
     stop_fields(r, b);
     DSML_BUF_LIT(b, ",\"usage\":{\"input_tokens\":");
-    dsml_buf_put_size(b, r->usage[0]);
+    srv_put_size(b, r->usage[0]);
     DSML_BUF_LIT(b, ",\"output_tokens\":");
-    dsml_buf_put_size(b, r->usage[1]);
+    srv_put_size(b, r->usage[1]);
     DSML_BUF_LIT(b, "}}");
 }
 

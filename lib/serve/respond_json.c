@@ -11,6 +11,11 @@
 #include "serve/serve.h"
 
 static const char chunk_tail[] = "},\"logprobs\":null,\"finish_reason\":null}]}";
+/* The same with the SSE frame's blank line, and without it in an array of
+ * the same size (both copied whole: a copy of fixed size) */
+static const char chunk_tail_sse[] = "},\"logprobs\":null,\"finish_reason\":null}]}\n\n";
+static const char chunk_tail_plain[sizeof chunk_tail_sse] =
+    "},\"logprobs\":null,\"finish_reason\":null}]}";
 
 void srv_json_head(dsml_buf *b, const char *object, const char *id, size_t id_len,
                    long long created, const char *model, size_t model_len)
@@ -32,7 +37,7 @@ void srv_json_head(dsml_buf *b, const char *object, const char *id, size_t id_le
 static void choice_head(const dsml_responder *r, dsml_buf *b)
 {
     DSML_BUF_LIT(b, "\"choices\":[{\"index\":");
-    dsml_buf_put_size(b, r->choice_index);
+    srv_put_size(b, r->choice_index);
     dsml_buf_putc(b, ',');
 }
 
@@ -40,41 +45,57 @@ static void choice_head(const dsml_responder *r, dsml_buf *b)
 static void usage_json(const dsml_responder *r, dsml_buf *b)
 {
     DSML_BUF_LIT(b, "\"usage\":{\"prompt_tokens\":");
-    dsml_buf_put_size(b, r->usage[0]);
+    srv_put_size(b, r->usage[0]);
     DSML_BUF_LIT(b, ",\"completion_tokens\":");
-    dsml_buf_put_size(b, r->usage[1]);
+    srv_put_size(b, r->usage[1]);
     DSML_BUF_LIT(b, ",\"total_tokens\":");
-    dsml_buf_put_size(b, r->usage[0] + r->usage[1]);
+    srv_put_size(b, r->usage[0] + r->usage[1]);
     DSML_BUF_LIT(b, ",\"completion_tokens_details\":{\"reasoning_tokens\":");
-    dsml_buf_put_size(b, r->usage[2]);
+    srv_put_size(b, r->usage[2]);
     DSML_BUF_LIT(b, "}}");
 }
 
-/* Starts an item's chunk: the SSE prefix, the head, the delta's brace and,
- * on the first delta, the role. */
-static void begin_chunk(dsml_responder *r)
+void srv_chunk_prefix(dsml_responder *r)
 {
-    dsml_buf *b = &r->item;
+    dsml_buf *b = &r->chunk_pre;
     b->len = 0;
     if (r->flags & DSML_RESPOND_SSE)
         DSML_BUF_LIT(b, "data: ");
     dsml_buf_append(b, r->chunk_head.data, r->chunk_head.len);
     choice_head(r, b);
     DSML_BUF_LIT(b, "\"delta\":{");
+    static const char *const keys[2] = {"\"reasoning_content\":", "\"content\":"};
+    for (int k = 0; k < 2; k++) {
+        dsml_buf *t = &r->text_item[k];
+        t->len = 0;
+        dsml_buf_append(t, b->data, b->len);
+        dsml_buf_puts(t, keys[k]);
+        r->text_pre[k] = t->len;
+    }
+}
+
+/* Starts an item's chunk: the SSE prefix, the head, the delta's brace
+ * (r->chunk_pre) and, on the first delta, the role. */
+static void begin_chunk(dsml_responder *r)
+{
+    dsml_buf *b = &r->item;
+    b->len = 0;
+    dsml_buf_append(b, r->chunk_pre.data, r->chunk_pre.len);
     if (!r->role_sent) {
         DSML_BUF_LIT(b, "\"role\":\"assistant\"");
         r->role_sent = 1;
     }
 }
 
-static void delta_key(dsml_buf *b, const char *key)
+static void delta_key(dsml_buf *b, const char *key, size_t key_len)
 {
     if (b->len > 0 && b->data[b->len - 1] != '{') /* (nothing after a failed allocation) */
         dsml_buf_putc(b, ',');
     dsml_buf_putc(b, '"');
-    dsml_buf_puts(b, key);
+    dsml_buf_append(b, key, key_len);
     DSML_BUF_LIT(b, "\":");
 }
+#define DELTA_KEY(b, lit) delta_key((b), (lit), sizeof(lit) - 1)
 
 void srv_item_end(dsml_responder *r)
 {
@@ -91,25 +112,49 @@ static void end_chunk(dsml_responder *r, const char *tail, size_t tail_len)
     srv_item_end(r);
 }
 
-void srv_chunk_text(dsml_responder *r, const char *key, const char *text, size_t len)
+void srv_chunk_text(dsml_responder *r, int content, const char *text, size_t len)
 {
-    begin_chunk(r);
-    delta_key(&r->item, key);
-    dsml_emit_string(&r->item, text, len);
-    end_chunk(r, chunk_tail, sizeof chunk_tail - 1);
+    dsml_buf *b = &r->item;
+    if (!r->role_sent) {
+        begin_chunk(r);
+        if (content)
+            DELTA_KEY(b, "content");
+        else
+            DELTA_KEY(b, "reasoning_content");
+        dsml_emit_string(b, text, len);
+        end_chunk(r, chunk_tail, sizeof chunk_tail - 1);
+        return;
+    }
+    /* every delta after the first: its text and the tail (with its NUL)
+     * written after the prefix made at creation, in room taken once */
+    dsml_buf *t = &r->text_item[content != 0];
+    int sse = (r->flags & DSML_RESPOND_SSE) != 0;
+    const size_t room = sizeof chunk_tail_sse;
+    t->len = r->text_pre[content != 0];
+    if (len > ((size_t)-1 - t->len - room - 2) / 6 ||
+        ((6 * len + 2 + room >= t->cap - t->len || t->data == NULL) &&
+         !dsml_buf_reserve(t, 6 * len + 2 + room))) {
+        b->failed = 1; /* the responder's check */
+        return;
+    }
+    char *d = dsml_emit_string_at(t->data + t->len, text, len);
+    memcpy(d, sse ? chunk_tail_sse : chunk_tail_plain, room);
+    /* up to the tail's NUL */
+    t->len = (size_t)(d - t->data) + (sse ? sizeof chunk_tail_sse : sizeof chunk_tail) - 1;
+    r->out = t;
 }
 
 static void call_index(dsml_buf *b, size_t index)
 {
     DSML_BUF_LIT(b, "[{\"index\":");
-    dsml_buf_put_size(b, index);
+    srv_put_size(b, index);
 }
 
 void srv_chunk_call(dsml_responder *r, const srv_call *c, const char *args, size_t args_len)
 {
     dsml_buf *b = &r->item;
     begin_chunk(r);
-    delta_key(b, "tool_calls");
+    DELTA_KEY(b, "tool_calls");
     call_index(b, c->index);
     DSML_BUF_LIT(b, ",\"id\":");
     dsml_emit_string(b, c->id, c->id_len);
@@ -130,7 +175,7 @@ void srv_chunk_arguments(dsml_responder *r, const srv_call *c, const char *text,
 {
     dsml_buf *b = &r->item;
     begin_chunk(r);
-    delta_key(b, "tool_calls");
+    DELTA_KEY(b, "tool_calls");
     call_index(b, c->index);
     DSML_BUF_LIT(b, ",\"function\":{\"arguments\":");
     dsml_emit_string(b, text, len);
@@ -218,10 +263,5 @@ void srv_completion_json(const dsml_responder *r, dsml_buf *b)
     dsml_buf_putc(b, '}');
 }
 
-static void chat_text(dsml_responder *r, int content, const char *text, size_t len)
-{
-    srv_chunk_text(r, content ? "content" : "reasoning_content", text, len);
-}
-
-const srv_writer srv_chat_writer = {chat_text, srv_chunk_call, srv_chunk_arguments,
+const srv_writer srv_chat_writer = {srv_chunk_text, srv_chunk_call, srv_chunk_arguments,
                                     srv_chunk_finish, srv_completion_json};

@@ -142,13 +142,13 @@ static void response_json(const dsml_responder *r, dsml_buf *b, int done)
         return;
     }
     DSML_BUF_LIT(b, "{\"input_tokens\":");
-    dsml_buf_put_size(b, r->usage[0]);
+    srv_put_size(b, r->usage[0]);
     DSML_BUF_LIT(b, ",\"input_tokens_details\":{\"cached_tokens\":0},\"output_tokens\":");
-    dsml_buf_put_size(b, r->usage[1]);
+    srv_put_size(b, r->usage[1]);
     DSML_BUF_LIT(b, ",\"output_tokens_details\":{\"reasoning_tokens\":");
-    dsml_buf_put_size(b, r->usage[2]);
+    srv_put_size(b, r->usage[2]);
     DSML_BUF_LIT(b, "},\"total_tokens\":");
-    dsml_buf_put_size(b, r->usage[0] + r->usage[1]);
+    srv_put_size(b, r->usage[0] + r->usage[1]);
     DSML_BUF_LIT(b, "}}");
 }
 
@@ -169,7 +169,7 @@ static void event_head(dsml_responder *r, const char *name)
     DSML_BUF_LIT(b, "\ndata: {\"type\":\"");
     dsml_buf_puts(b, name);
     DSML_BUF_LIT(b, "\",\"sequence_number\":");
-    dsml_buf_put_size(b, r->seq++);
+    srv_put_size(b, r->seq++);
 }
 
 static void event_end(dsml_responder *r)
@@ -200,7 +200,7 @@ static void where(dsml_responder *r, const char *item_id)
 {
     dsml_buf *b = &r->item;
     DSML_BUF_LIT(b, ",\"output_index\":");
-    dsml_buf_put_size(b, r->nblocks - 1);
+    srv_put_size(b, r->nblocks - 1);
     if (item_id != NULL) {
         DSML_BUF_LIT(b, ",\"item_id\":");
         put_str(b, item_id, strlen(item_id));

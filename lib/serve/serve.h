@@ -95,6 +95,13 @@ struct dsml_responder {
     void *call_id_ctx;
     size_t choice_index;   /* the choice's "index" */
     dsml_buf chunk_head;   /* a chunk's JSON up to its "delta" */
+    dsml_buf chunk_pre;    /* chat: a chunk's text up to the delta's brace
+                              (SSE prefix, head, choice), made once */
+    dsml_buf text_item[2]; /* chat: the chunk of a reasoning (0) or content
+                              (1) delta after the first, its first text_pre
+                              bytes (chunk_pre and the key) made once */
+    size_t text_pre[2];
+    const dsml_buf *out;   /* the item's text when not in `item` */
     dsml_buf head;         /* the completion's JSON up to its "message" */
     dsml_buf item;         /* the text of the item next() returned */
     dsml_buf content, reasoning; /* kept for the completion */
@@ -140,11 +147,27 @@ struct dsml_responder {
     dsml_buf signature;    /* Anthropic: the thinking block's (options) */
 };
 
+/* Appends "%zu" without the C library's formatter (a number in every
+ * streamed item). */
+static inline void srv_put_size(dsml_buf *b, size_t v)
+{
+    char tmp[24];
+    size_t at = sizeof tmp;
+    do {
+        tmp[--at] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v != 0);
+    dsml_buf_append(b, tmp + at, sizeof tmp - at);
+}
+
 /* respond_json.c */
 void srv_json_head(dsml_buf *b, const char *object, const char *id, size_t id_len,
                    long long created, const char *model, size_t model_len);
 /* The chunk of a text delta ("content" / "reasoning_content"). */
-void srv_chunk_text(dsml_responder *r, const char *key, const char *text, size_t len);
+void srv_chunk_text(dsml_responder *r, int content, const char *text, size_t len);
+/* r->chunk_pre and the prefixes in r->text_item from r->chunk_head, the
+ * flags and the choice index. */
+void srv_chunk_prefix(dsml_responder *r);
 /* A call's first delta; with `args`, its whole arguments too (held). */
 void srv_chunk_call(dsml_responder *r, const srv_call *c, const char *args, size_t args_len);
 void srv_chunk_arguments(dsml_responder *r, const srv_call *c, const char *text, size_t len);

@@ -47,7 +47,8 @@ def _address(name):
 
 def _bind(module, event_class, kinds):
     module.bind(_address("dsml_detector_feed"), _address("dsml_detector_next"),
-                _address("dsml_detector_finish"), event_class, kinds)
+                _address("dsml_detector_finish"), event_class, kinds,
+                _address("dsml_detector_reset"))
 
 
 def bind_responder(module):

@@ -14,6 +14,10 @@
  * - feed(): Detector.feed and finish in one call, through the functions of
  *   the libdsml that ctypes loaded (bind() hands over their addresses, so
  *   that one library owns the handle), events built as dsml.Event tuples.
+ * - parse(): parse_message_from_completion_text on a detector kept for
+ *   it (reset, fed the whole text, finished), the message dict built from
+ *   its events; any failure or diagnostic returns None and the caller's
+ *   ctypes path gives the exact error.
  * - respond(): Responder.feed and end in one call, the same way
  *   (bind_responder() hands over the responder's functions), items as
  *   (type, text bytes, status, offset) tuples.
@@ -366,6 +370,7 @@ typedef struct speed_state {
     int (*feed)(dsml_detector *, const char *, size_t);
     int (*next)(dsml_detector *, dsml_event *);
     int (*finish)(dsml_detector *);
+    void (*reset)(dsml_detector *);
     PyTypeObject *event_type;
     PyObject *kinds[7]; /* by dsml_event_type */
     int (*respond_feed)(dsml_responder *, const char *, size_t);
@@ -378,23 +383,25 @@ static speed_state *state_of(PyObject *module)
     return (speed_state *)PyModule_GetState(module);
 }
 
-/* bind(feed, next, finish, Event, kinds): the addresses of the loaded
- * library's functions, the Event class and the kind strings by type. */
+/* bind(feed, next, finish, Event, kinds, reset): the addresses of the
+ * loaded library's functions, the Event class and the kind strings by
+ * type. */
 static PyObject *bind(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     speed_state *st = state_of(module);
-    if (nargs != 5 || !PyType_Check(args[3]) || !PyTuple_Check(args[4]) ||
+    if (nargs != 6 || !PyType_Check(args[3]) || !PyTuple_Check(args[4]) ||
         PyTuple_GET_SIZE(args[4]) != 7) {
-        PyErr_SetString(PyExc_TypeError, "bind(feed, next, finish, Event, kinds)");
+        PyErr_SetString(PyExc_TypeError, "bind(feed, next, finish, Event, kinds, reset)");
         return NULL;
     }
     void *f = PyLong_AsVoidPtr(args[0]), *n = PyLong_AsVoidPtr(args[1]),
-         *e = PyLong_AsVoidPtr(args[2]);
+         *e = PyLong_AsVoidPtr(args[2]), *z = PyLong_AsVoidPtr(args[5]);
     if (PyErr_Occurred())
         return NULL;
     memcpy(&st->feed, &f, sizeof f);
     memcpy(&st->next, &n, sizeof n);
     memcpy(&st->finish, &e, sizeof e);
+    memcpy(&st->reset, &z, sizeof z);
     PyObject *old = (PyObject *)st->event_type;
     st->event_type = (PyTypeObject *)new_ref(args[3]);
     Py_XDECREF(old);
@@ -534,6 +541,199 @@ static PyObject *feed(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return Py_BuildValue("(Ni)", events, status);
 }
 
+/* ---- whole completions ---------------------------------------------------- */
+
+/* A growable buffer of the texts of one parse. */
+typedef struct pbuf {
+    char *p;
+    size_t len, cap;
+    int failed;
+} pbuf;
+
+static void pb_add(pbuf *b, const char *s, size_t n)
+{
+    if (b->failed || n == 0)
+        return;
+    if (n > b->cap - b->len) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap - b->len < n && cap <= ((size_t)-1) / 2)
+            cap *= 2;
+        char *p = cap - b->len >= n ? realloc(b->p, cap) : NULL;
+        if (p == NULL) {
+            b->failed = 1;
+            return;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+}
+
+/* A call of the message: its pieces in the calls' text. */
+typedef struct pcall {
+    size_t name, name_len, ns, ns_len, args, args_len;
+    int has_ns;
+} pcall;
+
+/* What the events of one parse make: reasoning, content, calls. */
+typedef struct parsed {
+    pbuf reasoning, content, text, calls; /* calls: pcall records */
+    pcall cur;                            /* the call being read */
+} parsed;
+
+/* The events into `m`; 0 when every event fits the strict reference's
+ * message (no diagnostic, every call complete), -1 otherwise. */
+static int collect(speed_state *st, dsml_detector *d, parsed *m)
+{
+    dsml_event ev;
+    ev.size = sizeof ev;
+    int r;
+    pcall *c = &m->cur;
+    while ((r = st->next(d, &ev)) == 1) {
+        switch (ev.type) {
+        case DSML_EVENT_REASONING: pb_add(&m->reasoning, ev.text, ev.len); break;
+        case DSML_EVENT_CONTENT: pb_add(&m->content, ev.text, ev.len); break;
+        case DSML_EVENT_CALL_BEGIN:
+            if (ev.status != 0)
+                return -1;
+            c->name = m->text.len;
+            c->name_len = ev.name_len;
+            pb_add(&m->text, ev.name, ev.name_len);
+            c->has_ns = ev.ns != NULL;
+            c->ns = m->text.len;
+            c->ns_len = c->has_ns ? ev.ns_len : 0;
+            if (c->has_ns)
+                pb_add(&m->text, ev.ns, ev.ns_len);
+            c->args = m->text.len;
+            break;
+        case DSML_EVENT_ARGUMENTS: pb_add(&m->text, ev.text, ev.len); break;
+        case DSML_EVENT_CALL_END:
+            if (ev.status != DSML_CALL_COMPLETE)
+                return -1;
+            c->args_len = m->text.len - c->args;
+            pb_add(&m->calls, (const char *)c, sizeof *c);
+            break;
+        default: return -1; /* a diagnostic */
+        }
+    }
+    int failed = m->reasoning.failed || m->content.failed || m->text.failed || m->calls.failed;
+    return r == 0 && !failed ? 0 : -1;
+}
+
+static int set_text(PyObject *dict, const char *key, const char *p, size_t n)
+{
+    PyObject *v = text_of(p, n, "strict");
+    int rc = v != NULL ? PyDict_SetItemString(dict, key, v) : -1;
+    Py_XDECREF(v);
+    return rc;
+}
+
+/* {"type": "function", "function": {"name": N, "arguments": A}} and, for
+ * a qualified name, "namespace". */
+static PyObject *call_dict(const parsed *m, const pcall *c)
+{
+    PyObject *call = PyDict_New(), *fn = PyDict_New();
+    int rc = call != NULL && fn != NULL ? 0 : -1;
+    if (rc == 0) {
+        PyObject *type = PyUnicode_FromString("function");
+        rc = type != NULL ? PyDict_SetItemString(call, "type", type) : -1;
+        Py_XDECREF(type);
+    }
+    if (rc == 0)
+        rc = set_text(fn, "name", m->text.p + c->name, c->name_len);
+    if (rc == 0)
+        rc = set_text(fn, "arguments", m->text.p + c->args, c->args_len);
+    if (rc == 0)
+        rc = PyDict_SetItemString(call, "function", fn);
+    if (rc == 0 && c->has_ns)
+        rc = set_text(call, "namespace", m->text.p + c->ns, c->ns_len);
+    Py_XDECREF(fn);
+    if (rc != 0) {
+        Py_XDECREF(call);
+        return NULL;
+    }
+    return call;
+}
+
+/* The reference's message dict. */
+static PyObject *message_of(const parsed *m)
+{
+    PyObject *msg = PyDict_New();
+    size_t n = m->calls.len / sizeof(pcall);
+    PyObject *calls = PyList_New((Py_ssize_t)n);
+    int rc = msg != NULL && calls != NULL ? 0 : -1;
+    if (rc == 0) {
+        PyObject *role = PyUnicode_FromString("assistant");
+        rc = role != NULL ? PyDict_SetItemString(msg, "role", role) : -1;
+        Py_XDECREF(role);
+    }
+    if (rc == 0)
+        rc = set_text(msg, "content", m->content.p, m->content.len);
+    if (rc == 0)
+        rc = set_text(msg, "reasoning_content", m->reasoning.p, m->reasoning.len);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        pcall c;
+        memcpy(&c, m->calls.p + i * sizeof c, sizeof c);
+        PyObject *call = call_dict(m, &c);
+        if (call == NULL)
+            rc = -1;
+        else
+            PyList_SET_ITEM(calls, (Py_ssize_t)i, call);
+    }
+    if (rc == 0)
+        rc = PyDict_SetItemString(msg, "tool_calls", calls);
+    Py_XDECREF(calls);
+    if (rc != 0) {
+        Py_XDECREF(msg);
+        return NULL;
+    }
+    return msg;
+}
+
+/*
+ * parse(handle_address, text) -> the message dict, or None (take the
+ * ctypes path).  The detector (strict, keeping no message) is reset, fed
+ * the whole text and finished; its events are all taken before any Python
+ * object is made, so nothing that object creation may run can find the
+ * detector in use.
+ */
+static PyObject *parse(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    speed_state *st = state_of(module);
+    if (nargs != 2 || st->reset == NULL)
+        Py_RETURN_NONE;
+    dsml_detector *d = PyLong_AsVoidPtr(args[0]);
+    const char *bytes = NULL;
+    Py_ssize_t len = 0;
+    if (d != NULL && PyUnicode_CheckExact(args[1]))
+        bytes = PyUnicode_AsUTF8AndSize(args[1], &len);
+    else if (d != NULL && PyBytes_CheckExact(args[1])) {
+        bytes = PyBytes_AS_STRING(args[1]);
+        len = PyBytes_GET_SIZE(args[1]);
+    }
+    if (bytes == NULL) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    parsed m;
+    memset(&m, 0, sizeof m);
+    st->reset(d);
+    int ok = (len == 0 || st->feed(d, bytes, (size_t)len) == DSML_OK) &&
+             collect(st, d, &m) == 0 && st->finish(d) == DSML_OK && collect(st, d, &m) == 0;
+    st->reset(d); /* nothing of this text stays in the detector */
+    PyObject *result = ok ? message_of(&m) : NULL;
+    free(m.reasoning.p);
+    free(m.content.p);
+    free(m.text.p);
+    free(m.calls.p);
+    if (result == NULL) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    return result;
+}
+
 /* ---- the responder ------------------------------------------------------- */
 
 /* bind_responder(feed, end, next): the loaded library's responder functions. */
@@ -622,7 +822,10 @@ static PyMethodDef methods[] = {
      "render_case(messages, context, thinking_mode_json, effort_json, options_address, "
      "want_images): the prompt, or None to take the ctypes path"},
     {"bind", (PyCFunction)(void (*)(void))bind, METH_FASTCALL,
-     "bind(feed, next, finish, Event, kinds): the loaded library's detector functions"},
+     "bind(feed, next, finish, Event, kinds, reset): the loaded library's detector "
+     "functions"},
+    {"parse", (PyCFunction)(void (*)(void))parse, METH_FASTCALL,
+     "parse(handle, text): the message dict of a strict parse, or None"},
     {"feed", (PyCFunction)(void (*)(void))feed, METH_FASTCALL,
      "feed(handle, data, finish): the events, or (events, status)"},
     {"bind_responder", (PyCFunction)(void (*)(void))bind_responder, METH_FASTCALL,

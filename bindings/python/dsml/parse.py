@@ -188,6 +188,36 @@ def _parse(data, opts):
     return _scan(text, 0)[0]
 
 
+# Detectors kept for parse_message_from_completion_text's compiled path, one
+# per (thinking, profile): strict, keeping no message.  The compiled call
+# holds the GIL from the reset to the last event, so one detector serves
+# every thread.
+_parse_detectors = {}
+
+
+def _parse_detector(thinking, profile):
+    """The kept detector's address, or None (the ctypes path then reports
+    a profile it does not know, in its order)."""
+    handle = _parse_detectors.get((thinking, profile))
+    if handle is None:
+        try:
+            value = N.profile_value(profile)
+        except DsmlError:
+            return None
+        opts = N.new_detector_options()
+        opts.thinking_mode = thinking
+        opts.profile = value
+        opts.mode = N.DETECT_STRICT
+        opts.flags |= N.DETECT_NO_MESSAGE
+        h = ctypes.c_void_p()
+        if _lib.dsml_detector_create(_byref(opts), _byref(h), None) != 0:
+            return None
+        handle = _parse_detectors.setdefault((thinking, profile), h.value)
+        if handle != h.value:  # another thread made one first
+            _lib.dsml_detector_destroy(h)
+    return handle
+
+
 def parse_message_from_completion_text(text, thinking_mode, *, profile="v41"):
     """Parse a completion into the assistant message, as the reference does.
 
@@ -197,6 +227,12 @@ def parse_message_from_completion_text(text, thinking_mode, *, profile="v41"):
     reasoning first and any other value parses a chat completion.
     """
     thinking = N.THINKING if thinking_mode == "thinking" else N.CHAT
+    if _fast_parse is not None and type(profile) is str:
+        handle = _parse_detectors.get((thinking, profile)) or _parse_detector(thinking, profile)
+        if handle is not None:
+            result = _fast_parse(handle, text)
+            if result is not None:
+                return result
     if type(text) is str:
         try:
             data = text.encode("utf-8")
@@ -321,10 +357,12 @@ def _records(buf, events):
 _BUFFER = 1 << 16
 
 _speedups = _fast.speedups
+_fast_parse = None
 if _speedups is not None:
     _fast._bind(_speedups, Event, (_KINDS.get(0, "unknown"),) + tuple(
         _KINDS[t] for t in range(1, 7)))
     _fast_feed = _speedups.feed
+    _fast_parse = _speedups.parse
 
 
 class Detector:

@@ -109,6 +109,55 @@ class FastPath(unittest.TestCase):
             CASES[0], dsml._native.CHAT, "chat", None, None, "v41",
             R._options(dsml._native.CHAT, "v41", 0), False))
 
+    def test_parse(self):
+        # parse_message_from_completion_text: the compiled path gives the
+        # ctypes path's dict (its keys in the same order) or leaves the
+        # refusal to it, on every golden completion of each profile
+        files = {"parse.jsonl": "v41", "prerelease-parse.jsonl": "prerelease",
+                 "v4-parse.jsonl": "v4", "v32-parse.jsonl": "v32"}
+        taken = 0
+        for name, profile in files.items():
+            for case in _support.golden_lines(name):
+                for text in (case["text"], case["text"].encode("utf-8")):
+                    mode = case.get("thinking_mode")
+                    handle = P._parse_detector(
+                        dsml._native.THINKING if mode == "thinking" else dsml._native.CHAT,
+                        profile)
+                    direct = P._fast_parse(handle, text)
+                    fast = outcome(lambda: dsml.parse_message_from_completion_text(
+                        text, mode, profile=profile))
+                    saved = P._fast_parse
+                    P._fast_parse = None
+                    try:
+                        slow = outcome(lambda: dsml.parse_message_from_completion_text(
+                            text, mode, profile=profile))
+                    finally:
+                        P._fast_parse = saved
+                    self.assertEqual(fast, slow, (name, case.get("id")))
+                    if fast[0] == "ok":
+                        self.assertEqual(list(fast[1]), list(slow[1]))
+                        self.assertEqual(direct, fast[1], (name, case.get("id")))
+                        taken += 1
+                    else:
+                        self.assertIsNone(direct, (name, case.get("id")))
+        self.assertGreater(taken, 1000)
+        # not str or bytes: the ctypes path's refusal
+        self.assertIsNone(P._fast_parse(P._parse_detector(dsml._native.CHAT, "v41"), 12))
+        # refusals of the arguments, in the ctypes path's order
+        for text, profile in ((12, "nope"), ("a", "nope"), ("a", ["v41"]), (12, "v41"),
+                              ("lone \ud800<｜end▁of▁sentence｜>", "v41")):
+            fast = outcome(lambda: dsml.parse_message_from_completion_text(
+                text, "chat", profile=profile))
+            saved = P._fast_parse
+            P._fast_parse = None
+            try:
+                slow = outcome(lambda: dsml.parse_message_from_completion_text(
+                    text, "chat", profile=profile))
+            finally:
+                P._fast_parse = saved
+            self.assertEqual(fast, slow, (text, profile))
+            self.assertNotEqual(fast[0], "ok")
+
     def test_detector_events(self):
         text = ("why</think>ok\n\n<｜DSML｜ calls>\n<｜DSML｜ invoke name=\"f\">\n"
                 "<｜DSML｜ parameter name=\"q\" string=\"true\">x\"y</｜DSML｜ parameter>\n"
