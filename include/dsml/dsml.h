@@ -30,8 +30,7 @@
  * -------------
  * libdsml has no global state.  The one-shot functions (dsml_render,
  * dsml_render_case, dsml_render_request, dsml_parse_completion) may be
- * called from any number of threads at once.  A dsml_renderer, like a
- * dsml_detector, is used by one thread at a time.  A
+ * called from any number of threads at once.  A dsml_renderer or
  * dsml_detector handle must be used by one thread at a time; distinct handles
  * are independent (tests/test_threads.c runs the golden cases on four
  * threads at once).  cJSON resets a process-wide "last error" slot on every
@@ -441,9 +440,12 @@ DSML_API int dsml_render_case(const char *case_json, size_t len,
  * as zstd's ZSTD_CCtx does.  Every block a render takes (the JSON tree, the
  * arena of the normalized messages, the prompt, the image records and the
  * segments) is kept by the renderer when the render is done and handed to
- * the next one, so that after a first call of a given size a call of that
- * size or less maps no new memory.  A renderer keeps the memory of its
- * largest call until it is destroyed; destroy it to give that back.
+ * the next one (blocks by size class: a block serves any later request of
+ * its class), so that after a first call on an input, a call on an input
+ * of the same shape and size, or on any input rendered before, takes
+ * nothing from the allocator and maps no new memory.  A renderer keeps
+ * every block it has taken (about the memory of its largest calls) until
+ * it is destroyed; destroy it to give that back.
  *
  * The render calls take the same arguments as dsml_render(),
  * dsml_render_request() and dsml_render_case() and give the same output,
