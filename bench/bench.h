@@ -80,6 +80,7 @@ typedef struct scale_ctx {
     dsml_render_options opts;
     size_t out_len;
     int cjson; /* the cJSON_Parse+cJSON_Delete baseline of the same input */
+    dsml_renderer *renderer; /* render through it (reused) instead of one-shot */
 } scale_ctx;
 void k_scale(void *ctx);
 

@@ -512,6 +512,14 @@ void k_scale(void *p)
         cJSON_Delete(doc);
         return;
     }
+    if (c->renderer != NULL) {
+        const dsml_output *lent;
+        if (dsml_renderer_render_case(c->renderer, c->in.p, c->in.len, &c->opts, &lent,
+                                      NULL) != DSML_OK)
+            die("a synthetic conversation was refused through the renderer");
+        sink_byte = (unsigned char)lent->text[lent->len / 2];
+        return;
+    }
     dsml_output out;
     if (dsml_render_case(c->in.p, c->in.len, &c->opts, &out, NULL) != DSML_OK)
         die("a synthetic conversation stopped rendering");

@@ -1,7 +1,8 @@
 /*
  * test_threads.c - no global state: several threads render every golden
  * case and parse every golden completion at once, each with its own
- * detector, and get exactly what one thread gets alone.
+ * detector (and, in the second test, each its own dsml_renderer, reused
+ * for every render), and get exactly what one thread gets alone.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -26,13 +27,26 @@ typedef struct work {
     size_t njobs;
     size_t start;
     size_t mismatches;
+    dsml_renderer *renderer; /* NULL: the one-shot functions */
 } work;
 
 /* One job's result text (NULL when refused). */
-static char *do_job(const job *j, size_t *len)
+static char *do_job(const job *j, dsml_renderer *renderer, size_t *len)
 {
     dsml_output out;
     int r;
+    if (j->kind == 0 && renderer != NULL) {
+        dsml_render_options o;
+        dsml_render_options_init(&o);
+        o.flags = DSML_RENDER_STRICT;
+        const dsml_output *lent;
+        if (dsml_renderer_render_case(renderer, j->text, j->len, &o, &lent, NULL) != DSML_OK)
+            return NULL;
+        char *s = malloc(lent->len + 1);
+        memcpy(s, lent->text, lent->len + 1);
+        *len = lent->len;
+        return s;
+    }
     if (j->kind == 0) {
         dsml_render_options o;
         dsml_render_options_init(&o);
@@ -61,7 +75,7 @@ static void *worker(void *arg)
         /* each thread walks the jobs from its own starting point */
         const job *j = &w->jobs[(w->start + k) % w->njobs];
         size_t len = 0;
-        char *got = do_job(j, &len);
+        char *got = do_job(j, w->renderer, &len);
         int same = (got == NULL && j->want == NULL) ||
                    (got != NULL && j->want != NULL && len == j->want_len &&
                     memcmp(got, j->want, len) == 0);
@@ -94,9 +108,8 @@ static size_t load(job *jobs, size_t at, const char *file, int kind, cJSON **kee
     return at;
 }
 
-static void test_concurrent_render_and_parse(void **state)
+static void run_threads(int renderers)
 {
-    (void)state;
     size_t cap = 2200;
     job *jobs = calloc(cap, sizeof *jobs);
     cJSON **keep = calloc(cap, sizeof *keep);
@@ -104,18 +117,21 @@ static void test_concurrent_render_and_parse(void **state)
     n = load(jobs, n, "parse.jsonl", 1, keep);
     assert_int_equal(n, 2100);
     for (size_t k = 0; k < n; k++)
-        jobs[k].want = do_job(&jobs[k], &jobs[k].want_len);
+        jobs[k].want = do_job(&jobs[k], NULL, &jobs[k].want_len);
 
     pthread_t th[THREADS];
     work w[THREADS];
     for (int t = 0; t < THREADS; t++) {
-        w[t] = (work){jobs, n, (size_t)t * n / THREADS, 0};
+        w[t] = (work){jobs, n, (size_t)t * n / THREADS, 0, NULL};
+        if (renderers)
+            assert_int_equal(dsml_renderer_create(NULL, &w[t].renderer), DSML_OK);
         assert_int_equal(pthread_create(&th[t], NULL, worker, &w[t]), 0);
     }
     size_t mismatches = 0;
     for (int t = 0; t < THREADS; t++) {
         assert_int_equal(pthread_join(th[t], NULL), 0);
         mismatches += w[t].mismatches;
+        dsml_renderer_destroy(w[t].renderer);
     }
     printf("%d threads x %zu jobs: %zu mismatches\n", THREADS, n, mismatches);
     assert_int_equal(mismatches, 0);
@@ -127,10 +143,23 @@ static void test_concurrent_render_and_parse(void **state)
     free(keep);
 }
 
+static void test_concurrent_render_and_parse(void **state)
+{
+    (void)state;
+    run_threads(0);
+}
+
+static void test_concurrent_renderers(void **state)
+{
+    (void)state;
+    run_threads(1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_concurrent_render_and_parse),
+        cmocka_unit_test(test_concurrent_renderers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

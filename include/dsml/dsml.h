@@ -28,8 +28,9 @@
  *
  * Thread safety
  * -------------
- * libdsml has no global state.  The one-shot functions (dsml_render*,
- * dsml_parse_completion) may be called from any number of threads at once.  A
+ * libdsml has no global state.  The one-shot functions (dsml_render,
+ * dsml_render_case, dsml_render_request, dsml_parse_completion) may be
+ * called from any number of threads at once.  A dsml_renderer or
  * dsml_detector handle must be used by one thread at a time; distinct handles
  * are independent (tests/test_threads.c runs the golden cases on four
  * threads at once).  cJSON resets a process-wide "last error" slot on every
@@ -433,6 +434,58 @@ DSML_API int dsml_render_request(const char *body_json, size_t len,
 DSML_API int dsml_render_case(const char *case_json, size_t len,
                               const dsml_render_options *opts,
                               dsml_output *out, dsml_error *err);
+
+/*
+ * A renderer: a handle that keeps its memory from one render to the next,
+ * as zstd's ZSTD_CCtx does.  Every block a render takes (the JSON tree, the
+ * arena of the normalized messages, the prompt, the image records and the
+ * segments) is kept by the renderer when the render is done and handed to
+ * the next one (blocks by size class: a block serves any later request of
+ * its class), so that after a first call on an input, a call on an input
+ * of the same shape and size, or on any input rendered before, takes
+ * nothing from the allocator and maps no new memory.  A renderer keeps
+ * every block it has taken (about the memory of its largest calls) until
+ * it is destroyed; destroy it to give that back.
+ *
+ * The render calls take the same arguments as dsml_render(),
+ * dsml_render_request() and dsml_render_case() and give the same output,
+ * byte for byte, except that the output is LENT: *out points into the
+ * renderer and stays valid until the next call on the same renderer or its
+ * destruction, whichever comes first.  Do not dsml_output_free() it; copy
+ * what must outlive the next call.  On failure *out is NULL and err names
+ * the place, as for the one-shot functions; the previous output is gone
+ * either way.  opts->allocator is not used: the renderer's allocator (given
+ * at creation) is.  Trees handed to cJSON (see "Memory") still come from
+ * the C library's malloc.
+ *
+ * Threads: a renderer must be used by one thread at a time (one renderer
+ * per thread is the intended use); distinct renderers share nothing.
+ */
+typedef struct dsml_renderer dsml_renderer;
+
+/* Creates a renderer whose memory comes from `alloc` (NULL: malloc, realloc
+ * and free; the allocator struct is copied).  Returns DSML_OK and *out, or
+ * DSML_ERR_NOMEM / DSML_ERR_ARGUMENT (out NULL). */
+DSML_API int dsml_renderer_create(const dsml_allocator *alloc, dsml_renderer **out);
+
+/* Destroys a renderer and every block it keeps, the lent output included.
+ * NULL is fine. */
+DSML_API void dsml_renderer_destroy(dsml_renderer *r);
+
+/* dsml_render() through a renderer; *out lent (see above). */
+DSML_API int dsml_renderer_render(dsml_renderer *r, const char *messages_json,
+                                  size_t len, const dsml_render_options *opts,
+                                  const dsml_output **out, dsml_error *err);
+
+/* dsml_render_request() through a renderer; *out lent (see above). */
+DSML_API int dsml_renderer_render_request(dsml_renderer *r, const char *body_json,
+                                          size_t len, const dsml_render_options *opts,
+                                          const dsml_output **out, dsml_error *err);
+
+/* dsml_render_case() through a renderer; *out lent (see above). */
+DSML_API int dsml_renderer_render_case(dsml_renderer *r, const char *case_json,
+                                       size_t len, const dsml_render_options *opts,
+                                       const dsml_output **out, dsml_error *err);
 
 /* ------------------------------------------------------------------------ */
 /* Detector and parser                                                      */

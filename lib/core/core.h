@@ -41,6 +41,26 @@ void core_arena_init(dsml_arena *ar, const dsml_allocator *a);
 void *core_arena_alloc(dsml_arena *ar, size_t n); /* not zeroed; NULL on OOM */
 void core_arena_release(dsml_arena *ar);
 
+/* ---- pool (pool.c): blocks kept from one call to the next ------------- */
+
+/* An allocator (`alloc`) over the caller's (`base`) that keeps every block
+ * freed into it, by size class (four between two powers of two), for the
+ * allocations of its class that follow; a request of a class with no kept
+ * block takes a new one from base.  Blocks go back to `base` only in
+ * core_pool_release (every block must have been freed into the pool
+ * first).  A sequence of requests the pool has seen before takes nothing
+ * from base.  One thread at a time; the pool must not move once `alloc` is
+ * used. */
+#define CORE_POOL_CLASSES 256
+typedef struct core_pool {
+    dsml_allocator alloc;
+    dsml_allocator base;
+    void *free[CORE_POOL_CLASSES];
+} core_pool;
+
+void core_pool_init(core_pool *p, const dsml_allocator *base);
+void core_pool_release(core_pool *p);
+
 /* A growable byte buffer.  After a failed allocation `failed` stays set and
  * further appends do nothing; check it once at the end.  It grows to twice
  * its size, or to what an append needs (and a sixteenth more) when that is

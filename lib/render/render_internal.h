@@ -373,4 +373,24 @@ static inline void render_format_index(char *out, size_t cap, const char *prefix
     out[len] = '\0';
 }
 
+/* ---- render_context.c: dsml_renderer ------------------------------------ */
+
+/* A one-shot entry point (dsml_render, dsml_render_case,
+ * dsml_render_request). */
+typedef int (*render_oneshot_fn)(const char *json, size_t len,
+                                 const dsml_render_options *opts, dsml_output *out,
+                                 dsml_error *err);
+
+/* Starts a call on `r`: its previous output freed into its pool, `use` set
+ * to opts with the pool's allocator, *out the renderer's output to fill,
+ * *lent cleared.  Then fill *out with `use` and, on success, set *lent =
+ * *out. */
+int render_renderer_begin(dsml_renderer *r, const dsml_render_options *opts,
+                          dsml_render_options *use, dsml_output **out,
+                          const dsml_output **lent, dsml_error *err);
+/* begin, fn, and *lent on success. */
+int render_renderer_call(dsml_renderer *r, render_oneshot_fn fn, const char *json,
+                         size_t len, const dsml_render_options *opts,
+                         const dsml_output **lent, dsml_error *err);
+
 #endif /* DSML_RENDER_INTERNAL_H */

@@ -148,6 +148,13 @@ int dsml_render_request(const char *body_json, size_t len, const dsml_render_opt
     return srv_render_api(DSML_API_CHAT, body_json, len, opts, out, err);
 }
 
+int dsml_renderer_render_request(dsml_renderer *r, const char *body_json, size_t len,
+                                 const dsml_render_options *opts, const dsml_output **out,
+                                 dsml_error *err)
+{
+    return render_renderer_call(r, dsml_render_request, body_json, len, opts, out, err);
+}
+
 int srv_render_api(dsml_api api, const char *body_json, size_t len,
                    const dsml_render_options *opts, dsml_output *out, dsml_error *err)
 {

@@ -313,18 +313,21 @@ static int add_member(tree *t, cJSON *obj, const char *key, cJSON *item)
 
 /*
  * render_case(messages, context, thinking_mode_json, effort_json,
- *             options_address, want_images)
+ *             options_address, want_images, renderer_address)
  * -> prompt, (prompt, images JSON text), or None (take the ctypes path).
+ * The render goes through the dsml_renderer at renderer_address (the
+ * calling thread's), whose output is copied before it returns.
  */
 static PyObject *render_case(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    if (nargs != 6)
+    if (nargs != 7)
         Py_RETURN_NONE;
     PyObject *messages = args[0], *context = args[1], *mode = args[2], *effort = args[3];
     void *opts = PyLong_AsVoidPtr(args[4]);
     int want_images = PyObject_IsTrue(args[5]);
-    if (opts == NULL || want_images < 0) {
+    dsml_renderer *renderer = PyLong_AsVoidPtr(args[6]);
+    if (opts == NULL || want_images < 0 || renderer == NULL) {
         PyErr_Clear();
         Py_RETURN_NONE;
     }
@@ -339,20 +342,23 @@ static PyObject *render_case(PyObject *self, PyObject *const *args, Py_ssize_t n
         ok = add_member(&t, doc, "reasoning_effort", node_of_json(&t, effort));
     PyObject *result = NULL;
     if (ok) {
-        dsml_output out;
+        dsml_render_options use;
+        dsml_output *out;
+        const dsml_output *lent = NULL;
         int r;
         Py_BEGIN_ALLOW_THREADS
-        r = render_case_tree(doc, t.values, t.bytes, opts, &out, NULL);
+        r = render_renderer_begin(renderer, opts, &use, &out, &lent, NULL);
+        if (r == DSML_OK)
+            r = render_case_tree(doc, t.values, t.bytes, &use, out, NULL);
         Py_END_ALLOW_THREADS
         if (r == DSML_OK) {
-            PyObject *prompt = PyUnicode_DecodeUTF8(out.text, (Py_ssize_t)out.len, "strict");
+            PyObject *prompt = PyUnicode_DecodeUTF8(out->text, (Py_ssize_t)out->len, "strict");
             if (prompt != NULL && want_images) {
-                result = Py_BuildValue("(Ns#)", prompt, out.images ? out.images : "[]",
-                                       (Py_ssize_t)(out.images ? out.images_len : 2));
+                result = Py_BuildValue("(Ns#)", prompt, out->images ? out->images : "[]",
+                                       (Py_ssize_t)(out->images ? out->images_len : 2));
             } else {
                 result = prompt;
             }
-            dsml_output_free(&out);
         }
     }
     cJSON_Delete(doc);
@@ -820,7 +826,7 @@ static PyObject *version_number(PyObject *self, PyObject *unused)
 static PyMethodDef methods[] = {
     {"render_case", (PyCFunction)(void (*)(void))render_case, METH_FASTCALL,
      "render_case(messages, context, thinking_mode_json, effort_json, options_address, "
-     "want_images): the prompt, or None to take the ctypes path"},
+     "want_images, renderer_address): the prompt, or None to take the ctypes path"},
     {"bind", (PyCFunction)(void (*)(void))bind, METH_FASTCALL,
      "bind(feed, next, finish, Event, kinds, reset): the loaded library's detector "
      "functions"},

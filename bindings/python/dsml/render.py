@@ -10,6 +10,7 @@ import ctypes
 import json
 import math
 import re
+import threading
 
 from . import _fast
 from . import _native as N
@@ -44,9 +45,10 @@ def _finite_token(match):
 def _dumps_infinities(value):
     return _TOKENS.sub(_finite_token, _dumps_nonfinite(value))
 _byref = ctypes.byref
-_render_case = N.lib.dsml_render_case
-_render_request = N.lib.dsml_render_request
-_output_free = N.lib.dsml_output_free
+_render_case = N.lib.dsml_renderer_render_case
+_render_request = N.lib.dsml_renderer_render_request
+_renderer_create = N.lib.dsml_renderer_create
+_renderer_destroy = N.lib.dsml_renderer_destroy
 _string_at = ctypes.string_at
 _Output = N.Output
 _error_struct = N.error_struct
@@ -283,19 +285,47 @@ def _mode_text(mode):
     return text
 
 
+class _Renderer:
+    """A dsml_renderer: the memory of a render kept for the next one."""
+
+    __slots__ = ("handle", "__weakref__")
+
+    def __init__(self):
+        handle = ctypes.c_void_p()
+        status = _renderer_create(None, _byref(handle))
+        if status != 0:
+            N.raise_error(status, _error_struct())
+        self.handle = handle.value
+
+    def __del__(self, _destroy=_renderer_destroy):
+        handle, self.handle = self.handle, None
+        if handle:
+            _destroy(handle)
+
+
+# One renderer per thread (a renderer is used by one thread at a time); its
+# output is copied out before the thread's next render.
+_thread = threading.local()
+
+
+def _renderer():
+    r = getattr(_thread, "renderer", None)
+    if r is None:
+        r = _thread.renderer = _Renderer()
+    return r.handle
+
+
 def _call(fn, data, opts, want_images):
-    out = _Output()
+    out = ctypes.POINTER(_Output)()
     err = _error_struct()
-    status = fn(data, len(data), _byref(opts), _byref(out), _byref(err))
+    status = fn(_renderer(), data, len(data), _byref(opts), _byref(out), _byref(err))
     if status != 0:
         N.raise_error(status, err)
-    try:
-        prompt = _string_at(out.text, out.len).decode("utf-8")
-        images = None
-        if want_images:
-            images = _string_at(out.images, out.images_len) if out.images else b"[]"
-    finally:
-        _output_free(_byref(out))
+    lent = out.contents
+    prompt = _string_at(lent.text, lent.len).decode("utf-8")
+    images = None
+    if want_images:
+        images = _string_at(lent.images, lent.images_len) if lent.images else b"[]"
     if want_images:
         return prompt, {"images": _loads(images)}
     return prompt
@@ -380,7 +410,7 @@ def _fast_encode(messages, mode, thinking_mode, context, effort, profile, opts,
         effort_json = _effort_json(effort)
     mode_json = None if mode is not None else _dumps(_mode_text(thinking_mode))
     result = _fast_render(messages, context or None, mode_json, effort_json,
-                          ctypes.addressof(opts), want_images)
+                          ctypes.addressof(opts), want_images, _renderer())
     if result is not None and want_images:
         return result[0], {"images": _loads(result[1])}
     return result
