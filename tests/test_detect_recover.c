@@ -268,6 +268,30 @@ static void test_bare_tags(void **state)
     want_content(&r, text);
 }
 
+/* A tag without the marker starts a call only at the start of a line, outside Markdown code:
+ * the examples of issue 29 (mid-sentence, an indented code block) are text, byte for byte. */
+static void test_bare_tags_in_prose(void **state)
+{
+    (void)state;
+    const char *prose[] = {
+        "Here is an XML example: <invoke name=\"get_weather\"><parameter name=\"city\">Paris"
+        "</parameter></invoke> -- just an example.",
+        "Example:\n\n    <invoke name=\"get_weather\">\n    <parameter name=\"city\" "
+        "string=\"true\">Paris</parameter>\n    </invoke>\n\nDone.",
+        "Example:\n\n    <function_calls>\n    <invoke name=\"read\">\n    </invoke>\n"
+        "    </function_calls>\n\nDone.",
+        "Call it as `<invoke name=\"read\">\n</invoke>` here.",
+        "A block: <function_calls><invoke name=\"read\"></invoke></function_calls>",
+    };
+    for (size_t i = 0; i < sizeof prose / sizeof *prose; i++) {
+        dc_run r = recover_tools(prose[i], WEATHER_TOOLS);
+        want_content(&r, prose[i]);
+    }
+    /* at the start of a line, up to three spaces in: a call */
+    dc_run r = recover_tools("Ok.\n   <invoke name=\"read\">\n</invoke>", WEATHER_TOOLS);
+    want_msg(&r, MSG("Ok.\\n   ", CALL("read", "{}")));
+}
+
 /* ---- thinking ---------------------------------------------------------------------- */
 
 static void test_thinking(void **state)
@@ -396,6 +420,7 @@ int main(void)
         cmocka_unit_test(test_attributes),
         cmocka_unit_test(test_bodies),
         cmocka_unit_test(test_bare_tags),
+        cmocka_unit_test(test_bare_tags_in_prose),
         cmocka_unit_test(test_thinking),
         cmocka_unit_test(test_declared_tools_anchor),
         cmocka_unit_test(test_quoted_code),

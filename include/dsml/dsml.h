@@ -724,7 +724,11 @@ typedef enum dsml_parallel_calls {
                                         "<invoke name=...>",
                                         "<parameter ...>"): only when tools
                                         are declared and the invoke names
-                                        one of them */
+                                        one of them, and when the first tag
+                                        starts a line (up to three spaces
+                                        in) outside Markdown code fences and
+                                        spans; within a line or indented
+                                        four spaces it is text */
 #define DSML_RECOVER_THINKING 0x20u  /* thinking mode: a "<think>" at the
                                         very start of the output is dropped;
                                         a further "<think>" after </think>
