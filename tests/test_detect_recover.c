@@ -172,10 +172,17 @@ static void test_structure(void **state)
     r = recover("Sure.\n" INVOKE("read") PARAM("p", "true", "x") INVOKE_END "Done." EOS);
     dc_has(r.log, "recovered: an invoke without a calls block");
     want_msg(&r, MSG("Sure.\\nDone.", CALL("read", "{\\\"p\\\": \\\"x\\\"}")));
-    /* closers with no opener, up to the end: dropped */
-    r = recover("Reading.\n\n</" DSML " parameter>\n</" DSML " invoke>\n" CLOSE);
+    /* closers with no opener, up to the end, after a call: dropped */
+    r = recover("Sure.\n" INVOKE("read") INVOKE_END "Reading.\n\n</" DSML " parameter>\n</" DSML
+                " invoke>\n" CLOSE);
     dc_has(r.log, "recovered: closer tags with no opener dropped");
-    want_msg(&r, MSG("Reading.\\n\\n", ""));
+    want_msg(&r, MSG("Sure.\\nReading.\\n\\n", CALL("read", "{}")));
+    /* ... with no call made: the text is kept byte for byte (opencrabs#419) */
+    r = recover("Reading.\n\n</" DSML " parameter>\n</" DSML " invoke>\n" CLOSE);
+    dc_lacks(r.log, "closer tags with no opener dropped");
+    want_content(&r, "Reading.\n\n</" DSML " parameter>\n</" DSML " invoke>\n" CLOSE);
+    r = recover("Reading.\n\n</" DSML " parameter>\n</" DSML " invoke>\n" CLOSE EOS);
+    want_content(&r, "Reading.\n\n</" DSML " parameter>\n</" DSML " invoke>\n" CLOSE);
     /* ... but not when text follows them, or inside a line */
     r = recover("Reading.\n</" DSML " invoke>\nmore");
     want_content(&r, "Reading.\n</" DSML " invoke>\nmore");

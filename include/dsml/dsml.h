@@ -697,7 +697,8 @@ typedef enum dsml_parallel_calls {
                                         the start of a line and followed by
                                         nothing but white space to the end
                                         of the stream (or the EOS), are
-                                        dropped */
+                                        dropped after a call (with no call
+                                        made they stay content) */
 #define DSML_RECOVER_ATTRIBUTES 0x4u /* typographic or single quotes and
                                         white space around '=' in name= and
                                         string=; a parameter without
