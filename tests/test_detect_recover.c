@@ -172,10 +172,17 @@ static void test_structure(void **state)
     r = recover("Sure.\n" INVOKE("read") PARAM("p", "true", "x") INVOKE_END "Done." EOS);
     dc_has(r.log, "recovered: an invoke without a calls block");
     want_msg(&r, MSG("Sure.\\nDone.", CALL("read", "{\\\"p\\\": \\\"x\\\"}")));
-    /* closers with no opener, up to the end: dropped */
-    r = recover("Reading.\n\n</" DSML " parameter>\n</" DSML " invoke>\n" CLOSE);
+    /* closers with no opener, up to the end, after a call: dropped */
+    r = recover("Sure.\n" INVOKE("read") INVOKE_END "Reading.\n\n</" DSML " parameter>\n</" DSML
+                " invoke>\n" CLOSE);
     dc_has(r.log, "recovered: closer tags with no opener dropped");
-    want_msg(&r, MSG("Reading.\\n\\n", ""));
+    want_msg(&r, MSG("Sure.\\nReading.\\n\\n", CALL("read", "{}")));
+    /* ... with no call made: the text is kept byte for byte (opencrabs#419) */
+    r = recover("Reading.\n\n</" DSML " parameter>\n</" DSML " invoke>\n" CLOSE);
+    dc_lacks(r.log, "closer tags with no opener dropped");
+    want_content(&r, "Reading.\n\n</" DSML " parameter>\n</" DSML " invoke>\n" CLOSE);
+    r = recover("Reading.\n\n</" DSML " parameter>\n</" DSML " invoke>\n" CLOSE EOS);
+    want_content(&r, "Reading.\n\n</" DSML " parameter>\n</" DSML " invoke>\n" CLOSE);
     /* ... but not when text follows them, or inside a line */
     r = recover("Reading.\n</" DSML " invoke>\nmore");
     want_content(&r, "Reading.\n</" DSML " invoke>\nmore");
@@ -266,6 +273,30 @@ static void test_bare_tags(void **state)
     want_content(&r, other);
     r = recover(text);
     want_content(&r, text);
+}
+
+/* A tag without the marker starts a call only at the start of a line, outside Markdown code:
+ * the examples of issue 29 (mid-sentence, an indented code block) are text, byte for byte. */
+static void test_bare_tags_in_prose(void **state)
+{
+    (void)state;
+    const char *prose[] = {
+        "Here is an XML example: <invoke name=\"get_weather\"><parameter name=\"city\">Paris"
+        "</parameter></invoke> -- just an example.",
+        "Example:\n\n    <invoke name=\"get_weather\">\n    <parameter name=\"city\" "
+        "string=\"true\">Paris</parameter>\n    </invoke>\n\nDone.",
+        "Example:\n\n    <function_calls>\n    <invoke name=\"read\">\n    </invoke>\n"
+        "    </function_calls>\n\nDone.",
+        "Call it as `<invoke name=\"read\">\n</invoke>` here.",
+        "A block: <function_calls><invoke name=\"read\"></invoke></function_calls>",
+    };
+    for (size_t i = 0; i < sizeof prose / sizeof *prose; i++) {
+        dc_run r = recover_tools(prose[i], WEATHER_TOOLS);
+        want_content(&r, prose[i]);
+    }
+    /* at the start of a line, up to three spaces in: a call */
+    dc_run r = recover_tools("Ok.\n   <invoke name=\"read\">\n</invoke>", WEATHER_TOOLS);
+    want_msg(&r, MSG("Ok.\\n   ", CALL("read", "{}")));
 }
 
 /* ---- thinking ---------------------------------------------------------------------- */
@@ -396,6 +427,7 @@ int main(void)
         cmocka_unit_test(test_attributes),
         cmocka_unit_test(test_bodies),
         cmocka_unit_test(test_bare_tags),
+        cmocka_unit_test(test_bare_tags_in_prose),
         cmocka_unit_test(test_thinking),
         cmocka_unit_test(test_declared_tools_anchor),
         cmocka_unit_test(test_quoted_code),

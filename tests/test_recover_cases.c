@@ -35,8 +35,8 @@ static const listed not_recovered[] = {
      "the tool name is the tag name and the arguments are XML child elements: no invoke or "
      "parameter tag to read (the text stays content)"},
     {"opencrabs-419-element-style-dsml-closers",
-     "the call is XML elements (<function>, <name>) with no invoke tag; only its trailing "
-     "closer lines are dropped"},
+     "the call is XML elements (<function>, <name>) with no invoke tag (the text stays "
+     "content, its closer lines too)"},
     {"vllm-ascend-13794-toolcall-json-fence",
      "an invented block name (toolcall), the tool name after the tag and the arguments in a "
      "code fence: nothing of it is an invoke (the text stays content)"},

@@ -750,7 +750,8 @@ typedef enum dsml_parallel_calls {
                                         the start of a line and followed by
                                         nothing but white space to the end
                                         of the stream (or the EOS), are
-                                        dropped */
+                                        dropped after a call (with no call
+                                        made they stay content) */
 #define DSML_RECOVER_ATTRIBUTES 0x4u /* typographic or single quotes and
                                         white space around '=' in name= and
                                         string=; a parameter without
@@ -777,7 +778,11 @@ typedef enum dsml_parallel_calls {
                                         "<invoke name=...>",
                                         "<parameter ...>"): only when tools
                                         are declared and the invoke names
-                                        one of them */
+                                        one of them, and when the first tag
+                                        starts a line (up to three spaces
+                                        in) outside Markdown code fences and
+                                        spans; within a line or indented
+                                        four spaces it is text */
 #define DSML_RECOVER_THINKING 0x20u  /* thinking mode: a "<think>" at the
                                         very start of the output is dropped;
                                         a further "<think>" after </think>

@@ -65,8 +65,10 @@ void det_engine_marker(dsml_detector *d, int tok, int variant, size_t off, const
     if (d->rec.on) {
         if (d->phase == PH_CONTENT &&
             (variant != 0 || tok == TK_INVOKE || (DET_CLOSERS & DET_BIT(tok))) && tok != TK_THINK &&
-            det_quote_inside(&d->rec.quote)) {
-            /* quoted in a code span or fence: text */
+            (det_quote_inside(&d->rec.quote) ||
+             (variant == 2 && !det_quote_line_start(&d->rec.quote, p, len)))) {
+            /* quoted in a code span or fence, or a tag without the marker
+               within a line or indented: text */
             det_text_sink(d, DSML_EVENT_CONTENT, p, len, off);
             return;
         }

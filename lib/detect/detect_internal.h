@@ -515,6 +515,7 @@ int det_fx_step(dsml_detector *d, unsigned char c, det_fx_match *m);
  * whether the content is inside a code span or fence now. */
 void det_quote_observe(det_quote *q, const char *p, size_t n);
 int det_quote_inside(det_quote *q);
+int det_quote_line_start(det_quote *q, const char *tag, size_t len);
 
 /* detect_scan.c: the scan state of the current phase cleared (after a
  * marker, a rewind, a phase change). */

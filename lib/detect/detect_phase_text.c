@@ -287,6 +287,18 @@ static void drop_orphans(dsml_detector *d)
     d->block.raw.len = 0;
 }
 
+/* With no call made, closer tags with no opener are the model's text: kept
+ * as content, byte for byte, and the phase read again as content's. */
+static int orphans_kept(dsml_detector *d)
+{
+    if (d->call.n != 0)
+        return 0;
+    det_set_phase(d, PH_CONTENT);
+    det_text_sink(d, DSML_EVENT_CONTENT, d->block.raw.data, d->block.raw.len, d->block.raw_off);
+    d->block.raw.len = 0;
+    return 1;
+}
+
 /* Bytes after closer tags with no opener: '>' and white space keep them
  * candidates; anything else makes them content again. */
 void det_orphan_text(dsml_detector *d, const char *p, size_t n, size_t off)
@@ -303,6 +315,8 @@ void det_orphan_text(dsml_detector *d, const char *p, size_t n, size_t off)
 int det_orphan_marker(dsml_detector *d, det_mark *m)
 {
     if (m->tok == TK_EOS) {
+        if (orphans_kept(d))
+            return DET_AGAIN;
         drop_orphans(d);
         d->block.ended = 1;
         det_set_phase(d, PH_AFTER_EOS);
@@ -314,6 +328,8 @@ int det_orphan_marker(dsml_detector *d, det_mark *m)
 
 int det_orphan_end(dsml_detector *d)
 {
+    if (orphans_kept(d))
+        return DET_AGAIN;
     drop_orphans(d);
     return DET_DONE;
 }

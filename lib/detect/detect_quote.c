@@ -5,7 +5,9 @@
  * backticks up to the next run of the same length, or a blank line).  The
  * recoveries take a tag in another spelling, or an invoke or closer with no
  * block, as text when the content it follows is inside either: what a
- * model quotes is not a call.  The state follows the content bytes in
+ * model quotes is not a call.  A tag without the DSML marker starts a call
+ * only at the start of a line (up to three spaces in, so never in an
+ * indented code block) outside both.  The state follows the content bytes in
  * order, as det_text_sink receives them; the reader sees its state only,
  * never the detector.
  */
@@ -68,4 +70,10 @@ int det_quote_inside(det_quote *q)
 {
     end_run(q);
     return q->fence != 0 || q->tick != 0;
+}
+
+int det_quote_line_start(det_quote *q, const char *tag, size_t len)
+{
+    end_run(q);
+    return q->lead < 4 || (len > 0 && tag[0] == '\n');
 }
