@@ -37,6 +37,7 @@ void det_skip_setup(dsml_detector *d)
     }
 }
 
+#if defined(__SSE2__)
 static unsigned low_bit(unsigned x)
 {
 #if defined(__GNUC__)
@@ -48,8 +49,7 @@ static unsigned low_bit(unsigned x)
     return k;
 #endif
 }
-
-#if !defined(__SSE2__)
+#else
 #define ONES ((uint64_t)0x0101010101010101u)
 #define HIGHS ((uint64_t)0x8080808080808080u)
 
