@@ -15,6 +15,9 @@
  *   / detector per token (target <= 2 at 32k and 131k tokens), and the
  *   page faults of a pass of each kernel.  Under --callgrind,
  *   bench/callgrind-ratios.sh prints instructions per token.
+ *   Then the one-shot parse of the same texts ("parse"):
+ *   dsml_parse_completion and the detector fed the whole buffer, in ns a
+ *   byte (instructions a byte under bench/callgrind-ratios.sh).
  * session: an agent session (tool calls and results, ~6 KB a turn) and a
  *   text-heavy one (every text 8 times longer) at 1x, 8x and 64x the turns
  *   (200 and 25 turns at 1x, about 1.2 and 1.1 MB), rendered
@@ -102,6 +105,54 @@ static void k_tokens(void *p)
     dsml_detector_finish(d);
     drain(d, &events);
     c->events = events;
+}
+
+/* One dsml_parse_completion of the whole text (lenient, thinking mode). */
+static void k_parse_text(void *p)
+{
+    const token_ctx *c = p;
+    dsml_parse_options po;
+    dsml_detector_options_init(&po);
+    po.thinking_mode = DSML_THINKING;
+    dsml_output out;
+    if (dsml_parse_completion(c->text.p, c->text.len, &po, &out, NULL) != DSML_OK)
+        die("tokens: the completion does not parse");
+    dsml_output_free(&out);
+}
+
+/* The one-shot parse of the same texts: dsml_parse_completion and the
+ * detector fed the whole buffer, per byte (bench/callgrind-ratios.sh
+ * prints instructions a byte from the kernels' names). */
+static void parse_series(token_ctx *w, const bench_opts *o)
+{
+    kernel ks[6];
+    char names[6][64];
+    memset(ks, 0, sizeof ks);
+    for (int f = 0; f < 3; f++) {
+        snprintf(names[f], sizeof names[f], "%zu bytes, dsml_parse_completion", w[f].text.len);
+        snprintf(names[3 + f], sizeof names[3 + f], "%zu bytes, whole buffer", w[f].text.len);
+        ks[f] = (kernel){.name = names[f], .fn = k_parse_text, .ctx = &w[f]};
+        ks[3 + f] = (kernel){.name = names[3 + f], .fn = k_tokens, .ctx = &w[f]};
+    }
+    measure(ks, 6, o, "parse");
+    if (o->callgrind)
+        return;
+    if (o->json) {
+        json_begin();
+        printf("{\"bench\": \"parse\", \"bytes\": [%zu, %zu, %zu], \"runs\": %d, ",
+               w[0].text.len, w[1].text.len, w[2].text.len, o->runs);
+        json_kernels(ks, 6, o->runs);
+        printf("}");
+        return;
+    }
+    printf("parse: the same completions parsed in one call; median of %d runs\n", o->runs);
+    for (int f = 0; f < 6; f++)
+        print_kernel(&ks[f], o->runs, w[f % 3].toks.n, w[f % 3].text.len, "text");
+    for (int f = 0; f < 3; f++)
+        printf("  %7zu bytes: dsml_parse_completion %6.2f ns/byte, whole buffer %6.2f ns/byte\n",
+               w[f].text.len, ks[f].median * 1e9 / (double)w[f].text.len,
+               ks[3 + f].median * 1e9 / (double)w[f].text.len);
+    printf("\n");
 }
 
 static const size_t token_targets[3] = {4096, 32768, 131072};
@@ -211,6 +262,7 @@ int cmd_tokens(const bench_opts *o)
                    faults[7], faults[8]);
         }
     }
+    parse_series(w, o);
     for (int f = 0; f < 3; f++) {
         dsml_detector_destroy(c[f].det);
         free(c[f].text.p);

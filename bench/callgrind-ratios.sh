@@ -11,7 +11,8 @@
 # one warm-up run) between client requests that dump its instruction count.
 # Prints each kernel's count and the ratios the timed mode prints: the first
 # kernel against the baselines (render, detect), 8x and 64x against 1x
-# (scale), instructions per token (tokens), or 8x / 1x and 64x / 8x
+# (scale), instructions per token and per byte of the one-shot parse
+# (tokens), or 8x / 1x and 64x / 8x
 # (session).  Counts do not depend on the machine's load, so they are the
 # figures to compare before and after a change.
 set -eu
@@ -53,6 +54,14 @@ END {
                 printf "  %s / %s: %.3f\n", names[label, k], names[label, k + 3], ir[label, k] / ir[label, k + 3];
             for (k = 1; k <= 3 && count[label] >= 9; k++)
                 printf "  %s / %s: %.3f\n", names[label, k + 6], names[label, k], ir[label, k + 6] / ir[label, k];
+            continue;
+        }
+        if (label ~ /^parse/) {
+            # kernels "N bytes, ...": instructions a byte
+            for (k = 1; k <= count[label]; k++) {
+                split(names[label, k], w, " ");
+                printf "  %-34s %10.2f Ir per byte\n", names[label, k], ir[label, k] / w[1];
+            }
             continue;
         }
         if (label ~ /^session/) {

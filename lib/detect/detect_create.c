@@ -195,6 +195,7 @@ int dsml_detector_create(const dsml_detector_options *opts, dsml_detector **out,
         return dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
     }
     det_tags_setup(d);
+    det_skip_setup(d);
     det_fast_setup(d);
     dsml_buf_append(&d->decl.choice, o.tool_choice_name, o.tool_choice_name_len);
     d->opt.tool_choice_name = NULL;

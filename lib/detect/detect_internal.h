@@ -54,10 +54,16 @@ typedef struct det_pat {
  * marker k of the set is bit i * n + k of a row of bits (n the set's
  * markers), and that bit of the scan state is set when the bytes last
  * scanned spell marker k up to and including its byte i. */
+/* The first bytes of a phase's markers that the skip over plain text
+ * compares at once (detect_skip.c); a set with more takes the bitset. */
+#define DET_SKIP_BYTES 4
+
 typedef struct det_set {
     unsigned char idx[DET_SET_MAX];
     unsigned char n;
     unsigned char first[32]; /* bitset of first bytes */
+    unsigned char nfirst;    /* how many, when at most DET_SKIP_BYTES; else 0 */
+    unsigned char firstb[DET_SKIP_BYTES]; /* they (repeated to fill) */
     unsigned char built;     /* mask and last filled */
     unsigned char one;       /* the state is one word, n < 64 */
     unsigned words;          /* of the state */
@@ -403,6 +409,14 @@ void det_build_stops(dsml_detector *d, det_set *s);
  * match of state st. */
 size_t det_stop_ended(const dsml_detector *d, const det_set *s, const uint64_t *st);
 size_t det_stop_depth_wide(const det_set *s, const uint64_t *st);
+
+/* detect_skip.c: the first bytes' list of every set (after the sets and
+ * the recoveries' tags are set up); the first i >= start below n whose
+ * byte can begin a marker of s (n if none); the first i >= start below n
+ * whose byte is not ASCII (n if none). */
+void det_skip_setup(dsml_detector *d);
+size_t det_skip_plain(const det_set *s, const unsigned char *p, size_t start, size_t n);
+size_t det_skip_ascii(const unsigned char *p, size_t start, size_t n);
 
 /* The highest bit of x, x not 0. */
 static inline unsigned det_top_bit(uint64_t x)

@@ -60,9 +60,7 @@ void det_scan_run(dsml_detector *d, int at_end)
         int any = d->scan.partial;
         while (d->scan.pos < n) {
             if (!any) {
-                size_t i = d->scan.pos;
-                while (i < n && !(s->first[in[i] >> 3] & (1u << (in[i] & 7))))
-                    i++;
+                size_t i = det_skip_plain(s, in, d->scan.pos, n);
                 d->scan.pos = i;
                 if (i >= n)
                     break;
@@ -120,10 +118,13 @@ static size_t check_utf8(det_scanner *sc, const unsigned char *p, size_t n)
     int need = sc->utf8_need;
     unsigned char lo = sc->utf8_lo, hi = sc->utf8_hi;
     size_t i = 0;
-    if (need == 0)
-        while (i < n && p[i] < 0x80)
-            i++; /* ASCII: nothing to check */
-    for (; i < n; i++) {
+    for (;; i++) {
+        if (need == 0) {
+            i = det_skip_ascii(p, i, n); /* ASCII: nothing to check */
+            if (i >= n)
+                break;
+        } else if (i >= n)
+            break;
         unsigned char c = p[i];
         if (need > 0) {
             if (c < lo || c > hi)
@@ -133,8 +134,6 @@ static size_t check_utf8(det_scanner *sc, const unsigned char *p, size_t n)
             need--;
             continue;
         }
-        if (c < 0x80)
-            continue;
         lo = 0x80;
         hi = 0xbf;
         if (c >= 0xc2 && c <= 0xdf)
@@ -170,11 +169,7 @@ static size_t plain_prefix(const dsml_detector *d, const unsigned char *p, size_
     if ((d->phase != PH_REASONING && d->phase != PH_CONTENT) || d->scan.in.len != 0 ||
         d->scan.partial)
         return 0;
-    const unsigned char *first = d->sets[d->phase].first;
-    size_t i = 0;
-    while (i < n && !(first[p[i] >> 3] & (1u << (p[i] & 7))))
-        i++;
-    return i;
+    return det_skip_plain(&d->sets[d->phase], p, 0, n);
 }
 
 /* Feeds larger than this go through the engine a slice at a time: the
