@@ -9,12 +9,12 @@
 # counts of reading the case document itself (not the tool-call arguments
 # read later):
 #
-#   reading the case           dsml_json_read_doc under render_entry:
+#   reading the case           json_read_doc under render_entry:
 #                              the one-pass reader (json_fast.c) that checks
 #                              the text (UTF-8, \u0000, number grammar,
 #                              depth) and builds the tree in an arena, or
 #                              cJSON and the guided pass for what it hands on
-#   freeing the case           dsml_json_free under render_entry
+#   freeing the case           json_free under render_entry
 #
 # beside the baseline kernel's cJSON_Parse and cJSON_Delete of the same
 # texts, and the ratios of that floor and of the whole render to the
@@ -50,8 +50,8 @@ total() { sed -n 's/^totals: \([0-9]*\).*/\1/p' "$1"; }
 b_parse=$(ir "$base" "cJSON_ParseWithLengthOpts'cJSON_ParseWithLength'k_cjson")
 b_delete=$(ir "$base" "cJSON_Delete'k_cjson")
 r_total=$(total "$render")
-r_read=$(ir "$render" "dsml_json_read_doc'render_entry")
-r_free=$(ir "$render" "dsml_json_free'render_entry")
+r_read=$(ir "$render" "json_read_doc'render_entry")
+r_free=$(ir "$render" "json_free'render_entry")
 
 awk -v bp="$b_parse" -v bd="$b_delete" -v rt="$r_total" -v rr="$r_read" \
     -v rf="$r_free" -v file="$(basename "$file")" 'BEGIN {

@@ -104,7 +104,7 @@ static inline void *fz_realloc(void *ctx, void *ptr, size_t old, size_t n)
 static inline void fz_free(void *ctx, void *ptr)
 {
     fz_alloc *a = ctx;
-    FZ_CHECK(ptr != NULL); /* dsml_free filters NULL */
+    FZ_CHECK(ptr != NULL); /* core_free filters NULL */
     fz_head *p = (fz_head *)ptr - 1;
     FZ_CHECK(p->h.magic == FZ_MAGIC);
     FZ_CHECK(a->live > 0);

@@ -333,9 +333,9 @@ static void check_message_json(const run_result *r, const char *text, size_t n)
     if (r->message == NULL)
         return;
     dsml_allocator std;
-    dsml_alloc_resolve(&std, NULL);
+    core_alloc_resolve(&std, NULL);
     cJSON *v = NULL;
-    int rr = dsml_json_read(r->message, r->message_len, NULL, &std, "$", 0, &v, NULL);
+    int rr = json_read(r->message, r->message_len, NULL, &std, "$", 0, &v, NULL);
     if (rr == DSML_ERR_NUL_ESCAPE && n > 0 && memchr(text, '\0', n) != NULL)
         return;
     if (rr != DSML_OK)

@@ -18,7 +18,7 @@
 static int has_nonfinite(const cJSON *v)
 {
     for (; v != NULL; v = v->next) {
-        if ((v->type & 0xFF) == cJSON_Number && !dsml_json_number_is_int(v) &&
+        if ((v->type & 0xFF) == cJSON_Number && !json_number_is_int(v) &&
             !isfinite(v->valuedouble))
             return 1;
         if (has_nonfinite(v->child))
@@ -31,10 +31,10 @@ static void check_pystr(const cJSON *v, const dsml_allocator *a, const fz_alloc 
 {
     for (; v != NULL; v = v->next) {
         dsml_buf b;
-        dsml_buf_init(&b, a);
-        FZ_CHECK(dsml_emit_pystr(&b, v) == 1); /* every value has a str() */
+        core_buf_init(&b, a);
+        FZ_CHECK(json_emit_pystr(&b, v) == 1); /* every value has a str() */
         FZ_CHECK(!b.failed || fa->failed > 0);
-        dsml_buf_release(&b);
+        core_buf_release(&b);
         check_pystr(v->child, a, fa);
     }
 }
@@ -83,7 +83,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cJSON *v = NULL;
     dsml_error err;
     dsml_error_init(&err);
-    int r = dsml_json_read(text, in.n, &lim, &a, "$", 0, &v, &err);
+    int r = json_read(text, in.n, &lim, &a, "$", 0, &v, &err);
     if (r != DSML_OK) {
         FZ_CHECK(v == NULL);
         fz_check_error(&err, r);
@@ -95,11 +95,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check_pystr(v, &a, &fa);
 
     dsml_buf e1;
-    dsml_buf_init(&e1, &a);
-    dsml_emit_json(&e1, v);
+    core_buf_init(&e1, &a);
+    json_emit_json(&e1, v);
     if (e1.failed) {
         FZ_CHECK(fa.failed > 0);
-        dsml_buf_release(&e1);
+        core_buf_release(&e1);
         cJSON_Delete(v);
         FZ_CHECK(fa.live == 0);
         free(text);
@@ -109,29 +109,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     /* the second round uses the C library's allocator: no failures */
     dsml_allocator std;
-    dsml_alloc_resolve(&std, NULL);
+    core_alloc_resolve(&std, NULL);
     dsml_limits deep;
     memset(&deep, 0, sizeof deep);
     deep.max_depth = 100000;
     cJSON *w = NULL;
-    int r2 = dsml_json_read(e1.data, e1.len, &deep, &std, "$", 0, &w, NULL);
+    int r2 = json_read(e1.data, e1.len, &deep, &std, "$", 0, &w, NULL);
     if (has_nonfinite(v)) {
         FZ_CHECK(r2 == DSML_ERR_JSON);
     } else {
         FZ_CHECK(r2 == DSML_OK);
         dsml_buf e2;
-        dsml_buf_init(&e2, &std);
-        dsml_emit_json(&e2, w);
+        core_buf_init(&e2, &std);
+        json_emit_json(&e2, w);
         FZ_CHECK(!e2.failed);
         if (e2.len != e1.len || memcmp(e2.data, e1.data, e1.len) != 0) {
             fprintf(stderr, "emit 1: %.*s\nemit 2: %.*s\n", (int)e1.len, e1.data,
                     (int)e2.len, e2.data);
             FZ_CHECK(0 && "read -> emit is a fixed point");
         }
-        dsml_buf_release(&e2);
+        core_buf_release(&e2);
         cJSON_Delete(w);
     }
-    dsml_buf_release(&e1);
+    core_buf_release(&e1);
     cJSON_Delete(v);
     FZ_CHECK(fa.live == 0);
     free(text);

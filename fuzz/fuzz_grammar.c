@@ -31,7 +31,7 @@ static void check_drawn(const char *tools, size_t len, const dsml_grammar_option
         dsml_parse_options po;
         go_parse_options(&po, o);
         dsml_buf text;
-        dsml_buf_init(&text, &g.alloc);
+        core_buf_init(&text, &g.alloc);
         for (int i = 0; i < 8; i++) {
             go_draw_text(&g, g.root, &seed, &text);
             DSML_BUF_LIT(&text, EOS);
@@ -45,7 +45,7 @@ static void check_drawn(const char *tools, size_t len, const dsml_grammar_option
             FZ_CHECK(r == DSML_OK || r == DSML_ERR_LIMIT);
             dsml_output_free(&msg);
         }
-        dsml_buf_release(&text);
+        core_buf_release(&text);
     }
     gm_release(&g);
     cJSON_Delete(doc);

@@ -127,9 +127,9 @@ static inline void fz_render_case_free(fz_render_case *rc)
 static inline size_t fz_array_length(const char *text, size_t len)
 {
     static dsml_allocator std;
-    dsml_alloc_resolve(&std, NULL);
+    core_alloc_resolve(&std, NULL);
     cJSON *v = NULL;
-    int r = dsml_json_read(text, len, NULL, &std, "$", 0, &v, NULL);
+    int r = json_read(text, len, NULL, &std, "$", 0, &v, NULL);
     FZ_CHECK(r == DSML_OK);
     FZ_CHECK((v->type & 0xFF) == cJSON_Array);
     size_t n = (size_t)cJSON_GetArraySize(v);
@@ -149,9 +149,9 @@ static inline void fz_check_output(const dsml_output *out, unsigned flags)
     if (flags & DSML_RENDER_SEGMENTS) {
         FZ_CHECK(out->segments != NULL && out->segments[out->segments_len] == '\0');
         static dsml_allocator std;
-        dsml_alloc_resolve(&std, NULL);
+        core_alloc_resolve(&std, NULL);
         cJSON *v = NULL;
-        FZ_CHECK(dsml_json_read(out->segments, out->segments_len, NULL, &std, "$", 0,
+        FZ_CHECK(json_read(out->segments, out->segments_len, NULL, &std, "$", 0,
                                 &v, NULL) == DSML_OK);
         double prev_end = 0;
         for (const cJSON *s = v->child; s != NULL; s = s->next) {

@@ -40,9 +40,9 @@
 static int is_json(const char *s, size_t n)
 {
     dsml_allocator std;
-    dsml_alloc_resolve(&std, NULL);
+    core_alloc_resolve(&std, NULL);
     cJSON *v = NULL;
-    int r = dsml_json_read(s, n, NULL, &std, "$", 0, &v, NULL);
+    int r = json_read(s, n, NULL, &std, "$", 0, &v, NULL);
     cJSON_Delete(v);
     /* NUL bytes of the completion come out as \u0000, which the reader
      * refuses by design */

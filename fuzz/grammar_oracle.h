@@ -71,7 +71,7 @@ static inline void go_draw(go_sampler *s, const gm_node *n)
     int deep = s->depth > 5;
     switch (n->kind) {
     case GM_LIT:
-        dsml_buf_append(s->out, n->text, n->n);
+        core_buf_append(s->out, n->text, n->n);
         return;
     case GM_CLASS: {
         uint32_t c = 0;
@@ -138,7 +138,7 @@ static inline int go_build(gm_grammar *g, const char *tools, size_t len,
 {
     gm_init(g, NULL);
     *doc = NULL;
-    int r = dsml_json_read(tools, len, NULL, &g->alloc, "$.tools", 0, doc, err);
+    int r = json_read(tools, len, NULL, &g->alloc, "$.tools", 0, doc, err);
     if (r != DSML_OK)
         return r;
     gm_request rq = {*doc, o->tool_choice, o->tool_choice_name, o->tool_choice_name_len,

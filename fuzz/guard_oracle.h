@@ -37,7 +37,7 @@ static inline int go_key_is(const cJSON *m, const char *key)
  * `rename` (an object whose keys the renderer prints). */
 static inline void go_scrub(cJSON *v, int rename)
 {
-    if (dsml_is_string(v)) {
+    if (json_is_string(v)) {
         if (v->valuestring[0] != '\0') {
             v->valuestring[0] = 's';
             v->valuestring[1] = '\0';
@@ -70,12 +70,12 @@ static inline void go_scrub_fields(cJSON *o, const char *const *keep, size_t nke
             kept = go_key_is(m, keep[k]);
         if (kept)
             continue;
-        if ((go_key_is(m, "content") || go_key_is(m, "content_blocks")) && dsml_is_array(m)) {
+        if ((go_key_is(m, "content") || go_key_is(m, "content_blocks")) && json_is_array(m)) {
             for (cJSON *b = m->child; b != NULL; b = b->next)
                 go_scrub_block(b);
         } else if (go_key_is(m, "tools")) {
             go_scrub_tools(m);
-        } else if (go_key_is(m, "image_url") && dsml_is_object(m)) {
+        } else if (go_key_is(m, "image_url") && json_is_object(m)) {
             go_scrub(m, 0);
         } else {
             go_scrub(m, 1);
@@ -87,14 +87,14 @@ static inline void go_scrub_block(cJSON *b)
 {
     static const char *const keep[] = {"type", "tool_use_id"};
     static const char *const types[] = {"text", "tool_result", "image", "image_url"};
-    if (!dsml_is_object(b)) {
+    if (!json_is_object(b)) {
         go_scrub(b, 1);
         return;
     }
     /* a type the renderer does not know is printed: "[Unsupported TYPE]" */
-    cJSON *type = dsml_json_get(b, "type");
+    cJSON *type = json_get(b, "type");
     int known = 0;
-    for (size_t k = 0; k < 4 && dsml_is_string(type) && !known; k++)
+    for (size_t k = 0; k < 4 && json_is_string(type) && !known; k++)
         known = strcmp(type->valuestring, types[k]) == 0;
     if (type != NULL && !known)
         go_scrub(type, 1);
@@ -103,20 +103,20 @@ static inline void go_scrub_block(cJSON *b)
 
 static inline void go_scrub_tools(cJSON *tools)
 {
-    if (!dsml_is_array(tools)) {
+    if (!json_is_array(tools)) {
         if (tools != NULL)
             go_scrub(tools, 1);
         return;
     }
     for (cJSON *t = tools->child; t != NULL; t = t->next) {
-        if (!dsml_is_object(t)) {
+        if (!json_is_object(t)) {
             go_scrub(t, 1);
             continue;
         }
         for (cJSON *m = t->child; m != NULL; m = m->next) {
             if (go_key_is(m, "type"))
                 continue;
-            go_scrub(m, !(dsml_is_object(m) &&
+            go_scrub(m, !(json_is_object(m) &&
                           (go_key_is(m, "function") || go_key_is(m, "namespace"))));
         }
     }
@@ -125,13 +125,13 @@ static inline void go_scrub_tools(cJSON *tools)
 static inline void go_scrub_messages(cJSON *messages)
 {
     static const char *const keep[] = {"role", "task", "tool_call_id", "id", "wo_eos"};
-    if (!dsml_is_array(messages))
+    if (!json_is_array(messages))
         return;
     for (cJSON *m = messages->child; m != NULL; m = m->next) {
-        if (!dsml_is_object(m))
+        if (!json_is_object(m))
             continue;
-        const cJSON *role = dsml_json_get(m, "role");
-        if (dsml_is_string(role) && strcmp(role->valuestring, "assistant") == 0)
+        const cJSON *role = json_get(m, "role");
+        if (json_is_string(role) && strcmp(role->valuestring, "assistant") == 0)
             continue;
         go_scrub_fields(m, keep, sizeof keep / sizeof keep[0]);
     }
@@ -154,7 +154,7 @@ static inline void go_tokens(const char *p, size_t n, dsml_buf *out)
         for (size_t k = 0; k < sizeof toks / sizeof toks[0]; k++) {
             size_t l = strlen(toks[k]);
             if (l <= n - i && memcmp(p + i, toks[k], l) == 0) {
-                dsml_buf_putc(out, (char)('a' + k));
+                core_buf_putc(out, (char)('a' + k));
                 i += l - 1;
                 break;
             }
@@ -173,24 +173,24 @@ static inline int go_check(go_kind kind, const char *doc, size_t ndoc,
                            size_t prompt_len)
 {
     dsml_allocator std;
-    dsml_alloc_resolve(&std, NULL);
+    core_alloc_resolve(&std, NULL);
     cJSON *v = NULL;
-    if (dsml_json_read(doc, ndoc, NULL, &std, "$", 0, &v, NULL) != DSML_OK)
+    if (json_read(doc, ndoc, NULL, &std, "$", 0, &v, NULL) != DSML_OK)
         return -1;
-    if (kind == GO_MESSAGES || dsml_is_array(v)) {
+    if (kind == GO_MESSAGES || json_is_array(v)) {
         go_scrub_messages(v);
     } else {
-        go_scrub_messages(dsml_json_get(v, "messages"));
-        go_scrub_tools(dsml_json_get(v, "tools"));
-        cJSON *rf = dsml_json_get(v, "response_format");
+        go_scrub_messages(json_get(v, "messages"));
+        go_scrub_tools(json_get(v, "tools"));
+        cJSON *rf = json_get(v, "response_format");
         if (kind == GO_REQUEST && rf != NULL)
             go_scrub(rf, 1);
     }
     dsml_buf text, a, b;
-    dsml_buf_init(&text, &std);
-    dsml_buf_init(&a, &std);
-    dsml_buf_init(&b, &std);
-    dsml_emit_json(&text, v);
+    core_buf_init(&text, &std);
+    core_buf_init(&a, &std);
+    core_buf_init(&b, &std);
+    json_emit_json(&text, v);
     cJSON_Delete(v);
     dsml_output out;
     int r = (kind == GO_MESSAGES ? dsml_render
@@ -203,9 +203,9 @@ static inline int go_check(go_kind kind, const char *doc, size_t ndoc,
         same = a.len == b.len && (a.len == 0 || memcmp(a.data, b.data, a.len) == 0);
         dsml_output_free(&out);
     }
-    dsml_buf_release(&text);
-    dsml_buf_release(&a);
-    dsml_buf_release(&b);
+    core_buf_release(&text);
+    core_buf_release(&a);
+    core_buf_release(&b);
     return same;
 }
 

@@ -34,7 +34,7 @@ static cJSON *ac_dup(const cJSON *v)
     switch (v->type & 0xFF) {
     case cJSON_Number: {
         size_t n;
-        const char *lex = dsml_json_lexeme(v, &n);
+        const char *lex = json_lexeme(v, &n);
         char *s = malloc(n + 1);
         memcpy(s, lex, n);
         s[n] = '\0';
@@ -61,7 +61,7 @@ static cJSON *ac_dup(const cJSON *v)
 
 static int ac_is(const cJSON *v, const char *s)
 {
-    return dsml_is_string(v) && strcmp(v->valuestring, s) == 0;
+    return json_is_string(v) && strcmp(v->valuestring, s) == 0;
 }
 
 /* 1 when every member of object `o` is among `keys` (NULL-ended). */
@@ -79,7 +79,7 @@ static int ac_only(const cJSON *o, const char *const *keys)
 
 static int ac_empty(const cJSON *v)
 {
-    return v == NULL || dsml_is_null(v) || (dsml_is_string(v) && v->valuestring[0] == '\0');
+    return v == NULL || json_is_null(v) || (json_is_string(v) && v->valuestring[0] == '\0');
 }
 
 static void ac_add_str(cJSON *o, const char *k, const char *v)
@@ -98,20 +98,20 @@ static cJSON *ac_parts(const cJSON *list, int api, const char *text_type, const 
     static const char *const image_keys[] = {"type", "image_url", NULL};
     cJSON *out = cJSON_CreateArray();
     for (const cJSON *p = list->child; p != NULL; p = p->next) {
-        const cJSON *type = dsml_json_get(p, "type");
+        const cJSON *type = json_get(p, "type");
         cJSON *b = cJSON_CreateObject();
         cJSON_AddItemToArray(out, b);
-        if (dsml_is_object(p) && ac_is(type, "text") && ac_only(p, text_keys) &&
-            dsml_is_string(dsml_json_get(p, "text"))) {
+        if (json_is_object(p) && ac_is(type, "text") && ac_only(p, text_keys) &&
+            json_is_string(json_get(p, "text"))) {
             ac_add_str(b, "type", api == 0 ? "text" : text_type);
-            cJSON_AddItemToObject(b, "text", ac_dup(dsml_json_get(p, "text")));
+            cJSON_AddItemToObject(b, "text", ac_dup(json_get(p, "text")));
             continue;
         }
-        const cJSON *iu = dsml_is_object(p) ? dsml_json_get(p, "image_url") : NULL;
-        const cJSON *url = dsml_is_object(iu) ? dsml_json_get(iu, "url") : iu;
-        if (dsml_is_object(p) && ac_is(type, "image_url") && ac_only(p, image_keys) &&
-            dsml_is_string(url) && url->valuestring[0] != '\0' &&
-            (!dsml_is_object(iu) || cJSON_GetArraySize(iu) == 1)) {
+        const cJSON *iu = json_is_object(p) ? json_get(p, "image_url") : NULL;
+        const cJSON *url = json_is_object(iu) ? json_get(iu, "url") : iu;
+        if (json_is_object(p) && ac_is(type, "image_url") && ac_only(p, image_keys) &&
+            json_is_string(url) && url->valuestring[0] != '\0' &&
+            (!json_is_object(iu) || cJSON_GetArraySize(iu) == 1)) {
             const char *u = url->valuestring;
             if (api == 1) {
                 ac_add_str(b, "type", "input_image");
@@ -157,9 +157,9 @@ static cJSON *ac_parts(const cJSON *list, int api, const char *text_type, const 
 /* string content as is, a list as parts; else NULL. */
 static cJSON *ac_content(const cJSON *c, int api, const char *text_type, const char **why)
 {
-    if (dsml_is_string(c))
+    if (json_is_string(c))
         return ac_dup(c);
-    if (dsml_is_array(c))
+    if (json_is_array(c))
         return ac_parts(c, api, text_type, why);
     *why = "content that is neither a string nor a list";
     return NULL;
@@ -172,21 +172,21 @@ static const cJSON *ac_arguments(const cJSON *call, cJSON **parsed)
 {
     static const char *const call_keys[] = {"type", "function", "id", NULL};
     static const char *const fn_keys[] = {"name", "arguments", NULL};
-    const cJSON *fn = dsml_json_get(call, "function");
-    if (!dsml_is_object(call) || !ac_only(call, call_keys) || !dsml_is_object(fn) ||
-        !ac_only(fn, fn_keys) || !ac_is(dsml_json_get(call, "type"), "function") ||
-        !dsml_is_string(dsml_json_get(fn, "name")))
+    const cJSON *fn = json_get(call, "function");
+    if (!json_is_object(call) || !ac_only(call, call_keys) || !json_is_object(fn) ||
+        !ac_only(fn, fn_keys) || !ac_is(json_get(call, "type"), "function") ||
+        !json_is_string(json_get(fn, "name")))
         return NULL;
-    const cJSON *args = dsml_json_get(fn, "arguments");
+    const cJSON *args = json_get(fn, "arguments");
     *parsed = NULL;
-    if (!dsml_is_string(args)) /* an object: V4 reads it unlike its text */
+    if (!json_is_string(args)) /* an object: V4 reads it unlike its text */
         return NULL;
     dsml_allocator a;
-    dsml_alloc_resolve(&a, NULL);
-    if (dsml_json_read(args->valuestring, strlen(args->valuestring), NULL, &a, "$", 0, parsed,
+    core_alloc_resolve(&a, NULL);
+    if (json_read(args->valuestring, strlen(args->valuestring), NULL, &a, "$", 0, parsed,
                        NULL) != DSML_OK)
         return NULL;
-    if (!dsml_is_object(*parsed)) {
+    if (!json_is_object(*parsed)) {
         cJSON_Delete(*parsed);
         *parsed = NULL;
         return NULL;
@@ -201,20 +201,20 @@ static const char *const ac_msg_keys[] = {"role", "content", "reasoning_content"
 
 static cJSON *ac_anthropic_assistant(const cJSON *m, const char **why)
 {
-    const cJSON *rc = dsml_json_get(m, "reasoning_content");
-    const cJSON *content = dsml_json_get(m, "content");
-    const cJSON *calls = dsml_json_get(m, "tool_calls");
-    if (!ac_empty(rc) && !dsml_is_string(rc))
+    const cJSON *rc = json_get(m, "reasoning_content");
+    const cJSON *content = json_get(m, "content");
+    const cJSON *calls = json_get(m, "tool_calls");
+    if (!ac_empty(rc) && !json_is_string(rc))
         return *why = "reasoning_content that is not a string", NULL;
-    if (!ac_empty(content) && !dsml_is_string(content))
+    if (!ac_empty(content) && !json_is_string(content))
         return *why = "assistant content that is not a string", NULL;
-    if (calls != NULL && !dsml_is_null(calls) && !dsml_is_array(calls))
+    if (calls != NULL && !json_is_null(calls) && !json_is_array(calls))
         return *why = "tool_calls that is not a list", NULL;
     cJSON *out = cJSON_CreateObject();
     ac_add_str(out, "role", "assistant");
-    int has_calls = dsml_is_array(calls) && calls->child != NULL;
+    int has_calls = json_is_array(calls) && calls->child != NULL;
     if (ac_empty(rc) && !has_calls) {
-        if (!dsml_is_string(content)) {
+        if (!json_is_string(content)) {
             cJSON_Delete(out);
             return *why = "an assistant message without content", NULL;
         }
@@ -244,10 +244,10 @@ static cJSON *ac_anthropic_assistant(const cJSON *m, const char **why)
         }
         cJSON *b = cJSON_CreateObject();
         ac_add_str(b, "type", "tool_use");
-        const cJSON *id = dsml_json_get(c, "id");
+        const cJSON *id = json_get(c, "id");
         if (id != NULL)
             cJSON_AddItemToObject(b, "id", ac_dup(id));
-        cJSON_AddItemToObject(b, "name", ac_dup(dsml_json_get(dsml_json_get(c, "function"),
+        cJSON_AddItemToObject(b, "name", ac_dup(json_get(json_get(c, "function"),
                                                               "name")));
         cJSON_AddItemToObject(b, "input", ac_dup(input));
         cJSON_Delete(parsed);
@@ -263,8 +263,8 @@ static cJSON *ac_tool_result(const cJSON *m, const char **why)
         return *why = "a tool message key Anthropic has no place for", NULL;
     cJSON *b = cJSON_CreateObject();
     ac_add_str(b, "type", "tool_result");
-    const cJSON *id = dsml_json_get(m, "tool_call_id");
-    const cJSON *content = dsml_json_get(m, "content");
+    const cJSON *id = json_get(m, "tool_call_id");
+    const cJSON *content = json_get(m, "content");
     if (id != NULL)
         cJSON_AddItemToObject(b, "tool_use_id", ac_dup(id));
     if (content != NULL) {
@@ -284,23 +284,23 @@ static cJSON *ac_anthropic(const cJSON *chat, const char **why)
                                             "reasoning_effort", NULL};
     if (!ac_only(chat, body_keys))
         return *why = "response_format (not in the Anthropic API)", NULL;
-    const cJSON *msgs = dsml_json_get(chat, "messages");
+    const cJSON *msgs = json_get(chat, "messages");
     cJSON *out = cJSON_CreateObject();
     ac_add_str(out, "model", "m");
     cJSON_AddItemToObject(out, "max_tokens", cJSON_CreateRaw("4096"));
     const cJSON *m = msgs->child;
-    if (m != NULL && ac_is(dsml_json_get(m, "role"), "system")) {
+    if (m != NULL && ac_is(json_get(m, "role"), "system")) {
         static const char *const sys_keys[] = {"role", "content", NULL};
-        const cJSON *c = dsml_json_get(m, "content");
-        cJSON *s = ac_only(m, sys_keys) && dsml_is_string(c) ? ac_dup(c)
-                   : ac_only(m, sys_keys) && dsml_is_array(c) ? ac_parts(c, 0, NULL, why)
+        const cJSON *c = json_get(m, "content");
+        cJSON *s = ac_only(m, sys_keys) && json_is_string(c) ? ac_dup(c)
+                   : ac_only(m, sys_keys) && json_is_array(c) ? ac_parts(c, 0, NULL, why)
                                                                : NULL;
         if (s == NULL) {
             cJSON_Delete(out);
             return *why = *why != NULL ? *why : "a system message Anthropic cannot say", NULL;
         }
-        for (const cJSON *b = dsml_is_array(s) ? s->child : NULL; b != NULL; b = b->next)
-            if (!ac_is(dsml_json_get(b, "type"), "text")) {
+        for (const cJSON *b = json_is_array(s) ? s->child : NULL; b != NULL; b = b->next)
+            if (!ac_is(json_get(b, "type"), "text")) {
                 cJSON_Delete(s);
                 cJSON_Delete(out);
                 return *why = "an image in a system message", NULL;
@@ -310,23 +310,23 @@ static cJSON *ac_anthropic(const cJSON *chat, const char **why)
     }
     cJSON *list = cJSON_AddArrayToObject(out, "messages");
     for (; m != NULL; m = m->next) {
-        const cJSON *role = dsml_json_get(m, "role");
+        const cJSON *role = json_get(m, "role");
         cJSON *am = NULL;
-        if (!dsml_is_object(m) || !ac_only(m, ac_msg_keys))
+        if (!json_is_object(m) || !ac_only(m, ac_msg_keys))
             *why = "a message key Anthropic has no place for";
-        else if (dsml_json_truthy(dsml_json_get(m, "prefix")) &&
+        else if (json_truthy(json_get(m, "prefix")) &&
                  (m->next != NULL || !ac_is(role, "assistant")))
             *why = "a prefix that is not the last assistant message";
         else if (ac_is(role, "user") && ac_only(m, (const char *const[]){"role", "content",
                                                                           NULL})) {
-            cJSON *c = ac_content(dsml_json_get(m, "content"), 0, NULL, why);
+            cJSON *c = ac_content(json_get(m, "content"), 0, NULL, why);
             if (c != NULL) {
                 am = cJSON_CreateObject();
                 ac_add_str(am, "role", "user");
                 cJSON_AddItemToObject(am, "content", c);
             }
         } else if (ac_is(role, "assistant")) {
-            if (m->next == NULL && !dsml_json_truthy(dsml_json_get(m, "prefix")))
+            if (m->next == NULL && !json_truthy(json_get(m, "prefix")))
                 *why = "a last assistant message not continued (the API continues it)";
             else
                 am = ac_anthropic_assistant(m, why);
@@ -342,7 +342,7 @@ static cJSON *ac_anthropic(const cJSON *chat, const char **why)
                     break;
                 }
                 cJSON_AddItemToArray(blocks, b);
-                if (m->next == NULL || !ac_is(dsml_json_get(m->next, "role"), "tool"))
+                if (m->next == NULL || !ac_is(json_get(m->next, "role"), "tool"))
                     break;
             }
         } else {
@@ -356,17 +356,17 @@ static cJSON *ac_anthropic(const cJSON *chat, const char **why)
         }
         cJSON_AddItemToArray(list, am);
     }
-    const cJSON *tools = dsml_json_get(chat, "tools");
+    const cJSON *tools = json_get(chat, "tools");
     if (tools != NULL) {
         cJSON *tl = cJSON_AddArrayToObject(out, "tools");
         for (const cJSON *t = tools->child; t != NULL; t = t->next) {
             static const char *const keys[] = {"type", "function", NULL};
             static const char *const fn_keys[] = {"name", "description", "parameters",
                                                   "strict", NULL};
-            const cJSON *fn = dsml_json_get(t, "function");
-            if (!dsml_is_object(t) || !ac_only(t, keys) || !ac_is(dsml_json_get(t, "type"),
+            const cJSON *fn = json_get(t, "function");
+            if (!json_is_object(t) || !ac_only(t, keys) || !ac_is(json_get(t, "type"),
                                                                    "function") ||
-                !dsml_is_object(fn) || !ac_only(fn, fn_keys)) {
+                !json_is_object(fn) || !ac_only(fn, fn_keys)) {
                 cJSON_Delete(out);
                 return *why = "a tool not of the function shape", NULL;
             }
@@ -378,12 +378,12 @@ static cJSON *ac_anthropic(const cJSON *chat, const char **why)
             cJSON_AddItemToArray(tl, at);
         }
     }
-    const cJSON *tm = dsml_json_get(chat, "thinking_mode");
+    const cJSON *tm = json_get(chat, "thinking_mode");
     if (tm != NULL) {
         cJSON *th = cJSON_AddObjectToObject(out, "thinking");
         ac_add_str(th, "type", ac_is(tm, "thinking") ? "enabled" : "disabled");
     }
-    const cJSON *eff = dsml_json_get(chat, "reasoning_effort");
+    const cJSON *eff = json_get(chat, "reasoning_effort");
     if (eff != NULL)
         cJSON_AddItemToObject(cJSON_AddObjectToObject(out, "output_config"), "effort",
                               ac_dup(eff));
@@ -394,18 +394,18 @@ static cJSON *ac_anthropic(const cJSON *chat, const char **why)
 
 static int ac_responses_assistant(cJSON *items, const cJSON *m, const char **why)
 {
-    const cJSON *rc = dsml_json_get(m, "reasoning_content");
-    const cJSON *content = dsml_json_get(m, "content");
-    const cJSON *calls = dsml_json_get(m, "tool_calls");
-    if (dsml_json_truthy(dsml_json_get(m, "prefix")))
+    const cJSON *rc = json_get(m, "reasoning_content");
+    const cJSON *content = json_get(m, "content");
+    const cJSON *calls = json_get(m, "tool_calls");
+    if (json_truthy(json_get(m, "prefix")))
         return *why = "a prefill (the API has none)", 0;
-    if (!ac_empty(rc) && !dsml_is_string(rc))
+    if (!ac_empty(rc) && !json_is_string(rc))
         return *why = "reasoning_content that is not a string", 0;
-    if (!ac_empty(content) && !dsml_is_string(content))
+    if (!ac_empty(content) && !json_is_string(content))
         return *why = "assistant content that is not a string", 0;
-    if (calls != NULL && !dsml_is_null(calls) && !dsml_is_array(calls))
+    if (calls != NULL && !json_is_null(calls) && !json_is_array(calls))
         return *why = "tool_calls that is not a list", 0;
-    int has_calls = dsml_is_array(calls) && calls->child != NULL;
+    int has_calls = json_is_array(calls) && calls->child != NULL;
     if (!ac_empty(rc)) {
         cJSON *r = cJSON_CreateObject();
         ac_add_str(r, "type", "reasoning");
@@ -418,7 +418,7 @@ static int ac_responses_assistant(cJSON *items, const cJSON *m, const char **why
         cJSON_AddItemToArray(items, r);
     }
     if (!has_calls) {
-        if (!dsml_is_string(content))
+        if (!json_is_string(content))
             return *why = "an assistant message without content", 0;
         cJSON *msg = cJSON_CreateObject();
         ac_add_str(msg, "role", "assistant");
@@ -443,14 +443,14 @@ static int ac_responses_assistant(cJSON *items, const cJSON *m, const char **why
         cJSON_Delete(parsed);
         if (input == NULL)
             return *why = "a tool call whose arguments are not the text of a JSON object", 0;
-        const cJSON *fn = dsml_json_get(c, "function");
-        const cJSON *args = dsml_json_get(fn, "arguments");
+        const cJSON *fn = json_get(c, "function");
+        const cJSON *args = json_get(fn, "arguments");
         cJSON *f = cJSON_CreateObject();
         ac_add_str(f, "type", "function_call");
-        const cJSON *id = dsml_json_get(c, "id");
+        const cJSON *id = json_get(c, "id");
         if (id != NULL)
             cJSON_AddItemToObject(f, "call_id", ac_dup(id));
-        cJSON_AddItemToObject(f, "name", ac_dup(dsml_json_get(fn, "name")));
+        cJSON_AddItemToObject(f, "name", ac_dup(json_get(fn, "name")));
         cJSON_AddItemToObject(f, "arguments", ac_dup(args));
         cJSON_AddItemToArray(items, f);
     }
@@ -464,17 +464,17 @@ static cJSON *ac_responses(const cJSON *chat, const char **why)
     cJSON_AddItemToObject(out, "store", cJSON_CreateFalse());
     cJSON *items = cJSON_AddArrayToObject(out, "input");
     const cJSON *prev = NULL;
-    for (const cJSON *m = dsml_json_get(chat, "messages")->child; m != NULL;
+    for (const cJSON *m = json_get(chat, "messages")->child; m != NULL;
          prev = m, m = m->next) {
-        const cJSON *role = dsml_json_get(m, "role");
+        const cJSON *role = json_get(m, "role");
         int ok = 0;
-        if (!dsml_is_object(m) || !ac_only(m, ac_msg_keys)) {
+        if (!json_is_object(m) || !ac_only(m, ac_msg_keys)) {
             *why = "a message key Responses has no place for";
         } else if (ac_is(role, "user") || ac_is(role, "system") || ac_is(role, "developer")) {
             if (!ac_only(m, (const char *const[]){"role", "content", NULL})) {
                 *why = "a message key Responses has no place for";
             } else {
-                cJSON *c = ac_content(dsml_json_get(m, "content"), 1, "input_text", why);
+                cJSON *c = ac_content(json_get(m, "content"), 1, "input_text", why);
                 if (c != NULL) {
                     cJSON *im = cJSON_CreateObject();
                     cJSON_AddItemToObject(im, "role", ac_dup(role));
@@ -484,19 +484,19 @@ static cJSON *ac_responses(const cJSON *chat, const char **why)
                 }
             }
         } else if (ac_is(role, "assistant")) {
-            if (prev != NULL && ac_is(dsml_json_get(prev, "role"), "assistant"))
+            if (prev != NULL && ac_is(json_get(prev, "role"), "assistant"))
                 *why = "consecutive assistant messages (one turn in Responses)";
             else
                 ok = ac_responses_assistant(items, m, why);
         } else if (ac_is(role, "tool")) {
-            const cJSON *content = dsml_json_get(m, "content");
+            const cJSON *content = json_get(m, "content");
             cJSON *c = content != NULL ? ac_content(content, 1, "input_text", why) : NULL;
             if (content == NULL)
                 *why = "a tool message without content";
             if (c != NULL) {
                 cJSON *o = cJSON_CreateObject();
                 ac_add_str(o, "type", "function_call_output");
-                const cJSON *id = dsml_json_get(m, "tool_call_id");
+                const cJSON *id = json_get(m, "tool_call_id");
                 if (id != NULL)
                     cJSON_AddItemToObject(o, "call_id", ac_dup(id));
                 cJSON_AddItemToObject(o, "output", c);
@@ -511,17 +511,17 @@ static cJSON *ac_responses(const cJSON *chat, const char **why)
             return NULL;
         }
     }
-    const cJSON *tools = dsml_json_get(chat, "tools");
+    const cJSON *tools = json_get(chat, "tools");
     if (tools != NULL) {
         cJSON *tl = cJSON_AddArrayToObject(out, "tools");
         for (const cJSON *t = tools->child; t != NULL; t = t->next) {
             static const char *const keys[] = {"type", "function", NULL};
             static const char *const fn_keys[] = {"name", "description", "parameters",
                                                   "strict", NULL};
-            const cJSON *fn = dsml_json_get(t, "function");
-            if (!dsml_is_object(t) || !ac_only(t, keys) || !ac_is(dsml_json_get(t, "type"),
+            const cJSON *fn = json_get(t, "function");
+            if (!json_is_object(t) || !ac_only(t, keys) || !ac_is(json_get(t, "type"),
                                                                    "function") ||
-                !dsml_is_object(fn) || !ac_only(fn, fn_keys)) {
+                !json_is_object(fn) || !ac_only(fn, fn_keys)) {
                 cJSON_Delete(out);
                 return *why = "a tool not of the function shape", NULL;
             }
@@ -532,18 +532,18 @@ static cJSON *ac_responses(const cJSON *chat, const char **why)
             cJSON_AddItemToArray(tl, rt);
         }
     }
-    const cJSON *rf = dsml_json_get(chat, "response_format");
+    const cJSON *rf = json_get(chat, "response_format");
     if (rf != NULL) {
         static const char *const rf_keys[] = {"type", "json_schema", NULL};
         static const char *const js_keys[] = {"name", "schema", "strict", "description", NULL};
-        const cJSON *js = dsml_json_get(rf, "json_schema");
+        const cJSON *js = json_get(rf, "json_schema");
         cJSON *f = NULL;
-        if (dsml_is_object(rf) && ac_only(rf, rf_keys) && ac_is(dsml_json_get(rf, "type"),
+        if (json_is_object(rf) && ac_only(rf, rf_keys) && ac_is(json_get(rf, "type"),
                                                                  "json_object") && js == NULL) {
             f = cJSON_CreateObject();
             ac_add_str(f, "type", "json_object");
-        } else if (dsml_is_object(rf) && ac_only(rf, rf_keys) &&
-                   ac_is(dsml_json_get(rf, "type"), "json_schema") && dsml_is_object(js) &&
+        } else if (json_is_object(rf) && ac_only(rf, rf_keys) &&
+                   ac_is(json_get(rf, "type"), "json_schema") && json_is_object(js) &&
                    ac_only(js, js_keys)) {
             f = cJSON_CreateObject();
             ac_add_str(f, "type", "json_schema");
@@ -556,7 +556,7 @@ static cJSON *ac_responses(const cJSON *chat, const char **why)
         }
         cJSON_AddItemToObject(cJSON_AddObjectToObject(out, "text"), "format", f);
     }
-    const cJSON *eff = dsml_json_get(chat, "reasoning_effort");
+    const cJSON *eff = json_get(chat, "reasoning_effort");
     if (eff != NULL)
         cJSON_AddItemToObject(cJSON_AddObjectToObject(out, "reasoning"), "effort",
                               ac_dup(eff));
@@ -570,42 +570,42 @@ static cJSON *ac_chat(const cJSON *cs, ac_bodies *b)
     static const char *const case_keys[] = {"messages", "tools", "thinking_mode",
                                             "reasoning_effort", "drop_thinking",
                                             "add_default_bos_token", "context", NULL};
-    const cJSON *msgs = dsml_json_get(cs, "messages");
-    if (!dsml_is_object(cs) || !ac_only(cs, case_keys))
+    const cJSON *msgs = json_get(cs, "messages");
+    if (!json_is_object(cs) || !ac_only(cs, case_keys))
         return b->skip_chat = "a case key a request has no place for", NULL;
-    if (!dsml_is_array(msgs))
+    if (!json_is_array(msgs))
         return b->skip_chat = "messages that are not a list", NULL;
-    const cJSON *dt = dsml_json_get(cs, "drop_thinking");
-    const cJSON *bos = dsml_json_get(cs, "add_default_bos_token");
-    const cJSON *tm = dsml_json_get(cs, "thinking_mode");
-    if ((dt != NULL && !dsml_is_bool(dt)) || (bos != NULL && !dsml_is_bool(bos)))
+    const cJSON *dt = json_get(cs, "drop_thinking");
+    const cJSON *bos = json_get(cs, "add_default_bos_token");
+    const cJSON *tm = json_get(cs, "thinking_mode");
+    if ((dt != NULL && !json_is_bool(dt)) || (bos != NULL && !json_is_bool(bos)))
         return b->skip_chat = "drop_thinking or add_default_bos_token not a bool", NULL;
     if (tm != NULL && !ac_is(tm, "chat") && !ac_is(tm, "thinking"))
         return b->skip_chat = "a thinking_mode other than chat and thinking", NULL;
     b->flags = 0;
-    if (dt != NULL && !dsml_json_truthy(dt))
+    if (dt != NULL && !json_truthy(dt))
         b->flags |= DSML_RENDER_KEEP_THINKING;
-    if (bos != NULL && !dsml_json_truthy(bos))
+    if (bos != NULL && !json_truthy(bos))
         b->flags |= DSML_RENDER_NO_BOS;
     b->thinking = ac_is(tm, "thinking") ? DSML_THINKING : DSML_CHAT;
     const cJSON *first = msgs->child;
-    int first_system = first != NULL && ac_is(dsml_json_get(first, "role"), "system");
-    const cJSON *tools = dsml_json_get(cs, "tools");
-    if (tools != NULL && (!first_system || dsml_json_get(first, "tools") != NULL))
+    int first_system = first != NULL && ac_is(json_get(first, "role"), "system");
+    const cJSON *tools = json_get(cs, "tools");
+    if (tools != NULL && (!first_system || json_get(first, "tools") != NULL))
         return b->skip_chat = "case tools not on a system message of their own", NULL;
     cJSON *chat = cJSON_CreateObject();
     cJSON *list = cJSON_AddArrayToObject(chat, "messages");
     for (const cJSON *m = first; m != NULL; m = m->next) {
         cJSON *c = ac_dup(m);
-        if (m == first && first_system && dsml_is_object(m)) {
+        if (m == first && first_system && json_is_object(m)) {
             cJSON *t = cJSON_DetachItemFromObjectCaseSensitive(c, "tools");
             cJSON *rf = cJSON_DetachItemFromObjectCaseSensitive(c, "response_format");
             if (t != NULL)
                 cJSON_AddItemToObject(chat, "tools", t);
             if (rf != NULL)
                 cJSON_AddItemToObject(chat, "response_format", rf);
-        } else if (dsml_is_object(m) && (dsml_json_get(m, "tools") != NULL ||
-                                         dsml_json_get(m, "response_format") != NULL)) {
+        } else if (json_is_object(m) && (json_get(m, "tools") != NULL ||
+                                         json_get(m, "response_format") != NULL)) {
             cJSON_Delete(c);
             cJSON_Delete(chat);
             return b->skip_chat = "tools or response_format on a later message", NULL;
@@ -616,10 +616,10 @@ static cJSON *ac_chat(const cJSON *cs, ac_bodies *b)
         cJSON_AddItemToObject(chat, "tools", ac_dup(tools));
     if (tm != NULL)
         cJSON_AddItemToObject(chat, "thinking_mode", ac_dup(tm));
-    const cJSON *eff = dsml_json_get(cs, "reasoning_effort");
+    const cJSON *eff = json_get(cs, "reasoning_effort");
     if (eff != NULL)
         cJSON_AddItemToObject(chat, "reasoning_effort", ac_dup(eff));
-    const cJSON *ctx = dsml_json_get(cs, "context");
+    const cJSON *ctx = json_get(cs, "context");
     if (ctx != NULL) {
         cJSON *d = ac_dup(ctx);
         b->context = cJSON_PrintUnformatted(d);
@@ -633,9 +633,9 @@ static int ac_convert(const char *case_text, ac_bodies *b)
 {
     memset(b, 0, sizeof *b);
     dsml_allocator a;
-    dsml_alloc_resolve(&a, NULL);
+    core_alloc_resolve(&a, NULL);
     cJSON *cs = NULL;
-    if (dsml_json_read(case_text, strlen(case_text), NULL, &a, "$", 0, &cs, NULL) != DSML_OK) {
+    if (json_read(case_text, strlen(case_text), NULL, &a, "$", 0, &cs, NULL) != DSML_OK) {
         b->skip_chat = "a case that is not JSON";
         return 0;
     }
@@ -647,7 +647,7 @@ static int ac_convert(const char *case_text, ac_bodies *b)
     b->chat = cJSON_PrintUnformatted(chat);
     /* the chat text read back, so that lexemes are the chat body's */
     cJSON *back = NULL;
-    if (dsml_json_read(b->chat, strlen(b->chat), NULL, &a, "$", 0, &back, NULL) == DSML_OK) {
+    if (json_read(b->chat, strlen(b->chat), NULL, &a, "$", 0, &back, NULL) == DSML_OK) {
         cJSON *an = ac_anthropic(back, &b->skip_anthropic);
         cJSON *re = ac_responses(back, &b->skip_responses);
         if (an != NULL)

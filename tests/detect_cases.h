@@ -75,7 +75,7 @@ static inline void dc_load(dc_cases *cs, const char *file, dsml_profile profile)
         return;
     }
     dsml_allocator a;
-    dsml_alloc_resolve(&a, NULL);
+    core_alloc_resolve(&a, NULL);
     cJSON *line;
     while ((line = tu_lines_next(&it)) != NULL) {
         cs->v = realloc(cs->v, (cs->n + 1) * sizeof *cs->v);
@@ -96,9 +96,9 @@ static inline void dc_load(dc_cases *cs, const char *file, dsml_profile profile)
         const cJSON *msg = cJSON_GetObjectItemCaseSensitive(ex, "message");
         if (msg != NULL) {
             dsml_buf b;
-            dsml_buf_init(&b, &a);
-            dsml_emit_json(&b, msg);
-            c->expect = dsml_buf_take(&b, &c->expect_len);
+            core_buf_init(&b, &a);
+            json_emit_json(&b, msg);
+            c->expect = core_buf_take(&b, &c->expect_len);
         } else {
             const cJSON *e = cJSON_GetObjectItemCaseSensitive(ex, "error");
             const char *m =
@@ -157,8 +157,8 @@ typedef struct dc_log {
 static inline void dc_log_init(dc_log *l)
 {
     static dsml_allocator a;
-    dsml_alloc_resolve(&a, NULL);
-    dsml_buf_init(&l->b, &a);
+    core_alloc_resolve(&a, NULL);
+    core_buf_init(&l->b, &a);
     l->last_type = 0;
     l->last_call = (size_t)-1;
 }
@@ -166,7 +166,7 @@ static inline void dc_log_init(dc_log *l)
 static inline void dc_log_close_text(dc_log *l)
 {
     if (l->last_type != 0)
-        dsml_buf_puts(&l->b, "\"\n");
+        core_buf_puts(&l->b, "\"\n");
     l->last_type = 0;
 }
 
@@ -181,14 +181,14 @@ static inline void dc_log_event(dc_log *l, const dsml_event *e)
             const char *tag = e->type == DSML_EVENT_REASONING ? "R"
                               : e->type == DSML_EVENT_CONTENT ? "C"
                                                               : "A";
-            dsml_buf_puts(&l->b, tag);
+            core_buf_puts(&l->b, tag);
             if (e->type == DSML_EVENT_ARGUMENTS)
-                dsml_buf_put_size(&l->b, e->call_index);
-            dsml_buf_putc(&l->b, '"');
+                core_buf_put_size(&l->b, e->call_index);
+            core_buf_putc(&l->b, '"');
             l->last_type = (int)e->type;
             l->last_call = e->call_index;
         }
-        dsml_buf_append(&l->b, e->text, e->len);
+        core_buf_append(&l->b, e->text, e->len);
         return;
     }
     dc_log_close_text(l);
@@ -196,26 +196,26 @@ static inline void dc_log_event(dc_log *l, const dsml_event *e)
     switch (e->type) {
     case DSML_EVENT_CALL_BEGIN:
         snprintf(tmp, sizeof tmp, "B%zu@%zu:", e->call_index, e->offset);
-        dsml_buf_puts(&l->b, tmp);
+        core_buf_puts(&l->b, tmp);
         if (e->ns != NULL) {
-            dsml_buf_append(&l->b, e->ns, e->ns_len);
-            dsml_buf_puts(&l->b, "::");
+            core_buf_append(&l->b, e->ns, e->ns_len);
+            core_buf_puts(&l->b, "::");
         }
-        dsml_buf_append(&l->b, e->name, e->name_len);
-        dsml_buf_putc(&l->b, '\n');
+        core_buf_append(&l->b, e->name, e->name_len);
+        core_buf_putc(&l->b, '\n');
         break;
     case DSML_EVENT_CALL_END:
         snprintf(tmp, sizeof tmp, "E%zu:%d\n", e->call_index, e->status);
-        dsml_buf_puts(&l->b, tmp);
+        core_buf_puts(&l->b, tmp);
         break;
     case DSML_EVENT_DIAGNOSTIC:
         snprintf(tmp, sizeof tmp, "D%d@%zu:", e->status, e->offset);
-        dsml_buf_puts(&l->b, tmp);
-        dsml_buf_append(&l->b, e->text, e->len);
-        dsml_buf_putc(&l->b, '\n');
+        core_buf_puts(&l->b, tmp);
+        core_buf_append(&l->b, e->text, e->len);
+        core_buf_putc(&l->b, '\n');
         break;
     default:
-        dsml_buf_puts(&l->b, "?\n");
+        core_buf_puts(&l->b, "?\n");
     }
 }
 
@@ -232,7 +232,7 @@ static inline int dc_drain(dsml_detector *d, dc_log *l)
             if (e.len > 0 &&
                 (det_utf8_incomplete_tail(e.text, e.len) != 0 ||
                  ((unsigned char)e.text[0] & 0xc0) == 0x80))
-                dsml_buf_puts(&l->b, "!SPLIT-UTF8!");
+                core_buf_puts(&l->b, "!SPLIT-UTF8!");
         }
         dc_log_event(l, &e);
     }
@@ -260,7 +260,7 @@ static inline void dc_run_end(dsml_detector *d, dc_log *l, int rc, dc_run *out)
 {
     dc_log_close_text(l);
     out->rc = rc;
-    out->log = dsml_buf_take(&l->b, &out->log_len);
+    out->log = core_buf_take(&l->b, &out->log_len);
     out->msg = NULL;
     out->msg_len = 0;
     if (rc == DSML_OK) {

@@ -107,7 +107,7 @@ static inline void la_init(la_acct *a, const char *s, size_t n,
      * (exact, ASCII, doubled) with its tags and its neighbours' */
     static const char *const marks[] = {DSML_TOKEN_DSML, "|DSML|",
                                         LA_FW DSML_TOKEN_DSML LA_FW};
-    const dsml_dialect *dl = dsml_dialect_of(o->profile);
+    const dsml_dialect *dl = dialect_of(o->profile);
     const dsml_tags *sets[8] = {NULL};
     size_t nsets = 0;
     if (dl != NULL) {

@@ -129,8 +129,8 @@ static void run_file(const char *name, dsml_profile profile, unsigned flags)
     memset(&chat, 0, sizeof chat);
     cJSON *line;
     while ((line = tu_lines_next(&it)) != NULL) {
-        const char *id = dsml_json_get(line, "id")->valuestring;
-        const cJSON *cs = dsml_json_get(line, "case");
+        const char *id = json_get(line, "id")->valuestring;
+        const cJSON *cs = json_get(line, "case");
         ac_bodies b;
         if (!ac_convert(cs->valuestring, &b)) {
             note_skip(&chat, b.skip_chat);

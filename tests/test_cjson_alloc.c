@@ -118,8 +118,8 @@ static void run_render_file(const char *name, unsigned flags, dsml_profile profi
     size_t cases = 0, runs = 0, refused = 0, failures = 0, read_runs = 0, read_refused = 0;
     cJSON *line;
     while ((line = tu_lines_next(&it)) != NULL) {
-        const char *id = dsml_json_get(line, "id")->valuestring;
-        const char *json = dsml_json_get(line, "case")->valuestring;
+        const char *id = json_get(line, "id")->valuestring;
+        const char *json = json_get(line, "case")->valuestring;
         dsml_render_options o;
         dsml_render_options_init(&o);
         o.flags = flags;
@@ -146,13 +146,13 @@ static void run_render_file(const char *name, unsigned flags, dsml_profile profi
         size_t len = strlen(json);
         arm(0);
         cJSON *doc = NULL;
-        int rc0 = dsml_json_read_counted(json, len, NULL, NULL, "$", 0, NULL, &doc, NULL);
+        int rc0 = json_read_counted(json, len, NULL, NULL, "$", 0, NULL, &doc, NULL);
         cJSON_Delete(doc);
         total = disarm();
         for (size_t n = 1; n <= total; n++) {
             arm(n);
             doc = NULL;
-            int rc = dsml_json_read_counted(json, len, NULL, NULL, "$", 0, NULL, &doc, NULL);
+            int rc = json_read_counted(json, len, NULL, NULL, "$", 0, NULL, &doc, NULL);
             disarm();
             cJSON_Delete(doc);
             read_runs++;
@@ -230,9 +230,9 @@ static size_t run_api_file(const char *name, dsml_profile profile)
     size_t bodies = 0, runs = 0, refused = 0, failures = 0;
     cJSON *line;
     while ((line = tu_lines_next(&it)) != NULL) {
-        const char *id = dsml_json_get(line, "id")->valuestring;
+        const char *id = json_get(line, "id")->valuestring;
         ac_bodies b;
-        ac_convert(dsml_json_get(line, "case")->valuestring, &b);
+        ac_convert(json_get(line, "case")->valuestring, &b);
         const char *body[2] = {b.anthropic, b.responses};
         const dsml_api api[2] = {DSML_API_ANTHROPIC, DSML_API_RESPONSES};
         for (size_t k = 0; k < 2; k++) {

@@ -62,7 +62,7 @@ static void decode(const char *buf, size_t used, dc_log *l)
             e.type == DSML_EVENT_ARGUMENTS) {
             if (e.len > 0 && (det_utf8_incomplete_tail(e.text, e.len) != 0 ||
                               ((unsigned char)e.text[0] & 0xc0) == 0x80))
-                dsml_buf_puts(&l->b, "!SPLIT-UTF8!");
+                core_buf_puts(&l->b, "!SPLIT-UTF8!");
         }
         dc_log_event(l, &e);
         size_t size = DSML_PACKED_HEADER_SIZE + (size_t)h.text_len + (size_t)h.name_len + ns_len;

@@ -183,7 +183,7 @@ static void test_arguments_stream_as_they_arrive(void **state)
     dc_log_init(&l);
     dc_drain(d, &l);
     dc_log_close_text(&l);
-    dsml_buf_putc(&l.b, '\0');
+    core_buf_putc(&l.b, '\0');
     /* the name is known at the invoke tag, the value streams, escaped */
     has(l.b.data, "B0@");
     has(l.b.data, "A0\"{\"text\": \"Hello \\\"wor\"");
@@ -192,15 +192,15 @@ static void test_arguments_stream_as_they_arrive(void **state)
     assert_int_equal(dsml_detector_feed(d, "ld \xe4\xb8", 5), DSML_OK);
     dc_drain(d, &l);
     dc_log_close_text(&l);
-    dsml_buf_putc(&l.b, '\0');
+    core_buf_putc(&l.b, '\0');
     assert_string_equal(l.b.data, "A0\"ld \"\n");
     l.b.len = 0;
     assert_int_equal(dsml_detector_feed(d, "\x96<", 2), DSML_OK);
     dc_drain(d, &l);
     dc_log_close_text(&l);
-    dsml_buf_putc(&l.b, '\0');
+    core_buf_putc(&l.b, '\0');
     assert_string_equal(l.b.data, "A0\"\xe4\xb8\x96\"\n"); /* '<' held */
-    dsml_buf_release(&l.b);
+    core_buf_release(&l.b);
     dsml_detector_destroy(d);
 }
 
@@ -566,15 +566,15 @@ static void test_many_parameters(void **state)
     size_t n = 50000;
     dsml_buf b;
     dsml_allocator a;
-    dsml_alloc_resolve(&a, NULL);
-    dsml_buf_init(&b, &a);
-    dsml_buf_puts(&b, OPEN INVOKE("f"));
+    core_alloc_resolve(&a, NULL);
+    core_buf_init(&b, &a);
+    core_buf_puts(&b, OPEN INVOKE("f"));
     for (size_t i = 0; i < n; i++) {
         char p[128];
         snprintf(p, sizeof p, PARAM("k%zu", "false", "%zu"), i, i);
-        dsml_buf_puts(&b, p);
+        core_buf_puts(&b, p);
     }
-    dsml_buf_puts(&b, INVOKE_END CLOSE);
+    core_buf_puts(&b, INVOKE_END CLOSE);
     dsml_output out;
     dsml_parse_options o = opts(DSML_DETECT_STRICT, DSML_CHAT);
     assert_int_equal(dsml_parse_completion(b.data, b.len, &o, &out, NULL),
@@ -583,13 +583,13 @@ static void test_many_parameters(void **state)
     dsml_output_free(&out);
     /* the same key again, last */
     b.len -= strlen(INVOKE_END CLOSE);
-    dsml_buf_puts(&b, PARAM("k777", "true", "x") INVOKE_END CLOSE);
+    core_buf_puts(&b, PARAM("k777", "true", "x") INVOKE_END CLOSE);
     dsml_error err;
     dsml_error_init(&err);
     assert_int_equal(dsml_parse_completion(b.data, b.len, &o, &out, &err),
                      DSML_ERR_DUPLICATE_PARAMETER);
     has(err.message, "k777");
-    dsml_buf_release(&b);
+    core_buf_release(&b);
 }
 
 int main(void)

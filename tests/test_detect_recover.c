@@ -106,16 +106,16 @@ static void want_msg(dc_run *r, const char *msg)
 static void want_content(dc_run *r, const char *text)
 {
     dsml_allocator a;
-    dsml_alloc_resolve(&a, NULL);
+    core_alloc_resolve(&a, NULL);
     dsml_buf b;
-    dsml_buf_init(&b, &a);
+    core_buf_init(&b, &a);
     DSML_BUF_LIT(&b, "{\"role\": \"assistant\", \"content\": ");
-    dsml_emit_string(&b, text, strlen(text));
+    json_emit_string(&b, text, strlen(text));
     DSML_BUF_LIT(&b, ", \"reasoning_content\": \"\", \"tool_calls\": []}");
     no_call(r->log);
     if (!tu_same_text("scenario", "message", b.data, b.len, r->msg, r->msg_len))
         fail_msg("text not kept as content");
-    dsml_buf_release(&b);
+    core_buf_release(&b);
     dc_run_free(r);
 }
 

@@ -457,7 +457,7 @@ static void sample_turns(const sample_case *sc, int count, uint32_t seed)
     dsml_parse_options po;
     go_parse_options(&po, &o);
     dsml_buf text;
-    dsml_buf_init(&text, &g.alloc);
+    core_buf_init(&text, &g.alloc);
     int calls_seen = 0;
     for (int i = 0; i < count; i++) {
         go_draw_text(&g, g.root, &seed, &text);
@@ -496,7 +496,7 @@ static void sample_turns(const sample_case *sc, int count, uint32_t seed)
     }
     if (sc->choice != DSML_TOOL_CHOICE_NONE)
         assert_true(calls_seen > 0);
-    dsml_buf_release(&text);
+    core_buf_release(&text);
     gm_release(&g);
     cJSON_Delete(tools);
 }
@@ -564,26 +564,26 @@ static void test_allocation_failures(void **state)
 static char *many_tools(size_t n, int same)
 {
     static dsml_allocator std;
-    dsml_alloc_resolve(&std, NULL);
+    core_alloc_resolve(&std, NULL);
     dsml_buf b;
-    dsml_buf_init(&b, &std);
-    dsml_buf_putc(&b, '[');
+    core_buf_init(&b, &std);
+    core_buf_putc(&b, '[');
     for (size_t i = 0; i < n; i++) {
         char head[96];
         snprintf(head, sizeof head, "%s{\"type\": \"function\", \"function\": {\"name\": \"t%zu\", ",
                  i ? ", " : "", i);
-        dsml_buf_puts(&b, head);
+        core_buf_puts(&b, head);
         snprintf(head, sizeof head, "%zu", same ? 0 : i);
-        dsml_buf_puts(&b, "\"parameters\": {\"type\": \"object\", \"properties\": {\"q");
-        dsml_buf_puts(&b, head);
-        dsml_buf_puts(&b, "\": {\"type\": \"string\"}, \"n\": {\"type\": \"integer\"}, "
+        core_buf_puts(&b, "\"parameters\": {\"type\": \"object\", \"properties\": {\"q");
+        core_buf_puts(&b, head);
+        core_buf_puts(&b, "\": {\"type\": \"string\"}, \"n\": {\"type\": \"integer\"}, "
                           "\"opts\": {\"type\": \"object\", \"properties\": {\"a\": {\"enum\": "
                           "[\"x\", \"y\"]}, \"b\": {\"type\": \"array\", \"items\": "
                           "{\"type\": \"number\"}}}}}, \"required\": [\"n\"]}}}");
     }
-    dsml_buf_putc(&b, ']');
+    core_buf_putc(&b, ']');
     size_t len;
-    return dsml_buf_take(&b, &len);
+    return core_buf_take(&b, &len);
 }
 
 static void test_linear(void **state)
@@ -630,20 +630,20 @@ static void test_equal_schemas_shared(void **state)
     const size_t n = 2000;
     dsml_buf b;
     dsml_allocator std;
-    dsml_alloc_resolve(&std, NULL);
-    dsml_buf_init(&b, &std);
-    dsml_buf_putc(&b, '[');
+    core_alloc_resolve(&std, NULL);
+    core_buf_init(&b, &std);
+    core_buf_putc(&b, '[');
     for (size_t i = 0; i < n; i++) {
         char tool[160];
         snprintf(tool, sizeof tool,
                  "%s{\"type\": \"function\", \"function\": {\"name\": \"f%zu\", \"parameters\": "
                  "{\"type\": \"object\", \"properties\": {\"p\": {}}}}}",
                  i ? ", " : "", i);
-        dsml_buf_puts(&b, tool);
+        core_buf_puts(&b, tool);
     }
-    dsml_buf_putc(&b, ']');
+    core_buf_putc(&b, ']');
     size_t len;
-    char *tools = dsml_buf_take(&b, &len);
+    char *tools = core_buf_take(&b, &len);
     assert_non_null(tools);
     for (int f = 0; f < 3; f++) {
         dsml_grammar_options o;
@@ -669,24 +669,24 @@ static void test_equal_schemas_shared(void **state)
 static char *required_names(size_t n)
 {
     dsml_allocator std;
-    dsml_alloc_resolve(&std, NULL);
+    core_alloc_resolve(&std, NULL);
     dsml_buf b;
-    dsml_buf_init(&b, &std);
-    dsml_buf_puts(&b, "[{\"type\": \"function\", \"function\": {\"name\": \"f\", "
+    core_buf_init(&b, &std);
+    core_buf_puts(&b, "[{\"type\": \"function\", \"function\": {\"name\": \"f\", "
                       "\"parameters\": {\"type\": \"object\", \"properties\": {");
     char key[32];
     for (size_t i = 0; i < n; i++) {
         snprintf(key, sizeof key, "%s\"k%zx\": {}", i ? ", " : "", i);
-        dsml_buf_puts(&b, key);
+        core_buf_puts(&b, key);
     }
-    dsml_buf_puts(&b, "}, \"required\": [");
+    core_buf_puts(&b, "}, \"required\": [");
     for (size_t i = n; i-- > 0;) {
         snprintf(key, sizeof key, "\"k%zx\"%s", i, i ? ", " : "");
-        dsml_buf_puts(&b, key);
+        core_buf_puts(&b, key);
     }
-    dsml_buf_puts(&b, "]}}}]");
+    core_buf_puts(&b, "]}}}]");
     size_t len;
-    return dsml_buf_take(&b, &len);
+    return core_buf_take(&b, &len);
 }
 
 /* The best of three calls' seconds. */

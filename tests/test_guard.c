@@ -195,8 +195,8 @@ static void oracle_file(const char *name, unsigned flags, dsml_profile profile)
     size_t cases = 0, compared = 0, refused = 0, skipped = 0;
     cJSON *line;
     while ((line = tu_lines_next(&it)) != NULL) {
-        const char *id = dsml_json_get(line, "id")->valuestring;
-        const char *doc = dsml_json_get(line, "case")->valuestring;
+        const char *id = json_get(line, "id")->valuestring;
+        const char *doc = json_get(line, "case")->valuestring;
         dsml_render_options o;
         dsml_render_options_init(&o);
         o.flags = flags | DSML_RENDER_GUARD;

@@ -22,16 +22,16 @@ static void roundtrip(const char *in, const char *want)
     cJSON *v = NULL;
     dsml_error err;
     dsml_error_init(&err);
-    int r = dsml_json_read(in, strlen(in), NULL, &std_alloc, "$", 0, &v, &err);
+    int r = json_read(in, strlen(in), NULL, &std_alloc, "$", 0, &v, &err);
     if (r != DSML_OK)
         fail_msg("%s: refused: %s", in, err.message);
     dsml_buf b;
-    dsml_buf_init(&b, &std_alloc);
-    dsml_emit_json(&b, v);
-    dsml_buf_putc(&b, '\0');
+    core_buf_init(&b, &std_alloc);
+    json_emit_json(&b, v);
+    core_buf_putc(&b, '\0');
     if (strcmp(b.data, want) != 0)
         fail_msg("%s: emitted %s, Python prints %s", in, b.data, want);
-    dsml_buf_release(&b);
+    core_buf_release(&b);
     cJSON_Delete(v);
 }
 
@@ -290,24 +290,24 @@ static void test_pystr(void **state)
                      "{\"a\": [1], \"a\": {}}, "
                      "[1, -0, 1.0, null, \"it's\", \"q\\\"'\", \"\\n\\u0001\\u00e9\\u200b\\u00a0\"]]";
     cJSON *v = NULL;
-    assert_int_equal(dsml_json_read(in, strlen(in), NULL, &std_alloc, "$", 0, &v, NULL),
+    assert_int_equal(json_read(in, strlen(in), NULL, &std_alloc, "$", 0, &v, NULL),
                      DSML_OK);
     dsml_buf b;
-    dsml_buf_init(&b, &std_alloc);
+    core_buf_init(&b, &std_alloc);
     const cJSON *c = v->child;
     for (int i = 0; i < 8; i++, c = i < 8 ? c->next : c) {
-        assert_true(dsml_emit_pystr(&b, c));
-        dsml_buf_putc(&b, '|');
+        assert_true(json_emit_pystr(&b, c));
+        core_buf_putc(&b, '|');
     }
-    dsml_buf_putc(&b, '\0');
+    core_buf_putc(&b, '\0');
     /* str({...}) as Python prints it: repeated key at its first place with
      * its last value */
     assert_string_equal(b.data, "None|True|False|5|2.5|x|inf|{'a': {}}|");
     b.len = 0;
-    dsml_emit_pystr(&b, c->next);
-    dsml_buf_putc(&b, '\0');
+    json_emit_pystr(&b, c->next);
+    core_buf_putc(&b, '\0');
     assert_string_equal(b.data, "[1, 0, 1.0, None, \"it's\", 'q\"\\'', '\\n\\x01\xc3\xa9\\u200b\\xa0']");
-    dsml_buf_release(&b);
+    core_buf_release(&b);
     cJSON_Delete(v);
 }
 
@@ -318,7 +318,7 @@ static void refused(const char *in, size_t len, int code, size_t offset)
     cJSON *v = (cJSON *)1;
     dsml_error err;
     dsml_error_init(&err);
-    int r = dsml_json_read(in, len, NULL, &std_alloc, "$.messages", 0, &v, &err);
+    int r = json_read(in, len, NULL, &std_alloc, "$.messages", 0, &v, &err);
     if (r != code)
         fail_msg("%.*s: got %s, want %s (%s)", (int)len, in, dsml_status_name(r),
                  dsml_status_name(code), err.message);
@@ -373,7 +373,7 @@ static void test_utf8_errors(void **state)
     REFUSED("\xef\xbb\xbf[\"\xef\xbb\xbf\"]", DSML_ERR_JSON, 0);
     cJSON *v = NULL;
     dsml_error err;
-    assert_int_equal(dsml_json_read("\xef\xbb\xbf[]", 5, NULL, &std_alloc, "$", 0, &v, &err),
+    assert_int_equal(json_read("\xef\xbb\xbf[]", 5, NULL, &std_alloc, "$", 0, &v, &err),
                      DSML_ERR_JSON);
     assert_non_null(strstr(err.message, "byte order mark"));
     /* inside a string it is text */
@@ -405,20 +405,20 @@ static void test_limits(void **state)
     dsml_limits lim = {0};
     lim.max_depth = 2;
     cJSON *v = NULL;
-    assert_int_equal(dsml_json_read("[[1]]", 5, &lim, &std_alloc, "$", 0, &v, NULL),
+    assert_int_equal(json_read("[[1]]", 5, &lim, &std_alloc, "$", 0, &v, NULL),
                      DSML_OK);
     cJSON_Delete(v);
-    assert_int_equal(dsml_json_read("[[[1]]]", 7, &lim, &std_alloc, "$", 0, &v, NULL),
+    assert_int_equal(json_read("[[[1]]]", 7, &lim, &std_alloc, "$", 0, &v, NULL),
                      DSML_ERR_LIMIT);
     lim.max_depth = 0;
     lim.max_input_bytes = 4;
-    assert_int_equal(dsml_json_read("[1,2]", 5, &lim, &std_alloc, "$", 0, &v, NULL),
+    assert_int_equal(json_read("[1,2]", 5, &lim, &std_alloc, "$", 0, &v, NULL),
                      DSML_ERR_LIMIT);
     /* numbers cJSON cannot read are refused, not truncated */
     char longnum[80];
     memset(longnum, '1', 64);
     longnum[64] = '\0';
-    assert_int_equal(dsml_json_read(longnum, 64, NULL, &std_alloc, "$", 0, &v, NULL),
+    assert_int_equal(json_read(longnum, 64, NULL, &std_alloc, "$", 0, &v, NULL),
                      DSML_ERR_LIMIT);
 }
 
@@ -433,14 +433,14 @@ static void test_large_string(void **state)
     s[n + 1] = '"';
     s[n + 2] = '\0';
     cJSON *v = NULL;
-    assert_int_equal(dsml_json_read(s, n + 2, NULL, &std_alloc, "$", 0, &v, NULL),
+    assert_int_equal(json_read(s, n + 2, NULL, &std_alloc, "$", 0, &v, NULL),
                      DSML_OK);
     dsml_buf b;
-    dsml_buf_init(&b, &std_alloc);
-    dsml_emit_json(&b, v);
+    core_buf_init(&b, &std_alloc);
+    json_emit_json(&b, v);
     assert_int_equal(b.len, n + 2);
     assert_memory_equal(b.data, s, n + 2);
-    dsml_buf_release(&b);
+    core_buf_release(&b);
     cJSON_Delete(v);
     free(s);
 }
@@ -459,33 +459,33 @@ static void test_status_table(void **state)
     assert_int_equal(dsml_version_number(), DSML_VERSION_NUMBER);
 }
 
-/* dsml_json_locate: each value's first byte, whatever precedes it. */
+/* json_locate: each value's first byte, whatever precedes it. */
 static void test_locate(void **state)
 {
     (void)state;
     const char *t = " {\"a\": [\"]}\\\"[{\", {\"b\": 1e5, \"b\" : [true, null]}],"
                     "\n \"\\u0063\": \"x\\ty\\u00e9z\", \"c\": \"last\"}";
     cJSON *v = NULL;
-    assert_int_equal(dsml_json_read(t, strlen(t), NULL, &std_alloc, "$", 0, &v, NULL), DSML_OK);
-    const cJSON *a = dsml_json_get(v, "a");
-    const cJSON *b = dsml_json_get(a->child->next, "b"); /* the last "b" */
-    const cJSON *c = dsml_json_get(v, "c");              /* the last "c" */
-    assert_int_equal(dsml_json_locate(t, strlen(t), v, DSML_NO_OFFSET), 1);
-    assert_int_equal(dsml_json_locate(t, strlen(t), a, DSML_NO_OFFSET), 7);
-    assert_int_equal(dsml_json_locate(t, strlen(t), a->child->next, DSML_NO_OFFSET),
+    assert_int_equal(json_read(t, strlen(t), NULL, &std_alloc, "$", 0, &v, NULL), DSML_OK);
+    const cJSON *a = json_get(v, "a");
+    const cJSON *b = json_get(a->child->next, "b"); /* the last "b" */
+    const cJSON *c = json_get(v, "c");              /* the last "c" */
+    assert_int_equal(json_locate(t, strlen(t), v, DSML_NO_OFFSET), 1);
+    assert_int_equal(json_locate(t, strlen(t), a, DSML_NO_OFFSET), 7);
+    assert_int_equal(json_locate(t, strlen(t), a->child->next, DSML_NO_OFFSET),
                      (size_t)(strstr(t, "{\"b\"") - t));
-    assert_int_equal(dsml_json_locate(t, strlen(t), b->child->next, DSML_NO_OFFSET),
+    assert_int_equal(json_locate(t, strlen(t), b->child->next, DSML_NO_OFFSET),
                      (size_t)(strstr(t, "null") - t));
-    assert_int_equal(dsml_json_locate(t, strlen(t), c, DSML_NO_OFFSET),
+    assert_int_equal(json_locate(t, strlen(t), c, DSML_NO_OFFSET),
                      (size_t)(strstr(t, "\"last\"") - t));
     /* with "\u0063" and "c" both naming "c", the value is the last one;
      * bytes of a decoded string map back to their characters in the text */
     assert_string_equal(c->valuestring, "last");
-    assert_int_equal(dsml_json_locate(t, strlen(t), c, 2), (size_t)(strstr(t, "st\"") - t));
+    assert_int_equal(json_locate(t, strlen(t), c, 2), (size_t)(strstr(t, "st\"") - t));
     size_t quote = (size_t)(strstr(t, "\\\"") - t); /* the \" of "]}\"[{" */
-    assert_int_equal(dsml_json_locate(t, strlen(t), a->child, 2), quote);
-    assert_int_equal(dsml_json_locate(t, strlen(t), a->child, 3), quote + 2);
-    assert_int_equal(dsml_json_locate(t, strlen(t), a->child, 9), DSML_NO_OFFSET);
+    assert_int_equal(json_locate(t, strlen(t), a->child, 2), quote);
+    assert_int_equal(json_locate(t, strlen(t), a->child, 3), quote + 2);
+    assert_int_equal(json_locate(t, strlen(t), a->child, 9), DSML_NO_OFFSET);
     cJSON_Delete(v);
 }
 
@@ -508,7 +508,7 @@ static void test_utf8_char_matches_utf8proc(void **state)
                         utf8proc_int32_t cp;
                         utf8proc_ssize_t k = utf8proc_iterate(p, (utf8proc_ssize_t)n, &cp);
                         size_t want = k > 0 ? (size_t)k : 0;
-                        size_t got = dsml_utf8_char(p, n);
+                        size_t got = core_utf8_char(p, n);
                         if (got != want)
                             fail_msg("%02x %02x %02x %02x (n %zu): %zu, utf8proc %zu", a, b, c,
                                      tail[t], n, got, want);
@@ -550,16 +550,16 @@ static void test_fast_reader_utf8_matches(void **state)
                         int n = snprintf(text, sizeof text, "[\"%s%c%c%c%c%s\"]", pads[q][0], a, b,
                                          c, tail[t], pads[q][1]);
                         cJSON *x = NULL, *y = NULL;
-                        int rx = dsml_json_read_doc(text, (size_t)n, NULL, NULL, "$", 0, NULL,
+                        int rx = json_read_doc(text, (size_t)n, NULL, NULL, "$", 0, NULL,
                                                     &x, NULL);
-                        int ry = dsml_json_read_counted(text, (size_t)n, NULL, NULL, "$", 0, NULL,
+                        int ry = json_read_counted(text, (size_t)n, NULL, NULL, "$", 0, NULL,
                                                         &y, NULL);
                         if (rx != ry)
                             fail_msg("%02x %02x %02x %02x (pad %zu): %s, the reader %s", a, b, c,
                                      tail[t], q, dsml_status_name(rx), dsml_status_name(ry));
                         if (rx == DSML_OK)
                             assert_string_equal(x->child->valuestring, y->child->valuestring);
-                        dsml_json_free(x);
+                        json_free(x);
                         cJSON_Delete(y);
                         checked++;
                     }
@@ -615,9 +615,9 @@ static void test_fast_reader_escapes_match(void **state)
                             int n = snprintf(text, sizeof text, "{\"k\": \"%s%s%s\"}", before[x],
                                              mid, after[y]);
                             cJSON *fx = NULL, *fy = NULL;
-                            int rx = dsml_json_read_doc(text, (size_t)n, NULL, NULL, "$", 0,
+                            int rx = json_read_doc(text, (size_t)n, NULL, NULL, "$", 0,
                                                         NULL, &fx, NULL);
-                            int ry = dsml_json_read_counted(text, (size_t)n, NULL, NULL, "$", 0,
+                            int ry = json_read_counted(text, (size_t)n, NULL, NULL, "$", 0,
                                                             NULL, &fy, NULL);
                             if (rx != ry)
                                 fail_msg("%s: %s, the reader %s", text, dsml_status_name(rx),
@@ -625,10 +625,10 @@ static void test_fast_reader_escapes_match(void **state)
                             if (rx == DSML_OK) {
                                 const char *vx = fx->child->valuestring;
                                 assert_string_equal(vx, fy->child->valuestring);
-                                assert_int_equal(dsml_json_strlen(fx->child), strlen(vx));
+                                assert_int_equal(json_strlen(fx->child), strlen(vx));
                                 accepted++;
                             }
-                            dsml_json_free(fx);
+                            json_free(fx);
                             cJSON_Delete(fy);
                             checked++;
                         }
@@ -643,7 +643,7 @@ static void test_fast_reader_escapes_match(void **state)
 
 int main(void)
 {
-    dsml_alloc_resolve(&std_alloc, NULL);
+    core_alloc_resolve(&std_alloc, NULL);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_numbers),
         cmocka_unit_test(test_integers_keep_digits),

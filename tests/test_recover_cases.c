@@ -231,22 +231,22 @@ static void outcome_free(outcome *o)
 static char *tools_json(const cJSON *names)
 {
     dsml_allocator a;
-    dsml_alloc_resolve(&a, NULL);
+    core_alloc_resolve(&a, NULL);
     dsml_buf b;
-    dsml_buf_init(&b, &a);
-    dsml_buf_putc(&b, '[');
+    core_buf_init(&b, &a);
+    core_buf_putc(&b, '[');
     int first = 1;
     for (const cJSON *n = names != NULL ? names->child : NULL; n != NULL; n = n->next) {
         if (!first)
-            dsml_buf_putc(&b, ',');
+            core_buf_putc(&b, ',');
         first = 0;
         DSML_BUF_LIT(&b, "{\"type\": \"function\", \"function\": {\"name\": ");
-        dsml_emit_string(&b, n->valuestring, strlen(n->valuestring));
+        json_emit_string(&b, n->valuestring, strlen(n->valuestring));
         DSML_BUF_LIT(&b, "}}");
     }
-    dsml_buf_putc(&b, ']');
+    core_buf_putc(&b, ']');
     size_t len;
-    return dsml_buf_take(&b, &len);
+    return core_buf_take(&b, &len);
 }
 
 static const char *str_of(const cJSON *o, const char *k)
@@ -311,7 +311,7 @@ static void run_case(const dsml_detector_options *opts, const char *text, size_t
     la_free(&acct);
     dc_log_close_text(&l);
     out->rc = rc;
-    out->log = dsml_buf_take(&l.b, &out->log_len);
+    out->log = core_buf_take(&l.b, &out->log_len);
     dsml_output m;
     if (rc == DSML_OK && dsml_detector_message(d, &m, NULL) == DSML_OK) {
         out->msg_text = dc_strdup(m.text, m.len);
@@ -395,25 +395,25 @@ static int same_call(const char *name, const char *args, const cJSON *want, char
     } else if (cJSON_IsObject(raw)) {
         /* the values as written: inserted verbatim, or each a string */
         dsml_allocator a;
-        dsml_alloc_resolve(&a, NULL);
+        core_alloc_resolve(&a, NULL);
         dsml_buf b;
-        dsml_buf_init(&b, &a);
-        dsml_buf_putc(&b, '{');
+        core_buf_init(&b, &a);
+        core_buf_putc(&b, '{');
         int all_strings = got != NULL;
         for (const cJSON *v = raw->child; v != NULL; v = v->next) {
             if (v != raw->child)
                 DSML_BUF_LIT(&b, ", ");
-            dsml_emit_string(&b, v->string, strlen(v->string));
+            json_emit_string(&b, v->string, strlen(v->string));
             DSML_BUF_LIT(&b, ": ");
-            dsml_buf_puts(&b, v->valuestring);
+            core_buf_puts(&b, v->valuestring);
             const cJSON *g = cJSON_GetObjectItemCaseSensitive(got, v->string);
             if (!cJSON_IsString(g) || strcmp(g->valuestring, v->valuestring) != 0)
                 all_strings = 0;
         }
-        dsml_buf_putc(&b, '}');
+        core_buf_putc(&b, '}');
         ok = all_strings || (args != NULL && b.len == strlen(args) &&
                              memcmp(b.data, args, b.len) == 0);
-        dsml_buf_release(&b);
+        core_buf_release(&b);
     }
     if (!ok)
         snprintf(why, cap, "call '%s': arguments %s", name ? name : "", args ? args : "(none)");

@@ -30,13 +30,13 @@ static size_t run_file(const golden_file *g, size_t *failures)
     size_t cases = 0, pass = 0;
     cJSON *line;
     dsml_allocator a;
-    dsml_alloc_resolve(&a, NULL);
+    core_alloc_resolve(&a, NULL);
     while ((line = tu_lines_next(&it)) != NULL) {
         cases++;
-        const cJSON *id = dsml_json_get(line, "id");
-        const cJSON *cs = dsml_json_get(line, "case");
-        const cJSON *expect = dsml_json_get(line, "expect");
-        const cJSON *error = dsml_json_get(expect, "error");
+        const cJSON *id = json_get(line, "id");
+        const cJSON *cs = json_get(line, "case");
+        const cJSON *expect = json_get(line, "expect");
+        const cJSON *error = json_get(expect, "error");
         dsml_render_options opts;
         dsml_render_options_init(&opts);
         opts.flags = g->flags;
@@ -52,7 +52,7 @@ static size_t run_file(const golden_file *g, size_t *failures)
             if (!ok)
                 fprintf(stderr, "%s: rendered, but the reference refused: %s\n",
                         id->valuestring,
-                        dsml_json_get(error, "message")->valuestring);
+                        json_get(error, "message")->valuestring);
             else if (err.message[0] == '\0' || r != err.code) {
                 fprintf(stderr, "%s: refused without a message\n", id->valuestring);
                 ok = 0;
@@ -62,20 +62,20 @@ static size_t run_file(const golden_file *g, size_t *failures)
                     dsml_status_name(r), err.message);
             ok = 0;
         } else {
-            const cJSON *prompt = dsml_json_get(expect, "prompt");
+            const cJSON *prompt = json_get(expect, "prompt");
             ok = tu_same_text(id->valuestring, "prompt", prompt->valuestring,
                               strlen(prompt->valuestring), out.text, out.len);
             dsml_buf want;
-            dsml_buf_init(&want, &a);
-            const cJSON *images = dsml_json_get(expect, "images");
+            core_buf_init(&want, &a);
+            const cJSON *images = json_get(expect, "images");
             if (images != NULL)
-                dsml_emit_json(&want, images);
+                json_emit_json(&want, images);
             else
                 DSML_BUF_LIT(&want, "[]");
             if (ok)
                 ok = tu_same_text(id->valuestring, "images", want.data, want.len,
                                   out.images, out.images_len);
-            dsml_buf_release(&want);
+            core_buf_release(&want);
         }
         if (r == DSML_OK)
             dsml_output_free(&out);
@@ -162,38 +162,38 @@ static size_t run_official(const char *file, dsml_profile profile, int stripped,
         return 0;
     }
     dsml_allocator a;
-    dsml_alloc_resolve(&a, NULL);
+    core_alloc_resolve(&a, NULL);
     cJSON *doc = NULL;
     dsml_error err;
-    assert_int_equal(dsml_json_read(text, len, NULL, &a, "$", 0, &doc, &err), DSML_OK);
-    const cJSON *cases = dsml_json_get(doc, "cases");
+    assert_int_equal(json_read(text, len, NULL, &a, "$", 0, &doc, &err), DSML_OK);
+    const cJSON *cases = json_get(doc, "cases");
     size_t n = 0;
     for (const cJSON *c = cases->child; c != NULL; c = c->next, n++) {
-        const cJSON *input = dsml_json_get(c, "input");
-        const cJSON *mode = dsml_json_get(c, "thinking_mode");
+        const cJSON *input = json_get(c, "input");
+        const cJSON *mode = json_get(c, "thinking_mode");
         dsml_buf in;
-        dsml_buf_init(&in, &a);
-        if (dsml_is_array(input)) {
+        core_buf_init(&in, &a);
+        if (json_is_array(input)) {
             DSML_BUF_LIT(&in, "{\"messages\": ");
-            dsml_emit_json(&in, input);
+            json_emit_json(&in, input);
             DSML_BUF_LIT(&in, "}");
         } else {
-            dsml_emit_json(&in, input);
+            json_emit_json(&in, input);
         }
         dsml_render_options opts;
         dsml_render_options_init(&opts);
         opts.profile = profile;
-        if (dsml_is_string(mode) && strcmp(mode->valuestring, "thinking") == 0)
+        if (json_is_string(mode) && strcmp(mode->valuestring, "thinking") == 0)
             opts.thinking_mode = DSML_THINKING;
         dsml_output out;
         int r = dsml_render_case(in.data, in.len, &opts, &out, &err);
         char id[64];
-        const cJSON *cid = dsml_json_get(c, "case_id");
-        if (dsml_is_string(cid))
+        const cJSON *cid = json_get(c, "case_id");
+        if (json_is_string(cid))
             snprintf(id, sizeof id, "official-%s", cid->valuestring);
         else
             snprintf(id, sizeof id, "official-%g", cid->valuedouble);
-        const cJSON *want = dsml_json_get(c, "expected_prompt");
+        const cJSON *want = json_get(c, "expected_prompt");
         if (r != DSML_OK) {
             fprintf(stderr, "%s: refused: %s\n", id, err.message);
         } else {
@@ -206,7 +206,7 @@ static size_t run_official(const char *file, dsml_profile profile, int stripped,
                 (*passed)++;
             dsml_output_free(&out);
         }
-        dsml_buf_release(&in);
+        core_buf_release(&in);
     }
     printf("official %s: %zu/%zu\n", file, *passed, n);
     cJSON_Delete(doc);
@@ -244,10 +244,10 @@ static int json_equal(const cJSON *a, const cJSON *b)
 {
     if ((a->type & 0xFF) != (b->type & 0xFF))
         return 0;
-    if (dsml_is_object(a)) {
+    if (json_is_object(a)) {
         size_t na = 0, nb = 0;
         for (const cJSON *k = a->child; k != NULL; k = k->next, na++) {
-            const cJSON *o = dsml_json_get(b, k->string);
+            const cJSON *o = json_get(b, k->string);
             if (o == NULL || !json_equal(k, o))
                 return 0;
         }
@@ -255,7 +255,7 @@ static int json_equal(const cJSON *a, const cJSON *b)
             nb++;
         return na == nb;
     }
-    if (dsml_is_array(a)) {
+    if (json_is_array(a)) {
         const cJSON *x = a->child, *y = b->child;
         for (; x != NULL && y != NULL; x = x->next, y = y->next)
             if (!json_equal(x, y))
@@ -263,15 +263,15 @@ static int json_equal(const cJSON *a, const cJSON *b)
         return x == NULL && y == NULL;
     }
     dsml_allocator al;
-    dsml_alloc_resolve(&al, NULL);
+    core_alloc_resolve(&al, NULL);
     dsml_buf ea, eb;
-    dsml_buf_init(&ea, &al);
-    dsml_buf_init(&eb, &al);
-    dsml_emit_json(&ea, a);
-    dsml_emit_json(&eb, b);
+    core_buf_init(&ea, &al);
+    core_buf_init(&eb, &al);
+    json_emit_json(&ea, a);
+    json_emit_json(&eb, b);
     int same = ea.len == eb.len && memcmp(ea.data, eb.data, ea.len) == 0;
-    dsml_buf_release(&ea);
-    dsml_buf_release(&eb);
+    core_buf_release(&ea);
+    core_buf_release(&eb);
     return same;
 }
 
@@ -282,18 +282,18 @@ static int json_equal(const cJSON *a, const cJSON *b)
 static int round_trip(const cJSON *messages, size_t at, const char *dropped)
 {
     dsml_allocator a;
-    dsml_alloc_resolve(&a, NULL);
+    core_alloc_resolve(&a, NULL);
     dsml_buf cs;
-    dsml_buf_init(&cs, &a);
+    core_buf_init(&cs, &a);
     DSML_BUF_LIT(&cs, "{\"thinking_mode\": \"thinking\", \"context\": [");
     const cJSON *m = messages->child;
     for (size_t i = 0; i < at; i++, m = m->next) {
         if (i > 0)
             DSML_BUF_LIT(&cs, ", ");
-        dsml_emit_json(&cs, m);
+        json_emit_json(&cs, m);
     }
     DSML_BUF_LIT(&cs, "], \"messages\": [");
-    dsml_emit_json(&cs, m);
+    json_emit_json(&cs, m);
     DSML_BUF_LIT(&cs, "]}");
     dsml_render_options ro;
     dsml_render_options_init(&ro);
@@ -318,11 +318,11 @@ static int round_trip(const cJSON *messages, size_t at, const char *dropped)
     }
     cJSON *got = NULL, *want = NULL;
     dsml_buf w;
-    dsml_buf_init(&w, &a);
-    dsml_emit_json(&w, m);
-    assert_int_equal(dsml_json_read(parsed.text, parsed.len, NULL, &a, "$", 0, &got, &err),
+    core_buf_init(&w, &a);
+    json_emit_json(&w, m);
+    assert_int_equal(json_read(parsed.text, parsed.len, NULL, &a, "$", 0, &got, &err),
                      DSML_OK);
-    assert_int_equal(dsml_json_read(w.data, w.len, NULL, &a, "$", 0, &want, &err), DSML_OK);
+    assert_int_equal(json_read(w.data, w.len, NULL, &a, "$", 0, &want, &err), DSML_OK);
     cJSON_DeleteItemFromObjectCaseSensitive(got, dropped);
     for (cJSON *tc = cJSON_GetObjectItemCaseSensitive(want, "tool_calls") ?
                          cJSON_GetObjectItemCaseSensitive(want, "tool_calls")->child : NULL;
@@ -333,10 +333,10 @@ static int round_trip(const cJSON *messages, size_t at, const char *dropped)
         fprintf(stderr, "round trip of message %zu: parsed %s\n", at, parsed.text);
     cJSON_Delete(got);
     cJSON_Delete(want);
-    dsml_buf_release(&w);
+    core_buf_release(&w);
     dsml_output_free(&parsed);
 done:
-    dsml_buf_release(&cs);
+    core_buf_release(&cs);
     return ok;
 }
 
@@ -355,10 +355,10 @@ static void test_official_cases_v32(void **state)
     if (text == NULL)
         return; /* skipped above */
     dsml_allocator a;
-    dsml_alloc_resolve(&a, NULL);
+    core_alloc_resolve(&a, NULL);
     cJSON *doc = NULL;
     dsml_error err;
-    assert_int_equal(dsml_json_read(text, len, NULL, &a, "$", 0, &doc, &err), DSML_OK);
+    assert_int_equal(json_read(text, len, NULL, &a, "$", 0, &doc, &err), DSML_OK);
     cJSON *input = cJSON_GetObjectItemCaseSensitive(doc, "parse_round_trip_input");
     cJSON *messages = cJSON_GetObjectItemCaseSensitive(input, "messages");
     cJSON *tools = cJSON_DetachItemFromObjectCaseSensitive(input, "tools");

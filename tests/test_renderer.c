@@ -42,8 +42,8 @@ static golden_set load_cases(const char *name)
     size_t cap = 0;
     cJSON *line;
     while ((line = tu_lines_next(&it)) != NULL) {
-        const cJSON *id = dsml_json_get(line, "id");
-        const cJSON *cs = dsml_json_get(line, "case");
+        const cJSON *id = json_get(line, "id");
+        const cJSON *cs = json_get(line, "case");
         if (g.n == cap) {
             cap = cap ? cap * 2 : 256;
             g.v = realloc(g.v, cap * sizeof *g.v);
@@ -149,10 +149,10 @@ static const char small_case[] =
 static char *make_session(size_t turns, size_t *len)
 {
     dsml_allocator a;
-    dsml_alloc_resolve(&a, NULL);
+    core_alloc_resolve(&a, NULL);
     dsml_buf b;
-    dsml_buf_init(&b, &a);
-    dsml_buf_puts(&b, "{\"thinking_mode\":\"thinking\",\"tools\":[{\"type\":\"function\","
+    core_buf_init(&b, &a);
+    core_buf_puts(&b, "{\"thinking_mode\":\"thinking\",\"tools\":[{\"type\":\"function\","
                       "\"function\":{\"name\":\"get\",\"parameters\":{\"type\":\"object\","
                       "\"properties\":{\"q\":{\"type\":\"string\"}}}}}],\"messages\":[");
     for (size_t i = 0; i < turns; i++) {
@@ -164,10 +164,10 @@ static char *make_session(size_t turns, size_t *len)
                  "{\"name\":\"get\",\"arguments\":\"{\\\"q\\\":\\\"x%zu\\\"}\"}}]},"
                  "{\"role\":\"tool\",\"tool_call_id\":\"c%zu\",\"content\":\"result %zu\"}",
                  i ? "," : "", i, i, i, i, i, i);
-        dsml_buf_puts(&b, one);
+        core_buf_puts(&b, one);
     }
-    dsml_buf_puts(&b, "]}");
-    char *s = dsml_buf_take(&b, len);
+    core_buf_puts(&b, "]}");
+    char *s = core_buf_take(&b, len);
     assert_non_null(s);
     return s;
 }

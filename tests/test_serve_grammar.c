@@ -450,7 +450,7 @@ static void agree(const char *rest, dsml_profile profile, int count, uint32_t se
     if (go_build(&g, in->tools, in->tools_len, &o, &tools, &err) != DSML_OK)
         fail_msg("%s", err.message);
     dsml_buf text;
-    dsml_buf_init(&text, &g.alloc);
+    core_buf_init(&text, &g.alloc);
     int required = in->tool_choice == DSML_TOOL_CHOICE_REQUIRED ||
                    in->tool_choice == DSML_TOOL_CHOICE_FUNCTION;
     int calls_seen = 0;
@@ -491,7 +491,7 @@ static void agree(const char *rest, dsml_profile profile, int count, uint32_t se
         dsml_output_free(&out);
     }
     assert_true(calls_seen > 0);
-    dsml_buf_release(&text);
+    core_buf_release(&text);
     gm_release(&g);
     cJSON_Delete(tools);
     dsml_turn_destroy(t);

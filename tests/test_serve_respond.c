@@ -79,9 +79,9 @@ static void streamed_free(streamed *s)
 static cJSON *json(const char *text, size_t len)
 {
     dsml_allocator a;
-    dsml_alloc_resolve(&a, NULL);
+    core_alloc_resolve(&a, NULL);
     cJSON *v = NULL;
-    if (dsml_json_read(text, len, NULL, &a, "$", 0, &v, NULL) != DSML_OK)
+    if (json_read(text, len, NULL, &a, "$", 0, &v, NULL) != DSML_OK)
         fail_msg("not JSON: %.*s", (int)len, text);
     return v;
 }
@@ -171,8 +171,8 @@ static streamed stream(const dsml_turn *t, const dsml_responder_options *o, cons
     assert_int_equal(dsml_responder_create(t, o, &r, NULL), DSML_OK);
     dsml_buf diags;
     dsml_allocator a;
-    dsml_alloc_resolve(&a, NULL);
-    dsml_buf_init(&diags, &a);
+    core_alloc_resolve(&a, NULL);
+    core_buf_init(&diags, &a);
     size_t len = strlen(text), at = 0;
     int sse = (o->flags & DSML_RESPOND_SSE) != 0, done = 0;
     int rc = DSML_OK;
@@ -196,9 +196,9 @@ static streamed stream(const dsml_turn *t, const dsml_responder_options *o, cons
             } else if (it.type == DSML_ITEM_DIAGNOSTIC) {
                 char code[16];
                 snprintf(code, sizeof code, "%d:", it.status);
-                dsml_buf_puts(&diags, code);
-                dsml_buf_append(&diags, it.text, it.len);
-                dsml_buf_putc(&diags, '\n');
+                core_buf_puts(&diags, code);
+                core_buf_append(&diags, it.text, it.len);
+                core_buf_putc(&diags, '\n');
             } else {
                 assert_int_equal(it.type, DSML_ITEM_DONE);
                 assert_string_equal(it.text, "data: [DONE]\n\n");
@@ -208,7 +208,7 @@ static streamed stream(const dsml_turn *t, const dsml_responder_options *o, cons
     }
     s.rc = rc;
     assert_int_equal(done, sse && rc == 0);
-    s.diags = dsml_buf_take(&diags, NULL);
+    s.diags = core_buf_take(&diags, NULL);
     if (rc == 0 && !(o->flags & DSML_RESPOND_NO_COMPLETION)) {
         dsml_output out;
         assert_int_equal(dsml_responder_completion(r, &out, NULL), DSML_OK);
@@ -1046,7 +1046,7 @@ static void test_error_object(void **state)
     dsml_output_free(&out);
     dsml_error none;
     dsml_error_init(&none);
-    dsml_fail(&none, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
+    core_fail(&none, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
     assert_int_equal(dsml_error_json(&none, &out), DSML_OK);
     has(out.text, "\"param\":null,\"code\":\"nomem\"}}");
     dsml_output_free(&out);

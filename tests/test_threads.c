@@ -96,8 +96,8 @@ static size_t load(job *jobs, size_t at, const char *file, int kind, cJSON **kee
     while ((line = tu_lines_next(&it)) != NULL) {
         job *j = &jobs[at++];
         memset(j, 0, sizeof *j);
-        const cJSON *t = dsml_json_get(line, kind == 0 ? "case" : "text");
-        const cJSON *m = dsml_json_get(line, "thinking_mode");
+        const cJSON *t = json_get(line, kind == 0 ? "case" : "text");
+        const cJSON *m = json_get(line, "thinking_mode");
         j->text = t->valuestring;
         j->len = strlen(t->valuestring);
         j->kind = kind;

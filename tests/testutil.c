@@ -49,11 +49,11 @@ cJSON *tu_lines_next(tu_lines *it)
         if (end == start)
             continue;
         dsml_allocator a;
-        dsml_alloc_resolve(&a, NULL);
+        core_alloc_resolve(&a, NULL);
         cJSON *v = NULL;
         dsml_error err;
         dsml_error_init(&err);
-        if (dsml_json_read(it->data + start, end - start, NULL, &a, "$", 0, &v,
+        if (json_read(it->data + start, end - start, NULL, &a, "$", 0, &v,
                            &err) != DSML_OK) {
             fprintf(stderr, "line %zu: %s\n", it->lineno, err.message);
             return NULL;

@@ -21,7 +21,7 @@
 char *tu_read_file(const char *path, size_t *len);
 
 /* Iterates the lines of a JSONL file: returns each line as a cJSON tree
- * read with dsml_json_read (lexemes kept, backed by `*text`), or NULL at the
+ * read with json_read (lexemes kept, backed by `*text`), or NULL at the
  * end.  The caller frees the tree with cJSON_Delete. */
 typedef struct tu_lines {
     char *data;

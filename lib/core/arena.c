@@ -27,7 +27,7 @@ void *core_arena_alloc(dsml_arena *ar, size_t n)
     if (ar->head == NULL || ar->cap - ar->used < n) {
         size_t size = n > 960 ? n : 960;
         dsml_arena_chunk *ch =
-            dsml_malloc(ar->alloc, sizeof(dsml_arena_chunk) + size);
+            core_malloc(ar->alloc, sizeof(dsml_arena_chunk) + size);
         if (ch == NULL)
             return NULL;
         ch->next = ar->head;
@@ -46,7 +46,7 @@ void core_arena_release(dsml_arena *ar)
     dsml_arena_chunk *ch = ar->head;
     while (ch != NULL) {
         dsml_arena_chunk *next = ch->next;
-        dsml_free(ar->alloc, ch);
+        core_free(ar->alloc, ch);
         ch = next;
     }
     ar->head = NULL;

@@ -27,7 +27,7 @@ static void std_free(void *ctx, void *p)
     free(p);
 }
 
-void dsml_alloc_resolve(dsml_allocator *out, const dsml_allocator *given)
+void core_alloc_resolve(dsml_allocator *out, const dsml_allocator *given)
 {
     if (given != NULL && given->malloc != NULL && given->realloc != NULL &&
         given->free != NULL) {
@@ -40,19 +40,19 @@ void dsml_alloc_resolve(dsml_allocator *out, const dsml_allocator *given)
     out->ctx = NULL;
 }
 
-void *dsml_malloc(const dsml_allocator *a, size_t n)
+void *core_malloc(const dsml_allocator *a, size_t n)
 {
     return a->malloc(a->ctx, n == 0 ? 1 : n);
 }
 
-void *dsml_realloc(const dsml_allocator *a, void *p, size_t old, size_t n)
+void *core_realloc(const dsml_allocator *a, void *p, size_t old, size_t n)
 {
     if (p == NULL)
-        return dsml_malloc(a, n);
+        return core_malloc(a, n);
     return a->realloc(a->ctx, p, old, n == 0 ? 1 : n);
 }
 
-void dsml_free(const dsml_allocator *a, void *p)
+void core_free(const dsml_allocator *a, void *p)
 {
     if (p != NULL)
         a->free(a->ctx, p);
@@ -63,16 +63,16 @@ void dsml_output_free(dsml_output *out)
     if (out == NULL)
         return;
     if (out->alloc_.free != NULL) {
-        dsml_free(&out->alloc_, out->text);
-        dsml_free(&out->alloc_, out->images);
-        dsml_free(&out->alloc_, out->segments);
+        core_free(&out->alloc_, out->text);
+        core_free(&out->alloc_, out->images);
+        core_free(&out->alloc_, out->segments);
     }
     memset(out, 0, sizeof *out);
 }
 
 /* ---- buffer ------------------------------------------------------------- */
 
-void dsml_buf_init(dsml_buf *b, const dsml_allocator *a)
+void core_buf_init(dsml_buf *b, const dsml_allocator *a)
 {
     b->data = NULL;
     b->len = 0;
@@ -82,24 +82,24 @@ void dsml_buf_init(dsml_buf *b, const dsml_allocator *a)
     b->max = 0;
 }
 
-void dsml_buf_release(dsml_buf *b)
+void core_buf_release(dsml_buf *b)
 {
-    dsml_free(b->alloc, b->data);
+    core_free(b->alloc, b->data);
     b->data = NULL;
     b->len = 0;
     b->cap = 0;
 }
 
-int dsml_buf_reserve(dsml_buf *b, size_t extra)
+int core_buf_reserve(dsml_buf *b, size_t extra)
 {
     if (b->failed)
         return 0;
     if (extra < b->cap - b->len && b->data != NULL)
         return 1;
-    return dsml_buf_grow(b, extra);
+    return core_buf_grow(b, extra);
 }
 
-int dsml_buf_grow(dsml_buf *b, size_t extra)
+int core_buf_grow(dsml_buf *b, size_t extra)
 {
     if (b->failed)
         return 0;
@@ -114,7 +114,7 @@ int dsml_buf_grow(dsml_buf *b, size_t extra)
         cap = need + need / 16;
     if (b->max != 0 && need <= b->max + 1 && cap > b->max + 1)
         cap = b->max + 1;
-    char *p = dsml_realloc(b->alloc, b->data, b->cap, cap);
+    char *p = core_realloc(b->alloc, b->data, b->cap, cap);
     if (p == NULL) {
         b->failed = 1;
         return 0;
@@ -124,19 +124,19 @@ int dsml_buf_grow(dsml_buf *b, size_t extra)
     return 1;
 }
 
-void dsml_buf_puts(dsml_buf *b, const char *s) { dsml_buf_append(b, s, strlen(s)); }
+void core_buf_puts(dsml_buf *b, const char *s) { core_buf_append(b, s, strlen(s)); }
 
-void dsml_buf_put_size(dsml_buf *b, size_t v)
+void core_buf_put_size(dsml_buf *b, size_t v)
 {
     char tmp[32];
     int n = snprintf(tmp, sizeof tmp, "%zu", v);
-    dsml_buf_append(b, tmp, (size_t)n);
+    core_buf_append(b, tmp, (size_t)n);
 }
 
-char *dsml_buf_take(dsml_buf *b, size_t *len)
+char *core_buf_take(dsml_buf *b, size_t *len)
 {
-    if (!dsml_buf_reserve(b, 0)) {
-        dsml_buf_release(b);
+    if (!core_buf_reserve(b, 0)) {
+        core_buf_release(b);
         return NULL;
     }
     b->data[b->len] = '\0';

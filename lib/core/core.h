@@ -23,10 +23,10 @@
 /* ---- memory (buf.c) ---------------------------------------------------- */
 
 /* The allocator in effect: the caller's, or the C library's. */
-void dsml_alloc_resolve(dsml_allocator *out, const dsml_allocator *given);
-void *dsml_malloc(const dsml_allocator *a, size_t n);
-void *dsml_realloc(const dsml_allocator *a, void *p, size_t old, size_t n);
-void dsml_free(const dsml_allocator *a, void *p);
+void core_alloc_resolve(dsml_allocator *out, const dsml_allocator *given);
+void *core_malloc(const dsml_allocator *a, size_t n);
+void *core_realloc(const dsml_allocator *a, void *p, size_t old, size_t n);
+void core_free(const dsml_allocator *a, void *p);
 
 /* ---- arena (arena.c): every allocation of one job, freed at once ------ */
 
@@ -75,14 +75,14 @@ typedef struct dsml_buf {
     size_t max;
 } dsml_buf;
 
-void dsml_buf_init(dsml_buf *b, const dsml_allocator *a);
-void dsml_buf_release(dsml_buf *b);
-int dsml_buf_reserve(dsml_buf *b, size_t extra);
-int dsml_buf_grow(dsml_buf *b, size_t extra);
+void core_buf_init(dsml_buf *b, const dsml_allocator *a);
+void core_buf_release(dsml_buf *b);
+int core_buf_reserve(dsml_buf *b, size_t extra);
+int core_buf_grow(dsml_buf *b, size_t extra);
 
 /* s[0, n), 1 <= n <= 16 (a streamed token), to d without a call: two
  * overlapping copies of a fixed size. */
-static inline void dsml_copy_short(char *d, const char *s, size_t n)
+static inline void core_copy_short(char *d, const char *s, size_t n)
 {
     if (n >= 8) {
         uint64_t x, y;
@@ -103,45 +103,45 @@ static inline void dsml_copy_short(char *d, const char *s, size_t n)
     }
 }
 
-static inline void dsml_buf_append(dsml_buf *b, const char *s, size_t n)
+static inline void core_buf_append(dsml_buf *b, const char *s, size_t n)
 {
     if (n == 0)
         return;
     if (n >= b->cap - b->len || b->data == NULL) {
-        if (!dsml_buf_grow(b, n))
+        if (!core_buf_grow(b, n))
             return;
     }
     if (n <= 16)
-        dsml_copy_short(b->data + b->len, s, n);
+        core_copy_short(b->data + b->len, s, n);
     else
         memcpy(b->data + b->len, s, n);
     b->len += n;
 }
 
-static inline void dsml_buf_putc(dsml_buf *b, char c)
+static inline void core_buf_putc(dsml_buf *b, char c)
 {
     if (1 >= b->cap - b->len || b->data == NULL) {
-        if (!dsml_buf_grow(b, 1))
+        if (!core_buf_grow(b, 1))
             return;
     }
     b->data[b->len++] = c;
 }
 
-void dsml_buf_puts(dsml_buf *b, const char *s);
+void core_buf_puts(dsml_buf *b, const char *s);
 /* Appends "%zu". */
-void dsml_buf_put_size(dsml_buf *b, size_t v);
+void core_buf_put_size(dsml_buf *b, size_t v);
 /* Takes the NUL-terminated text out of the buffer (the buffer is left
  * empty).  Returns NULL when an allocation failed. */
-char *dsml_buf_take(dsml_buf *b, size_t *len);
+char *core_buf_take(dsml_buf *b, size_t *len);
 
-#define DSML_BUF_LIT(b, lit) dsml_buf_append((b), (lit), sizeof(lit) - 1)
+#define DSML_BUF_LIT(b, lit) core_buf_append((b), (lit), sizeof(lit) - 1)
 
 /* ---- errors (status.c) ------------------------------------------------- */
 
 /* Fills `err` (when not NULL) and returns `code`.  `path` may be NULL. */
-int dsml_fail(dsml_error *err, int code, size_t offset, const char *path,
+int core_fail(dsml_error *err, int code, size_t offset, const char *path,
               const char *fmt, ...) DSML_PRINTF(5, 6);
-int dsml_vfail(dsml_error *err, int code, size_t offset, const char *path,
+int core_vfail(dsml_error *err, int code, size_t offset, const char *path,
                const char *fmt, va_list ap) DSML_PRINTF(5, 0);
 
 /* Reads a caller's options struct (its first member is `size_t size`) over
@@ -150,9 +150,9 @@ int dsml_vfail(dsml_error *err, int code, size_t offset, const char *path,
  * this library does not know are zero.  `what` names the struct in errors. */
 /* Clears a caller's options struct of `size` bytes and sets its `size`
  * member (the first).  Nothing when opts is NULL or size too small. */
-void dsml_options_clear(void *opts, size_t size);
+void core_options_clear(void *opts, size_t size);
 
-int dsml_options_copy(void *dst, size_t dst_size, const void *src, const char *what,
+int core_options_copy(void *dst, size_t dst_size, const void *src, const char *what,
                       dsml_error *err);
 
 /* A JSON path under construction, "$.messages[3].tool_calls[0]". */
@@ -162,10 +162,10 @@ typedef struct dsml_path {
     int truncated;
 } dsml_path;
 
-void dsml_path_root(dsml_path *p, const char *root);
-/* Push returns the previous length, to pass to dsml_path_pop. */
-size_t dsml_path_key(dsml_path *p, const char *key);
-size_t dsml_path_index(dsml_path *p, size_t index);
-void dsml_path_pop(dsml_path *p, size_t previous_len);
+void core_path_root(dsml_path *p, const char *root);
+/* Push returns the previous length, to pass to core_path_pop. */
+size_t core_path_key(dsml_path *p, const char *key);
+size_t core_path_index(dsml_path *p, size_t index);
+void core_path_pop(dsml_path *p, size_t previous_len);
 
 #endif /* DSML_CORE_H */

@@ -82,7 +82,7 @@ static core_pool_head *pool_block(core_pool *p, size_t n)
     size_t k = pool_class(n, &cap);
     if (p->free[k] != NULL)
         return pool_pop(p, k);
-    core_pool_head *b = dsml_malloc(&p->base, sizeof *b + cap);
+    core_pool_head *b = core_malloc(&p->base, sizeof *b + cap);
     if (b == NULL)
         return NULL;
     b->h.cap = cap;
@@ -125,7 +125,7 @@ static void *pool_realloc(void *ctx, void *ptr, size_t old, size_t n)
 void core_pool_init(core_pool *p, const dsml_allocator *base)
 {
     memset(p, 0, sizeof *p);
-    dsml_alloc_resolve(&p->base, base);
+    core_alloc_resolve(&p->base, base);
     p->alloc.malloc = pool_malloc;
     p->alloc.realloc = pool_realloc;
     p->alloc.free = pool_free;
@@ -138,7 +138,7 @@ void core_pool_release(core_pool *p)
         core_pool_head *b = p->free[k];
         while (b != NULL) {
             core_pool_head *next = b->h.next;
-            dsml_free(&p->base, b);
+            core_free(&p->base, b);
             b = next;
         }
         p->free[k] = NULL;

@@ -101,7 +101,7 @@ static void copy_printable(char *dst, size_t cap, const char *src)
     dst[o] = '\0';
 }
 
-int dsml_vfail(dsml_error *err, int code, size_t offset, const char *path,
+int core_vfail(dsml_error *err, int code, size_t offset, const char *path,
                const char *fmt, va_list ap)
 {
     if (err == NULL)
@@ -126,12 +126,12 @@ int dsml_vfail(dsml_error *err, int code, size_t offset, const char *path,
     return code;
 }
 
-int dsml_fail(dsml_error *err, int code, size_t offset, const char *path,
+int core_fail(dsml_error *err, int code, size_t offset, const char *path,
               const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    int r = dsml_vfail(err, code, offset, path, fmt, ap);
+    int r = core_vfail(err, code, offset, path, fmt, ap);
     va_end(ap);
     return r;
 }
@@ -154,7 +154,7 @@ static void path_put(dsml_path *p, const char *s, size_t n)
     p->text[p->len] = '\0';
 }
 
-void dsml_path_root(dsml_path *p, const char *root)
+void core_path_root(dsml_path *p, const char *root)
 {
     p->len = 0;
     p->truncated = 0;
@@ -162,7 +162,7 @@ void dsml_path_root(dsml_path *p, const char *root)
     path_put(p, root, strlen(root));
 }
 
-size_t dsml_path_key(dsml_path *p, const char *key)
+size_t core_path_key(dsml_path *p, const char *key)
 {
     size_t prev = p->len | (p->truncated ? (size_t)1 << (sizeof(size_t) * 8 - 1) : 0);
     path_put(p, ".", 1);
@@ -170,7 +170,7 @@ size_t dsml_path_key(dsml_path *p, const char *key)
     return prev;
 }
 
-size_t dsml_path_index(dsml_path *p, size_t index)
+size_t core_path_index(dsml_path *p, size_t index)
 {
     size_t prev = p->len | (p->truncated ? (size_t)1 << (sizeof(size_t) * 8 - 1) : 0);
     char tmp[32];
@@ -179,7 +179,7 @@ size_t dsml_path_index(dsml_path *p, size_t index)
     return prev;
 }
 
-void dsml_path_pop(dsml_path *p, size_t previous_len)
+void core_path_pop(dsml_path *p, size_t previous_len)
 {
     size_t flag = (size_t)1 << (sizeof(size_t) * 8 - 1);
     p->truncated = (previous_len & flag) != 0;
@@ -189,7 +189,7 @@ void dsml_path_pop(dsml_path *p, size_t previous_len)
 
 /* ---- growable option structs ---------------------------------------------- */
 
-void dsml_options_clear(void *opts, size_t size)
+void core_options_clear(void *opts, size_t size)
 {
     if (opts == NULL || size < sizeof(size_t))
         return;
@@ -197,7 +197,7 @@ void dsml_options_clear(void *opts, size_t size)
     memcpy(opts, &size, sizeof size);
 }
 
-int dsml_options_copy(void *dst, size_t dst_size, const void *src, const char *what,
+int core_options_copy(void *dst, size_t dst_size, const void *src, const char *what,
                       dsml_error *err)
 {
     size_t src_size;
@@ -205,7 +205,7 @@ int dsml_options_copy(void *dst, size_t dst_size, const void *src, const char *w
     if (src_size == 0)
         src_size = dst_size; /* a zeroed struct of this version */
     if (src_size < sizeof(size_t))
-        return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
+        return core_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
                          "%s.size is %zu", what, src_size);
     if (src_size > dst_size) {
         /* built against a newer header: fine while it leaves the fields this
@@ -213,7 +213,7 @@ int dsml_options_copy(void *dst, size_t dst_size, const void *src, const char *w
         const unsigned char *extra = (const unsigned char *)src + dst_size;
         for (size_t i = 0; i < src_size - dst_size; i++)
             if (extra[i] != 0)
-                return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
+                return core_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
                                  "%s sets fields this library (%s) does not know",
                                  what, DSML_VERSION_STRING);
         src_size = dst_size;

@@ -10,7 +10,7 @@
 
 /* The length (1 to 4) of the valid character at p[0, n), n >= 1; 0 when
  * the bytes there are not one. */
-static inline size_t dsml_utf8_char(const unsigned char *p, size_t n)
+static inline size_t core_utf8_char(const unsigned char *p, size_t n)
 {
     unsigned c = p[0];
     if (c < 0x80)

@@ -64,7 +64,7 @@ static int valid_chars(const unsigned char *s, size_t n)
         if (i + 4 <= n) {
             if (!char_at(s + i, &k) || k > n - i)
                 return 0;
-        } else if ((k = dsml_utf8_char(s + i, n - i)) == 0) {
+        } else if ((k = core_utf8_char(s + i, n - i)) == 0) {
             return 0;
         }
         i += k;
@@ -94,7 +94,7 @@ static int valid_sse2(const unsigned char *s, size_t n)
     __m128i prev = _mm_setzero_si128(), p234 = prev, p34 = prev, p4 = prev, err = prev;
     size_t i = 0;
     for (;;) {
-        __m128i v = dsml_load16(s, i, n);
+        __m128i v = core_load16(s, i, n);
         int pending = _mm_movemask_epi8(_mm_or_si128(p234, _mm_or_si128(p34, p4))) & 0xe000;
         if (_mm_movemask_epi8(v) == 0 && !pending) {
             prev = p234 = p34 = p4 = _mm_setzero_si128();
@@ -195,7 +195,7 @@ __attribute__((target("ssse3"))) static int valid_ssse3(const unsigned char *s, 
                                   0xff, 0xff, 0xff, 0xef, 0xdf, 0xbf);
     __m128i prev = _mm_setzero_si128(), open = prev, err = prev;
     for (size_t i = 0; i < n; i += 16) {
-        __m128i v = dsml_load16(s, i, n);
+        __m128i v = core_load16(s, i, n);
         if (_mm_movemask_epi8(v) == 0) {
             err = _mm_or_si128(err, open); /* ASCII where a character goes on */
             open = _mm_setzero_si128();

@@ -26,7 +26,7 @@ int core_utf8_valid_way(int way, const unsigned char *s, size_t n);
 #if defined(__SSE2__)
 /* The sixteen bytes at s[i], zero bytes standing for those at n and
  * after. */
-static inline __m128i dsml_load16(const unsigned char *s, size_t i, size_t n)
+static inline __m128i core_load16(const unsigned char *s, size_t i, size_t n)
 {
     if (i + 16 <= n)
         return _mm_loadu_si128((const __m128i *)(const void *)(s + i));

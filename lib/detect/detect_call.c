@@ -43,7 +43,7 @@ void det_raw_add(dsml_detector *d, const char *p, size_t n)
                  "an invoke's text exceeds max_argument_bytes (%zu)", d->lim.max_argument_bytes);
         return;
     }
-    dsml_buf_append(&d->block.raw, p, n);
+    core_buf_append(&d->block.raw, p, n);
     if (d->block.raw.failed)
         det_nomem(d);
 }
@@ -384,16 +384,16 @@ int det_begin_call(dsml_detector *d, const char *name, size_t n, size_t end)
         if (idx >= d->msg.cap) {
             size_t cap = d->msg.cap ? d->msg.cap * 2 : 4;
             det_call *c =
-                dsml_realloc(&d->alloc, d->msg.calls, d->msg.cap * sizeof *c, cap * sizeof *c);
+                core_realloc(&d->alloc, d->msg.calls, d->msg.cap * sizeof *c, cap * sizeof *c);
             if (c == NULL) {
                 det_nomem(d);
                 return 0;
             }
             for (size_t i = d->msg.cap; i < cap; i++) {
                 memset(&c[i], 0, sizeof c[i]);
-                dsml_buf_init(&c[i].name, &d->alloc);
-                dsml_buf_init(&c[i].ns, &d->alloc);
-                dsml_buf_init(&c[i].args, &d->alloc);
+                core_buf_init(&c[i].name, &d->alloc);
+                core_buf_init(&c[i].ns, &d->alloc);
+                core_buf_init(&c[i].args, &d->alloc);
                 c[i].name.max = c[i].ns.max = d->lim.max_held_bytes;
                 c[i].args.max = d->lim.max_argument_bytes;
             }
@@ -404,8 +404,8 @@ int det_begin_call(dsml_detector *d, const char *name, size_t n, size_t end)
         c->name.len = c->ns.len = c->args.len = 0;
         c->complete = 0;
         c->has_ns = ns != NULL;
-        dsml_buf_append(&c->name, bare, bare_len);
-        dsml_buf_append(&c->ns, ns, ns_len);
+        core_buf_append(&c->name, bare, bare_len);
+        core_buf_append(&c->ns, ns, ns_len);
         if (c->name.failed || c->ns.failed) {
             det_nomem(d);
             return 0;
@@ -422,13 +422,13 @@ int det_begin_call(dsml_detector *d, const char *name, size_t n, size_t end)
     e->offset = d->call.off;
     e->name_off = d->queue.arena.len;
     e->name_len = bare_len;
-    dsml_buf_append(&d->queue.arena, bare, bare_len);
-    dsml_buf_putc(&d->queue.arena, '\0');
+    core_buf_append(&d->queue.arena, bare, bare_len);
+    core_buf_putc(&d->queue.arena, '\0');
     e->has_ns = ns != NULL;
     e->ns_off = d->queue.arena.len;
     e->ns_len = ns_len;
-    dsml_buf_append(&d->queue.arena, ns, ns_len);
-    dsml_buf_putc(&d->queue.arena, '\0');
+    core_buf_append(&d->queue.arena, ns, ns_len);
+    core_buf_putc(&d->queue.arena, '\0');
     e->text_off = d->queue.arena.len;
     if (d->queue.arena.failed) {
         d->queue.n--;

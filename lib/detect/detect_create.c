@@ -25,13 +25,13 @@ static void reset_recoveries(dsml_detector *d)
 
 void dsml_detector_options_init_size(dsml_detector_options *opts, size_t size)
 {
-    dsml_options_clear(opts, size);
+    core_options_clear(opts, size);
 }
 
 /* The first release's struct ends with `allocator`. */
 void(dsml_detector_options_init)(dsml_detector_options *opts)
 {
-    dsml_options_clear(opts, offsetof(dsml_detector_options, allocator) + sizeof opts->allocator);
+    core_options_clear(opts, offsetof(dsml_detector_options, allocator) + sizeof opts->allocator);
 }
 
 static void resolve_limits(dsml_limits *out, const dsml_limits *in)
@@ -58,7 +58,7 @@ static void resolve_limits(dsml_limits *out, const dsml_limits *in)
 static void buf_clear(dsml_buf *b)
 {
     if (b->cap > DET_KEEP_BYTES)
-        dsml_buf_release(b);
+        core_buf_release(b);
     b->len = 0;
     b->failed = 0;
 }
@@ -134,17 +134,17 @@ static int check_enum(int v, int max) { return v >= 0 && v <= max; }
 int dsml_detector_create(const dsml_detector_options *opts, dsml_detector **out, dsml_error *err)
 {
     if (out == NULL)
-        return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
+        return core_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
                          "dsml_detector_create: out is NULL");
     *out = NULL;
     dsml_detector_options o;
     dsml_detector_options_init(&o);
     if (opts != NULL) {
-        int rc = dsml_options_copy(&o, sizeof o, opts, "dsml_detector_options", err);
+        int rc = core_options_copy(&o, sizeof o, opts, "dsml_detector_options", err);
         if (rc != DSML_OK)
             return rc;
     }
-    const dsml_dialect *dialect = dsml_dialect_of(o.profile);
+    const dsml_dialect *dialect = dialect_of(o.profile);
     if (!check_enum((int)o.thinking_mode, 1) || dialect == NULL || !check_enum((int)o.mode, 2) ||
         !check_enum((int)o.reasoning_calls, 1) || !check_enum((int)o.missing_think_end, 1) ||
         !check_enum((int)o.stray_think_end, 2) || !check_enum((int)o.trailing_text, 1) ||
@@ -155,13 +155,13 @@ int dsml_detector_create(const dsml_detector_options *opts, dsml_detector **out,
         (o.flags & ~DSML_DETECT_NO_MESSAGE) != 0 || (o.recoveries & ~DSML_RECOVER_ALL) != 0 ||
         (o.recoveries != 0 && o.mode == DSML_DETECT_STRICT) ||
         (o.tools_json == NULL && o.tools_len != 0))
-        return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
+        return core_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
                          "invalid detector option value");
     dsml_allocator a;
-    dsml_alloc_resolve(&a, o.allocator);
-    dsml_detector *d = dsml_malloc(&a, sizeof *d);
+    core_alloc_resolve(&a, o.allocator);
+    dsml_detector *d = core_malloc(&a, sizeof *d);
     if (d == NULL)
-        return dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
+        return core_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
     memset(d, 0, sizeof *d);
     d->alloc = a;
     resolve_limits(&d->lim, o.limits);
@@ -179,7 +179,7 @@ int dsml_detector_create(const dsml_detector_options *opts, dsml_detector **out,
                         &d->value.buf,     &d->msg.content, &d->msg.reasoning, &d->queue.arena,
                         &d->queue.scratch, &d->decl.choice, &d->decl.strings};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
-        dsml_buf_init(bufs[i], &d->alloc);
+        core_buf_init(bufs[i], &d->alloc);
     /* what bounds each buffer: it grows to that, never past it */
     d->text.held.max = d->block.name.max = d->block.key.max = d->value.ws.max =
         d->lim.max_held_bytes;
@@ -187,27 +187,27 @@ int dsml_detector_create(const dsml_detector_options *opts, dsml_detector **out,
     d->msg.content.max = d->msg.reasoning.max = d->lim.max_input_bytes;
     if (det_build_sets(d) != DSML_OK) {
         dsml_detector_destroy(d);
-        return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
+        return core_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
                          "the profile's markers do not fit the detector's tables");
     }
     if (det_alloc_stops(d) != DSML_OK) {
         dsml_detector_destroy(d);
-        return dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
+        return core_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
     }
     det_tags_setup(d);
     det_skip_setup(d);
     det_fast_setup(d);
-    dsml_buf_append(&d->decl.choice, o.tool_choice_name, o.tool_choice_name_len);
+    core_buf_append(&d->decl.choice, o.tool_choice_name, o.tool_choice_name_len);
     d->opt.tool_choice_name = NULL;
     d->opt.tool_choice_name_len = 0;
     if (d->decl.choice.failed) {
         dsml_detector_destroy(d);
-        return dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
+        return core_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
     }
     if (o.tools_json != NULL) {
         int rc = det_read_tools(d, o.tools_json, o.tools_len, err);
         if (rc == DSML_OK && d->rec.on && !det_read_string_params(d, o.tools_json, o.tools_len))
-            rc = dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
+            rc = core_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
         if (rc != DSML_OK) {
             dsml_detector_destroy(d);
             return rc;
@@ -229,18 +229,18 @@ void dsml_detector_destroy(dsml_detector *d)
                         &d->value.buf,     &d->msg.content, &d->msg.reasoning, &d->queue.arena,
                         &d->queue.scratch, &d->decl.choice, &d->decl.strings};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
-        dsml_buf_release(bufs[i]);
+        core_buf_release(bufs[i]);
     for (size_t i = 0; i < d->msg.cap; i++) {
-        dsml_buf_release(&d->msg.calls[i].name);
-        dsml_buf_release(&d->msg.calls[i].ns);
-        dsml_buf_release(&d->msg.calls[i].args);
+        core_buf_release(&d->msg.calls[i].name);
+        core_buf_release(&d->msg.calls[i].ns);
+        core_buf_release(&d->msg.calls[i].args);
     }
-    dsml_free(&d->alloc, d->msg.calls);
-    dsml_free(&d->alloc, d->queue.ev);
-    dsml_free(&d->alloc, d->keys.slots);
-    dsml_free(&d->alloc, d->stop_mem);
+    core_free(&d->alloc, d->msg.calls);
+    core_free(&d->alloc, d->queue.ev);
+    core_free(&d->alloc, d->keys.slots);
+    core_free(&d->alloc, d->stop_mem);
     dsml_allocator a = d->alloc;
-    dsml_free(&a, d);
+    core_free(&a, d);
 }
 
 void dsml_detector_reset(dsml_detector *d)

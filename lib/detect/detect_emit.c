@@ -25,7 +25,7 @@ static void vdiag(dsml_detector *d, int code, size_t off, const char *fmt, va_li
     /* written as an error's message is: what it quotes from the input (a
      * name cut short, say) stays valid UTF-8, control characters escaped */
     dsml_error m;
-    dsml_vfail(&m, code, off, NULL, fmt, ap);
+    core_vfail(&m, code, off, NULL, fmt, ap);
     det_event *e = det_ev_push(d);
     if (e == NULL)
         return;
@@ -33,7 +33,7 @@ static void vdiag(dsml_detector *d, int code, size_t off, const char *fmt, va_li
     e->status = code;
     e->offset = off;
     size_t n = strlen(m.message);
-    dsml_buf_append(&d->queue.arena, m.message, n + 1);
+    core_buf_append(&d->queue.arena, m.message, n + 1);
     e->len = n;
     if (d->queue.arena.failed) {
         d->queue.n--;
@@ -194,7 +194,7 @@ void det_args_out_x(dsml_detector *d, const char *p, size_t n, det_args_kind kin
         if (kind == ARGS_RAW)
             off += k;
         else if (kind == ARGS_ESCAPED)
-            off += dsml_emit_string_fit(src, src_n, room);
+            off += json_emit_string_fit(src, src_n, room);
         det_fail(d, DSML_ERR_LIMIT, off, "tool call %zu: arguments exceed max_argument_bytes (%zu)",
                  c->n - 1, d->lim.max_argument_bytes);
         return;
@@ -220,7 +220,7 @@ void det_args_escaped(dsml_detector *d, const char *p, size_t n, size_t off)
         }
         dsml_buf *s = &d->queue.scratch;
         s->len = 0;
-        dsml_emit_string(s, p, k);
+        json_emit_string(s, p, k);
         if (s->failed) {
             det_nomem(d);
             return;

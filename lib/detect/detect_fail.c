@@ -10,7 +10,7 @@ static void vfail(dsml_detector *d, int code, size_t off, const char *fmt, va_li
 {
     if (d->failed)
         return;
-    dsml_vfail(&d->err, code, off, NULL, fmt, ap);
+    core_vfail(&d->err, code, off, NULL, fmt, ap);
     d->failed = code;
     d->fast.mode = FAST_OFF;
 }

@@ -148,7 +148,7 @@ static inline unsigned classify(const unsigned char *cls, const unsigned char *p
 static inline int whole_chars(const unsigned char *p, size_t n)
 {
     for (size_t i = 0; i < n;) {
-        size_t k = p[i] < 0x80 ? 1 : dsml_utf8_char(p + i, n - i);
+        size_t k = p[i] < 0x80 ? 1 : core_utf8_char(p + i, n - i);
         if (k == 0)
             return 0;
         i += k;
@@ -174,7 +174,7 @@ static int fast_event_any(dsml_detector *d, const char *p, size_t n)
     e->call = d->fast.call;
     e->status = 0;
     e->offset = DSML_NO_OFFSET;
-    dsml_buf_append(&d->queue.arena, p, n);
+    core_buf_append(&d->queue.arena, p, n);
     if (d->queue.arena.failed) {
         det_nomem(d);
         return d->failed;
@@ -182,7 +182,7 @@ static int fast_event_any(dsml_detector *d, const char *p, size_t n)
     d->queue.n = 1;
     dsml_buf *m = d->fast.msg;
     if (m != NULL) {
-        dsml_buf_append(m, p, n);
+        core_buf_append(m, p, n);
         if (m->failed)
             det_nomem(d);
     }
@@ -208,11 +208,11 @@ static inline int fast_event_short(dsml_detector *d, const char *p, size_t n)
     e->call = d->fast.call;
     e->status = 0;
     e->offset = DSML_NO_OFFSET;
-    dsml_copy_short(d->queue.arena.data, p, n);
+    core_copy_short(d->queue.arena.data, p, n);
     d->queue.arena.len = n;
     d->queue.n = 1;
     if (m != NULL) {
-        dsml_copy_short(m->data + m->len, p, n);
+        core_copy_short(m->data + m->len, p, n);
         m->len += n;
     }
     return 1;
@@ -308,7 +308,7 @@ static int fast_text(dsml_detector *d, unsigned x, const unsigned char *p, size_
     d->scan.pos = keep;
     d->scan.partial = keep > 0;
     if (keep > 0) {
-        dsml_buf_append(&d->scan.in, (const char *)p + len - keep, keep);
+        core_buf_append(&d->scan.in, (const char *)p + len - keep, keep);
         if (d->scan.in.failed)
             det_nomem(d);
     }
@@ -333,7 +333,7 @@ static int fast_value(dsml_detector *d, unsigned x, const char *bytes, size_t le
     d->scan.base += len;
     if (!d->strict) {
         /* (the raw text is not empty: its offset is set) */
-        dsml_buf_append(&d->block.raw, bytes, len);
+        core_buf_append(&d->block.raw, bytes, len);
         if (d->block.raw.failed) {
             det_nomem(d);
             return 1;
@@ -376,7 +376,7 @@ static int fast_held(dsml_detector *d, const unsigned char *p, size_t len)
     if (det_stop_depth(s, st) != held + len ||
         (p[len - 1] >= 0x80 && det_utf8_incomplete_tail((const char *)p, len) != 0))
         return 0;
-    dsml_buf_append(&d->scan.in, (const char *)p, len);
+    core_buf_append(&d->scan.in, (const char *)p, len);
     if (d->scan.in.failed) {
         det_nomem(d);
         return 1;

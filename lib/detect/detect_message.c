@@ -13,9 +13,9 @@ static const char *nz(const char *p) { return p != NULL ? p : ""; }
 int det_message_json(dsml_detector *d, dsml_buf *b)
 {
     DSML_BUF_LIT(b, "{\"role\": \"assistant\", \"content\": ");
-    dsml_emit_string(b, nz(d->msg.content.data), d->msg.content.len);
+    json_emit_string(b, nz(d->msg.content.data), d->msg.content.len);
     DSML_BUF_LIT(b, ", \"reasoning_content\": ");
-    dsml_emit_string(b, nz(d->msg.reasoning.data), d->msg.reasoning.len);
+    json_emit_string(b, nz(d->msg.reasoning.data), d->msg.reasoning.len);
     DSML_BUF_LIT(b, ", \"tool_calls\": [");
     int first = 1;
     for (size_t i = 0; i < d->call.n && i < d->msg.cap; i++) {
@@ -26,15 +26,15 @@ int det_message_json(dsml_detector *d, dsml_buf *b)
             DSML_BUF_LIT(b, ", ");
         first = 0;
         DSML_BUF_LIT(b, "{\"type\": \"function\", \"function\": {\"name\": ");
-        dsml_emit_string(b, nz(c->name.data), c->name.len);
+        json_emit_string(b, nz(c->name.data), c->name.len);
         DSML_BUF_LIT(b, ", \"arguments\": ");
-        dsml_emit_string(b, nz(c->args.data), c->args.len);
-        dsml_buf_putc(b, '}');
+        json_emit_string(b, nz(c->args.data), c->args.len);
+        core_buf_putc(b, '}');
         if (c->has_ns) {
             DSML_BUF_LIT(b, ", \"namespace\": ");
-            dsml_emit_string(b, nz(c->ns.data), c->ns.len);
+            json_emit_string(b, nz(c->ns.data), c->ns.len);
         }
-        dsml_buf_putc(b, '}');
+        core_buf_putc(b, '}');
     }
     DSML_BUF_LIT(b, "]}");
     return b->failed ? DSML_ERR_NOMEM : DSML_OK;
@@ -45,7 +45,7 @@ int dsml_detector_message(dsml_detector *d, dsml_output *out, dsml_error *err)
     if (out != NULL)
         memset(out, 0, sizeof *out);
     if (d == NULL || out == NULL)
-        return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
+        return core_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
                          "dsml_detector_message: NULL argument");
     if (d->failed) {
         if (err != NULL)
@@ -53,17 +53,17 @@ int dsml_detector_message(dsml_detector *d, dsml_output *out, dsml_error *err)
         return d->failed;
     }
     if (!d->finished || !d->keep_message)
-        return dsml_fail(err, DSML_ERR_STATE, DSML_NO_OFFSET, NULL,
+        return core_fail(err, DSML_ERR_STATE, DSML_NO_OFFSET, NULL,
                          "the message is available after "
                          "dsml_detector_finish(), unless "
                          "DSML_DETECT_NO_MESSAGE was set");
     dsml_buf b;
-    dsml_buf_init(&b, &d->alloc);
+    core_buf_init(&b, &d->alloc);
     int rc = det_message_json(d, &b);
-    out->text = dsml_buf_take(&b, &out->len);
+    out->text = core_buf_take(&b, &out->len);
     if (rc != DSML_OK || out->text == NULL) {
         memset(out, 0, sizeof *out);
-        return dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL,
+        return core_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL,
                          "out of memory");
     }
     out->alloc_ = d->alloc;
@@ -77,14 +77,14 @@ int dsml_parse_completion(const char *text, size_t len,
     if (out != NULL)
         memset(out, 0, sizeof *out);
     if (out == NULL || (text == NULL && len != 0))
-        return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
+        return core_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
                          "dsml_parse_completion: NULL argument");
     dsml_parse_options o;
     dsml_detector_options_init(&o);
     if (opts == NULL) {
         o.mode = DSML_DETECT_STRICT;
     } else {
-        int rc = dsml_options_copy(&o, sizeof o, opts, "dsml_parse_options", err);
+        int rc = core_options_copy(&o, sizeof o, opts, "dsml_parse_options", err);
         if (rc != DSML_OK)
             return rc;
     }

@@ -77,7 +77,7 @@ static size_t name_text(dsml_detector *d, const char *p, size_t n, size_t off)
     size_t all = n;
     if (n > room)
         n = room;
-    dsml_buf_append(&d->block.name, p, n);
+    core_buf_append(&d->block.name, p, n);
     if (d->block.name.failed) {
         det_nomem(d);
         return n;
@@ -136,12 +136,12 @@ static void json_body(dsml_detector *d, const char *name, size_t n, const rc_nam
                       size_t off, const char *p, size_t len)
 {
     cJSON *v = NULL;
-    int rc = dsml_json_try_read(nl->body, nl->body_len, &d->lim, &d->alloc, &v);
+    int rc = json_try_read(nl->body, nl->body_len, &d->lim, &d->alloc, &v);
     if (rc == DSML_ERR_NOMEM) {
         det_nomem(d);
         return;
     }
-    if (rc != DSML_OK || !dsml_is_object(v)) {
+    if (rc != DSML_OK || !json_is_object(v)) {
         cJSON_Delete(v);
         det_violation(d, DSML_ERR_INVOKE_FORMAT, off, off,
                       "Tool name format error: the invoke's body is not a JSON object");
@@ -149,7 +149,7 @@ static void json_body(dsml_detector *d, const char *name, size_t n, const rc_nam
     }
     dsml_buf *s = &d->queue.scratch;
     s->len = 0;
-    dsml_emit_json(s, v);
+    json_emit_json(s, v);
     size_t members = (size_t)cJSON_GetArraySize(v);
     cJSON_Delete(v);
     if (s->failed) {

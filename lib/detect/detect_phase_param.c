@@ -44,7 +44,7 @@ static size_t key_text(dsml_detector *d, const char *p, size_t n, size_t off)
                  d->lim.max_held_bytes);
         return n;
     }
-    dsml_buf_append(&d->block.key, p, n);
+    core_buf_append(&d->block.key, p, n);
     if (d->block.key.failed)
         det_nomem(d);
     det_raw_add(d, p, n);
@@ -160,7 +160,7 @@ int det_phead_marker(dsml_detector *d, det_mark *m)
                 det_violation(d, DSML_ERR_PARAMETER_FORMAT, off, off, "Parameter format error");
                 return DET_DONE;
             }
-            dsml_buf_append(&d->block.key, m->p, m->len);
+            core_buf_append(&d->block.key, m->p, m->len);
             if (d->block.key.failed)
                 det_nomem(d);
             det_raw_add(d, m->p, m->len);
@@ -323,7 +323,7 @@ static void pihead_fail(dsml_detector *d, size_t off, const char *p, size_t len,
         det_fail(d, DSML_ERR_LIMIT, off, "invoke name text exceeds max_held_bytes");
         return;
     }
-    dsml_buf_append(&d->block.name, d->block.raw.data + d->rec.pi_raw, add);
+    core_buf_append(&d->block.name, d->block.raw.data + d->rec.pi_raw, add);
     if (d->block.name.failed)
         det_nomem(d);
     det_set_phase(d, PH_NAME);
@@ -364,7 +364,7 @@ void det_pihead_text(dsml_detector *d, const char *p, size_t n, size_t off)
         det_rewind(d, off);
         return;
     }
-    dsml_buf_append(&d->block.key, p, n);
+    core_buf_append(&d->block.key, p, n);
     if (d->block.key.failed)
         det_nomem(d);
     det_raw_add(d, p, n);

@@ -16,7 +16,7 @@ det_event *det_ev_push(dsml_detector *d)
         return NULL; /* nothing is queued after the failure point */
     if (d->queue.n == d->queue.cap) {
         size_t cap = d->queue.cap ? d->queue.cap * 2 : 16;
-        det_event *p = dsml_realloc(&d->alloc, d->queue.ev, d->queue.cap * sizeof *p,
+        det_event *p = core_realloc(&d->alloc, d->queue.ev, d->queue.cap * sizeof *p,
                                     cap * sizeof *p);
         if (p == NULL) {
             det_nomem(d);
@@ -59,7 +59,7 @@ void det_ev_text(dsml_detector *d, int type, size_t call, const char *p, size_t 
         det_event *l = &d->queue.ev[d->queue.n - 1];
         if (l->type == type && l->call == call &&
             l->text_off + l->len == d->queue.arena.len) {
-            dsml_buf_append(&d->queue.arena, p, n);
+            core_buf_append(&d->queue.arena, p, n);
             if (d->queue.arena.failed) {
                 det_nomem(d);
                 return;
@@ -80,7 +80,7 @@ void det_ev_text(dsml_detector *d, int type, size_t call, const char *p, size_t 
     }
     e->type = type;
     e->call = call;
-    dsml_buf_append(&d->queue.arena, p, n);
+    core_buf_append(&d->queue.arena, p, n);
     if (d->queue.arena.failed) {
         d->queue.n--; /* no event points at text that was not stored */
         det_nomem(d);
@@ -90,7 +90,7 @@ void det_ev_text(dsml_detector *d, int type, size_t call, const char *p, size_t 
 message:;
     dsml_buf *m = message_text(d, type, call);
     if (m != NULL)
-        dsml_buf_append(m, p, n);
+        core_buf_append(m, p, n);
     if (d->queue.arena.failed || (m != NULL && m->failed))
         det_nomem(d);
 }
@@ -99,9 +99,9 @@ message:;
 void det_queue_shrink(dsml_detector *d)
 {
     if (d->queue.arena.cap > DET_KEEP_BYTES)
-        dsml_buf_release(&d->queue.arena);
+        core_buf_release(&d->queue.arena);
     if (d->queue.cap * sizeof *d->queue.ev > DET_KEEP_BYTES) {
-        dsml_free(&d->alloc, d->queue.ev);
+        core_free(&d->alloc, d->queue.ev);
         d->queue.ev = NULL;
         d->queue.cap = 0;
     }

@@ -190,7 +190,7 @@ static void feed_slice(dsml_detector *d, const char *bytes, size_t n)
             return;
     }
     d->scan.total += n;
-    dsml_buf_append(&d->scan.in, bytes, n);
+    core_buf_append(&d->scan.in, bytes, n);
     if (d->scan.in.failed) {
         det_nomem(d);
         return;
@@ -231,7 +231,7 @@ int det_scan_feed(dsml_detector *d, const char *bytes, size_t len)
     size_t at = d->scan.total + ok;
     /* the events of a large feed wait in the arena until pulled: room for
      * its text at once, rather than by doubling */
-    if (ok > DET_SLICE && !dsml_buf_reserve(&d->queue.arena, ok)) {
+    if (ok > DET_SLICE && !core_buf_reserve(&d->queue.arena, ok)) {
         det_nomem(d);
         return d->failed;
     }

@@ -48,7 +48,7 @@ int det_alloc_stops(dsml_detector *d)
         if (s->words > widest)
             widest = s->words;
     }
-    d->stop_mem = dsml_malloc(&d->alloc, (total + widest) * sizeof *d->stop_mem);
+    d->stop_mem = core_malloc(&d->alloc, (total + widest) * sizeof *d->stop_mem);
     if (d->stop_mem == NULL)
         return DSML_ERR_NOMEM;
     d->st = d->stop_mem;

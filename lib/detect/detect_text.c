@@ -38,7 +38,7 @@ static int ws_lead(dsml_detector *d, int kind, const char *p, size_t n, size_t o
     if (i > 0) {
         if (t->held.len == 0)
             t->held_off = off;
-        dsml_buf_append(&t->held, p, i);
+        core_buf_append(&t->held, p, i);
         if (t->held.failed) {
             det_nomem(d);
             return 1;
@@ -67,7 +67,7 @@ void det_text_sink(dsml_detector *d, int kind, const char *p, size_t n, size_t o
         if (t->held.len + n <= t->window) {
             if (t->held.len == 0)
                 t->held_off = off;
-            dsml_buf_append(&t->held, p, n);
+            core_buf_append(&t->held, p, n);
             if (t->held.failed)
                 det_nomem(d);
             return;

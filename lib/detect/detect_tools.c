@@ -12,21 +12,21 @@
 int det_read_tools(dsml_detector *d, const char *json, size_t len, dsml_error *err)
 {
     cJSON *root = NULL;
-    int rc = dsml_json_read(json, len, &d->lim, &d->alloc, "$.tools", 0, &root, err);
+    int rc = json_read(json, len, &d->lim, &d->alloc, "$.tools", 0, &root, err);
     if (rc != DSML_OK)
         return rc;
     if (!cJSON_IsArray(root)) {
-        rc = dsml_fail(err, DSML_ERR_TYPE, dsml_json_locate(json, len, root, DSML_NO_OFFSET),
+        rc = core_fail(err, DSML_ERR_TYPE, json_locate(json, len, root, DSML_NO_OFFSET),
                        "$.tools", "expected an array of tools");
         cJSON_Delete(root);
         return rc;
     }
     size_t i = 0;
     for (const cJSON *t = root->child; t != NULL; t = t->next, i++) {
-        const cJSON *fn = dsml_json_get(t, "function");
+        const cJSON *fn = json_get(t, "function");
         if (!cJSON_IsObject(fn))
             fn = t;
-        const cJSON *name = dsml_json_get(fn, "name"), *nsv = NULL;
+        const cJSON *name = json_get(fn, "name"), *nsv = NULL;
         dsml_tool_name q;
         char why[sizeof err->message];
         if (!cJSON_IsObject(t))
@@ -36,31 +36,31 @@ int det_read_tools(dsml_detector *d, const char *json, size_t len, dsml_error *e
         else if (!cJSON_IsString(name))
             rc = DSML_ERR_TYPE, snprintf(why, sizeof why, "a tool name must be a string");
         else
-            rc = dsml_tool_declared_name(t, fn, name->valuestring,
+            rc = dialect_tool_declared_name(t, fn, name->valuestring,
                                          (d->dialect->rules & DSML_RULE_NAMESPACES) != 0, &q, &nsv,
                                          why, sizeof why);
         if (rc != DSML_OK) {
             dsml_path path;
-            dsml_path_root(&path, "$.tools");
-            dsml_path_index(&path, i);
+            core_path_root(&path, "$.tools");
+            core_path_index(&path, i);
             if (cJSON_IsObject(t) && fn != t)
-                dsml_path_key(&path, "function");
+                core_path_key(&path, "function");
             if (cJSON_IsObject(t))
-                dsml_path_key(&path, "name");
+                core_path_key(&path, "name");
             const cJSON *at = name != NULL ? name : fn;
-            rc = dsml_fail(err, rc, dsml_json_locate(json, len, at, DSML_NO_OFFSET), path.text,
+            rc = core_fail(err, rc, json_locate(json, len, at, DSML_NO_OFFSET), path.text,
                            "%s", why);
             cJSON_Delete(root);
             return rc;
         }
-        dsml_tool_name_put(&d->decl.names, &q);
-        dsml_buf_putc(&d->decl.names, '\0');
+        dialect_tool_name_put(&d->decl.names, &q);
+        core_buf_putc(&d->decl.names, '\0');
         d->decl.n++;
     }
     cJSON_Delete(root);
     d->decl.have = 1;
     if (d->decl.names.failed)
-        return dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
+        return core_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
     return DSML_OK;
 }
 
@@ -84,7 +84,7 @@ static void put_u32(dsml_buf *b, size_t v)
 {
     unsigned char r[4] = {(unsigned char)v, (unsigned char)(v >> 8), (unsigned char)(v >> 16),
                           (unsigned char)(v >> 24)};
-    dsml_buf_append(b, (const char *)r, 4);
+    core_buf_append(b, (const char *)r, 4);
 }
 
 static size_t get_u32(const char *p)
@@ -97,12 +97,12 @@ static size_t get_u32(const char *p)
  * it). */
 static int schema_string(const cJSON *prop)
 {
-    const cJSON *t = dsml_json_get(prop, "type");
-    if (dsml_is_string(t))
+    const cJSON *t = json_get(prop, "type");
+    if (json_is_string(t))
         return strcmp(t->valuestring, "string") == 0;
-    if (dsml_is_array(t))
+    if (json_is_array(t))
         for (const cJSON *e = t->child; e != NULL; e = e->next)
-            if (dsml_is_string(e) && strcmp(e->valuestring, "string") == 0)
+            if (json_is_string(e) && strcmp(e->valuestring, "string") == 0)
                 return 1;
     return 0;
 }
@@ -110,20 +110,20 @@ static int schema_string(const cJSON *prop)
 int det_read_string_params(dsml_detector *d, const char *json, size_t len)
 {
     cJSON *root = NULL;
-    int rc = dsml_json_read(json, len, &d->lim, &d->alloc, "$.tools", 0, &root, NULL);
+    int rc = json_read(json, len, &d->lim, &d->alloc, "$.tools", 0, &root, NULL);
     if (rc == DSML_ERR_NOMEM)
         return 0;
-    if (rc != DSML_OK || !dsml_is_array(root)) {
+    if (rc != DSML_OK || !json_is_array(root)) {
         cJSON_Delete(root);
         return 1; /* read by det_read_tools, which refused it */
     }
     size_t i = 0;
     for (const cJSON *t = root->child; t != NULL; t = t->next, i++) {
-        const cJSON *fn = dsml_json_get(t, "function");
-        if (!dsml_is_object(fn))
+        const cJSON *fn = json_get(t, "function");
+        if (!json_is_object(fn))
             fn = t;
-        const cJSON *props = dsml_json_get(dsml_json_get(fn, "parameters"), "properties");
-        if (!dsml_is_object(props))
+        const cJSON *props = json_get(json_get(fn, "parameters"), "properties");
+        if (!json_is_object(props))
             continue;
         for (const cJSON *p = props->child; p != NULL; p = p->next) {
             if (p->string == NULL || !schema_string(p))
@@ -131,7 +131,7 @@ int det_read_string_params(dsml_detector *d, const char *json, size_t len)
             size_t n = strlen(p->string);
             put_u32(&d->decl.strings, i);
             put_u32(&d->decl.strings, n);
-            dsml_buf_append(&d->decl.strings, p->string, n);
+            core_buf_append(&d->decl.strings, p->string, n);
         }
     }
     cJSON_Delete(root);

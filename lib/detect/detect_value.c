@@ -72,7 +72,7 @@ int det_key_seen(dsml_detector *d, const char *k, size_t n)
     }
     if ((d->keys.used + 1) * 2 > d->keys.cap) {
         size_t cap = d->keys.cap ? d->keys.cap * 2 : 16;
-        struct det_slot *t = dsml_malloc(&d->alloc, cap * sizeof *t);
+        struct det_slot *t = core_malloc(&d->alloc, cap * sizeof *t);
         if (t == NULL) {
             det_nomem(d);
             return 0;
@@ -85,15 +85,15 @@ int det_key_seen(dsml_detector *d, const char *k, size_t n)
             slot_put(t, cap, gen, off,
                      key_hash(d->keys.records.data + off + 4, key_len_at(d, off)));
         }
-        dsml_free(&d->alloc, d->keys.slots);
+        core_free(&d->alloc, d->keys.slots);
         d->keys.slots = t;
         d->keys.cap = cap;
     }
     size_t off = d->keys.records.len;
     unsigned char rec[4] = {(unsigned char)n, (unsigned char)(n >> 8), (unsigned char)(n >> 16),
                             (unsigned char)(n >> 24)};
-    dsml_buf_append(&d->keys.records, (const char *)rec, 4);
-    dsml_buf_append(&d->keys.records, k, n);
+    core_buf_append(&d->keys.records, (const char *)rec, 4);
+    core_buf_append(&d->keys.records, k, n);
     if (d->keys.records.failed) {
         det_nomem(d);
         return 0;
@@ -110,13 +110,13 @@ int det_args_key(dsml_detector *d, const char *k, size_t kn, int str_true, size_
     dsml_buf *s = &d->queue.scratch;
     s->len = 0;
     if (d->call.nparams == 0)
-        dsml_buf_putc(s, '{');
+        core_buf_putc(s, '{');
     else
         DSML_BUF_LIT(s, ", ");
-    dsml_emit_string(s, k, kn);
+    json_emit_string(s, k, kn);
     DSML_BUF_LIT(s, ": ");
     if (str_true)
-        dsml_buf_putc(s, '"');
+        core_buf_putc(s, '"');
     if (s->failed) {
         det_nomem(d);
         return 0;
@@ -147,7 +147,7 @@ void det_value_emit(dsml_detector *d, const char *p, size_t n, size_t off)
                      "a value exceeds max_argument_bytes (%zu)", d->lim.max_argument_bytes);
             return;
         }
-        dsml_buf_append(&d->value.buf, p, n);
+        core_buf_append(&d->value.buf, p, n);
         if (d->value.buf.failed)
             det_nomem(d);
     } else {
@@ -187,7 +187,7 @@ static void value_chars(dsml_detector *d, const char *p, size_t n, size_t off)
         if (!d->value.lead) {
             if (d->value.ws.len == 0)
                 d->value.ws_off = off + i;
-            dsml_buf_append(&d->value.ws, p + i, l);
+            core_buf_append(&d->value.ws, p + i, l);
             if (d->value.ws.failed) {
                 det_nomem(d);
                 return;
@@ -293,7 +293,7 @@ void det_value_sink(dsml_detector *d, const char *p, size_t n, size_t off)
 void det_emit_untyped(dsml_detector *d, const char *v, size_t n, size_t off)
 {
     cJSON *j = NULL;
-    int rc = dsml_json_try_read(v, n, &d->lim, &d->alloc, &j);
+    int rc = json_try_read(v, n, &d->lim, &d->alloc, &j);
     cJSON_Delete(j);
     if (rc == DSML_ERR_NOMEM) {
         det_nomem(d);
@@ -360,7 +360,7 @@ void det_value_end(dsml_detector *d, size_t off)
         voff = vlen ? d->value.buf_off : off;
     }
     cJSON *v = NULL;
-    int rc = dsml_json_try_read(val, vlen, &d->lim, &d->alloc, &v);
+    int rc = json_try_read(val, vlen, &d->lim, &d->alloc, &v);
     if (v != NULL)
         cJSON_Delete(v);
     if (rc == DSML_OK) {

@@ -125,10 +125,10 @@ typedef struct dsml_dialect {
 } dsml_dialect;
 
 /* The table of a profile; NULL for a value that is no profile. */
-const dsml_dialect *dsml_dialect_of(dsml_profile profile);
+const dsml_dialect *dialect_of(dsml_profile profile);
 
 /* The effort named name[0, len) in the dialect, or NULL. */
-const dsml_effort *dsml_dialect_effort(const dsml_dialect *d, const char *name,
+const dsml_effort *dialect_effort(const dsml_dialect *d, const char *name,
                                        size_t len);
 
 #define DSML_TOK_DSML DSML_TOKEN_DSML
@@ -168,12 +168,12 @@ const dsml_effort *dsml_dialect_effort(const dsml_dialect *d, const char *name,
     "to reply:\n"
 
 /* The tables. */
-extern const dsml_dialect dsml_dialect_v41;
-extern const dsml_dialect dsml_dialect_prerelease;
-extern const dsml_dialect dsml_dialect_v4;
-extern const dsml_dialect dsml_dialect_v32;
-extern const dsml_tags dsml_tags_v41;
-extern const dsml_tags dsml_tags_v4;
-extern const dsml_tags dsml_tags_v32;
+extern const dsml_dialect dialect_v41;
+extern const dsml_dialect dialect_prerelease;
+extern const dsml_dialect dialect_v4;
+extern const dsml_dialect dialect_v32;
+extern const dsml_tags dialect_tags_v41;
+extern const dsml_tags dialect_tags_v4;
+extern const dsml_tags dialect_tags_v32;
 
 #endif /* DSML_DIALECT_H */

@@ -4,13 +4,13 @@
 #include "dialect/dialect.h"
 
 static const dsml_dialect *const dialects[] = {
-    &dsml_dialect_v41,
-    &dsml_dialect_prerelease,
-    &dsml_dialect_v4,
-    &dsml_dialect_v32,
+    &dialect_v41,
+    &dialect_prerelease,
+    &dialect_v4,
+    &dialect_v32,
 };
 
-const dsml_dialect *dsml_dialect_of(dsml_profile profile)
+const dsml_dialect *dialect_of(dsml_profile profile)
 {
     for (size_t i = 0; i < sizeof dialects / sizeof dialects[0]; i++)
         if (dialects[i]->profile == profile)
@@ -18,7 +18,7 @@ const dsml_dialect *dsml_dialect_of(dsml_profile profile)
     return NULL;
 }
 
-const dsml_effort *dsml_dialect_effort(const dsml_dialect *d, const char *name,
+const dsml_effort *dialect_effort(const dsml_dialect *d, const char *name,
                                        size_t len)
 {
     for (size_t k = 0; k < d->nefforts; k++)

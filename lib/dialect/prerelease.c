@@ -7,7 +7,7 @@
  */
 #include "dialect/dialect.h"
 
-static const dsml_tags *const variants[] = {&dsml_tags_v4, NULL};
+static const dsml_tags *const variants[] = {&dialect_tags_v4, NULL};
 
 static const dsml_effort efforts[] = {
     {"low", 25, NULL},
@@ -16,7 +16,7 @@ static const dsml_effort efforts[] = {
     {"max", 100, NULL},
 };
 
-const dsml_dialect dsml_dialect_prerelease = {
+const dsml_dialect dialect_prerelease = {
     .profile = DSML_PROFILE_PRERELEASE,
     .name = "prerelease",
     .rules = DSML_RULE_IMAGES | DSML_RULE_TOOL_NAMES | DSML_RULE_SYSTEM_TURNS |
@@ -26,7 +26,7 @@ const dsml_dialect dsml_dialect_prerelease = {
              DSML_RULE_ARGS_EVERY_ROLE | DSML_RULE_EFFORT_LEVELS |
              DSML_RULE_ARG_OBJECT | DSML_RULE_DROP_KEEPS_REMINDERS,
     .system_token = "<\xef\xbd\x9cSystem\xef\xbd\x9c>",
-    .tags = &dsml_tags_v41,
+    .tags = &dialect_tags_v41,
     .variant_tags = variants,
     .tools_head = DSML_V4_TOOLS_HEAD(" calls", " invoke", " parameter"),
     .tools_tail = DSML_V4_TOOLS_TAIL,

@@ -18,22 +18,22 @@ static int has_separator(const char *s, size_t n)
     return 0;
 }
 
-int dsml_tool_namespace(const cJSON *value, const char **ns, char *why, size_t why_len)
+int dialect_tool_namespace(const cJSON *value, const char **ns, char *why, size_t why_len)
 {
     *ns = NULL;
-    if (dsml_is_none(value))
+    if (json_is_none(value))
         return DSML_OK;
-    if (dsml_is_object(value)) {
-        const cJSON *n = dsml_json_get(value, "name");
+    if (json_is_object(value)) {
+        const cJSON *n = json_get(value, "name");
         if (n == NULL) {
             snprintf(why, why_len, "namespace object has no 'name'");
             return DSML_ERR_MISSING_KEY;
         }
-        if (dsml_is_none(n))
+        if (json_is_none(n))
             return DSML_OK;
         value = n;
     }
-    if (!dsml_is_string(value)) {
+    if (!json_is_string(value)) {
         snprintf(why, why_len, "a namespace must be a string or an object with a name");
         return DSML_ERR_TYPE;
     }
@@ -41,7 +41,7 @@ int dsml_tool_namespace(const cJSON *value, const char **ns, char *why, size_t w
     return DSML_OK;
 }
 
-int dsml_tool_name_split(const char *name, const char *ns, dsml_tool_name *out,
+int dialect_tool_name_split(const char *name, const char *ns, dsml_tool_name *out,
                          char *why, size_t why_len)
 {
     const char *sep = strstr(name, "::");
@@ -73,7 +73,7 @@ int dsml_tool_name_split(const char *name, const char *ns, dsml_tool_name *out,
     return DSML_OK;
 }
 
-int dsml_tool_declared_name(const cJSON *tool, const cJSON *fn, const char *name,
+int dialect_tool_declared_name(const cJSON *tool, const cJSON *fn, const char *name,
                             int namespaces, dsml_tool_name *out,
                             const cJSON **ns_value, char *why, size_t why_len)
 {
@@ -82,39 +82,39 @@ int dsml_tool_declared_name(const cJSON *tool, const cJSON *fn, const char *name
         *out = (dsml_tool_name){NULL, 0, name, strlen(name)};
         return DSML_OK;
     }
-    const cJSON *v = dsml_json_get(tool, "namespace");
-    if (dsml_is_none(v))
-        v = dsml_json_get(fn, "namespace");
-    if (!dsml_is_none(v))
+    const cJSON *v = json_get(tool, "namespace");
+    if (json_is_none(v))
+        v = json_get(fn, "namespace");
+    if (!json_is_none(v))
         *ns_value = v;
     const char *ns = NULL;
-    int r = dsml_tool_namespace(v, &ns, why, why_len);
+    int r = dialect_tool_namespace(v, &ns, why, why_len);
     if (r == DSML_OK)
-        r = dsml_tool_name_split(name, ns, out, why, why_len);
+        r = dialect_tool_name_split(name, ns, out, why, why_len);
     return r;
 }
 
-void dsml_tool_name_put(dsml_buf *b, const dsml_tool_name *q)
+void dialect_tool_name_put(dsml_buf *b, const dsml_tool_name *q)
 {
     if (q->ns != NULL) {
-        dsml_buf_append(b, q->ns, q->ns_len);
+        core_buf_append(b, q->ns, q->ns_len);
         DSML_BUF_LIT(b, "::");
     }
-    dsml_buf_append(b, q->name, q->name_len);
+    core_buf_append(b, q->name, q->name_len);
 }
 
-int dsml_tool_qualified_name(const cJSON *tool, int namespaces, dsml_buf *out)
+int dialect_tool_qualified_name(const cJSON *tool, int namespaces, dsml_buf *out)
 {
-    const cJSON *fn = dsml_json_get(tool, "function");
+    const cJSON *fn = json_get(tool, "function");
     if (!cJSON_IsObject(fn))
         fn = tool;
-    const cJSON *name = dsml_json_get(fn, "name"), *nsv = NULL;
+    const cJSON *name = json_get(fn, "name"), *nsv = NULL;
     dsml_tool_name q;
     char why[8];
     if (!cJSON_IsObject(tool) || !cJSON_IsString(name) ||
-        dsml_tool_declared_name(tool, fn, name->valuestring, namespaces,
+        dialect_tool_declared_name(tool, fn, name->valuestring, namespaces,
                                 &q, &nsv, why, sizeof why) != DSML_OK)
         return 0;
-    dsml_tool_name_put(out, &q);
+    dialect_tool_name_put(out, &q);
     return 1;
 }

@@ -23,13 +23,13 @@ typedef struct dsml_tool_name {
 /* The text of a namespace value: a string, or an object whose "name" is
  * used; absent or null (also as the object's name) is none (*ns NULL).
  * Returns DSML_OK, or the error code with a message in why[why_len]. */
-int dsml_tool_namespace(const cJSON *value, const char **ns, char *why, size_t why_len);
+int dialect_tool_namespace(const cJSON *value, const char **ns, char *why, size_t why_len);
 
 /* Splits `name` as the reference does: a "ns::" prefix is the namespace,
  * which must agree with `ns` when that is not NULL; "::" may remain in
  * neither part.  Returns DSML_OK or DSML_ERR_TOOL_NAME with a message in
  * why[why_len]. */
-int dsml_tool_name_split(const char *name, const char *ns, dsml_tool_name *out,
+int dialect_tool_name_split(const char *name, const char *ns, dsml_tool_name *out,
                          char *why, size_t why_len);
 
 /* A declared tool's name: `tool` is the entry of a tools list, `fn` its
@@ -37,7 +37,7 @@ int dsml_tool_name_split(const char *name, const char *ns, dsml_tool_name *out,
  * entry's `namespace` unless that is absent or null, else the function's.
  * With namespaces 0 the name is used as written.  *ns_value is the
  * namespace value used (NULL when none), for its description. */
-int dsml_tool_declared_name(const cJSON *tool, const cJSON *fn, const char *name,
+int dialect_tool_declared_name(const cJSON *tool, const cJSON *fn, const char *name,
                             int namespaces, dsml_tool_name *out,
                             const cJSON **ns_value, char *why, size_t why_len);
 
@@ -50,12 +50,12 @@ int dsml_tool_declared_name(const cJSON *tool, const cJSON *fn, const char *name
     "'%.*s' names more than one declared tool ('%.*s' and '%.80s'): give its qualified name"
 
 /* Appends "ns::name" (or "name"). */
-void dsml_tool_name_put(dsml_buf *b, const dsml_tool_name *q);
+void dialect_tool_name_put(dsml_buf *b, const dsml_tool_name *q);
 
 /* Appends the name a call gives `tool` (an OpenAI tools entry, or the
  * function object itself, {"name": ...}): "ns::name" when `namespaces` (the
  * dialect qualifies names) and the tool has a namespace.  Returns 0 when
  * the tool has no valid name. */
-int dsml_tool_qualified_name(const cJSON *tool, int namespaces, dsml_buf *out);
+int dialect_tool_qualified_name(const cJSON *tool, int namespaces, dsml_buf *out);
 
 #endif /* DSML_DIALECT_TOOL_NAME_H */

@@ -11,18 +11,18 @@
  */
 #include "dialect/dialect.h"
 
-const dsml_tags dsml_tags_v32 = {"function_calls", "invoke", "parameter"};
+const dsml_tags dialect_tags_v32 = {"function_calls", "invoke", "parameter"};
 
-static const dsml_tags *const variants[] = {&dsml_tags_v4, &dsml_tags_v41, NULL};
+static const dsml_tags *const variants[] = {&dialect_tags_v4, &dialect_tags_v41, NULL};
 
 #define TAG(t) DSML_TOK_DSML t
 
-const dsml_dialect dsml_dialect_v32 = {
+const dsml_dialect dialect_v32 = {
     .profile = DSML_PROFILE_V32,
     .name = "v32",
     .rules = DSML_RULE_DEVELOPER | DSML_RULE_REASONING_REQUIRED | DSML_RULE_DROP_REFUSED,
     .system_token = "",
-    .tags = &dsml_tags_v32,
+    .tags = &dialect_tags_v32,
     .variant_tags = variants,
     .tools_head =
         "## Tools\n\n"

@@ -11,10 +11,10 @@
  */
 #include "dialect/dialect.h"
 
-const dsml_tags dsml_tags_v4 = {"tool_calls", "invoke", "parameter"};
+const dsml_tags dialect_tags_v4 = {"tool_calls", "invoke", "parameter"};
 
 /* V4 models also write V3.2's block */
-static const dsml_tags *const variants[] = {&dsml_tags_v41, &dsml_tags_v32, NULL};
+static const dsml_tags *const variants[] = {&dialect_tags_v41, &dialect_tags_v32, NULL};
 
 static const dsml_effort efforts[] = {
     {"high", 0, ""},
@@ -28,7 +28,7 @@ static const dsml_effort efforts[] = {
      "ensure absolutely no assumption is left unchecked.\n\n"},
 };
 
-const dsml_dialect dsml_dialect_v4 = {
+const dsml_dialect dialect_v4 = {
     .profile = DSML_PROFILE_V4,
     .name = "v4",
     .rules = DSML_RULE_MERGE_TOOLS | DSML_RULE_TASKS | DSML_RULE_LATEST_REMINDER |
@@ -36,7 +36,7 @@ const dsml_dialect dsml_dialect_v4 = {
              DSML_RULE_DEVELOPER | DSML_RULE_DEVELOPER_TEXT | DSML_RULE_ARG_WRAP_TEXT |
              DSML_RULE_ARG_WRAP_OTHER | DSML_RULE_DROP_KEEPS_REMINDERS,
     .system_token = "",
-    .tags = &dsml_tags_v4,
+    .tags = &dialect_tags_v4,
     .variant_tags = variants,
     .tools_head = DSML_V4_TOOLS_HEAD("tool_calls", "invoke", "parameter"),
     .tools_tail = DSML_V4_TOOLS_TAIL,

@@ -7,9 +7,9 @@
  */
 #include "dialect/dialect.h"
 
-const dsml_tags dsml_tags_v41 = {" calls", " invoke", " parameter"};
+const dsml_tags dialect_tags_v41 = {" calls", " invoke", " parameter"};
 
-static const dsml_tags *const variants[] = {&dsml_tags_v4, NULL};
+static const dsml_tags *const variants[] = {&dialect_tags_v4, NULL};
 
 static const dsml_effort efforts[] = {
     {"low", 50, NULL},
@@ -17,7 +17,7 @@ static const dsml_effort efforts[] = {
     {"max", 100, NULL},
 };
 
-const dsml_dialect dsml_dialect_v41 = {
+const dsml_dialect dialect_v41 = {
     .profile = DSML_PROFILE_V41,
     .name = "v41",
     .rules = DSML_RULE_IMAGES | DSML_RULE_NAMESPACES | DSML_RULE_TOOL_NAMES |
@@ -29,7 +29,7 @@ const dsml_dialect dsml_dialect_v41 = {
              DSML_RULE_ARG_WRAP_VALUE | DSML_RULE_ARG_WRAP_OTHER |
              DSML_RULE_DROP_KEEPS_REMINDERS,
     .system_token = "<\xef\xbd\x9cSystem\xef\xbd\x9c>",
-    .tags = &dsml_tags_v41,
+    .tags = &dialect_tags_v41,
     .variant_tags = variants,
     .tools_head = DSML_V4_TOOLS_HEAD(" calls", " invoke", " parameter"),
     .tools_tail = DSML_V4_TOOLS_TAIL,

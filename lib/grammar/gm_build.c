@@ -43,7 +43,7 @@ static void rebase_error(dsml_error *err)
 
 static int nomem(dsml_error *err)
 {
-    return dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
+    return core_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
 }
 
 static int names_choice(const gm_request *rq, const char *s, size_t n)
@@ -80,7 +80,7 @@ static int params_rule(gm_grammar *g, schema_table *st, dsml_error *err, size_t 
 {
     st->key.len = 0;
     if (params != NULL)
-        dsml_emit_json(&st->key, params);
+        json_emit_json(&st->key, params);
     DSML_BUF_LIT(&st->key, " "); /* never empty: data is not NULL */
     if (st->key.failed)
         return nomem(err);
@@ -92,7 +92,7 @@ static int params_rule(gm_grammar *g, schema_table *st, dsml_error *err, size_t 
     gm_schema_ctx sc = {g, err, {{0}, 0, 0}};
     char root[64];
     snprintf(root, sizeof root, "$.tools[%zu].function.parameters", index);
-    dsml_path_root(&sc.path, root);
+    core_path_root(&sc.path, root);
     gm_node *params_node;
     int r = gm_schema_params(&sc, params, &params_node);
     if (r != DSML_OK)
@@ -119,9 +119,9 @@ static int one_tool(gm_grammar *g, dsml_rctx *c, const gm_request *rq, size_t in
         rebase_error(c->err);
         return r;
     }
-    const cJSON *fn = dsml_json_get(tool, "function");
-    const cJSON *declared = dsml_json_get(fn, "name");
-    dsml_buf_putc(name, '\0');
+    const cJSON *fn = json_get(tool, "function");
+    const cJSON *declared = json_get(fn, "name");
+    core_buf_putc(name, '\0');
     name->len--;
     if (name->failed)
         return nomem(c->err);
@@ -130,7 +130,7 @@ static int one_tool(gm_grammar *g, dsml_rctx *c, const gm_request *rq, size_t in
             continue;
         char path[64];
         snprintf(path, sizeof path, "$.tools[%zu].function.name", index);
-        return dsml_fail(c->err, DSML_ERR_TOOL_NAME, DSML_NO_OFFSET, path,
+        return core_fail(c->err, DSML_ERR_TOOL_NAME, DSML_NO_OFFSET, path,
                          "a tool name holding '%s' cannot be written (the parser would end "
                          "the invoke tag there)",
                          g->d->name_stops[k]);
@@ -143,24 +143,24 @@ static int one_tool(gm_grammar *g, dsml_rctx *c, const gm_request *rq, size_t in
         return DSML_OK;
 
     size_t prule = GM_NONE;
-    r = params_rule(g, st, c->err, index, dsml_json_get(fn, "parameters"), &prule);
+    r = params_rule(g, st, c->err, index, json_get(fn, "parameters"), &prule);
     if (r != DSML_OK)
         return r;
     size_t k = g->ntools;
-    gm_tool *tools = dsml_realloc(&g->alloc, g->tools, k * sizeof *tools, (k + 1) * sizeof *tools);
+    gm_tool *tools = core_realloc(&g->alloc, g->tools, k * sizeof *tools, (k + 1) * sizeof *tools);
     if (tools == NULL)
         return nomem(c->err);
     g->tools = tools;
     const char *text = gm_strdup(g, name->data, name->len);
     dsml_buf open;
-    dsml_buf_init(&open, &g->alloc);
-    dsml_buf_puts(&open, g->d->invoke_open);
-    dsml_buf_append(&open, name->data, name->len);
-    dsml_buf_puts(&open, g->d->invoke_name_end);
+    core_buf_init(&open, &g->alloc);
+    core_buf_puts(&open, g->d->invoke_open);
+    core_buf_append(&open, name->data, name->len);
+    core_buf_puts(&open, g->d->invoke_name_end);
     gm_node *invoke = open.failed ? NULL
                                   : gm_seq3(g, gm_lit(g, open.data, open.len), gm_ref(g, prule),
                                             gm_lits(g, g->d->invoke_close));
-    dsml_buf_release(&open);
+    core_buf_release(&open);
     size_t trule = gm_rule_add(g, 0, invoke, "tool-%zu", index);
     if (text == NULL || trule == GM_NONE)
         return nomem(c->err);
@@ -172,17 +172,17 @@ static int one_tool(gm_grammar *g, dsml_rctx *c, const gm_request *rq, size_t in
 static int read_tools(gm_grammar *g, dsml_profile profile, const gm_request *rq,
                       dsml_error *err)
 {
-    if (rq->tools == NULL || dsml_is_null(rq->tools))
+    if (rq->tools == NULL || json_is_null(rq->tools))
         return DSML_OK;
-    if (!dsml_is_array(rq->tools))
-        return dsml_fail(err, DSML_ERR_TYPE, DSML_NO_OFFSET, "$.tools", "tools must be a list");
+    if (!json_is_array(rq->tools))
+        return core_fail(err, DSML_ERR_TYPE, DSML_NO_OFFSET, "$.tools", "tools must be a list");
     dsml_rctx c;
     memset(&c, 0, sizeof c);
     c.alloc = g->alloc;
     c.err = err;
-    c.dialect = dsml_dialect_of(profile);
+    c.dialect = dialect_of(profile);
     if (c.dialect == NULL)
-        return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL, "unknown profile %d",
+        return core_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL, "unknown profile %d",
                          (int)profile);
     schema_table st;
     memset(&st, 0, sizeof st);
@@ -194,15 +194,15 @@ static int read_tools(gm_grammar *g, dsml_profile profile, const gm_request *rq,
         return nomem(err);
     for (size_t i = 0; i < st.cap; i++)
         st.rule[i] = GM_NONE;
-    dsml_buf_init(&st.key, &g->alloc);
+    core_buf_init(&st.key, &g->alloc);
     dsml_buf name;
-    dsml_buf_init(&name, &g->alloc);
+    core_buf_init(&name, &g->alloc);
     int r = DSML_OK;
     size_t i = 0;
     for (const cJSON *t = rq->tools->child; t != NULL && r == DSML_OK; t = t->next, i++)
         r = one_tool(g, &c, rq, i, t, &name, &st);
-    dsml_buf_release(&name);
-    dsml_buf_release(&st.key);
+    core_buf_release(&name);
+    core_buf_release(&st.key);
     return r;
 }
 
@@ -219,7 +219,7 @@ static int one_named_tool(gm_grammar *g, const gm_request *rq, dsml_error *err)
             g->ntools = 1;
             return DSML_OK;
         }
-    return dsml_fail(err, DSML_ERR_TOOL_CHOICE, DSML_NO_OFFSET, "$.tool_choice.function.name",
+    return core_fail(err, DSML_ERR_TOOL_CHOICE, DSML_NO_OFFSET, "$.tool_choice.function.name",
                      DSML_CHOICE_AMBIGUOUS,
                      (int)(rq->choice_name_len < 80 ? rq->choice_name_len : 80), rq->choice_name,
                      (int)(g->tools[0].name_len < 80 ? g->tools[0].name_len : 80),
@@ -233,16 +233,16 @@ static size_t invoke_tail(gm_grammar *g)
     gm_list alts;
     gm_list_init(&alts, g);
     dsml_buf line;
-    dsml_buf_init(&line, &g->alloc);
+    core_buf_init(&line, &g->alloc);
     for (size_t i = 0; i < g->ntools; i++) {
         line.len = 0;
-        dsml_buf_append(&line, g->tools[i].name, g->tools[i].name_len);
-        dsml_buf_puts(&line, g->d->invoke_name_end);
+        core_buf_append(&line, g->tools[i].name, g->tools[i].name_len);
+        core_buf_puts(&line, g->d->invoke_name_end);
         gm_list_push(&alts, line.failed ? NULL
                                         : gm_seq2(g, gm_lit(g, line.data, line.len),
                                                   gm_ref(g, g->tools[i].params)));
     }
-    dsml_buf_release(&line);
+    core_buf_release(&line);
     size_t rule = gm_rule_add(g, 0, gm_list_alt(g, &alts), "invoke-tail");
     gm_list_release(&alts);
     return rule;
@@ -263,12 +263,12 @@ int gm_build(gm_grammar *g, dsml_profile profile, const gm_request *rq, dsml_err
     if (r != DSML_OK)
         return r;
     if (rq->choice == DSML_TOOL_CHOICE_FUNCTION && g->ntools == 0)
-        return dsml_fail(err, DSML_ERR_UNKNOWN_TOOL, DSML_NO_OFFSET,
+        return core_fail(err, DSML_ERR_UNKNOWN_TOOL, DSML_NO_OFFSET,
                          "$.tool_choice.function.name", "'%.*s' is not among the declared tools",
                          (int)(rq->choice_name_len < 200 ? rq->choice_name_len : 200),
                          rq->choice_name != NULL ? rq->choice_name : "");
     if (rq->choice == DSML_TOOL_CHOICE_REQUIRED && g->ntools == 0)
-        return dsml_fail(err, DSML_ERR_UNKNOWN_TOOL, DSML_NO_OFFSET, "$.tool_choice",
+        return core_fail(err, DSML_ERR_UNKNOWN_TOOL, DSML_NO_OFFSET, "$.tool_choice",
                          "\"required\" needs a declared tool, and there is none");
 
     size_t text = gm_rule_text(g);

@@ -59,13 +59,13 @@ static int plain_name(const char *s)
 
 int gm_dialect_init(gm_dialect *d, dsml_profile profile, dsml_error *err)
 {
-    const dsml_dialect *dd = dsml_dialect_of(profile);
+    const dsml_dialect *dd = dialect_of(profile);
     if (dd == NULL)
-        return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL, "unknown profile %d",
+        return core_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL, "unknown profile %d",
                          (int)profile);
     const char *b = dd->tags->block, *inv = dd->tags->invoke, *par = dd->tags->param;
     if (!plain_name(b) || !plain_name(inv) || !plain_name(par))
-        return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
+        return core_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
                          "the tag names of the %s dialect are not letters, '_' and ' '",
                          dd->name);
     memset(d, 0, sizeof *d);
@@ -97,7 +97,7 @@ int gm_dialect_init(gm_dialect *d, dsml_profile profile, dsml_error *err)
     d->specials = specials;
     d->nspecials = sizeof specials / sizeof specials[0];
     if (c.full)
-        return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
+        return core_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
                          "the tags of the %s dialect do not fit the grammar's store", dd->name);
     return DSML_OK;
 }

@@ -7,7 +7,7 @@
 
 static void gbnf_name(dsml_buf *b, const gm_grammar *g, size_t rule, int root)
 {
-    dsml_buf_puts(b, root ? "root" : g->rules[rule].name);
+    core_buf_puts(b, root ? "root" : g->rules[rule].name);
 }
 
 /* llama.cpp knows few escapes in classes (\\ \" \[ \] \n \r \t \x \u): ASCII

@@ -11,7 +11,7 @@
 static void lark_name(dsml_buf *b, const gm_grammar *g, size_t rule, int root)
 {
     if (root) {
-        dsml_buf_puts(b, "start");
+        core_buf_puts(b, "start");
         return;
     }
     const gm_rule *r = &g->rules[rule];
@@ -21,7 +21,7 @@ static void lark_name(dsml_buf *b, const gm_grammar *g, size_t rule, int root)
             c = '_';
         else if (r->lexeme && c >= 'a' && c <= 'z')
             c = (char)(c - 'a' + 'A');
-        dsml_buf_putc(b, c);
+        core_buf_putc(b, c);
     }
 }
 
@@ -36,8 +36,8 @@ static void regex_char(dsml_buf *b, uint32_t c)
         gm_text_hex(b, c);
     } else if (c < 0x80 && c != ' ' && !((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
                                          (c >= 'A' && c <= 'Z'))) {
-        dsml_buf_putc(b, '\\');
-        dsml_buf_putc(b, (char)c);
+        core_buf_putc(b, '\\');
+        core_buf_putc(b, (char)c);
     } else {
         gm_utf8_put(b, c);
     }
@@ -45,9 +45,9 @@ static void regex_char(dsml_buf *b, uint32_t c)
 
 static void lark_class(dsml_buf *b, const gm_node *n)
 {
-    dsml_buf_putc(b, '/');
+    core_buf_putc(b, '/');
     gm_text_class(b, n, regex_char);
-    dsml_buf_putc(b, '/');
+    core_buf_putc(b, '/');
 }
 
 /* A node as a regular expression in the syntax Python's re and Rust's regex
@@ -64,7 +64,7 @@ static void regex_node(dsml_buf *b, const gm_node *n, int prec)
         for (size_t i = 0; i < n->n;)
             regex_char(b, gm_utf8_next(n->text, n->n, &i));
         if (group)
-            dsml_buf_putc(b, ')');
+            core_buf_putc(b, ')');
         return;
     }
     case GM_CLASS:
@@ -74,7 +74,7 @@ static void regex_node(dsml_buf *b, const gm_node *n, int prec)
     case GM_STAR:
     case GM_PLUS:
         regex_node(b, n->kid, 2);
-        dsml_buf_putc(b, n->kind == GM_OPT ? '?' : n->kind == GM_STAR ? '*' : '+');
+        core_buf_putc(b, n->kind == GM_OPT ? '?' : n->kind == GM_STAR ? '*' : '+');
         return;
     case GM_SEQ:
     case GM_ALT: {
@@ -83,11 +83,11 @@ static void regex_node(dsml_buf *b, const gm_node *n, int prec)
             DSML_BUF_LIT(b, "(?:");
         for (size_t i = 0; i < n->n; i++) {
             if (i > 0 && n->kind == GM_ALT)
-                dsml_buf_putc(b, '|');
+                core_buf_putc(b, '|');
             regex_node(b, n->kids[i], n->kind == GM_ALT ? 0 : 1);
         }
         if (group)
-            dsml_buf_putc(b, ')');
+            core_buf_putc(b, ')');
         return;
     }
     case GM_REF:
@@ -97,9 +97,9 @@ static void regex_node(dsml_buf *b, const gm_node *n, int prec)
 
 static void lark_regex(dsml_buf *b, const gm_node *n)
 {
-    dsml_buf_putc(b, '/');
+    core_buf_putc(b, '/');
     regex_node(b, n, 0);
-    dsml_buf_putc(b, '/');
+    core_buf_putc(b, '/');
 }
 
 const gm_syntax gm_lark_syntax = {"start", ": ", lark_name, gm_text_lit, lark_class, lark_regex};

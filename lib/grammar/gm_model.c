@@ -13,7 +13,7 @@
 void gm_init(gm_grammar *g, const dsml_allocator *a)
 {
     memset(g, 0, sizeof *g);
-    dsml_alloc_resolve(&g->alloc, a);
+    core_alloc_resolve(&g->alloc, a);
     core_arena_init(&g->arena, &g->alloc);
     g->root = g->block = g->reasoning = g->content = g->content_open = GM_NONE;
     g->invoke_tail = GM_NONE;
@@ -40,8 +40,8 @@ size_t gm_table_size(size_t n)
 
 void gm_release(gm_grammar *g)
 {
-    dsml_free(&g->alloc, g->rules);
-    dsml_free(&g->alloc, g->tools);
+    core_free(&g->alloc, g->rules);
+    core_free(&g->alloc, g->tools);
     core_arena_release(&g->arena);
     g->rules = NULL;
     g->tools = NULL;
@@ -95,11 +95,11 @@ gm_node *gm_class(gm_grammar *g, int negated, const uint32_t *ranges, size_t nra
 {
     if (!negated && nranges == 1 && ranges[0] == ranges[1]) { /* one character */
         dsml_buf b;
-        dsml_buf_init(&b, &g->alloc);
+        core_buf_init(&b, &g->alloc);
         gm_utf8_put(&b, ranges[0]);
         gm_node *n = b.failed ? NULL : gm_lit(g, b.data, b.len);
         g->nomem |= b.failed;
-        dsml_buf_release(&b);
+        core_buf_release(&b);
         return n;
     }
     gm_node *n = node(g, GM_CLASS);
@@ -268,7 +268,7 @@ static size_t vrule_new(gm_grammar *g, int lexeme, const char *fmt, va_list ap)
         return GM_NONE;
     if (g->nrules == g->caprules) {
         size_t cap = g->caprules ? g->caprules * 2 : 64;
-        gm_rule *v = dsml_realloc(&g->alloc, g->rules, g->caprules * sizeof *v, cap * sizeof *v);
+        gm_rule *v = core_realloc(&g->alloc, g->rules, g->caprules * sizeof *v, cap * sizeof *v);
         if (v == NULL) {
             g->nomem = 1;
             return GM_NONE;
@@ -334,7 +334,7 @@ void gm_list_push(gm_list *l, gm_node *n)
     }
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 8;
-        gm_node **v = dsml_realloc(l->alloc, l->v, l->cap * sizeof *v, cap * sizeof *v);
+        gm_node **v = core_realloc(l->alloc, l->v, l->cap * sizeof *v, cap * sizeof *v);
         if (v == NULL) {
             l->failed = 1;
             return;
@@ -347,7 +347,7 @@ void gm_list_push(gm_list *l, gm_node *n)
 
 void gm_list_release(gm_list *l)
 {
-    dsml_free(l->alloc, l->v);
+    core_free(l->alloc, l->v);
     l->v = NULL;
     l->n = l->cap = 0;
 }
@@ -414,5 +414,5 @@ void gm_utf8_put(dsml_buf *b, uint32_t cp)
         t[3] = (char)(0x80 | (cp & 0x3F));
         n = 4;
     }
-    dsml_buf_append(b, t, n);
+    core_buf_append(b, t, n);
 }

@@ -44,19 +44,19 @@ static int in_list(const char *s, const char *const *list, size_t n)
 static int fail(gm_schema_ctx *sc, const char *key, const char *fmt, ...) DSML_PRINTF(3, 4);
 static int fail(gm_schema_ctx *sc, const char *key, const char *fmt, ...)
 {
-    size_t prev = key != NULL ? dsml_path_key(&sc->path, key) : 0;
+    size_t prev = key != NULL ? core_path_key(&sc->path, key) : 0;
     va_list ap;
     va_start(ap, fmt);
-    dsml_vfail(sc->err, DSML_ERR_SCHEMA, DSML_NO_OFFSET, sc->path.text, fmt, ap);
+    core_vfail(sc->err, DSML_ERR_SCHEMA, DSML_NO_OFFSET, sc->path.text, fmt, ap);
     va_end(ap);
     if (key != NULL)
-        dsml_path_pop(&sc->path, prev);
+        core_path_pop(&sc->path, prev);
     return DSML_ERR_SCHEMA;
 }
 
 static int nomem(gm_schema_ctx *sc)
 {
-    return dsml_fail(sc->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
+    return core_fail(sc->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
 }
 
 /* A text the parser would cut short: it holds param_stop. */
@@ -70,7 +70,7 @@ static int holds_stop(const gm_schema_ctx *sc, const char *s, size_t n)
     return 0;
 }
 
-static int has(const cJSON *s, const char *key) { return dsml_json_get(s, key) != NULL; }
+static int has(const cJSON *s, const char *key) { return json_get(s, key) != NULL; }
 
 /* A rule name for a property: "v<N>-<key>", the key in lower case with
  * '-' for what is neither a letter nor a digit, cut at 24 characters (the
@@ -122,7 +122,7 @@ static int type_bit(const char *name)
 
 static int read_types(gm_schema_ctx *sc, const cJSON *s, int *types)
 {
-    const cJSON *t = dsml_json_get(s, "type");
+    const cJSON *t = json_get(s, "type");
     if (t == NULL) {
         /* object or array keywords alone: that type (the usual shorthand) */
         if (has(s, "properties") || has(s, "required") || has(s, "additionalProperties"))
@@ -134,11 +134,11 @@ static int read_types(gm_schema_ctx *sc, const cJSON *s, int *types)
         return DSML_OK;
     }
     *types = 0;
-    if (dsml_is_string(t)) {
+    if (json_is_string(t)) {
         *types = type_bit(t->valuestring);
-    } else if (dsml_is_array(t)) {
+    } else if (json_is_array(t)) {
         for (const cJSON *e = t->child; e != NULL; e = e->next) {
-            int bit = dsml_is_string(e) ? type_bit(e->valuestring) : 0;
+            int bit = json_is_string(e) ? type_bit(e->valuestring) : 0;
             if (bit == 0) {
                 *types = 0;
                 break;
@@ -159,7 +159,7 @@ static int value_has_type(const cJSON *v, int types)
     if (t == cJSON_String)
         return (types & T_STRING) != 0;
     if (t == cJSON_Number)
-        return (types & T_NUMBER) != 0 || ((types & T_INTEGER) && dsml_json_number_is_int(v));
+        return (types & T_NUMBER) != 0 || ((types & T_INTEGER) && json_number_is_int(v));
     if (t == cJSON_True || t == cJSON_False)
         return (types & T_BOOLEAN) != 0;
     if (t == cJSON_NULL)
@@ -220,14 +220,14 @@ static size_t *member_slot(size_t *slot, size_t cap, const member *m, const char
 static int members_of(gm_schema_ctx *sc, const cJSON *s, member **out, size_t *n)
 {
     gm_grammar *g = sc->g;
-    const cJSON *props = dsml_json_get(s, "properties");
-    const cJSON *req = dsml_json_get(s, "required");
-    const cJSON *extra = dsml_json_get(s, "additionalProperties");
-    if (props != NULL && !dsml_is_object(props))
+    const cJSON *props = json_get(s, "properties");
+    const cJSON *req = json_get(s, "required");
+    const cJSON *extra = json_get(s, "additionalProperties");
+    if (props != NULL && !json_is_object(props))
         return fail(sc, "properties", "%s", "properties must be an object");
-    if (req != NULL && !dsml_is_array(req))
+    if (req != NULL && !json_is_array(req))
         return fail(sc, "required", "%s", "required must be a list of names");
-    if (extra != NULL && !dsml_is_bool(extra) && !(dsml_is_object(extra) && extra->child == NULL))
+    if (extra != NULL && !json_is_bool(extra) && !(json_is_object(extra) && extra->child == NULL))
         return fail(sc, "additionalProperties", "%s",
                     "additionalProperties must be true or false in a grammar");
     size_t cap = (size_t)cJSON_GetArraySize(props) + (size_t)cJSON_GetArraySize(req) + 1;
@@ -246,12 +246,12 @@ static int members_of(gm_schema_ctx *sc, const cJSON *s, member **out, size_t *n
     }
     i = 0;
     for (const cJSON *e = req ? req->child : NULL; e != NULL; e = e->next, i++) {
-        if (!dsml_is_string(e)) {
-            size_t prev = dsml_path_key(&sc->path, "required");
-            dsml_path_index(&sc->path, i);
-            dsml_fail(sc->err, DSML_ERR_SCHEMA, DSML_NO_OFFSET, sc->path.text,
+        if (!json_is_string(e)) {
+            size_t prev = core_path_key(&sc->path, "required");
+            core_path_index(&sc->path, i);
+            core_fail(sc->err, DSML_ERR_SCHEMA, DSML_NO_OFFSET, sc->path.text,
                       "required must be a list of names");
-            dsml_path_pop(&sc->path, prev);
+            core_path_pop(&sc->path, prev);
             return DSML_ERR_SCHEMA;
         }
         size_t *at = member_slot(slot, tcap, m, e->valuestring);
@@ -266,13 +266,13 @@ static int members_of(gm_schema_ctx *sc, const cJSON *s, member **out, size_t *n
     return DSML_OK;
 }
 
-/* Pushes the path of a member's schema; returns what dsml_path_pop wants. */
+/* Pushes the path of a member's schema; returns what core_path_pop wants. */
 static size_t member_path(gm_schema_ctx *sc, const member *m)
 {
     if (m->index == (size_t)-1)
-        return dsml_path_key(&sc->path, "required");
-    size_t prev = dsml_path_key(&sc->path, "properties");
-    dsml_path_key(&sc->path, m->key);
+        return core_path_key(&sc->path, "required");
+    size_t prev = core_path_key(&sc->path, "properties");
+    core_path_key(&sc->path, m->key);
     return prev;
 }
 
@@ -343,7 +343,7 @@ static int object_node(gm_schema_ctx *sc, const cJSON *s, gm_node **out)
     int r = members_of(sc, s, &m, &n);
     if (r != DSML_OK)
         return r;
-    const cJSON *extra = dsml_json_get(s, "additionalProperties");
+    const cJSON *extra = json_get(s, "additionalProperties");
     if (n == 0) {
         *out = extra != NULL && (extra->type & 0xFF) == cJSON_False
                    ? gm_lits(g, "{}")
@@ -356,13 +356,13 @@ static int object_node(gm_schema_ctx *sc, const cJSON *s, gm_node **out)
         return nomem(sc);
     size_t k = 0;
     dsml_buf key;
-    dsml_buf_init(&key, &g->alloc);
+    core_buf_init(&key, &g->alloc);
     for (size_t i = 0; i < n && r == DSML_OK; i++) {
         if (forbidden(&m[i])) {
             if (m[i].required) {
                 size_t prev = member_path(sc, &m[i]);
                 r = fail(sc, NULL, "%s", "a required property whose schema is false");
-                dsml_path_pop(&sc->path, prev);
+                core_path_pop(&sc->path, prev);
             }
             continue;
         }
@@ -373,11 +373,11 @@ static int object_node(gm_schema_ctx *sc, const cJSON *s, gm_node **out)
         else
             r = json_rule(sc, m[i].schema, &value);
         key.len = 0;
-        dsml_emit_string(&key, m[i].key, strlen(m[i].key));
+        json_emit_string(&key, m[i].key, strlen(m[i].key));
         DSML_BUF_LIT(&key, ": ");
         if (r == DSML_OK && !key.failed && holds_stop(sc, key.data, key.len))
             r = fail(sc, NULL, "a property name holding '%s' cannot be written", g->d->param_stop);
-        dsml_path_pop(&sc->path, prev);
+        core_path_pop(&sc->path, prev);
         if (r != DSML_OK)
             break;
         if (key.failed) {
@@ -390,7 +390,7 @@ static int object_node(gm_schema_ctx *sc, const cJSON *s, gm_node **out)
                                "%s", name);
         req[k++] = m[i].required;
     }
-    dsml_buf_release(&key);
+    core_buf_release(&key);
     if (r != DSML_OK)
         return r;
     if (k == 0) { /* every property forbidden */
@@ -408,19 +408,19 @@ static int object_node(gm_schema_ctx *sc, const cJSON *s, gm_node **out)
 static int array_node(gm_schema_ctx *sc, const cJSON *s, gm_node **out)
 {
     gm_grammar *g = sc->g;
-    const cJSON *items = dsml_json_get(s, "items");
+    const cJSON *items = json_get(s, "items");
     size_t item;
     if (items == NULL || (items->type & 0xFF) == cJSON_True ||
-        (dsml_is_object(items) && items->child == NULL)) {
+        (json_is_object(items) && items->child == NULL)) {
         item = gm_rule_json_value(g);
-    } else if (dsml_is_object(items) || (items->type & 0xFF) == cJSON_False) {
+    } else if (json_is_object(items) || (items->type & 0xFF) == cJSON_False) {
         if ((items->type & 0xFF) == cJSON_False) {
             *out = gm_lits(g, "[]");
             return *out != NULL ? DSML_OK : nomem(sc);
         }
-        size_t prev = dsml_path_key(&sc->path, "items");
+        size_t prev = core_path_key(&sc->path, "items");
         int r = json_rule(sc, items, &item);
-        dsml_path_pop(&sc->path, prev);
+        core_path_pop(&sc->path, prev);
         if (r != DSML_OK)
             return r;
     } else {
@@ -434,8 +434,8 @@ static int array_node(gm_schema_ctx *sc, const cJSON *s, gm_node **out)
 static int literal_alts(gm_schema_ctx *sc, const cJSON *s, int types, parts *p)
 {
     gm_grammar *g = sc->g;
-    const cJSON *en = dsml_json_get(s, "enum");
-    const cJSON *co = dsml_json_get(s, "const");
+    const cJSON *en = json_get(s, "enum");
+    const cJSON *co = json_get(s, "const");
     for (const cJSON *k = s->child; k != NULL; k = k->next)
         if (!in_list(k->string, annotations, COUNT(annotations)) &&
             strcmp(k->string, "type") != 0 && strcmp(k->string, "enum") != 0 &&
@@ -443,12 +443,12 @@ static int literal_alts(gm_schema_ctx *sc, const cJSON *s, int types, parts *p)
             return fail(sc, k->string, "'%s' beside enum or const is not supported", k->string);
     if (en != NULL && co != NULL)
         return fail(sc, "const", "%s", "enum and const together are not supported");
-    if (en != NULL && (!dsml_is_array(en) || en->child == NULL))
+    if (en != NULL && (!json_is_array(en) || en->child == NULL))
         return fail(sc, "enum", "%s", "enum must be a non-empty list");
     const char *key = en != NULL ? "enum" : "const";
-    size_t prev = dsml_path_key(&sc->path, key);
+    size_t prev = core_path_key(&sc->path, key);
     dsml_buf text;
-    dsml_buf_init(&text, &g->alloc);
+    core_buf_init(&text, &g->alloc);
     int r = DSML_OK;
     size_t i = 0;
     for (const cJSON *v = en != NULL ? en->child : co; v != NULL && r == DSML_OK;
@@ -456,37 +456,37 @@ static int literal_alts(gm_schema_ctx *sc, const cJSON *s, int types, parts *p)
         if (!value_has_type(v, types))
             continue;
         text.len = 0;
-        int raw = p->raw != NULL && dsml_is_string(v);
+        int raw = p->raw != NULL && json_is_string(v);
         if (raw)
-            dsml_buf_puts(&text, v->valuestring);
+            core_buf_puts(&text, v->valuestring);
         else
-            dsml_emit_json(&text, v);
+            json_emit_json(&text, v);
         if (text.failed) {
             r = nomem(sc);
             break;
         }
         if (holds_stop(sc, text.data, text.len)) {
-            size_t at = en != NULL ? dsml_path_index(&sc->path, i) : sc->path.len;
+            size_t at = en != NULL ? core_path_index(&sc->path, i) : sc->path.len;
             r = fail(sc, NULL, "a value holding '%s' cannot be written", g->d->param_stop);
-            dsml_path_pop(&sc->path, at);
+            core_path_pop(&sc->path, at);
             break;
         }
         if (raw) {
-            dsml_buf_puts(&text, g->d->param_close);
+            core_buf_puts(&text, g->d->param_close);
             gm_list_push(p->raw, gm_lit(g, text.data, text.len));
         } else {
             gm_list_push(p->json, gm_lit(g, text.data, text.len));
         }
     }
-    dsml_buf_release(&text);
-    dsml_path_pop(&sc->path, prev);
+    core_buf_release(&text);
+    core_path_pop(&sc->path, prev);
     return r;
 }
 
 static int value_alts(gm_schema_ctx *sc, const cJSON *s, parts *p)
 {
     gm_grammar *g = sc->g;
-    if ((s->type & 0xFF) == cJSON_True || (dsml_is_object(s) && s->child == NULL)) {
+    if ((s->type & 0xFF) == cJSON_True || (json_is_object(s) && s->child == NULL)) {
         if (p->raw != NULL) {
             gm_list_push(p->raw, gm_ref(g, gm_rule_string_value(g)));
             gm_list_push(p->json, gm_ref(g, gm_rule_json_nonstring(g)));
@@ -497,26 +497,26 @@ static int value_alts(gm_schema_ctx *sc, const cJSON *s, parts *p)
     }
     if ((s->type & 0xFF) == cJSON_False)
         return DSML_OK;
-    if (!dsml_is_object(s))
+    if (!json_is_object(s))
         return fail(sc, NULL, "%s", "a schema must be an object or a boolean");
     int r = check_keywords(sc, s);
     if (r != DSML_OK)
         return r;
-    const cJSON *any = dsml_json_get(s, "anyOf");
+    const cJSON *any = json_get(s, "anyOf");
     if (any != NULL) {
         for (const cJSON *k = s->child; k != NULL; k = k->next)
             if (!in_list(k->string, annotations, COUNT(annotations)) &&
                 strcmp(k->string, "anyOf") != 0)
                 return fail(sc, k->string, "'%s' beside anyOf is not supported", k->string);
-        if (!dsml_is_array(any) || any->child == NULL)
+        if (!json_is_array(any) || any->child == NULL)
             return fail(sc, "anyOf", "%s", "anyOf must be a non-empty list of schemas");
-        size_t prev = dsml_path_key(&sc->path, "anyOf"), i = 0;
+        size_t prev = core_path_key(&sc->path, "anyOf"), i = 0;
         for (const cJSON *b = any->child; b != NULL && r == DSML_OK; b = b->next, i++) {
-            size_t at = dsml_path_index(&sc->path, i);
+            size_t at = core_path_index(&sc->path, i);
             r = value_alts(sc, b, p);
-            dsml_path_pop(&sc->path, at);
+            core_path_pop(&sc->path, at);
         }
-        dsml_path_pop(&sc->path, prev);
+        core_path_pop(&sc->path, prev);
         return r;
     }
     int types;
@@ -564,30 +564,30 @@ static int param_line(gm_schema_ctx *sc, const member *m, size_t *line)
     static const cJSON any = {.type = cJSON_True};
     int r = value_alts(sc, m->schema != NULL ? m->schema : &any, &p);
     dsml_buf open;
-    dsml_buf_init(&open, &g->alloc);
+    core_buf_init(&open, &g->alloc);
     gm_list forms;
     gm_list_init(&forms, g);
     if (r == DSML_OK && raw.n > 0) {
-        dsml_buf_puts(&open, d->param_open);
-        dsml_buf_puts(&open, m->key);
-        dsml_buf_puts(&open, d->param_string);
+        core_buf_puts(&open, d->param_open);
+        core_buf_puts(&open, m->key);
+        core_buf_puts(&open, d->param_string);
         gm_list_push(&forms, gm_seq3(g, gm_lit(g, open.data, open.len), gm_list_alt(g, &raw),
                                      gm_lits(g, "\n")));
     }
     if (r == DSML_OK && json.n > 0) {
         open.len = 0;
-        dsml_buf_puts(&open, d->param_open);
-        dsml_buf_puts(&open, m->key);
-        dsml_buf_puts(&open, d->param_json);
+        core_buf_puts(&open, d->param_open);
+        core_buf_puts(&open, m->key);
+        core_buf_puts(&open, d->param_json);
         dsml_buf tail;
-        dsml_buf_init(&tail, &g->alloc);
-        dsml_buf_puts(&tail, d->param_close);
-        dsml_buf_putc(&tail, '\n');
+        core_buf_init(&tail, &g->alloc);
+        core_buf_puts(&tail, d->param_close);
+        core_buf_putc(&tail, '\n');
         gm_list_push(&forms, gm_seq3(g, gm_lit(g, open.data, open.len), gm_list_alt(g, &json),
                                      gm_lit(g, tail.data, tail.len)));
         if (tail.failed)
             forms.failed = 1;
-        dsml_buf_release(&tail);
+        core_buf_release(&tail);
     }
     if (open.failed || raw.failed || json.failed)
         forms.failed = 1;
@@ -601,7 +601,7 @@ static int param_line(gm_schema_ctx *sc, const member *m, size_t *line)
     gm_list_release(&forms);
     gm_list_release(&raw);
     gm_list_release(&json);
-    dsml_buf_release(&open);
+    core_buf_release(&open);
     return r;
 }
 
@@ -611,8 +611,8 @@ int gm_schema_params(gm_schema_ctx *sc, const cJSON *params, gm_node **out)
     *out = NULL;
     member *m = NULL;
     size_t n = 0;
-    if (params != NULL && !dsml_is_none(params)) {
-        if (!dsml_is_object(params))
+    if (params != NULL && !json_is_none(params)) {
+        if (!json_is_object(params))
             return fail(sc, NULL, "%s", "parameters must be an object schema");
         for (const cJSON *k = params->child; k != NULL; k = k->next)
             if (!in_list(k->string, annotations, COUNT(annotations)) &&
@@ -621,8 +621,8 @@ int gm_schema_params(gm_schema_ctx *sc, const cJSON *params, gm_node **out)
                 strcmp(k->string, "additionalProperties") != 0)
                 return fail(sc, k->string, "'%s' is not supported for a tool's parameters",
                             k->string);
-        const cJSON *t = dsml_json_get(params, "type");
-        if (t != NULL && !(dsml_is_string(t) && strcmp(t->valuestring, "object") == 0))
+        const cJSON *t = json_get(params, "type");
+        if (t != NULL && !(json_is_string(t) && strcmp(t->valuestring, "object") == 0))
             return fail(sc, "type", "%s", "a tool's parameters are an object");
         int r = members_of(sc, params, &m, &n);
         if (r != DSML_OK)
@@ -639,7 +639,7 @@ int gm_schema_params(gm_schema_ctx *sc, const cJSON *params, gm_node **out)
         int r = forbidden(&m[i]) ? DSML_OK : param_line(sc, &m[i], &line);
         if (r == DSML_OK && line == GM_NONE && m[i].required)
             r = fail(sc, NULL, "%s", "a required parameter that no value matches");
-        dsml_path_pop(&sc->path, prev);
+        core_path_pop(&sc->path, prev);
         if (r != DSML_OK)
             return r;
         if (line != GM_NONE) {

@@ -23,24 +23,24 @@
 
 static void key(dsml_buf *b, const char *k)
 {
-    dsml_emit_string(b, k, strlen(k));
+    json_emit_string(b, k, strlen(k));
     DSML_BUF_LIT(b, ": ");
 }
 
-static void str(dsml_buf *b, const char *s) { dsml_emit_string(b, s, strlen(s)); }
+static void str(dsml_buf *b, const char *s) { json_emit_string(b, s, strlen(s)); }
 
 /* {"type": "grammar", "grammar": GBNF from rule} */
 static void grammar_format(const gm_grammar *g, size_t rule, dsml_buf *b)
 {
     dsml_buf text;
-    dsml_buf_init(&text, &g->alloc);
+    core_buf_init(&text, &g->alloc);
     gm_write_gbnf(g, rule, &text);
     DSML_BUF_LIT(b, "{\"type\": \"grammar\", \"grammar\": ");
-    dsml_emit_string(b, text.data != NULL ? text.data : "", text.len);
-    dsml_buf_putc(b, '}');
+    json_emit_string(b, text.data != NULL ? text.data : "", text.len);
+    core_buf_putc(b, '}');
     if (text.failed)
         b->failed = 1;
-    dsml_buf_release(&text);
+    core_buf_release(&text);
 }
 
 /* The invokes: one tag, begin the invoke opener up to the name, content
@@ -64,8 +64,8 @@ static void invokes(const gm_grammar *g, dsml_buf *b)
     key(b, "end");
     str(b, d->invoke_close);
     DSML_BUF_LIT(b, "}], \"at_least_one\": true, \"stop_after_first\": ");
-    dsml_buf_puts(b, g->one_call ? "true" : "false");
-    dsml_buf_putc(b, '}');
+    core_buf_puts(b, g->one_call ? "true" : "false");
+    core_buf_putc(b, '}');
 }
 
 void gm_write_stag(const gm_grammar *g, dsml_buf *b)
@@ -92,7 +92,7 @@ void gm_write_stag(const gm_grammar *g, dsml_buf *b)
     } else if (!required) {
         DSML_BUF_LIT(b, "{\"type\": \"triggered_tags\", ");
         key(b, "triggers");
-        dsml_buf_putc(b, '[');
+        core_buf_putc(b, '[');
         str(b, d->trigger);
         DSML_BUF_LIT(b, "], \"tags\": [{\"type\": \"tag\", ");
         key(b, "begin");
@@ -111,9 +111,9 @@ void gm_write_stag(const gm_grammar *g, dsml_buf *b)
         DSML_BUF_LIT(b, ", {\"type\": \"const_string\", ");
         key(b, "value");
         str(b, d->block_close);
-        dsml_buf_putc(b, '}');
+        core_buf_putc(b, '}');
     }
     if (parts > 1)
         DSML_BUF_LIT(b, "]}");
-    dsml_buf_putc(b, '}');
+    core_buf_putc(b, '}');
 }

@@ -14,17 +14,17 @@ static const char hexdigits[] = "0123456789ABCDEF";
 void gm_text_hex(dsml_buf *b, unsigned c)
 {
     char t[4] = {'\\', 'x', hexdigits[(c >> 4) & 15], hexdigits[c & 15]};
-    dsml_buf_append(b, t, 4);
+    core_buf_append(b, t, 4);
 }
 
 void gm_text_lit(dsml_buf *b, const char *s, size_t n)
 {
-    dsml_buf_putc(b, '"');
+    core_buf_putc(b, '"');
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
         if (c == '"' || c == '\\') {
-            dsml_buf_putc(b, '\\');
-            dsml_buf_putc(b, (char)c);
+            core_buf_putc(b, '\\');
+            core_buf_putc(b, (char)c);
         } else if (c == '\n') {
             DSML_BUF_LIT(b, "\\n");
         } else if (c == '\r') {
@@ -34,16 +34,16 @@ void gm_text_lit(dsml_buf *b, const char *s, size_t n)
         } else if (c < 0x20 || c == 0x7F) {
             gm_text_hex(b, c);
         } else {
-            dsml_buf_putc(b, (char)c);
+            core_buf_putc(b, (char)c);
         }
     }
-    dsml_buf_putc(b, '"');
+    core_buf_putc(b, '"');
 }
 
 void gm_text_hex_char(dsml_buf *b, uint32_t c)
 {
     if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
-        dsml_buf_putc(b, (char)c);
+        core_buf_putc(b, (char)c);
     else if (c < 0x80)
         gm_text_hex(b, c);
     else
@@ -52,19 +52,19 @@ void gm_text_hex_char(dsml_buf *b, uint32_t c)
 
 void gm_text_class(dsml_buf *b, const gm_node *n, gm_char_fn put)
 {
-    dsml_buf_putc(b, '[');
+    core_buf_putc(b, '[');
     if (n->negated)
-        dsml_buf_putc(b, '^');
+        core_buf_putc(b, '^');
     for (size_t i = 0; i < n->n; i++) {
         uint32_t lo = n->ranges[2 * i], hi = n->ranges[2 * i + 1];
         put(b, lo);
         if (hi != lo) {
             if (hi > lo + 1)
-                dsml_buf_putc(b, '-');
+                core_buf_putc(b, '-');
             put(b, hi);
         }
     }
-    dsml_buf_putc(b, ']');
+    core_buf_putc(b, ']');
 }
 
 typedef struct printer {
@@ -119,7 +119,7 @@ static void print_node(printer *p, const gm_node *n, int prec)
     case GM_STAR:
     case GM_PLUS:
         print_node(p, n->kid, PREC_POSTFIX);
-        dsml_buf_putc(p->b, n->kind == GM_OPT ? '?' : n->kind == GM_STAR ? '*' : '+');
+        core_buf_putc(p->b, n->kind == GM_OPT ? '?' : n->kind == GM_STAR ? '*' : '+');
         return;
     case GM_SEQ:
     case GM_ALT:
@@ -131,14 +131,14 @@ static void print_node(printer *p, const gm_node *n, int prec)
     }
     int paren = n->kind == GM_ALT ? prec > PREC_ALT : prec > PREC_SEQ;
     if (paren)
-        dsml_buf_putc(p->b, '(');
+        core_buf_putc(p->b, '(');
     for (size_t i = 0; i < n->n; i++) {
         if (i > 0)
-            dsml_buf_puts(p->b, n->kind == GM_ALT ? " | " : " ");
+            core_buf_puts(p->b, n->kind == GM_ALT ? " | " : " ");
         print_node(p, n->kids[i], n->kind == GM_ALT ? PREC_ALT : PREC_SEQ);
     }
     if (paren)
-        dsml_buf_putc(p->b, ')');
+        core_buf_putc(p->b, ')');
 }
 
 /* Appends to `queue` the rules n refers to that are not yet queued. */
@@ -169,11 +169,11 @@ static void collect(const gm_node *n, unsigned char *seen, size_t *queue, size_t
 
 size_t gm_write_text(const gm_grammar *g, const gm_syntax *sx, size_t root, dsml_buf *out)
 {
-    unsigned char *seen = dsml_malloc(&g->alloc, g->nrules ? g->nrules : 1);
-    size_t *queue = dsml_malloc(&g->alloc, (g->nrules ? g->nrules : 1) * sizeof *queue);
+    unsigned char *seen = core_malloc(&g->alloc, g->nrules ? g->nrules : 1);
+    size_t *queue = core_malloc(&g->alloc, (g->nrules ? g->nrules : 1) * sizeof *queue);
     if (seen == NULL || queue == NULL || root >= g->nrules) {
-        dsml_free(&g->alloc, seen);
-        dsml_free(&g->alloc, queue);
+        core_free(&g->alloc, seen);
+        core_free(&g->alloc, queue);
         out->failed = 1;
         return 0;
     }
@@ -185,13 +185,13 @@ size_t gm_write_text(const gm_grammar *g, const gm_syntax *sx, size_t root, dsml
     for (size_t i = 0; i < len && !(g->max_bytes != 0 && out->len > g->max_bytes); i++) {
         const gm_rule *r = &g->rules[queue[i]];
         sx->name(out, g, queue[i], queue[i] == root);
-        dsml_buf_puts(out, sx->define);
+        core_buf_puts(out, sx->define);
         p.lexeme = r->lexeme && queue[i] != root;
         print_node(&p, r->body, PREC_ALT);
-        dsml_buf_putc(out, '\n');
+        core_buf_putc(out, '\n');
         collect(r->body, seen, queue, &len);
     }
-    dsml_free(&g->alloc, seen);
-    dsml_free(&g->alloc, queue);
+    core_free(&g->alloc, seen);
+    core_free(&g->alloc, queue);
     return len;
 }

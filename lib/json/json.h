@@ -28,7 +28,7 @@
  * "$.messages[0].tool_calls[1].function.arguments").  `base_offset` is added
  * to reported offsets.  Returns DSML_OK or an error; *out is NULL on error.
  */
-int dsml_json_read(const char *text, size_t len, const dsml_limits *limits,
+int json_read(const char *text, size_t len, const dsml_limits *limits,
                    const dsml_allocator *a, const char *what,
                    size_t base_offset, cJSON **out, dsml_error *err);
 
@@ -36,48 +36,48 @@ int dsml_json_read(const char *text, size_t len, const dsml_limits *limits,
  * text holding more than *values_left values is refused (DSML_ERR_LIMIT)
  * before its tree is built; on success the document's values are taken
  * from *values_left.  values_left NULL: no budget. */
-int dsml_json_read_counted(const char *text, size_t len, const dsml_limits *limits,
+int json_read_counted(const char *text, size_t len, const dsml_limits *limits,
                            const dsml_allocator *a, const char *what, size_t base_offset,
                            size_t *values_left, cJSON **out, dsml_error *err);
 
-/* The render's reader (json_fast.c): as dsml_json_read_counted, but the
+/* The render's reader (json_fast.c): as json_read_counted, but the
  * tree of ordinary text is built in one pass into a few blocks of `a`
- * (anything else is read by dsml_json_read_counted, so errors are its
- * own).  Free the tree with dsml_json_free. */
-int dsml_json_read_doc(const char *text, size_t len, const dsml_limits *limits,
+ * (anything else is read by json_read_counted, so errors are its
+ * own).  Free the tree with json_free. */
+int json_read_doc(const char *text, size_t len, const dsml_limits *limits,
                        const dsml_allocator *a, const char *what, size_t base_offset,
                        size_t *values_left, cJSON **out, dsml_error *err);
-/* Frees a tree of dsml_json_read_doc (or any cJSON tree).  NULL is fine. */
-void dsml_json_free(cJSON *root);
+/* Frees a tree of json_read_doc (or any cJSON tree).  NULL is fine. */
+void json_free(cJSON *root);
 
 /* Checks JSON text without building a tree and without a depth limit (an
  * explicit stack, no recursion).  Returns DSML_OK or the error and its
  * offset. */
-int dsml_json_validate(const char *text, size_t len, const dsml_allocator *a,
+int json_validate(const char *text, size_t len, const dsml_allocator *a,
                        size_t *offset);
 
 /* Quiet variant for "try to decode" uses: returns DSML_OK or an error code
  * without filling an error struct. */
-int dsml_json_try_read(const char *text, size_t len, const dsml_limits *limits,
+int json_try_read(const char *text, size_t len, const dsml_limits *limits,
                        const dsml_allocator *a, cJSON **out);
 
-/* Where `target`, a value of a tree dsml_json_read made from `text`,
+/* Where `target`, a value of a tree json_read made from `text`,
  * starts in the text: the byte offset of its first character, or, for a
  * string with `at` not DSML_NO_OFFSET, of the character that begins at byte
  * `at` of its decoded text (escapes counted as written).  DSML_NO_OFFSET
  * when it cannot be told. */
-size_t dsml_json_locate(const char *text, size_t len, const cJSON *target, size_t at);
+size_t json_locate(const char *text, size_t len, const cJSON *target, size_t at);
 
-/* The member named `key`, or NULL.  Trees from dsml_json_read hold each key
+/* The member named `key`, or NULL.  Trees from json_read hold each key
  * once: repeats were collapsed as Python's dict does (first position, last
  * value). */
-cJSON *dsml_json_get(const cJSON *object, const char *key);
+cJSON *json_get(const cJSON *object, const char *key);
 
 /* Where a value (not a number) starts in the text it was read from: the
  * byte offset of its first character ('"', '{', '[', 't', 'f', 'n').
  * DSML_NO_OFFSET for numbers and NULL.  Kept in the node's `valueint`,
  * which cJSON does not use for these types. */
-size_t dsml_json_offset(const cJSON *v);
+size_t json_offset(const cJSON *v);
 
 /* The size of a value: a string's length in bytes, an array's or an
  * object's number of members.  The one-pass reader keeps it in the node, in
@@ -87,17 +87,17 @@ size_t dsml_json_offset(const cJSON *v);
  * instead of once more to find its end, and a long array is not walked
  * just to be counted. */
 #define DSML_JSON_SIZED (1 << 14)
-static inline void dsml_json_set_size(cJSON *v, size_t n)
+static inline void json_set_size(cJSON *v, size_t n)
 {
     v->valuedouble = (double)n;
     v->type |= DSML_JSON_SIZED;
 }
-static inline size_t dsml_json_strlen(const cJSON *v)
+static inline size_t json_strlen(const cJSON *v)
 {
     return (v->type & DSML_JSON_SIZED) ? (size_t)v->valuedouble : strlen(v->valuestring);
 }
 /* The members of an array or object, counted up to at most `most` + 1. */
-static inline size_t dsml_json_count(const cJSON *v, size_t most)
+static inline size_t json_count(const cJSON *v, size_t most)
 {
     size_t n = 0;
     if (v->type & DSML_JSON_SIZED) {
@@ -110,60 +110,60 @@ static inline size_t dsml_json_count(const cJSON *v, size_t most)
 }
 
 /* Number lexeme helpers. */
-int dsml_json_number_is_int(const cJSON *num);
-const char *dsml_json_lexeme(const cJSON *num, size_t *len);
+int json_number_is_int(const cJSON *num);
+const char *json_lexeme(const cJSON *num, size_t *len);
 
 /* JSON types; NULL (an absent member) is none of them. */
-static inline int dsml_is_string(const cJSON *v)
+static inline int json_is_string(const cJSON *v)
 {
     return v != NULL && (v->type & 0xFF) == cJSON_String;
 }
-static inline int dsml_is_object(const cJSON *v)
+static inline int json_is_object(const cJSON *v)
 {
     return v != NULL && (v->type & 0xFF) == cJSON_Object;
 }
-static inline int dsml_is_array(const cJSON *v)
+static inline int json_is_array(const cJSON *v)
 {
     return v != NULL && (v->type & 0xFF) == cJSON_Array;
 }
-static inline int dsml_is_null(const cJSON *v)
+static inline int json_is_null(const cJSON *v)
 {
     return v != NULL && (v->type & 0xFF) == cJSON_NULL;
 }
-static inline int dsml_is_bool(const cJSON *v)
+static inline int json_is_bool(const cJSON *v)
 {
     return v != NULL && ((v->type & 0xFF) == cJSON_True || (v->type & 0xFF) == cJSON_False);
 }
 /* Python's None from dict.get(): absent, or null. */
-static inline int dsml_is_none(const cJSON *v)
+static inline int json_is_none(const cJSON *v)
 {
     return v == NULL || (v->type & 0xFF) == cJSON_NULL;
 }
 
 /* Python truthiness of a JSON value (NULL = absent = falsy). */
-int dsml_json_truthy(const cJSON *v);
+int json_truthy(const cJSON *v);
 
 /* ---- JSON emitting (json_emit.c) --------------------------------------- */
 
 /* Appends `s` as a JSON string the way json.dumps(ensure_ascii=False) does. */
-void dsml_emit_string(dsml_buf *b, const char *s, size_t n);
+void json_emit_string(dsml_buf *b, const char *s, size_t n);
 /* The same string written at d, which has room for 6 n + 2 bytes (its
  * longest escape); returns the end of what was written. */
-char *dsml_emit_string_at(char *d, const char *s, size_t n);
+char *json_emit_string_at(char *d, const char *s, size_t n);
 /* The length of the longest prefix of s[0, n), whole characters only, that
- * dsml_emit_string writes in at most `room` bytes (quotes not counted). */
-size_t dsml_emit_string_fit(const char *s, size_t n, size_t room);
+ * json_emit_string writes in at most `room` bytes (quotes not counted). */
+size_t json_emit_string_fit(const char *s, size_t n, size_t room);
 /* Appends the value as json.dumps(value, ensure_ascii=False) would print it
  * after json.loads of the original text (number lexemes honoured, repeated
  * keys: first position, last value). */
-void dsml_emit_json(dsml_buf *b, const cJSON *v);
+void json_emit_json(dsml_buf *b, const cJSON *v);
 /* Appends a number as Python prints it (int digits / float repr). */
-void dsml_emit_number(dsml_buf *b, const cJSON *num);
+void json_emit_number(dsml_buf *b, const cJSON *num);
 /* Python repr() of a double, as json.dumps writes floats ("1.0", "1e-07",
  * "Infinity", "NaN").  Returns the length written into out[32]. */
 size_t json_format_double(double d, char out[32]);
 /* Python str() of a value as json.loads returned it: None, True, 1, 1.5,
  * text as is, lists and dicts in repr() form ({'a': [1, None]}). */
-int dsml_emit_pystr(dsml_buf *b, const cJSON *v);
+int json_emit_pystr(dsml_buf *b, const cJSON *v);
 
 #endif /* DSML_JSON_H */

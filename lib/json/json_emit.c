@@ -35,7 +35,7 @@ static char escape_of(unsigned char c)
     }
 }
 
-char *dsml_emit_string_at(char *d, const char *s, size_t n)
+char *json_emit_string_at(char *d, const char *s, size_t n)
 {
     *d++ = '"';
     for (size_t i = 0; i < n; i++) {
@@ -75,17 +75,17 @@ static int word_plain(const char *p)
  * reserved for its longest escape: no check per byte written. */
 #define EMIT_SHORT 64
 
-void dsml_emit_string(dsml_buf *b, const char *s, size_t n)
+void json_emit_string(dsml_buf *b, const char *s, size_t n)
 {
     if (n <= EMIT_SHORT) {
-        if (!dsml_buf_reserve(b, 6 * n + 2))
+        if (!core_buf_reserve(b, 6 * n + 2))
             return;
-        b->len = (size_t)(dsml_emit_string_at(b->data + b->len, s, n) - b->data);
+        b->len = (size_t)(json_emit_string_at(b->data + b->len, s, n) - b->data);
         return;
     }
-    if (!dsml_buf_reserve(b, n + 2))
+    if (!core_buf_reserve(b, n + 2))
         return;
-    dsml_buf_putc(b, '"');
+    core_buf_putc(b, '"');
     size_t run = 0;
     for (size_t i = 0; i < n; i++) {
         /* eight bytes at a time while none needs an escape */
@@ -96,16 +96,16 @@ void dsml_emit_string(dsml_buf *b, const char *s, size_t n)
         unsigned char c = (unsigned char)s[i];
         if (c >= 0x20 && c != '"' && c != '\\')
             continue;
-        dsml_buf_append(b, s + run, i - run);
+        core_buf_append(b, s + run, i - run);
         run = i + 1;
         char esc[6] = {'\\', escape_of(c), '0', '0', hex_digits[c >> 4], hex_digits[c & 15]};
-        dsml_buf_append(b, esc, esc[1] == 'u' ? 6 : 2);
+        core_buf_append(b, esc, esc[1] == 'u' ? 6 : 2);
     }
-    dsml_buf_append(b, s + run, n - run);
-    dsml_buf_putc(b, '"');
+    core_buf_append(b, s + run, n - run);
+    core_buf_putc(b, '"');
 }
 
-size_t dsml_emit_string_fit(const char *s, size_t n, size_t room)
+size_t json_emit_string_fit(const char *s, size_t n, size_t room)
 {
     size_t i = 0, used = 0;
     while (i < n) {
@@ -242,20 +242,20 @@ size_t json_format_double(double d, char out[32])
     return o;
 }
 
-void dsml_emit_number(dsml_buf *b, const cJSON *num)
+void json_emit_number(dsml_buf *b, const cJSON *num)
 {
     size_t n;
-    const char *lex = dsml_json_lexeme(num, &n);
-    if (lex != NULL && dsml_json_number_is_int(num)) {
+    const char *lex = json_lexeme(num, &n);
+    if (lex != NULL && json_number_is_int(num)) {
         if (n == 2 && lex[0] == '-' && lex[1] == '0')
-            dsml_buf_putc(b, '0');
+            core_buf_putc(b, '0');
         else
-            dsml_buf_append(b, lex, n);
+            core_buf_append(b, lex, n);
         return;
     }
     char tmp[32];
     size_t len = json_format_double(num->valuedouble, tmp);
-    dsml_buf_append(b, tmp, len);
+    core_buf_append(b, tmp, len);
 }
 
 /* ---- values ------------------------------------------------------------- */
@@ -270,53 +270,53 @@ static void emit_value(dsml_buf *b, const cJSON *v, int repr)
         return;
     switch (v->type & 0xFF) {
     case cJSON_Array: {
-        dsml_buf_putc(b, '[');
+        core_buf_putc(b, '[');
         for (const cJSON *c = v->child; c != NULL; c = c->next) {
             if (c != v->child)
                 DSML_BUF_LIT(b, ", ");
             emit_value(b, c, repr);
         }
-        dsml_buf_putc(b, ']');
+        core_buf_putc(b, ']');
         return;
     }
     case cJSON_Object: {
-        dsml_buf_putc(b, '{');
+        core_buf_putc(b, '{');
         for (const cJSON *c = v->child; c != NULL; c = c->next) {
             if (c != v->child)
                 DSML_BUF_LIT(b, ", ");
             if (repr)
                 emit_repr_string(b, c->string);
             else
-                dsml_emit_string(b, c->string, strlen(c->string));
+                json_emit_string(b, c->string, strlen(c->string));
             DSML_BUF_LIT(b, ": ");
             emit_value(b, c, repr);
         }
-        dsml_buf_putc(b, '}');
+        core_buf_putc(b, '}');
         return;
     }
     case cJSON_String:
         if (repr)
             emit_repr_string(b, v->valuestring);
         else
-            dsml_emit_string(b, v->valuestring, dsml_json_strlen(v));
+            json_emit_string(b, v->valuestring, json_strlen(v));
         return;
     default:
         break;
     }
     if (repr) {
-        dsml_emit_pystr(b, v);
+        json_emit_pystr(b, v);
         return;
     }
     switch (v->type & 0xFF) {
     case cJSON_NULL: DSML_BUF_LIT(b, "null"); return;
     case cJSON_True: DSML_BUF_LIT(b, "true"); return;
     case cJSON_False: DSML_BUF_LIT(b, "false"); return;
-    case cJSON_Number: dsml_emit_number(b, v); return;
+    case cJSON_Number: json_emit_number(b, v); return;
     default: return;
     }
 }
 
-void dsml_emit_json(dsml_buf *b, const cJSON *v) { emit_value(b, v, 0); }
+void json_emit_json(dsml_buf *b, const cJSON *v) { emit_value(b, v, 0); }
 
 /* Python's str.isprintable() for one code point: not a control, format,
  * surrogate, private-use, unassigned or separator character, but ' ' is. */
@@ -343,7 +343,7 @@ static int py_printable(utf8proc_int32_t cp)
 static void emit_repr_string(dsml_buf *b, const char *s)
 {
     char quote = strchr(s, '\'') != NULL && strchr(s, '"') == NULL ? '"' : '\'';
-    dsml_buf_putc(b, quote);
+    core_buf_putc(b, quote);
     const unsigned char *p = (const unsigned char *)s;
     size_t n = strlen(s);
     for (size_t i = 0; i < n;) {
@@ -360,7 +360,7 @@ static void emit_repr_string(dsml_buf *b, const char *s)
         if (cp == '\\' || cp == quote) {
             esc[0] = '\\';
             esc[1] = (char)cp;
-            dsml_buf_append(b, esc, 2);
+            core_buf_append(b, esc, 2);
         } else if (cp == '\t') {
             DSML_BUF_LIT(b, "\\t");
         } else if (cp == '\n') {
@@ -371,28 +371,28 @@ static void emit_repr_string(dsml_buf *b, const char *s)
             int len = cp < 0x100      ? snprintf(esc, sizeof esc, "\\x%02x", (unsigned)cp)
                       : cp < 0x10000 ? snprintf(esc, sizeof esc, "\\u%04x", (unsigned)cp)
                                       : snprintf(esc, sizeof esc, "\\U%08x", (unsigned)cp);
-            dsml_buf_append(b, esc, (size_t)len);
+            core_buf_append(b, esc, (size_t)len);
         } else {
-            dsml_buf_append(b, s + i, (size_t)k);
+            core_buf_append(b, s + i, (size_t)k);
         }
         i += (size_t)k;
     }
-    dsml_buf_putc(b, quote);
+    core_buf_putc(b, quote);
 }
 
-int dsml_emit_pystr(dsml_buf *b, const cJSON *v)
+int json_emit_pystr(dsml_buf *b, const cJSON *v)
 {
     switch (v->type & 0xFF) {
     case cJSON_NULL: DSML_BUF_LIT(b, "None"); return 1;
     case cJSON_True: DSML_BUF_LIT(b, "True"); return 1;
     case cJSON_False: DSML_BUF_LIT(b, "False"); return 1;
-    case cJSON_String: dsml_buf_append(b, v->valuestring, dsml_json_strlen(v)); return 1;
+    case cJSON_String: core_buf_append(b, v->valuestring, json_strlen(v)); return 1;
     case cJSON_Number:
-        if (!dsml_json_number_is_int(v) && isinf(v->valuedouble)) {
-            dsml_buf_puts(b, v->valuedouble < 0 ? "-inf" : "inf");
+        if (!json_number_is_int(v) && isinf(v->valuedouble)) {
+            core_buf_puts(b, v->valuedouble < 0 ? "-inf" : "inf");
             return 1;
         }
-        dsml_emit_number(b, v);
+        json_emit_number(b, v);
         return 1;
     case cJSON_Array:
     case cJSON_Object:

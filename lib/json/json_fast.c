@@ -5,7 +5,7 @@
  * once), for the documents a render reads (the case or request, the
  * context, tool-call arguments).
  *
- * It builds the tree dsml_json_read_counted builds (the same cJSON nodes,
+ * It builds the tree json_read_counted builds (the same cJSON nodes,
  * number lexemes kept, valueint the value's offset) for ordinary text, and
  * hands everything else to it: any fault, repeated keys, \u0000, lone
  * surrogates, a budget or depth exceeded, a byte order mark.  Errors,
@@ -75,7 +75,7 @@ static void *fast_alloc(fparse *p, fspace *sp, size_t n)
     if ((size_t)(sp->end - sp->at) < n) {
         size_t size = n + sizeof(achunk) + ALIGN > sp->chunk_size ? n + sizeof(achunk) + ALIGN
                                                                   : sp->chunk_size;
-        achunk *c = dsml_malloc(&p->h->alloc, size);
+        achunk *c = core_malloc(&p->h->alloc, size);
         if (c == NULL) {
             p->ok = 0;
             return NULL;
@@ -258,7 +258,7 @@ static size_t decode_string(const unsigned char *s, size_t i, size_t n, char *ou
             return DECODE_NO_ROOM;
         /* past the end of the text, zero bytes (control characters: a
          * string still open there is refused) */
-        __m128i v = dsml_load16(s, i, n);
+        __m128i v = core_load16(s, i, n);
         _mm_storeu_si128((__m128i *)(void *)(out + o), v);
         high = _mm_or_si128(high, v);
         unsigned stop = (unsigned)_mm_movemask_epi8(_mm_or_si128(
@@ -451,7 +451,7 @@ static int parse_members(fparse *p, cJSON *v, int obj, size_t depth)
     size_t count = 0;
     p->i++;
     skip_ws(p);
-    dsml_json_set_size(v, 0);
+    json_set_size(v, 0);
     if (p->i < p->n && p->s[p->i] == (obj ? '}' : ']')) {
         p->i++;
         return 1;
@@ -491,7 +491,7 @@ static int parse_members(fparse *p, cJSON *v, int obj, size_t depth)
         }
         if (c != (obj ? '}' : ']'))
             return 0;
-        dsml_json_set_size(v, count);
+        json_set_size(v, count);
         return !obj || !repeats_key(v);
     }
 }
@@ -513,7 +513,7 @@ static cJSON *parse_value(fparse *p, size_t depth)
         v->valuestring = parse_string(p, &len);
         if (v->valuestring == NULL)
             return NULL;
-        dsml_json_set_size(v, len);
+        json_set_size(v, len);
         return v;
     }
     case '{':
@@ -564,7 +564,7 @@ static cJSON *parse_fast(const char *text, size_t len, size_t depth_limit, size_
     }
     aheader boot;
     boot.chunks = NULL;
-    dsml_alloc_resolve(&boot.alloc, a);
+    core_alloc_resolve(&boot.alloc, a);
     p.h = &boot;
     aheader *h = fast_alloc(&p, &p.node, sizeof *h);
     cJSON *root = NULL;
@@ -580,7 +580,7 @@ static cJSON *parse_fast(const char *text, size_t len, size_t depth_limit, size_
         dsml_allocator al = own->alloc;
         for (achunk *c = own->chunks, *next; c != NULL; c = next) {
             next = c->next;
-            dsml_free(&al, c);
+            core_free(&al, c);
         }
         return NULL;
     }
@@ -590,7 +590,7 @@ static cJSON *parse_fast(const char *text, size_t len, size_t depth_limit, size_
     return root;
 }
 
-int dsml_json_read_doc(const char *text, size_t len, const dsml_limits *limits,
+int json_read_doc(const char *text, size_t len, const dsml_limits *limits,
                        const dsml_allocator *a, const char *what, size_t base_offset,
                        size_t *values_left, cJSON **out, dsml_error *err)
 {
@@ -616,11 +616,11 @@ int dsml_json_read_doc(const char *text, size_t len, const dsml_limits *limits,
             return DSML_OK;
         }
     }
-    return dsml_json_read_counted(text, len, limits, a, what, base_offset, values_left, out,
+    return json_read_counted(text, len, limits, a, what, base_offset, values_left, out,
                                   err);
 }
 
-void dsml_json_free(cJSON *root)
+void json_free(cJSON *root)
 {
     if (root == NULL)
         return;
@@ -634,6 +634,6 @@ void dsml_json_free(cJSON *root)
     dsml_allocator a = h->alloc;
     for (achunk *c = h->chunks, *next; c != NULL; c = next) {
         next = c->next;
-        dsml_free(&a, c);
+        core_free(&a, c);
     }
 }

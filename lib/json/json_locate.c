@@ -61,15 +61,15 @@ static size_t next_char(walk *w, unsigned char out[4])
     return (size_t)utf8proc_encode_char((utf8proc_int32_t)cp, out);
 }
 
-size_t dsml_json_locate(const char *text, size_t len, const cJSON *target, size_t at)
+size_t json_locate(const char *text, size_t len, const cJSON *target, size_t at)
 {
     if (text == NULL || target == NULL)
         return DSML_NO_OFFSET;
     size_t n;
-    const char *lexeme = dsml_json_lexeme(target, &n);
+    const char *lexeme = json_lexeme(target, &n);
     size_t start = (target->type & 0xFF) == cJSON_Number
                        ? (lexeme != NULL ? (size_t)(lexeme - text) : DSML_NO_OFFSET)
-                       : dsml_json_offset(target);
+                       : json_offset(target);
     if (start == DSML_NO_OFFSET || start >= len)
         return DSML_NO_OFFSET;
     if (at == DSML_NO_OFFSET || (target->type & 0xFF) != cJSON_String)

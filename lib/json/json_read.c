@@ -156,7 +156,7 @@ static int scan_string(scan *sc)
         /* a run of multi-byte characters: no overlong forms, surrogates or
          * code points above U+10FFFF, as RFC 3629 says */
         do {
-            size_t k = dsml_utf8_char(s + i, n - i);
+            size_t k = core_utf8_char(s + i, n - i);
             if (k == 0)
                 return scan_fail(sc, DSML_ERR_UTF8, i, "invalid UTF-8 sequence");
             i += k;
@@ -297,14 +297,14 @@ static int scan_text(scan *sc)
             }
             if (depth == cap) {
                 size_t ncap = cap * 2;
-                char *p = dsml_malloc(sc->a, ncap);
+                char *p = core_malloc(sc->a, ncap);
                 if (p == NULL) {
                     scan_fail(sc, DSML_ERR_NOMEM, sc->i, "out of memory");
                     goto out;
                 }
                 memcpy(p, stack, cap);
                 if (stack != stack_small)
-                    dsml_free(sc->a, stack);
+                    core_free(sc->a, stack);
                 stack = p;
                 cap = ncap;
             }
@@ -335,7 +335,7 @@ static int scan_text(scan *sc)
     }
 out:
     if (stack != stack_small)
-        dsml_free(sc->a, stack);
+        core_free(sc->a, stack);
     return ok;
 }
 
@@ -355,7 +355,7 @@ static int mark_duplicates(cJSON *obj, const dsml_allocator *a)
         n = 0;
         for (const cJSON *c = obj->child; c != NULL; c = c->next)
             n++;
-        const char **keys = dsml_malloc(a, n * sizeof *keys);
+        const char **keys = core_malloc(a, n * sizeof *keys);
         if (keys == NULL)
             return 0;
         size_t k = 0;
@@ -367,7 +367,7 @@ static int mark_duplicates(cJSON *obj, const dsml_allocator *a)
                 obj->type |= DSML_JSON_DUPLICATE_KEYS;
                 break;
             }
-        dsml_free(a, keys);
+        core_free(a, keys);
         return 1;
     }
     for (const cJSON *x = obj->child; x != NULL; x = x->next)
@@ -403,7 +403,7 @@ static int collapse_duplicates(cJSON *obj, const dsml_allocator *a)
     size_t n = 0;
     for (const cJSON *c = obj->child; c != NULL; c = c->next)
         n++;
-    member_pos *m = dsml_malloc(a, n * sizeof *m);
+    member_pos *m = core_malloc(a, n * sizeof *m);
     if (m == NULL)
         return 0;
     size_t k = 0;
@@ -424,7 +424,7 @@ static int collapse_duplicates(cJSON *obj, const dsml_allocator *a)
         }
         i = j;
     }
-    dsml_free(a, m);
+    core_free(a, m);
     obj->type &= ~DSML_JSON_DUPLICATE_KEYS;
     return 1;
 }
@@ -634,7 +634,7 @@ static int read_json(const char *text, size_t len, const dsml_limits *limits,
     return DSML_OK;
 }
 
-int dsml_json_read_counted(const char *text, size_t len, const dsml_limits *limits,
+int json_read_counted(const char *text, size_t len, const dsml_limits *limits,
                            const dsml_allocator *a, const char *what, size_t base_offset,
                            size_t *values_left, cJSON **out, dsml_error *err)
 {
@@ -647,18 +647,18 @@ int dsml_json_read_counted(const char *text, size_t len, const dsml_limits *limi
     }
     size_t off = sc.where == DSML_NO_OFFSET ? sc.where : base_offset + sc.where;
     if (sc.where != DSML_NO_OFFSET)
-        return dsml_fail(err, r, off, what, "%s at byte %zu", sc.why, off);
-    return dsml_fail(err, r, off, what, "%s", sc.why);
+        return core_fail(err, r, off, what, "%s at byte %zu", sc.why, off);
+    return core_fail(err, r, off, what, "%s", sc.why);
 }
 
-int dsml_json_read(const char *text, size_t len, const dsml_limits *limits,
+int json_read(const char *text, size_t len, const dsml_limits *limits,
                    const dsml_allocator *a, const char *what,
                    size_t base_offset, cJSON **out, dsml_error *err)
 {
-    return dsml_json_read_counted(text, len, limits, a, what, base_offset, NULL, out, err);
+    return json_read_counted(text, len, limits, a, what, base_offset, NULL, out, err);
 }
 
-int dsml_json_validate(const char *text, size_t len, const dsml_allocator *a,
+int json_validate(const char *text, size_t len, const dsml_allocator *a,
                        size_t *offset)
 {
     scan sc;
@@ -674,14 +674,14 @@ int dsml_json_validate(const char *text, size_t len, const dsml_allocator *a,
     return sc.code;
 }
 
-int dsml_json_try_read(const char *text, size_t len, const dsml_limits *limits,
+int json_try_read(const char *text, size_t len, const dsml_limits *limits,
                        const dsml_allocator *a, cJSON **out)
 {
     scan sc;
     return read_json(text, len, limits, a, (size_t)-1, out, &sc);
 }
 
-cJSON *dsml_json_get(const cJSON *object, const char *key)
+cJSON *json_get(const cJSON *object, const char *key)
 {
     if (object == NULL || (object->type & 0xFF) != cJSON_Object)
         return NULL;
@@ -691,7 +691,7 @@ cJSON *dsml_json_get(const cJSON *object, const char *key)
     return NULL;
 }
 
-const char *dsml_json_lexeme(const cJSON *num, size_t *len)
+const char *json_lexeme(const cJSON *num, size_t *len)
 {
     if (!(num->type & cJSON_IsReference) || num->valuestring == NULL) {
         *len = 0;
@@ -701,17 +701,17 @@ const char *dsml_json_lexeme(const cJSON *num, size_t *len)
     return num->valuestring;
 }
 
-size_t dsml_json_offset(const cJSON *v)
+size_t json_offset(const cJSON *v)
 {
     if (v == NULL || (v->type & 0xFF) == cJSON_Number)
         return DSML_NO_OFFSET;
     return (size_t)v->valueint;
 }
 
-int dsml_json_number_is_int(const cJSON *num)
+int json_number_is_int(const cJSON *num)
 {
     size_t n;
-    const char *s = dsml_json_lexeme(num, &n);
+    const char *s = json_lexeme(num, &n);
     if (s == NULL)
         return 0;
     for (size_t i = 0; i < n; i++)
@@ -720,7 +720,7 @@ int dsml_json_number_is_int(const cJSON *num)
     return 1;
 }
 
-int dsml_json_truthy(const cJSON *v)
+int json_truthy(const cJSON *v)
 {
     if (v == NULL)
         return 0;

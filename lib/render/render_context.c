@@ -19,8 +19,8 @@ int dsml_renderer_create(const dsml_allocator *alloc, dsml_renderer **out)
         return DSML_ERR_ARGUMENT;
     *out = NULL;
     dsml_allocator base;
-    dsml_alloc_resolve(&base, alloc);
-    dsml_renderer *r = dsml_malloc(&base, sizeof *r);
+    core_alloc_resolve(&base, alloc);
+    dsml_renderer *r = core_malloc(&base, sizeof *r);
     if (r == NULL)
         return DSML_ERR_NOMEM;
     memset(r, 0, sizeof *r);
@@ -36,7 +36,7 @@ void dsml_renderer_destroy(dsml_renderer *r)
     dsml_output_free(&r->out);
     core_pool_release(&r->pool);
     dsml_allocator base = r->pool.base;
-    dsml_free(&base, r);
+    core_free(&base, r);
 }
 
 int render_renderer_begin(dsml_renderer *r, const dsml_render_options *opts,
@@ -46,12 +46,12 @@ int render_renderer_begin(dsml_renderer *r, const dsml_render_options *opts,
     if (lent != NULL)
         *lent = NULL;
     if (r == NULL || lent == NULL)
-        return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
+        return core_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
                          "%s must not be NULL", r == NULL ? "the renderer" : "out");
     dsml_output_free(&r->out);
     dsml_render_options_init(use);
     if (opts != NULL) {
-        int rc = dsml_options_copy(use, sizeof *use, opts, "dsml_render_options", err);
+        int rc = core_options_copy(use, sizeof *use, opts, "dsml_render_options", err);
         if (rc != DSML_OK)
             return rc;
     }

@@ -44,21 +44,21 @@ struct dsml_guard {
 
 static void *guard_malloc(PCRE2_SIZE n, void *ctx)
 {
-    return dsml_malloc((const dsml_allocator *)ctx, n);
+    return core_malloc((const dsml_allocator *)ctx, n);
 }
 
-static void guard_free(void *p, void *ctx) { dsml_free((const dsml_allocator *)ctx, p); }
+static void guard_free(void *p, void *ctx) { core_free((const dsml_allocator *)ctx, p); }
 
 int render_guard_open(dsml_rctx *c)
 {
     dsml_guard *g = core_arena_alloc(&c->arena, sizeof *g);
     if (g == NULL)
-        return dsml_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
+        return core_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
     g->code = NULL;
     g->md = NULL;
     g->gc = pcre2_general_context_create(guard_malloc, guard_free, &c->alloc);
     if (g->gc == NULL)
-        return dsml_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
+        return core_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
     pcre2_compile_context *cc = pcre2_compile_context_create(g->gc);
     int errcode;
     PCRE2_SIZE erroff;
@@ -70,7 +70,7 @@ int render_guard_open(dsml_rctx *c)
         g->md = pcre2_match_data_create(1, g->gc);
     c->guard_state = g;
     if (g->code == NULL || g->md == NULL)
-        return dsml_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
+        return core_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
     return DSML_OK;
 }
 
@@ -100,45 +100,45 @@ static int check_text(dsml_rctx *c, const char *text, size_t len, const cJSON *n
         return DSML_OK;
     /* Fail closed: text the guard could not scan is never let through. */
     if (rc == PCRE2_ERROR_NOMEMORY)
-        return dsml_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
+        return core_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
     if (rc < 0)
-        return dsml_fail(c->err, DSML_ERR_LIMIT, offset, c->path.text,
+        return core_fail(c->err, DSML_ERR_LIMIT, offset, c->path.text,
                          "the guard could not scan the text (PCRE2 error %d)", rc);
     PCRE2_SIZE *ov = pcre2_get_ovector_pointer(g->md);
     if (node != NULL)
-        offset = dsml_json_locate(c->input, c->input_len, node, (size_t)ov[0]);
-    return dsml_fail(c->err, DSML_ERR_SPECIAL_TOKEN, offset, c->path.text,
+        offset = json_locate(c->input, c->input_len, node, (size_t)ov[0]);
+    return core_fail(c->err, DSML_ERR_SPECIAL_TOKEN, offset, c->path.text,
                      "special token '%.*s' inside untrusted text (byte %zu of %s)",
                      (int)(ov[1] - ov[0]), text + ov[0], (size_t)ov[0], what);
 }
 
 static int guard_node(dsml_rctx *c, const cJSON *v)
 {
-    size_t offset = dsml_json_offset(v);
-    if (dsml_is_string(v))
-        return check_text(c, v->valuestring, dsml_json_strlen(v), v, offset, "the string");
-    if (!dsml_is_array(v) && !dsml_is_object(v))
+    size_t offset = json_offset(v);
+    if (json_is_string(v))
+        return check_text(c, v->valuestring, json_strlen(v), v, offset, "the string");
+    if (!json_is_array(v) && !json_is_object(v))
         return DSML_OK;
     size_t i = 0;
     for (const cJSON *m = v->child; m != NULL; m = m->next, i++) {
         size_t prev;
         int r;
-        if (dsml_is_object(v)) {
+        if (json_is_object(v)) {
             /* a key's own place is not kept: its value's, or the object's;
              * the path names the object */
-            size_t at = dsml_json_offset(m);
+            size_t at = json_offset(m);
             r = check_text(c, m->string, strlen(m->string), NULL,
                            at != DSML_NO_OFFSET ? at : offset, "the key");
-            prev = dsml_path_key(&c->path, m->string);
+            prev = core_path_key(&c->path, m->string);
         } else {
-            prev = dsml_path_index(&c->path, i);
+            prev = core_path_index(&c->path, i);
             r = DSML_OK;
         }
         if (r == DSML_OK)
             r = guard_node(c, m);
         if (r != DSML_OK)
             return r;
-        dsml_path_pop(&c->path, prev);
+        core_path_pop(&c->path, prev);
     }
     return DSML_OK;
 }

@@ -12,13 +12,13 @@
  * has no length. */
 static long calls_count(const cJSON *calls)
 {
-    if (dsml_is_array(calls) || dsml_is_object(calls)) {
+    if (json_is_array(calls) || json_is_object(calls)) {
         long n = 0;
         for (const cJSON *k = calls->child; k != NULL; k = k->next)
             n++;
         return n;
     }
-    if (dsml_is_string(calls)) {
+    if (json_is_string(calls)) {
         long n = 0;
         for (const unsigned char *p = (const unsigned char *)calls->valuestring; *p; p++)
             n += (*p & 0xc0) != 0x80;
@@ -54,19 +54,19 @@ int render_inline_result(dsml_rctx *c, const dsml_msgs *all, size_t index,
                                "follow an assistant message with tool_calls", index);
     }
     long order = (long)index - at; /* 1 for the first result */
-    long calls = dsml_json_truthy(a->tool_calls) ? calls_count(a->tool_calls) : -1;
+    long calls = json_truthy(a->tool_calls) ? calls_count(a->tool_calls) : -1;
     if (calls < order)
         return render_msg_fail(c, m, "role", DSML_ERR_ROLE,
                                "No tool calls but found tool output");
     if (order == 1)
-        dsml_buf_puts(out, dl->results_open);
-    dsml_buf_puts(out, dl->result_open);
+        core_buf_puts(out, dl->results_open);
+    core_buf_puts(out, dl->result_open);
     int r = render_put_text(c, m, "content", &m->content, m->has_content, "None", out);
     if (r != DSML_OK)
         return r;
-    dsml_buf_puts(out, dl->result_close);
+    core_buf_puts(out, dl->result_close);
     if (order == calls) {
-        dsml_buf_puts(out, dl->results_close);
+        core_buf_puts(out, dl->results_close);
         render_put_think_token(c, index, last_user, out);
     }
     return DSML_OK;

@@ -262,7 +262,7 @@ int render_developer_renders(const dsml_rctx *c);
 /* Whether render_message.c knows how to render the message's role. */
 int render_role_renders(const dsml_rctx *c, const dsml_msg *m);
 /* The error for a message whose role cannot be rendered. */
-int dsml_fail_unknown_role(dsml_rctx *c, const dsml_msg *m);
+int render_fail_unknown_role(dsml_rctx *c, const dsml_msg *m);
 #define render_role_is(m, id) ((m)->role_id == (id))
 int render_role_id(const char *role);
 

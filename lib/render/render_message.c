@@ -26,10 +26,10 @@ static const struct {
 static int put_content_or_empty(dsml_rctx *c, const dsml_msg *m, dsml_buf *out)
 {
     if (m->content.str != NULL) {
-        dsml_buf_append(out, m->content.str, m->content.str_len);
+        core_buf_append(out, m->content.str, m->content.str_len);
         return DSML_OK;
     }
-    if (!dsml_json_truthy(m->content.node))
+    if (!json_truthy(m->content.node))
         return DSML_OK;
     return render_put_text(c, m, "content", &m->content, 1, "", out);
 }
@@ -38,23 +38,23 @@ static int put_text_block(dsml_rctx *c, const dsml_msg *m, const char *where,
                           const dsml_block *b, dsml_buf *out)
 {
     if (b->text.str != NULL) {
-        dsml_buf_append(out, b->text.str, b->text.str_len);
+        core_buf_append(out, b->text.str, b->text.str_len);
         return DSML_OK;
     }
     if (!b->has_text || b->text.node == NULL)
         return DSML_OK;
-    if (!dsml_is_string(b->text.node))
+    if (!json_is_string(b->text.node))
         return render_msg_fail(c, m, where, DSML_ERR_TYPE, "text must be a string");
-    dsml_buf_append(out, b->text.node->valuestring, dsml_json_strlen(b->text.node));
+    core_buf_append(out, b->text.node->valuestring, json_strlen(b->text.node));
     return DSML_OK;
 }
 
 static void put_unsupported(const cJSON *type, dsml_buf *out)
 {
     DSML_BUF_LIT(out, "[Unsupported ");
-    if (type == NULL || !dsml_emit_pystr(out, type))
+    if (type == NULL || !json_emit_pystr(out, type))
         DSML_BUF_LIT(out, "None");
-    dsml_buf_putc(out, ']');
+    core_buf_putc(out, ']');
 }
 
 static int put_blocks(dsml_rctx *c, const dsml_msg *merged, dsml_buf *out)
@@ -92,7 +92,7 @@ static int put_blocks(dsml_rctx *c, const dsml_msg *merged, dsml_buf *out)
                         if (r != DSML_OK)
                             return r;
                     } else {
-                        const cJSON *t = s->node ? dsml_json_get(s->node, "type") : NULL;
+                        const cJSON *t = s->node ? json_get(s->node, "type") : NULL;
                         put_unsupported(t, out);
                     }
                 }
@@ -128,7 +128,7 @@ static int effort_text(dsml_rctx *c, char *buf, size_t cap, const char **text, i
     case DSML_EFF_ABSENT:
         if (dl->effort_default == NULL)
             return DSML_OK;
-        e = dsml_dialect_effort(dl, dl->effort_default, strlen(dl->effort_default));
+        e = dialect_effort(dl, dl->effort_default, strlen(dl->effort_default));
         break;
     case DSML_EFF_NAME:
         e = c->effort_name;
@@ -137,7 +137,7 @@ static int effort_text(dsml_rctx *c, char *buf, size_t cap, const char **text, i
         level = c->effort_level;
         break;
     default:
-        return dsml_fail(c->err, DSML_ERR_EFFORT, DSML_NO_OFFSET, "$.reasoning_effort",
+        return core_fail(c->err, DSML_ERR_EFFORT, DSML_NO_OFFSET, "$.reasoning_effort",
                          "Invalid reasoning effort: %s%s", c->effort_text,
                          dl->effort_hint);
     }
@@ -174,10 +174,10 @@ static int put_tools_and_format(dsml_rctx *c, const dsml_msg *m, int has_tools,
         if (r != DSML_OK)
             return r;
     }
-    if (dsml_json_truthy(m->response_format)) {
+    if (json_truthy(m->response_format)) {
         DSML_BUF_LIT(out, "\n\n");
-        dsml_buf_puts(out, c->dialect->response_format);
-        dsml_emit_json(out, m->response_format);
+        core_buf_puts(out, c->dialect->response_format);
+        json_emit_json(out, m->response_format);
     }
     return DSML_OK;
 }
@@ -205,13 +205,13 @@ int render_message(dsml_rctx *c, const dsml_msgs *all, size_t index,
 {
     const dsml_msg *m = &all->v[index];
     if (c->mode == DSML_MODE_INVALID)
-        return dsml_fail(c->err, DSML_ERR_THINKING_MODE, DSML_NO_OFFSET,
+        return core_fail(c->err, DSML_ERR_THINKING_MODE, DSML_NO_OFFSET,
                          "$.thinking_mode", "Invalid thinking_mode `%s`",
                          c->mode_text);
     int thinking = c->mode == DSML_MODE_THINKING;
     /* Tools and calls are checked on every message; only some roles show
      * them.  Calls are rendered once, into a scratch buffer. */
-    int has_tools = dsml_json_truthy(m->tools);
+    int has_tools = json_truthy(m->tools);
     int developer = render_role_is(m, DSML_ROLE_DEVELOPER) && render_developer_renders(c);
     int shows_tools = render_role_is(m, DSML_ROLE_SYSTEM) || developer;
     if (has_tools && !shows_tools) {
@@ -219,7 +219,7 @@ int render_message(dsml_rctx *c, const dsml_msgs *all, size_t index,
         if (r != DSML_OK)
             return r;
     }
-    int has_calls = dsml_json_truthy(m->tool_calls);
+    int has_calls = json_truthy(m->tool_calls);
     dsml_buf *calls = &c->scratch;
     calls->len = 0;
     if (has_calls) {
@@ -228,7 +228,7 @@ int render_message(dsml_rctx *c, const dsml_msgs *all, size_t index,
         if (r != DSML_OK)
             return r;
         if (calls->failed)
-            return dsml_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
+            return core_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
     }
     char line[256];
     const char *effort;
@@ -238,12 +238,12 @@ int render_message(dsml_rctx *c, const dsml_msgs *all, size_t index,
     if (index > 0 || !thinking)
         effort = "";
     if (index == 0 && (effort[0] != '\0' || render_role_is(m, DSML_ROLE_SYSTEM)))
-        dsml_buf_puts(out, c->dialect->system_token);
-    dsml_buf_puts(out, effort);
+        core_buf_puts(out, c->dialect->system_token);
+    core_buf_puts(out, effort);
 
     if (render_role_is(m, DSML_ROLE_SYSTEM)) {
         if (index > 0)
-            dsml_buf_puts(out, c->dialect->system_token);
+            core_buf_puts(out, c->dialect->system_token);
         r = put_instructions(c, m, has_tools, out);
         if (r != DSML_OK)
             return r;
@@ -258,12 +258,12 @@ int render_message(dsml_rctx *c, const dsml_msgs *all, size_t index,
         if (r != DSML_OK)
             return r;
     } else if (developer) {
-        if (!dsml_json_truthy(m->content.node) &&
+        if (!json_truthy(m->content.node) &&
             (m->content.str == NULL || m->content.str_len == 0))
             return render_msg_fail(c, m, "content", DSML_ERR_DEVELOPER,
                                    "developer message content must not be empty");
         if (render_rule(c, DSML_RULE_DEVELOPER_TEXT) && m->content.str == NULL &&
-            !dsml_is_string(m->content.node))
+            !json_is_string(m->content.node))
             return render_msg_fail(c, m, "content", DSML_ERR_TYPE,
                                    "developer message content must be a string");
         DSML_BUF_LIT(out, DSML_TOK_USER);
@@ -271,7 +271,7 @@ int render_message(dsml_rctx *c, const dsml_msgs *all, size_t index,
             r = put_instructions(c, m, has_tools, out);
         } else {
             r = put_tools_and_format(c, m, has_tools, out);
-            dsml_buf_puts(out, c->dialect->developer_quote);
+            core_buf_puts(out, c->dialect->developer_quote);
             if (r == DSML_OK)
                 r = render_put_text(c, m, "content", &m->content, 1, "", out);
         }
@@ -287,14 +287,14 @@ int render_message(dsml_rctx *c, const dsml_msgs *all, size_t index,
         int prev_task = render_rule(c, DSML_RULE_TASKS) && index > 0 &&
                         all->v[index - 1].task != NULL;
         if (render_rule(c, DSML_RULE_REASONING_REQUIRED) && thinking &&
-            (long)index > last_user && !dsml_json_truthy(m->reasoning) && !has_calls)
+            (long)index > last_user && !json_truthy(m->reasoning) && !has_calls)
             return render_msg_fail(c, m, NULL, DSML_ERR_MISSING_KEY,
                                    "an assistant message after the last user message "
                                    "needs reasoning_content or tool_calls in thinking mode");
         int shows = !prev_task && render_shows_thinking(c, index, last_user);
-        int eos = !m->prefill && !(render_rule(c, DSML_RULE_WO_EOS) && dsml_json_truthy(m->wo_eos));
+        int eos = !m->prefill && !(render_rule(c, DSML_RULE_WO_EOS) && json_truthy(m->wo_eos));
         dsml_restored rs = {NULL, 0, NULL, 0};
-        if (shows && !dsml_json_truthy(m->reasoning) && c->restore != NULL && !m->in_context &&
+        if (shows && !json_truthy(m->reasoning) && c->restore != NULL && !m->in_context &&
             !m->prefill) {
             r = c->restore->lookup(c->restore->arg, c, m, &rs);
             if (r != DSML_OK)
@@ -303,7 +303,7 @@ int render_message(dsml_rctx *c, const dsml_msgs *all, size_t index,
         size_t start = out->len;
         if (shows) {
             dsml_val v = {m->reasoning, rs.reasoning, rs.reasoning_len};
-            if (dsml_json_truthy(m->reasoning) || rs.reasoning != NULL)
+            if (json_truthy(m->reasoning) || rs.reasoning != NULL)
                 r = render_put_text(c, m, "reasoning_content", &v, 1, "", out);
             if (r != DSML_OK)
                 return r;
@@ -313,7 +313,7 @@ int render_message(dsml_rctx *c, const dsml_msgs *all, size_t index,
         if (r != DSML_OK)
             return r;
         if (has_calls)
-            dsml_buf_append(out, calls->data, calls->len);
+            core_buf_append(out, calls->data, calls->len);
         if (eos)
             DSML_BUF_LIT(out, DSML_TOK_EOS);
         int use = 0;
@@ -324,7 +324,7 @@ int render_message(dsml_rctx *c, const dsml_msgs *all, size_t index,
             return r;
         if (use) { /* the text the model wrote stands in for its re-rendering */
             out->len = start;
-            dsml_buf_append(out, rs.completion, rs.completion_len);
+            core_buf_append(out, rs.completion, rs.completion_len);
         }
     } else if (render_role_is(m, DSML_ROLE_TOOL)) {
         if (render_rule(c, DSML_RULE_MERGE_TOOLS))
@@ -334,7 +334,7 @@ int render_message(dsml_rctx *c, const dsml_msgs *all, size_t index,
         if (r != DSML_OK)
             return r;
     } else {
-        return dsml_fail_unknown_role(c, m);
+        return render_fail_unknown_role(c, m);
     }
 
     /* What follows the message: with tasks, only before an assistant, a
@@ -350,22 +350,22 @@ int render_message(dsml_rctx *c, const dsml_msgs *all, size_t index,
     if (tasks && m->task != NULL) {
         size_t k;
         for (k = 0; k < sizeof tasks_ / sizeof tasks_[0]; k++)
-            if (dsml_is_string(m->task) && strcmp(m->task->valuestring, tasks_[k].name) == 0)
+            if (json_is_string(m->task) && strcmp(m->task->valuestring, tasks_[k].name) == 0)
                 break;
         if (k == sizeof tasks_ / sizeof tasks_[0])
             return render_msg_fail(c, m, "task", DSML_ERR_TASK,
                                    "Invalid task: '%s'. Valid tasks are: action, "
                                    "query, authority, domain, title, read_url",
-                                   dsml_is_string(m->task) ? m->task->valuestring : "(not a string)");
+                                   json_is_string(m->task) ? m->task->valuestring : "(not a string)");
         if (k != 0) {
-            dsml_buf_puts(out, tasks_[k].token);
+            core_buf_puts(out, tasks_[k].token);
         } else {
             DSML_BUF_LIT(out, DSML_TOK_ASSISTANT);
             if (thinking)
                 DSML_BUF_LIT(out, DSML_TOK_THINK);
             else
                 DSML_BUF_LIT(out, DSML_TOK_THINK_END);
-            dsml_buf_puts(out, tasks_[k].token);
+            core_buf_puts(out, tasks_[k].token);
         }
     } else if (render_is_user_like(c, m) ||
                (render_rule(c, DSML_RULE_SYSTEM_TURNS) && render_role_is(m, DSML_ROLE_SYSTEM) &&

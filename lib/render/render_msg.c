@@ -42,10 +42,10 @@ int render_is_user_like(const dsml_rctx *c, const dsml_msg *m)
 void render_msg_path(dsml_rctx *c, const dsml_msg *m, const char *sub)
 {
     if (m->body_tools && sub != NULL && strncmp(sub, "tools", 5) == 0)
-        dsml_path_root(&c->path, "$"); /* the request's own "$.tools" */
+        core_path_root(&c->path, "$"); /* the request's own "$.tools" */
     else {
-        dsml_path_root(&c->path, m->in_context ? "$.context" : "$.messages");
-        dsml_path_index(&c->path, m->src != NULL ? m->src_index : 0);
+        core_path_root(&c->path, m->in_context ? "$.context" : "$.messages");
+        core_path_index(&c->path, m->src != NULL ? m->src_index : 0);
     }
     if (sub != NULL && sub[0] != '\0') {
         if (sub[0] == '[' || sub[0] == '.') {
@@ -56,7 +56,7 @@ void render_msg_path(dsml_rctx *c, const dsml_msg *m, const char *sub)
                 c->path.len += l;
             }
         } else {
-            dsml_path_key(&c->path, sub);
+            core_path_key(&c->path, sub);
         }
     }
 }
@@ -66,7 +66,7 @@ static int msg_vfail(dsml_rctx *c, const dsml_msg *m, const char *sub, int code,
                      const char *fmt, va_list ap)
 {
     render_msg_path(c, m, sub);
-    return dsml_vfail(c->err, code, DSML_NO_OFFSET, c->path.text, fmt, ap);
+    return core_vfail(c->err, code, DSML_NO_OFFSET, c->path.text, fmt, ap);
 }
 
 int render_msg_fail(dsml_rctx *c, const dsml_msg *m, const char *sub, int code,
@@ -102,7 +102,7 @@ int render_arena_grow(dsml_rctx *c, void **v, size_t n, size_t *cap, size_t want
 {
     void *nv = want > (size_t)-1 / size ? NULL : core_arena_alloc(&c->arena, want * size);
     if (nv == NULL)
-        return dsml_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
+        return core_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
     if (n)
         memcpy(nv, *v, n * size);
     *v = nv;
@@ -139,7 +139,7 @@ int render_role_renders(const dsml_rctx *c, const dsml_msg *m)
            render_role_is(m, DSML_ROLE_ASSISTANT) || render_role_is(m, DSML_ROLE_TOOL);
 }
 
-int dsml_fail_unknown_role(dsml_rctx *c, const dsml_msg *m)
+int render_fail_unknown_role(dsml_rctx *c, const dsml_msg *m)
 {
     char role[64];
     if (m->role_str != NULL)

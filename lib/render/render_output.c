@@ -8,18 +8,18 @@ int render_put_text(dsml_rctx *c, const dsml_msg *m, const char *where,
                     const dsml_val *v, int present, const char *dflt, dsml_buf *out)
 {
     if (!present) {
-        dsml_buf_puts(out, dflt);
+        core_buf_puts(out, dflt);
         return DSML_OK;
     }
     if (v->str != NULL) {
-        dsml_buf_append(out, v->str, v->str_len);
+        core_buf_append(out, v->str, v->str_len);
         return DSML_OK;
     }
     if (v->node == NULL) {
-        dsml_buf_puts(out, dflt);
+        core_buf_puts(out, dflt);
         return DSML_OK;
     }
-    if (!dsml_emit_pystr(out, v->node))
+    if (!json_emit_pystr(out, v->node))
         return render_msg_fail(c, m, where, DSML_ERR_TYPE,
                                "must be a string, not a list or object");
     return DSML_OK;

@@ -14,19 +14,19 @@ int render_rctx_run(dsml_rctx *c, const cJSON *messages, const char *messages_ro
 {
     dsml_msgs ctx_raw = {NULL, 0, 0}, msg_raw = {NULL, 0, 0};
     dsml_buf prompt, images, segments;
-    dsml_buf_init(&prompt, &c->alloc);
-    dsml_buf_init(&images, &c->alloc);
-    dsml_buf_init(&segments, &c->alloc);
+    core_buf_init(&prompt, &c->alloc);
+    core_buf_init(&images, &c->alloc);
+    core_buf_init(&segments, &c->alloc);
     size_t image_count = 0;
     int r = DSML_OK;
 
-    if (!dsml_is_array(messages)) {
-        r = dsml_fail(c->err, messages == NULL ? DSML_ERR_MISSING_KEY : DSML_ERR_TYPE,
+    if (!json_is_array(messages)) {
+        r = core_fail(c->err, messages == NULL ? DSML_ERR_MISSING_KEY : DSML_ERR_TYPE,
                       DSML_NO_OFFSET, messages_root, "messages must be a list");
         goto done;
     }
-    if (context != NULL && !dsml_is_none(context) && !dsml_is_array(context)) {
-        r = dsml_fail(c->err, DSML_ERR_TYPE, DSML_NO_OFFSET, "$.context",
+    if (context != NULL && !json_is_none(context) && !json_is_array(context)) {
+        r = core_fail(c->err, DSML_ERR_TYPE, DSML_NO_OFFSET, "$.context",
                       "context must be a list of messages");
         goto done;
     }
@@ -35,7 +35,7 @@ int render_rctx_run(dsml_rctx *c, const cJSON *messages, const char *messages_ro
         if (r != DSML_OK)
             goto done;
     }
-    if (dsml_is_array(context)) {
+    if (json_is_array(context)) {
         dsml_read_opts ro = {NULL, 0, 1, "$.context", 0, 0, NULL, 0};
         r = render_read_messages(c, context, &ro, &ctx_raw, NULL, NULL);
         if (r != DSML_OK)
@@ -52,37 +52,37 @@ int render_rctx_run(dsml_rctx *c, const cJSON *messages, const char *messages_ro
     /* the prompt is about the input's size: an agent session's is a few
      * percent larger (tool calls written out as DSML), so room for an
      * eighth more spares a large prompt its copy into a doubled block */
-    dsml_buf_reserve(&prompt, c->input_len + c->input_len / 8 + 4096);
+    core_buf_reserve(&prompt, c->input_len + c->input_len / 8 + 4096);
     r = render_conversation(c, &ctx_raw, &msg_raw, &prompt,
                             c->want_segments ? &segments : NULL);
     if (r != DSML_OK)
         goto done;
     if (prompt.failed || images.failed || segments.failed) {
-        r = dsml_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
+        r = core_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
         goto done;
     }
-    out->text = dsml_buf_take(&prompt, &out->len);
-    out->images = dsml_buf_take(&images, &out->images_len);
+    out->text = core_buf_take(&prompt, &out->len);
+    out->images = core_buf_take(&images, &out->images_len);
     out->image_count = image_count;
     if (c->want_segments)
-        out->segments = dsml_buf_take(&segments, &out->segments_len);
+        out->segments = core_buf_take(&segments, &out->segments_len);
     out->alloc_ = c->alloc;
     if (out->text == NULL || out->images == NULL ||
         (c->want_segments && out->segments == NULL)) {
         dsml_output_free(out);
-        r = dsml_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
+        r = core_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
     }
 done:
-    dsml_buf_release(&prompt);
-    dsml_buf_release(&images);
-    dsml_buf_release(&segments);
+    core_buf_release(&prompt);
+    core_buf_release(&images);
+    core_buf_release(&segments);
     return r;
 }
 
 static int any_tools(const dsml_msgs *a)
 {
     for (size_t i = 0; i < a->n; i++)
-        if (dsml_json_truthy(a->v[i].tools))
+        if (json_truthy(a->v[i].tools))
             return 1;
     return 0;
 }
@@ -94,19 +94,19 @@ static void put_segment(dsml_buf *seg, const dsml_msg *m, size_t index,
         DSML_BUF_LIT(seg, ", ");
     DSML_BUF_LIT(seg, "{\"role\": ");
     if (m->role_str != NULL)
-        dsml_emit_string(seg, m->role_str, strlen(m->role_str));
+        json_emit_string(seg, m->role_str, strlen(m->role_str));
     else
         DSML_BUF_LIT(seg, "null");
     DSML_BUF_LIT(seg, ", \"index\": ");
     if (index == DSML_NO_OFFSET)
         DSML_BUF_LIT(seg, "null");
     else
-        dsml_buf_put_size(seg, index);
+        core_buf_put_size(seg, index);
     DSML_BUF_LIT(seg, ", \"start\": ");
-    dsml_buf_put_size(seg, start);
+    core_buf_put_size(seg, start);
     DSML_BUF_LIT(seg, ", \"end\": ");
-    dsml_buf_put_size(seg, end);
-    dsml_buf_putc(seg, '}');
+    core_buf_put_size(seg, end);
+    core_buf_putc(seg, '}');
 }
 
 /* A segment's "index": the message's place in the rendered list, or, for a
@@ -171,7 +171,7 @@ int render_conversation(dsml_rctx *c, const dsml_msgs *ctx_raw,
         num = (long)dropped.n - (long)dctx.n;
         ctx_len = (long)dropped.n - num;
         if (render_rule(c, DSML_RULE_DROP_REFUSED) && dropped.n < full.n && msgs.n > 0)
-            return dsml_fail(c->err, DSML_ERR_ROLE, DSML_NO_OFFSET, "$.messages",
+            return core_fail(c->err, DSML_ERR_ROLE, DSML_NO_OFFSET, "$.messages",
                              "thinking mode drops the messages before the last "
                              "user message that are not user, system, tool or "
                              "assistant messages; the %s encoder cannot render "
@@ -187,7 +187,7 @@ int render_conversation(dsml_rctx *c, const dsml_msgs *ctx_raw,
     }
     long last_user = render_last_user_index(c, list);
     if (segments != NULL)
-        dsml_buf_putc(segments, '[');
+        core_buf_putc(segments, '[');
     for (long k = 0; k < num; k++) {
         size_t index = (size_t)(k + ctx_len);
         size_t start = out->len;
@@ -195,12 +195,12 @@ int render_conversation(dsml_rctx *c, const dsml_msgs *ctx_raw,
         if (r != DSML_OK)
             return r;
         if (out->failed)
-            return dsml_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
+            return core_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
         if (segments != NULL)
             put_segment(segments, &list->v[index], segment_index(c, list, index),
                         start, out->len);
     }
     if (segments != NULL)
-        dsml_buf_putc(segments, ']');
+        core_buf_putc(segments, ']');
     return DSML_OK;
 }

@@ -44,74 +44,74 @@ static void emit_record_sep(dsml_buf *images, size_t *count)
 static int image_record(dsml_rctx *c, const dsml_msg *m, const char *where,
                         const cJSON *block, dsml_buf *images, size_t *count)
 {
-    const cJSON *type = dsml_json_get(block, "type");
+    const cJSON *type = json_get(block, "type");
     dsml_buf tmp;
-    dsml_buf_init(&tmp, &c->alloc);
+    core_buf_init(&tmp, &c->alloc);
     int ok = 0;
     DSML_BUF_LIT(&tmp, "{\"type\": \"image\"");
     if (strcmp(type->valuestring, "image_url") == 0) {
-        const cJSON *iu = dsml_json_get(block, "image_url");
+        const cJSON *iu = json_get(block, "image_url");
         const cJSON *url = NULL;
-        if (dsml_is_string(iu)) {
+        if (json_is_string(iu)) {
             url = iu;
-        } else if (!dsml_json_truthy(iu)) {
+        } else if (!json_truthy(iu)) {
             url = NULL; /* {}.get("url", "") */
-        } else if (dsml_is_object(iu)) {
-            url = dsml_json_get(iu, "url");
+        } else if (json_is_object(iu)) {
+            url = json_get(iu, "url");
         } else {
-            dsml_buf_release(&tmp);
+            core_buf_release(&tmp);
             return render_msg_fail(c, m, where, DSML_ERR_IMAGE,
                                    "image_url must be a string or an object");
         }
         DSML_BUF_LIT(&tmp, ", \"url\": ");
         if (url != NULL)
-            dsml_emit_json(&tmp, url);
+            json_emit_json(&tmp, url);
         else
             DSML_BUF_LIT(&tmp, "\"\"");
-        ok = dsml_json_truthy(url);
+        ok = json_truthy(url);
     } else {
         static const char *const keys[] = {"source", "url", "data"};
         for (size_t k = 0; k < 3; k++) {
-            const cJSON *v = dsml_json_get(block, keys[k]);
+            const cJSON *v = json_get(block, keys[k]);
             if (v == NULL)
                 continue;
             DSML_BUF_LIT(&tmp, ", ");
-            dsml_emit_string(&tmp, keys[k], strlen(keys[k]));
+            json_emit_string(&tmp, keys[k], strlen(keys[k]));
             DSML_BUF_LIT(&tmp, ": ");
-            dsml_emit_json(&tmp, v);
-            if (dsml_json_truthy(v))
+            json_emit_json(&tmp, v);
+            if (json_truthy(v))
                 ok = 1;
         }
     }
     DSML_BUF_LIT(&tmp, "}");
     if (!ok) {
-        dsml_buf_release(&tmp);
+        core_buf_release(&tmp);
         return render_msg_fail(c, m, where, DSML_ERR_IMAGE,
                                "Image block does not contain a valid source");
     }
     if (tmp.failed) {
-        dsml_buf_release(&tmp);
-        return dsml_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
+        core_buf_release(&tmp);
+        return core_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
     }
     if (images != NULL) {
         emit_record_sep(images, count);
-        dsml_buf_append(images, tmp.data, tmp.len);
+        core_buf_append(images, tmp.data, tmp.len);
     }
-    dsml_buf_release(&tmp);
+    core_buf_release(&tmp);
     return DSML_OK;
 }
 
 static int is_image_block(const cJSON *b)
 {
-    const cJSON *t = dsml_json_get(b, "type");
-    return dsml_is_string(t) && (strcmp(t->valuestring, "image") == 0 ||
+    const cJSON *t = json_get(b, "type");
+    return json_is_string(t) && (strcmp(t->valuestring, "image") == 0 ||
                          strcmp(t->valuestring, "image_url") == 0);
 }
 
 static int type_is(const cJSON *b, const char *type)
 {
-    const cJSON *t = dsml_json_get(b, "type");
-    return dsml_is_string(t) && strcmp(t->valuestring, type) == 0;
+    const cJSON *t = json_get(b, "type");
+    return json_is_string(t) && strcmp(t->valuestring, type) == 0;
 }
 
 /* Processes a list of content blocks (image placeholders, nested tool
@@ -130,7 +130,7 @@ static int process_blocks(dsml_rctx *c, const dsml_msg *m, const char *where,
         blk.node = b;
         blk.origin = m->src_index;
         blk.pos = i;
-        if (!dsml_is_object(b)) {
+        if (!json_is_object(b)) {
             blk.kind = DSML_BLK_NONDICT;
         } else if (render_rule(c, DSML_RULE_IMAGES) && is_image_block(b)) {
             int r = image_record(c, m, sub, b, images, count);
@@ -142,12 +142,12 @@ static int process_blocks(dsml_rctx *c, const dsml_msg *m, const char *where,
             blk.text.str_len = sizeof DSML_TOK_IMAGE - 1;
         } else if (type_is(b, "tool_result")) {
             blk.kind = DSML_BLK_TOOL_RESULT;
-            const cJSON *content = dsml_json_get(b, "content");
-            const cJSON *id = dsml_json_get(b, "tool_use_id");
+            const cJSON *content = json_get(b, "content");
+            const cJSON *id = json_get(b, "tool_use_id");
             blk.has_content = content != NULL;
             blk.has_use_id = id != NULL;
             blk.use_id.node = id;
-            if (dsml_is_array(content)) {
+            if (json_is_array(content)) {
                 char subw[128];
                 snprintf(subw, sizeof subw, "%s.content", sub);
                 blk.content_is_list = 1;
@@ -160,10 +160,10 @@ static int process_blocks(dsml_rctx *c, const dsml_msg *m, const char *where,
             }
         } else if (type_is(b, "text")) {
             blk.kind = DSML_BLK_TEXT;
-            const cJSON *t = dsml_json_get(b, "text");
+            const cJSON *t = json_get(b, "text");
             blk.has_text = t != NULL;
             blk.text.node = t;
-            if (render_rule(c, DSML_RULE_IMAGES) && dsml_is_string(t) &&
+            if (render_rule(c, DSML_RULE_IMAGES) && json_is_string(t) &&
                 contains(t->valuestring, DSML_TOK_IMAGE))
                 return render_msg_fail(c, m, sub, DSML_ERR_IMAGE,
                                        "Text block contains image placeholder "
@@ -171,7 +171,7 @@ static int process_blocks(dsml_rctx *c, const dsml_msg *m, const char *where,
                                        "separate content blocks");
         } else {
             blk.kind = DSML_BLK_OTHER;
-            blk.type = dsml_json_get(b, "type");
+            blk.type = json_get(b, "type");
         }
         int r = blocks_push(c, out, nout, &cap, &blk);
         if (r != DSML_OK)
@@ -198,7 +198,7 @@ static int nondict_block(dsml_rctx *c, dsml_msg *m, const cJSON *blocks)
 static int join_texts(dsml_rctx *c, dsml_msg *m)
 {
     dsml_buf b;
-    dsml_buf_init(&b, &c->alloc);
+    core_buf_init(&b, &c->alloc);
     int first = 1;
     for (size_t i = 0; i < m->nblocks; i++) {
         const dsml_block *blk = &m->blocks[i];
@@ -208,22 +208,22 @@ static int join_texts(dsml_rctx *c, dsml_msg *m)
             DSML_BUF_LIT(&b, "\n\n");
         first = 0;
         if (blk->text.str != NULL) {
-            dsml_buf_append(&b, blk->text.str, blk->text.str_len);
+            core_buf_append(&b, blk->text.str, blk->text.str_len);
         } else if (blk->text.node != NULL) {
-            if (!dsml_is_string(blk->text.node)) {
-                dsml_buf_release(&b);
+            if (!json_is_string(blk->text.node)) {
+                core_buf_release(&b);
                 char sub[48];
                 snprintf(sub, sizeof sub, "content[%zu].text", i);
                 return render_msg_fail(c, m, sub, DSML_ERR_TYPE,
                                        "text must be a string");
             }
-            dsml_buf_append(&b, blk->text.node->valuestring, dsml_json_strlen(blk->text.node));
+            core_buf_append(&b, blk->text.node->valuestring, json_strlen(blk->text.node));
         }
     }
     char *s = core_arena_alloc(&c->arena, b.len + 1);
     if (s == NULL || b.failed) {
-        dsml_buf_release(&b);
-        return dsml_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
+        core_buf_release(&b);
+        return core_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
     }
     if (b.len)
         memcpy(s, b.data, b.len);
@@ -231,7 +231,7 @@ static int join_texts(dsml_rctx *c, dsml_msg *m)
     m->content.str = s;
     m->content.str_len = b.len;
     m->has_content = 1;
-    dsml_buf_release(&b);
+    core_buf_release(&b);
     return DSML_OK;
 }
 
@@ -257,7 +257,7 @@ static int guard_tools(dsml_rctx *c, const dsml_read_opts *ro)
 {
     if (c->guard_state == NULL || ro->in_context || ro->tools_for_first == NULL)
         return DSML_OK;
-    dsml_path_root(&c->path, "$.tools");
+    core_path_root(&c->path, "$.tools");
     return render_guard_tree(c, ro->tools_for_first);
 }
 
@@ -280,7 +280,7 @@ static void read_fields(const cJSON *mj, dsml_msg *m, const cJSON **content,
                 *slots[k] = f;
                 break;
             }
-    m->blocks_null = dsml_is_null(*blocks);
+    m->blocks_null = json_is_null(*blocks);
 }
 
 /* The serving turn reads vLLM's `reasoning` beside reasoning_content
@@ -288,9 +288,9 @@ static void read_fields(const cJSON *mj, dsml_msg *m, const cJSON **content,
 static int read_reasoning_alias(dsml_rctx *c, dsml_msg *m)
 {
     const cJSON *alias = m->reasoning_alias;
-    if (!c->reasoning_alias || dsml_is_none(alias))
+    if (!c->reasoning_alias || json_is_none(alias))
         return DSML_OK;
-    if (!dsml_is_none(m->reasoning) && !cJSON_Compare(m->reasoning, alias, 1)) {
+    if (!json_is_none(m->reasoning) && !cJSON_Compare(m->reasoning, alias, 1)) {
         char at[64];
         render_format_index(at, sizeof at, m->in_context ? "$.context" : "$.messages",
                             m->src_index);
@@ -322,7 +322,7 @@ int render_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts 
     size_t i = 0;
     size_t limit = c->limits && c->limits->max_messages ? c->limits->max_messages
                                                         : DSML_DEFAULT_MAX_MESSAGES;
-    size_t count = dsml_json_count(array, limit);
+    size_t count = json_count(array, limit);
     int stop_bad = stops_unrenderable(c, ro, count, limit);
     /* room for the list up front, for at most RESERVED_MESSAGES: a huge
      * array that fails at its first message costs no more than that */
@@ -352,7 +352,7 @@ int render_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts 
     }
     for (const cJSON *mj = array->child; mj != NULL; mj = mj->next, i++) {
         if (out->n >= limit || ro->counted >= limit - out->n)
-            return dsml_fail(c->err, DSML_ERR_LIMIT, DSML_NO_OFFSET, ro->root,
+            return core_fail(c->err, DSML_ERR_LIMIT, DSML_NO_OFFSET, ro->root,
                              "more than %zu messages%s", limit,
                              ro->counted ? " (context included)" : "");
         dsml_msg m;
@@ -360,7 +360,7 @@ int render_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts 
         m.src = mj;
         m.src_index = i;
         m.in_context = ro->in_context;
-        if (!dsml_is_object(mj))
+        if (!json_is_object(mj))
             return render_msg_fail(c, &m, NULL, DSML_ERR_TYPE,
                                    "a message must be an object");
         const cJSON *content = NULL, *blocks = NULL;
@@ -368,15 +368,15 @@ int render_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts 
         int ra = read_reasoning_alias(c, &m);
         if (ra != DSML_OK)
             return ra;
-        if (dsml_is_string(m.role)) {
+        if (json_is_string(m.role)) {
             m.role_str = m.role->valuestring;
             m.role_id = render_role_id(m.role_str);
         }
         if (stop_bad && !render_role_renders(c, &m))
-            return dsml_fail_unknown_role(c, &m);
+            return render_fail_unknown_role(c, &m);
         m.has_content = content != NULL;
         m.content.node = content;
-        if (dsml_is_null(m.task))
+        if (json_is_null(m.task))
             m.task = NULL;
         if (i == 0 && !ro->prepend_system && ro->tools_for_first != NULL) {
             m.tools = ro->tools_for_first;
@@ -390,7 +390,7 @@ int render_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts 
             /* no images and no content blocks: the content as given; a
              * tool result's list is read as its blocks when tool results
              * are merged into user messages */
-            if (dsml_is_array(content) && render_role_is(&m, DSML_ROLE_TOOL) &&
+            if (json_is_array(content) && render_role_is(&m, DSML_ROLE_TOOL) &&
                 render_rule(c, DSML_RULE_MERGE_TOOLS)) {
                 int r = process_blocks(c, &m, "content", content, &m.blocks, &m.nblocks,
                                        NULL, image_count);
@@ -406,35 +406,35 @@ int render_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts 
             continue;
         }
 
-        if (dsml_is_string(content) && contains(content->valuestring, DSML_TOK_IMAGE))
+        if (json_is_string(content) && contains(content->valuestring, DSML_TOK_IMAGE))
             return render_msg_fail(c, &m, "content", DSML_ERR_IMAGE,
                                    "Message content contains image special token "
                                    "'" DSML_TOK_IMAGE "'; images should be "
                                    "provided as image content blocks");
-        if (dsml_is_string(m.reasoning) && contains(m.reasoning->valuestring, DSML_TOK_IMAGE))
+        if (json_is_string(m.reasoning) && contains(m.reasoning->valuestring, DSML_TOK_IMAGE))
             return render_msg_fail(c, &m, "reasoning_content", DSML_ERR_IMAGE,
                                    "reasoning_content contains image special token "
                                    "'" DSML_TOK_IMAGE "'");
 
         const char *where = "content_blocks";
         m.has_blocks = blocks != NULL;
-        if (dsml_is_array(content) && blocks == NULL) {
+        if (json_is_array(content) && blocks == NULL) {
             blocks = content;
             where = "content";
             m.has_blocks = 1;
             m.has_content = 0;
             m.content.node = NULL;
-        } else if (dsml_is_array(content)) {
+        } else if (json_is_array(content)) {
             return render_msg_fail(c, &m, "content", DSML_ERR_TYPE,
                                    "list content together with content_blocks is "
                                    "not supported");
         }
-        if (dsml_json_truthy(blocks)) {
+        if (json_truthy(blocks)) {
             int r;
-            if (dsml_is_array(blocks)) {
+            if (json_is_array(blocks)) {
                 r = process_blocks(c, &m, where, blocks, &m.blocks, &m.nblocks,
                                    ro->in_context ? NULL : images, image_count);
-            } else if (dsml_is_object(blocks) || dsml_is_string(blocks)) {
+            } else if (json_is_object(blocks) || json_is_string(blocks)) {
                 /* the reference iterates it (keys, characters): blocks that
                  * are not objects, refused where a block is read */
                 r = nondict_block(c, &m, blocks);
@@ -445,7 +445,7 @@ int render_read_messages(dsml_rctx *c, const cJSON *array, const dsml_read_opts 
             if (r != DSML_OK)
                 return r;
             m.capblocks = m.nblocks;
-            if (!dsml_is_string(content)) {
+            if (!json_is_string(content)) {
                 r = join_texts(c, &m);
                 if (r != DSML_OK)
                     return r;
@@ -594,7 +594,7 @@ int render_drop_thinking(dsml_rctx *c, const dsml_msgs *in, dsml_msgs *out)
                                                                 : 3;
     for (size_t i = 0; i < in->n; i++) {
         const dsml_msg *m = &in->v[i];
-        if (m->role != NULL && (dsml_is_object(m->role) || dsml_is_array(m->role)))
+        if (m->role != NULL && (json_is_object(m->role) || json_is_array(m->role)))
             return render_msg_fail(c, m, "role", DSML_ERR_ROLE,
                                    "a role cannot be a list or an object");
         int kept = (long)i >= last;

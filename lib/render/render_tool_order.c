@@ -35,10 +35,10 @@ static int entry_order(const void *x, const void *y)
 static int id_key(dsml_rctx *c, const cJSON *id, const char **key)
 {
     *key = NULL;
-    if (id == NULL || dsml_is_null(id))
+    if (id == NULL || json_is_null(id))
         return DSML_OK;
-    if (dsml_is_string(id)) {
-        size_t n = dsml_json_strlen(id);
+    if (json_is_string(id)) {
+        size_t n = json_strlen(id);
         char *k = core_arena_alloc(&c->arena, n + 2);
         if (k == NULL)
             return DSML_ERR_NOMEM;
@@ -64,30 +64,30 @@ static int id_key(dsml_rctx *c, const cJSON *id, const char **key)
  * Sorted by id, so that looking up a result's call costs O(log n). */
 static int order_from_calls(dsml_rctx *c, const dsml_msg *m, call_order *o)
 {
-    if (!dsml_is_array(m->tool_calls))
+    if (!json_is_array(m->tool_calls))
         return render_msg_fail(c, m, "tool_calls", DSML_ERR_TYPE, "tool_calls must be a list");
     o->n = 0;
     size_t idx = 0;
     for (const cJSON *tc = m->tool_calls->child; tc != NULL; tc = tc->next, idx++) {
         char sub[48];
         render_format_index(sub, sizeof sub, "tool_calls", idx);
-        if (!dsml_is_object(tc))
+        if (!json_is_object(tc))
             return render_msg_fail(c, m, sub, DSML_ERR_TYPE,
                                    "a tool call must be an object");
-        const cJSON *id = dsml_json_get(tc, "id");
-        if (!dsml_json_truthy(id)) {
-            const cJSON *fn = dsml_json_get(tc, "function");
-            if (fn != NULL && !dsml_is_object(fn))
+        const cJSON *id = json_get(tc, "id");
+        if (!json_truthy(id)) {
+            const cJSON *fn = json_get(tc, "function");
+            if (fn != NULL && !json_is_object(fn))
                 return render_msg_fail(c, m, sub, DSML_ERR_TYPE,
                                        "function must be an object");
-            id = dsml_json_get(fn, "id");
+            id = json_get(fn, "id");
         }
-        if (!dsml_json_truthy(id))
+        if (!json_truthy(id))
             continue;
         const char *key;
         int kr = id_key(c, id, &key);
         if (kr == DSML_ERR_NOMEM)
-            return dsml_fail(c->err, kr, DSML_NO_OFFSET, NULL, NULL);
+            return core_fail(c->err, kr, DSML_NO_OFFSET, NULL, NULL);
         if (kr != DSML_OK)
             return render_msg_fail(c, m, sub, kr, "a tool call id cannot be a list or an object");
         if (o->n == o->cap) {
@@ -171,7 +171,7 @@ int render_sort_tool_results(dsml_rctx *c, const dsml_msgs *context_raw,
     call_order o = {NULL, 0, 0};
     for (size_t i = 0; i < context_raw->n; i++) {
         const dsml_msg *m = &context_raw->v[i];
-        if (render_role_is(m, DSML_ROLE_ASSISTANT) && dsml_json_truthy(m->tool_calls)) {
+        if (render_role_is(m, DSML_ROLE_ASSISTANT) && json_truthy(m->tool_calls)) {
             int r = order_from_calls(c, m, &o);
             if (r != DSML_OK)
                 return r;
@@ -183,7 +183,7 @@ int render_sort_tool_results(dsml_rctx *c, const dsml_msgs *context_raw,
     }
     for (size_t i = 0; i < messages->n; i++) {
         dsml_msg *m = &messages->v[i];
-        if (render_role_is(m, DSML_ROLE_ASSISTANT) && dsml_json_truthy(m->tool_calls)) {
+        if (render_role_is(m, DSML_ROLE_ASSISTANT) && json_truthy(m->tool_calls)) {
             int r = order_from_calls(c, m, &o);
             if (r != DSML_OK)
                 return r;
@@ -204,14 +204,14 @@ int render_sort_tool_results(dsml_rctx *c, const dsml_msgs *context_raw,
         dsml_block *tb = core_arena_alloc(&c->arena, ntool * sizeof *tb);
         ranked *rk = core_arena_alloc(&c->arena, ntool * sizeof *rk);
         if (tb == NULL || rk == NULL)
-            return dsml_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
+            return core_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
         size_t t = 0;
         for (size_t k = 0; k < m->nblocks; k++) {
             if (m->blocks[k].kind != DSML_BLK_TOOL_RESULT)
                 continue;
             r = rank_of(c, &o, &m->blocks[k], &rk[t].rank);
             if (r == DSML_ERR_NOMEM)
-                return dsml_fail(c->err, r, DSML_NO_OFFSET, NULL, NULL);
+                return core_fail(c->err, r, DSML_NO_OFFSET, NULL, NULL);
             if (r != DSML_OK) {
                 dsml_msg origin = *m;
                 origin.src_index = m->blocks[k].origin;

@@ -20,31 +20,31 @@ static int one_tool(dsml_rctx *c, const dsml_msg *m, size_t index,
 {
     const size_t wi = index;
     const char *where = "tools[%zu]";
-    if (!dsml_is_object(tool))
+    if (!json_is_object(tool))
         return render_msg_fail_at(c, m, where, wi, DSML_ERR_TYPE, "a tool must be an object");
-    const cJSON *fn = dsml_json_get(tool, "function");
+    const cJSON *fn = json_get(tool, "function");
     where = "tools[%zu].function";
     if (fn == NULL)
         return render_msg_fail_at(c, m, where, wi, DSML_ERR_MISSING_KEY, "missing key 'function'");
     if (!render_rule(c, DSML_RULE_TOOL_NAMES)) {
         /* the function object is written as it was given */
         if (out != NULL)
-            dsml_emit_json(out, fn);
+            json_emit_json(out, fn);
         return DSML_OK;
     }
-    if (!dsml_is_object(fn))
+    if (!json_is_object(fn))
         return render_msg_fail_at(c, m, where, wi, DSML_ERR_TYPE, "function must be an object");
 
-    const cJSON *name = dsml_json_get(fn, "name");
+    const cJSON *name = json_get(fn, "name");
     where = "tools[%zu].function.name";
     if (name == NULL)
         return render_msg_fail_at(c, m, where, wi, DSML_ERR_MISSING_KEY, "missing key 'name'");
-    if (!dsml_is_string(name))
+    if (!json_is_string(name))
         return render_msg_fail_at(c, m, where, wi, DSML_ERR_TYPE, "a tool name must be a string");
     dsml_tool_name q;
     const cJSON *nsv = NULL;
     char why[sizeof c->err->message];
-    int r = dsml_tool_declared_name(tool, fn, name->valuestring,
+    int r = dialect_tool_declared_name(tool, fn, name->valuestring,
                                     render_rule(c, DSML_RULE_NAMESPACES), &q, &nsv, why,
                                     sizeof why);
     if (r != DSML_OK)
@@ -52,17 +52,17 @@ static int one_tool(dsml_rctx *c, const dsml_msg *m, size_t index,
 
     /* A namespace object's description goes before the function's. */
     const cJSON *ns_desc = NULL;
-    if (render_rule(c, DSML_RULE_NAMESPACES) && dsml_is_object(nsv)) {
-        const cJSON *d = dsml_json_get(nsv, "description");
-        if (dsml_json_truthy(d)) {
-            if (!dsml_is_string(d))
+    if (render_rule(c, DSML_RULE_NAMESPACES) && json_is_object(nsv)) {
+        const cJSON *d = json_get(nsv, "description");
+        if (json_truthy(d)) {
+            if (!json_is_string(d))
                 return render_msg_fail_at(c, m, where, wi, DSML_ERR_TYPE,
                                      "namespace description must be a string");
             ns_desc = d;
         }
     }
-    const cJSON *fdesc = dsml_json_get(fn, "description");
-    if (ns_desc != NULL && dsml_json_truthy(fdesc) && !dsml_is_string(fdesc))
+    const cJSON *fdesc = json_get(fn, "description");
+    if (ns_desc != NULL && json_truthy(fdesc) && !json_is_string(fdesc))
         return render_msg_fail_at(c, m, where, wi, DSML_ERR_TYPE,
                              "description must be a string");
     if (out == NULL)
@@ -70,7 +70,7 @@ static int one_tool(dsml_rctx *c, const dsml_msg *m, size_t index,
 
     int first = 1;
     int desc_done = 0;
-    dsml_buf_putc(out, '{');
+    core_buf_putc(out, '{');
     for (const cJSON *k = fn->child; k != NULL; k = k->next) {
         int is_ns = strcmp(k->string, "namespace") == 0;
         if (is_ns && render_rule(c, DSML_RULE_NAMESPACES))
@@ -78,30 +78,30 @@ static int one_tool(dsml_rctx *c, const dsml_msg *m, size_t index,
         if (!first)
             DSML_BUF_LIT(out, ", ");
         first = 0;
-        dsml_emit_string(out, k->string, strlen(k->string));
+        json_emit_string(out, k->string, strlen(k->string));
         DSML_BUF_LIT(out, ": ");
         if (strcmp(k->string, "name") == 0) {
             dsml_buf tmp;
-            dsml_buf_init(&tmp, &c->alloc);
-            dsml_tool_name_put(&tmp, &q);
-            dsml_emit_string(out, tmp.data ? tmp.data : "", tmp.len);
+            core_buf_init(&tmp, &c->alloc);
+            dialect_tool_name_put(&tmp, &q);
+            json_emit_string(out, tmp.data ? tmp.data : "", tmp.len);
             if (tmp.failed)
                 out->failed = 1;
-            dsml_buf_release(&tmp);
+            core_buf_release(&tmp);
         } else if (ns_desc != NULL && strcmp(k->string, "description") == 0) {
             dsml_buf tmp;
-            dsml_buf_init(&tmp, &c->alloc);
-            dsml_buf_puts(&tmp, ns_desc->valuestring);
-            dsml_buf_putc(&tmp, '\n');
-            if (dsml_json_truthy(fdesc))
-                dsml_buf_puts(&tmp, fdesc->valuestring);
-            dsml_emit_string(out, tmp.data, tmp.len);
+            core_buf_init(&tmp, &c->alloc);
+            core_buf_puts(&tmp, ns_desc->valuestring);
+            core_buf_putc(&tmp, '\n');
+            if (json_truthy(fdesc))
+                core_buf_puts(&tmp, fdesc->valuestring);
+            json_emit_string(out, tmp.data, tmp.len);
             if (tmp.failed)
                 out->failed = 1;
-            dsml_buf_release(&tmp);
+            core_buf_release(&tmp);
             desc_done = 1;
         } else {
-            dsml_emit_json(out, k);
+            json_emit_json(out, k);
         }
     }
     if (ns_desc != NULL && !desc_done) {
@@ -109,35 +109,35 @@ static int one_tool(dsml_rctx *c, const dsml_msg *m, size_t index,
             DSML_BUF_LIT(out, ", ");
         DSML_BUF_LIT(out, "\"description\": ");
         dsml_buf tmp;
-        dsml_buf_init(&tmp, &c->alloc);
-        dsml_buf_puts(&tmp, ns_desc->valuestring);
-        dsml_buf_putc(&tmp, '\n');
-        dsml_emit_string(out, tmp.data, tmp.len);
+        core_buf_init(&tmp, &c->alloc);
+        core_buf_puts(&tmp, ns_desc->valuestring);
+        core_buf_putc(&tmp, '\n');
+        json_emit_string(out, tmp.data, tmp.len);
         if (tmp.failed)
             out->failed = 1;
-        dsml_buf_release(&tmp);
+        core_buf_release(&tmp);
     }
-    dsml_buf_putc(out, '}');
+    core_buf_putc(out, '}');
     return DSML_OK;
 }
 
 static int tools_walk(dsml_rctx *c, const dsml_msg *m, const cJSON *tools,
                       dsml_buf *out)
 {
-    if (!dsml_is_array(tools))
+    if (!json_is_array(tools))
         return render_msg_fail(c, m, "tools", DSML_ERR_TYPE, "tools must be a list");
     if (out != NULL)
-        dsml_buf_puts(out, c->dialect->tools_head);
+        core_buf_puts(out, c->dialect->tools_head);
     size_t i = 0;
     for (const cJSON *t = tools->child; t != NULL; t = t->next, i++) {
         if (out != NULL && i > 0)
-            dsml_buf_putc(out, '\n');
+            core_buf_putc(out, '\n');
         int r = one_tool(c, m, i, t, out);
         if (r != DSML_OK)
             return r;
     }
     if (out != NULL)
-        dsml_buf_puts(out, c->dialect->tools_tail);
+        core_buf_puts(out, c->dialect->tools_tail);
     return DSML_OK;
 }
 
@@ -147,18 +147,18 @@ int render_tool_name(dsml_rctx *c, const dsml_msg *m, size_t index, const cJSON 
     int r = one_tool(c, m, index, tool, NULL);
     if (r != DSML_OK)
         return r;
-    const cJSON *fn = dsml_json_get(tool, "function");
-    const cJSON *name = dsml_json_get(fn, "name"), *nsv = NULL;
-    if (!dsml_is_string(name))
+    const cJSON *fn = json_get(tool, "function");
+    const cJSON *name = json_get(fn, "name"), *nsv = NULL;
+    if (!json_is_string(name))
         return render_msg_fail_at(c, m, "tools[%zu].function.name", index, DSML_ERR_TYPE,
                                   "a tool name must be a string");
     dsml_tool_name q;
     char why[sizeof c->err->message];
-    r = dsml_tool_declared_name(tool, fn, name->valuestring,
+    r = dialect_tool_declared_name(tool, fn, name->valuestring,
                                 render_rule(c, DSML_RULE_NAMESPACES), &q, &nsv, why, sizeof why);
     if (r != DSML_OK)
         return render_msg_fail_at(c, m, "tools[%zu].function.name", index, r, "%s", why);
-    dsml_tool_name_put(out, &q);
+    dialect_tool_name_put(out, &q);
     return DSML_OK;
 }
 
@@ -179,11 +179,11 @@ static int keep_doc(dsml_rctx *c, cJSON *doc)
 {
     if (c->ndocs == c->capdocs) {
         size_t cap = c->capdocs ? c->capdocs * 2 : 8;
-        cJSON **v = dsml_realloc(&c->alloc, c->docs, c->capdocs * sizeof *v,
+        cJSON **v = core_realloc(&c->alloc, c->docs, c->capdocs * sizeof *v,
                                  cap * sizeof *v);
         if (v == NULL) {
-            dsml_json_free(doc);
-            return dsml_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
+            json_free(doc);
+            return core_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
         }
         c->docs = v;
         c->capdocs = cap;
@@ -196,7 +196,7 @@ static int keep_doc(dsml_rctx *c, cJSON *doc)
 static void drop_docs(dsml_rctx *c, size_t held)
 {
     while (c->ndocs > held)
-        dsml_json_free(c->docs[--c->ndocs]);
+        json_free(c->docs[--c->ndocs]);
 }
 
 /* The arguments as an object, as the dialect reads them (DSML_RULE_ARG_*):
@@ -207,11 +207,11 @@ static int arguments_object(dsml_rctx *c, const dsml_msg *m, const char *where,
                             size_t wi, const cJSON *args, const cJSON **obj)
 {
     *obj = NULL;
-    if (dsml_is_object(args) && render_rule(c, DSML_RULE_ARG_OBJECT)) {
+    if (json_is_object(args) && render_rule(c, DSML_RULE_ARG_OBJECT)) {
         *obj = args;
         return DSML_OK;
     }
-    if (!dsml_is_string(args)) {
+    if (!json_is_string(args)) {
         if (render_rule(c, DSML_RULE_ARG_WRAP_OTHER))
             return DSML_OK;
         return render_msg_fail_at(c, m, where, wi, DSML_ERR_TOOL_ARGUMENTS,
@@ -223,17 +223,17 @@ static int arguments_object(dsml_rctx *c, const dsml_msg *m, const char *where,
     const cJSON *cur = args;
     int rounds = render_rule(c, DSML_RULE_ARG_TWICE) ? 2 : 1;
     for (int round = 0; round < rounds; round++) {
-        if (!dsml_is_string(cur))
+        if (!json_is_string(cur))
             break;
         cJSON *doc = NULL;
         const char *s = cur->valuestring;
-        size_t sn = dsml_json_strlen(cur);
+        size_t sn = json_strlen(cur);
         dsml_error jerr;
         /* the arguments' values count against the render's budget */
-        int r = dsml_json_read_doc(s, sn, c->limits, &c->alloc, NULL, 0,
+        int r = json_read_doc(s, sn, c->limits, &c->alloc, NULL, 0,
                                        &c->values_left, &doc, &jerr);
         if (r == DSML_ERR_NOMEM)
-            return dsml_fail(c->err, r, DSML_NO_OFFSET, NULL, NULL);
+            return core_fail(c->err, r, DSML_NO_OFFSET, NULL, NULL);
         if (r != DSML_OK && !render_rule(c, DSML_RULE_ARG_WRAP_TEXT))
             return render_msg_fail_at(c, m, where, wi, DSML_ERR_TOOL_ARGUMENTS,
                                       "arguments are not valid JSON");
@@ -246,9 +246,9 @@ static int arguments_object(dsml_rctx *c, const dsml_msg *m, const char *where,
             if (r == DSML_ERR_LIMIT) {
                 /* too deep for us; Python refuses it too when it is not
                  * JSON at any depth (or nests past its recursion limit) */
-                r = dsml_json_validate(s, sn, &c->alloc, &off);
+                r = json_validate(s, sn, &c->alloc, &off);
                 if (r == DSML_ERR_NOMEM)
-                    return dsml_fail(c->err, r, DSML_NO_OFFSET, NULL, NULL);
+                    return core_fail(c->err, r, DSML_NO_OFFSET, NULL, NULL);
                 if (r == DSML_OK)
                     r = DSML_ERR_LIMIT, off = jerr.offset;
             }
@@ -274,7 +274,7 @@ static int arguments_object(dsml_rctx *c, const dsml_msg *m, const char *where,
             return r;
         cur = doc;
     }
-    if (dsml_is_object(cur)) {
+    if (json_is_object(cur)) {
         *obj = cur;
         return DSML_OK;
     }
@@ -290,9 +290,9 @@ static void put_tag(dsml_buf *out, int closing, const char *tag)
 {
     DSML_BUF_LIT(out, "<");
     if (closing)
-        dsml_buf_putc(out, '/');
+        core_buf_putc(out, '/');
     DSML_BUF_LIT(out, DSML_TOK_DSML);
-    dsml_buf_puts(out, tag);
+    core_buf_puts(out, tag);
 }
 
 static void put_parameter(const dsml_rctx *c, dsml_buf *out, const char *key,
@@ -300,16 +300,16 @@ static void put_parameter(const dsml_rctx *c, dsml_buf *out, const char *key,
 {
     put_tag(out, 0, c->dialect->tags->param);
     DSML_BUF_LIT(out, " name=\"");
-    dsml_buf_puts(out, key);
-    if (dsml_is_string(v)) {
+    core_buf_puts(out, key);
+    if (json_is_string(v)) {
         DSML_BUF_LIT(out, "\" string=\"true\">");
-        dsml_buf_append(out, v->valuestring, dsml_json_strlen(v));
+        core_buf_append(out, v->valuestring, json_strlen(v));
     } else {
         DSML_BUF_LIT(out, "\" string=\"false\">");
-        dsml_emit_json(out, v);
+        json_emit_json(out, v);
     }
     put_tag(out, 1, c->dialect->tags->param);
-    dsml_buf_putc(out, '>');
+    core_buf_putc(out, '>');
 }
 
 static int one_call(dsml_rctx *c, const dsml_msg *m, size_t index,
@@ -317,42 +317,42 @@ static int one_call(dsml_rctx *c, const dsml_msg *m, size_t index,
 {
     const size_t wi = index;
     const char *where = "tool_calls[%zu]";
-    if (!dsml_is_object(tc))
+    if (!json_is_object(tc))
         return render_msg_fail_at(c, m, where, wi, DSML_ERR_TYPE,
                              "a tool call must be an object");
-    const cJSON *fn = dsml_json_get(tc, "function");
+    const cJSON *fn = json_get(tc, "function");
     where = "tool_calls[%zu].function";
     if (fn == NULL)
         return render_msg_fail_at(c, m, where, wi, DSML_ERR_MISSING_KEY, "missing key 'function'");
-    if (!dsml_is_object(fn))
+    if (!json_is_object(fn))
         return render_msg_fail_at(c, m, where, wi, DSML_ERR_TYPE, "function must be an object");
-    const cJSON *name = dsml_json_get(fn, "name");
+    const cJSON *name = json_get(fn, "name");
     where = "tool_calls[%zu].function.name";
     if (name == NULL)
         return render_msg_fail_at(c, m, where, wi, DSML_ERR_MISSING_KEY, "missing key 'name'");
     /* without DSML_RULE_TOOL_NAMES any name is written as str() writes it */
-    int name_text = dsml_is_string(name);
+    int name_text = json_is_string(name);
     if (!name_text && render_rule(c, DSML_RULE_TOOL_NAMES))
         return render_msg_fail_at(c, m, where, wi, DSML_ERR_TYPE, "a tool name must be a string");
     dsml_tool_name q = {NULL, 0, name_text ? name->valuestring : "",
                         name_text ? strlen(name->valuestring) : 0};
     if (render_rule(c, DSML_RULE_NAMESPACES)) {
         /* a call takes the first truthy of its own and its function's */
-        const cJSON *nsv = dsml_json_get(tc, "namespace");
-        if (!dsml_json_truthy(nsv))
-            nsv = dsml_json_get(fn, "namespace");
-        if (dsml_is_object(nsv) && strstr(name->valuestring, "::") != NULL)
+        const cJSON *nsv = json_get(tc, "namespace");
+        if (!json_truthy(nsv))
+            nsv = json_get(fn, "namespace");
+        if (json_is_object(nsv) && strstr(name->valuestring, "::") != NULL)
             return render_msg_fail_at(c, m, where, wi, DSML_ERR_TOOL_NAME,
                                  "Conflicting tool namespaces");
         const char *ns = NULL;
         char why[sizeof c->err->message];
-        int r = dsml_tool_namespace(nsv, &ns, why, sizeof why);
+        int r = dialect_tool_namespace(nsv, &ns, why, sizeof why);
         if (r == DSML_OK)
-            r = dsml_tool_name_split(name->valuestring, ns, &q, why, sizeof why);
+            r = dialect_tool_name_split(name->valuestring, ns, &q, why, sizeof why);
         if (r != DSML_OK)
             return render_msg_fail_at(c, m, where, wi, r, "%s", why);
     }
-    const cJSON *args = dsml_json_get(fn, "arguments");
+    const cJSON *args = json_get(fn, "arguments");
     where = "tool_calls[%zu].function.arguments";
     if (args == NULL)
         return render_msg_fail_at(c, m, where, wi, DSML_ERR_MISSING_KEY,
@@ -367,9 +367,9 @@ static int one_call(dsml_rctx *c, const dsml_msg *m, size_t index,
     put_tag(out, 0, c->dialect->tags->invoke);
     DSML_BUF_LIT(out, " name=\"");
     if (name_text)
-        dsml_tool_name_put(out, &q);
+        dialect_tool_name_put(out, &q);
     else
-        dsml_emit_pystr(out, name);
+        json_emit_pystr(out, name);
     DSML_BUF_LIT(out, "\">\n");
     if (obj == NULL) {
         put_parameter(c, out, "arguments", args);
@@ -377,21 +377,21 @@ static int one_call(dsml_rctx *c, const dsml_msg *m, size_t index,
         int first = 1;
         for (const cJSON *k = obj->child; k != NULL; k = k->next) {
             if (!first)
-                dsml_buf_putc(out, '\n');
+                core_buf_putc(out, '\n');
             first = 0;
             put_parameter(c, out, k->string, k);
         }
     }
     DSML_BUF_LIT(out, "\n");
     put_tag(out, 1, c->dialect->tags->invoke);
-    dsml_buf_putc(out, '>');
+    core_buf_putc(out, '>');
     return DSML_OK;
 }
 
 int render_tool_calls(dsml_rctx *c, const dsml_msg *m,
                       const cJSON *tool_calls, dsml_buf *out)
 {
-    if (!dsml_is_array(tool_calls))
+    if (!json_is_array(tool_calls))
         return render_msg_fail(c, m, "tool_calls", DSML_ERR_TYPE,
                                "tool_calls must be a list");
     if (out != NULL) {
@@ -402,7 +402,7 @@ int render_tool_calls(dsml_rctx *c, const dsml_msg *m,
     size_t i = 0;
     for (const cJSON *tc = tool_calls->child; tc != NULL; tc = tc->next, i++) {
         if (out != NULL && i > 0)
-            dsml_buf_putc(out, '\n');
+            core_buf_putc(out, '\n');
         /* the call's arguments, read as JSON, are written by now: their
          * trees go at once, so that a long session holds one call's at a
          * time instead of every call's until the render ends */
@@ -415,7 +415,7 @@ int render_tool_calls(dsml_rctx *c, const dsml_msg *m,
     if (out != NULL) {
         DSML_BUF_LIT(out, "\n");
         put_tag(out, 1, c->dialect->tags->block);
-        dsml_buf_putc(out, '>');
+        core_buf_putc(out, '>');
     }
     return DSML_OK;
 }

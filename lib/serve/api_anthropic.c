@@ -13,7 +13,7 @@
 
 static int is_text(const cJSON *v, const char *s)
 {
-    return dsml_is_string(v) && strcmp(v->valuestring, s) == 0;
+    return json_is_string(v) && strcmp(v->valuestring, s) == 0;
 }
 
 /* "$.messages[i]" and the like. */
@@ -25,21 +25,21 @@ static void idx(char *out, size_t cap, const char *prefix, size_t i)
 /* "<base><suffix>" into a path. */
 static void sub(dsml_path *p, const char *base, const char *key)
 {
-    dsml_path_root(p, base);
+    core_path_root(p, base);
     if (key != NULL)
-        dsml_path_key(p, key);
+        core_path_key(p, key);
 }
 
 /* A block: an object with a string "type". */
 static int block_type(srv_xlate *x, const char *path, const cJSON *b)
 {
-    if (!dsml_is_object(b))
+    if (!json_is_object(b))
         return srv_x_type(x, path, "a content block (an object)");
-    const cJSON *type = dsml_json_get(b, "type");
-    if (!dsml_is_string(type)) {
+    const cJSON *type = json_get(b, "type");
+    if (!json_is_string(type)) {
         dsml_path p;
         sub(&p, path, "type");
-        return dsml_fail(x->err, type == NULL ? DSML_ERR_MISSING_KEY : DSML_ERR_TYPE,
+        return core_fail(x->err, type == NULL ? DSML_ERR_MISSING_KEY : DSML_ERR_TYPE,
                          DSML_NO_OFFSET, p.text, "a content block needs a string type");
     }
     return DSML_OK;
@@ -49,9 +49,9 @@ static int unsupported(srv_xlate *x, const char *path, const cJSON *b, const cha
 {
     dsml_path p;
     sub(&p, path, "type");
-    return dsml_fail(x->err, DSML_ERR_TYPE, DSML_NO_OFFSET, p.text,
+    return core_fail(x->err, DSML_ERR_TYPE, DSML_NO_OFFSET, p.text,
                      "content block type '%.60s' is not supported in %s",
-                     dsml_json_get(b, "type")->valuestring, where);
+                     json_get(b, "type")->valuestring, where);
 }
 
 /* ---- text and image parts ------------------------------------------------- */
@@ -59,11 +59,11 @@ static int unsupported(srv_xlate *x, const char *path, const cJSON *b, const cha
 static int text_part(srv_xlate *x, const char *path, const cJSON *b)
 {
     static const char *const kept[] = {"type", "text", NULL};
-    const cJSON *t = dsml_json_get(b, "text");
+    const cJSON *t = json_get(b, "text");
     dsml_path p;
     sub(&p, path, "text");
-    if (!dsml_is_string(t))
-        return t == NULL ? dsml_fail(x->err, DSML_ERR_MISSING_KEY, DSML_NO_OFFSET, p.text,
+    if (!json_is_string(t))
+        return t == NULL ? core_fail(x->err, DSML_ERR_MISSING_KEY, DSML_NO_OFFSET, p.text,
                                      "a text block needs its text")
                          : srv_x_type(x, p.text, "a string");
     srv_x_ignore_others(x, path, b, kept);
@@ -78,41 +78,41 @@ static int image_part(srv_xlate *x, const char *path, const cJSON *b)
     static const char *const kept[] = {"type", "source", NULL};
     static const char *const kept64[] = {"type", "media_type", "data", NULL};
     static const char *const kepturl[] = {"type", "url", NULL};
-    const cJSON *src = dsml_json_get(b, "source");
+    const cJSON *src = json_get(b, "source");
     dsml_path p;
     sub(&p, path, "source");
-    if (!dsml_is_object(src))
-        return dsml_fail(x->err, src == NULL ? DSML_ERR_MISSING_KEY : DSML_ERR_IMAGE,
+    if (!json_is_object(src))
+        return core_fail(x->err, src == NULL ? DSML_ERR_MISSING_KEY : DSML_ERR_IMAGE,
                          DSML_NO_OFFSET, p.text, "an image block needs a source object");
     srv_x_ignore_others(x, path, b, kept);
-    const cJSON *type = dsml_json_get(src, "type");
+    const cJSON *type = json_get(src, "type");
     const char *media = NULL;
     const cJSON *data;
-    size_t at = dsml_path_key(&p, "type");
+    size_t at = core_path_key(&p, "type");
     if (is_text(type, "base64")) {
-        const cJSON *mt = dsml_json_get(src, "media_type");
-        data = dsml_json_get(src, "data");
-        dsml_path_pop(&p, at);
-        dsml_path_key(&p, "media_type");
-        if (!dsml_is_string(mt) || strchr(mt->valuestring, ';') != NULL ||
+        const cJSON *mt = json_get(src, "media_type");
+        data = json_get(src, "data");
+        core_path_pop(&p, at);
+        core_path_key(&p, "media_type");
+        if (!json_is_string(mt) || strchr(mt->valuestring, ';') != NULL ||
             strchr(mt->valuestring, ',') != NULL)
-            return dsml_fail(x->err, DSML_ERR_IMAGE, DSML_NO_OFFSET, p.text,
+            return core_fail(x->err, DSML_ERR_IMAGE, DSML_NO_OFFSET, p.text,
                              "must be a media type such as \"image/png\"");
         media = mt->valuestring;
-        dsml_path_pop(&p, at);
+        core_path_pop(&p, at);
         srv_x_ignore_others(x, p.text, src, kept64);
-        dsml_path_key(&p, "data");
+        core_path_key(&p, "data");
     } else if (is_text(type, "url")) {
-        data = dsml_json_get(src, "url");
-        dsml_path_pop(&p, at);
+        data = json_get(src, "url");
+        core_path_pop(&p, at);
         srv_x_ignore_others(x, p.text, src, kepturl);
-        dsml_path_key(&p, "url");
+        core_path_key(&p, "url");
     } else {
-        return dsml_fail(x->err, DSML_ERR_IMAGE, DSML_NO_OFFSET, p.text,
+        return core_fail(x->err, DSML_ERR_IMAGE, DSML_NO_OFFSET, p.text,
                          "must be \"base64\" or \"url\" (a file needs server state)");
     }
-    if (!dsml_is_string(data) || data->valuestring[0] == '\0')
-        return dsml_fail(x->err, DSML_ERR_IMAGE, DSML_NO_OFFSET, p.text,
+    if (!json_is_string(data) || data->valuestring[0] == '\0')
+        return core_fail(x->err, DSML_ERR_IMAGE, DSML_NO_OFFSET, p.text,
                          "must be a non-empty string");
     srv_x_image_part(x, media, data);
     return DSML_OK;
@@ -134,7 +134,7 @@ static int parts(srv_xlate *x, const char *path, const cJSON *first, size_t j, c
         int r = block_type(x, from, b);
         if (r != DSML_OK)
             return r;
-        const cJSON *type = dsml_json_get(b, "type");
+        const cJSON *type = json_get(b, "type");
         if (is_text(type, "tool_result"))
             break;
         idx(part, sizeof part, where, k);
@@ -160,16 +160,16 @@ static int parts(srv_xlate *x, const char *path, const cJSON *first, size_t j, c
 static int tool_result(srv_xlate *x, const char *from, const cJSON *b, const char *to)
 {
     static const char *const kept[] = {"type", "tool_use_id", "content", "is_error", NULL};
-    const cJSON *id = dsml_json_get(b, "tool_use_id");
-    const cJSON *content = dsml_json_get(b, "content");
-    const cJSON *err = dsml_json_get(b, "is_error");
+    const cJSON *id = json_get(b, "tool_use_id");
+    const cJSON *content = json_get(b, "content");
+    const cJSON *err = json_get(b, "is_error");
     dsml_path p;
     srv_x_ignore_others(x, from, b, kept);
-    if (!dsml_is_none(err) && !dsml_is_bool(err)) {
+    if (!json_is_none(err) && !json_is_bool(err)) {
         sub(&p, from, "is_error");
         return srv_x_type(x, p.text, "true or false");
     }
-    if (dsml_json_truthy(err)) {
+    if (json_truthy(err)) {
         /* the prompt has no place for it: the result's text says it */
         sub(&p, from, "is_error");
         srv_x_ignore(x, p.text);
@@ -181,7 +181,7 @@ static int tool_result(srv_xlate *x, const char *from, const cJSON *b, const cha
     if (id != NULL)
         srv_x_value(x, "tool_call_id", id);
     int r = DSML_OK;
-    if (dsml_is_array(content)) {
+    if (json_is_array(content)) {
         const cJSON *next;
         size_t nj;
         sub(&p, from, "content");
@@ -219,7 +219,7 @@ static int user_blocks(srv_xlate *x, const char *from, const cJSON *list, size_t
         if (r != DSML_OK)
             return r;
         idx(to, sizeof to, "$.messages", (*t)++);
-        if (is_text(dsml_json_get(b, "type"), "tool_result")) {
+        if (is_text(json_get(b, "type"), "tool_result")) {
             r = tool_result(x, at, b, to);
             b = b->next;
             j++;
@@ -241,31 +241,31 @@ static int reasoning(srv_xlate *x, const char *path, const cJSON *list, const ch
 {
     static const char *const kept[] = {"type", "thinking", "signature", NULL};
     dsml_buf text;
-    dsml_buf_init(&text, x->out.alloc);
+    core_buf_init(&text, x->out.alloc);
     size_t n = 0, j = 0;
     char at[256];
     for (const cJSON *b = list->child; b != NULL; b = b->next, j++) {
-        if (!is_text(dsml_json_get(b, "type"), "thinking"))
+        if (!is_text(json_get(b, "type"), "thinking"))
             continue;
         idx(at, sizeof at, path, j);
         dsml_path p;
         sub(&p, at, "thinking");
-        const cJSON *t = dsml_json_get(b, "thinking");
-        if (!dsml_is_string(t)) {
-            dsml_buf_release(&text);
-            return t == NULL ? dsml_fail(x->err, DSML_ERR_MISSING_KEY, DSML_NO_OFFSET, p.text,
+        const cJSON *t = json_get(b, "thinking");
+        if (!json_is_string(t)) {
+            core_buf_release(&text);
+            return t == NULL ? core_fail(x->err, DSML_ERR_MISSING_KEY, DSML_NO_OFFSET, p.text,
                                          "a thinking block needs its thinking")
                              : srv_x_type(x, p.text, "a string");
         }
         srv_x_ignore_others(x, at, b, kept);
-        if (dsml_json_get(b, "signature") != NULL) {
+        if (json_get(b, "signature") != NULL) {
             sub(&p, at, "signature");
             srv_x_ignore(x, p.text);
             sub(&p, at, "thinking");
         }
         if (n++ == 0)
             srv_x_map_key(x, to, "reasoning_content", p.text, NULL);
-        dsml_buf_append(&text, t->valuestring, dsml_json_strlen(t));
+        core_buf_append(&text, t->valuestring, json_strlen(t));
     }
     if (n > 0) {
         if (text.failed)
@@ -273,7 +273,7 @@ static int reasoning(srv_xlate *x, const char *path, const cJSON *list, const ch
         else
             srv_x_str(x, "reasoning_content", text.data != NULL ? text.data : "", text.len);
     }
-    dsml_buf_release(&text);
+    core_buf_release(&text);
     return DSML_OK;
 }
 
@@ -285,14 +285,14 @@ static int answer(srv_xlate *x, const char *path, const cJSON *list, const char 
     const cJSON *one = NULL;
     char at[256], part[256], where[256];
     for (const cJSON *b = list->child; b != NULL; b = b->next, j++) {
-        if (!is_text(dsml_json_get(b, "type"), "text"))
+        if (!is_text(json_get(b, "type"), "text"))
             continue;
         idx(at, sizeof at, path, j);
-        const cJSON *t = dsml_json_get(b, "text");
-        if (!dsml_is_string(t)) {
+        const cJSON *t = json_get(b, "text");
+        if (!json_is_string(t)) {
             dsml_path p;
             sub(&p, at, "text");
-            return t == NULL ? dsml_fail(x->err, DSML_ERR_MISSING_KEY, DSML_NO_OFFSET, p.text,
+            return t == NULL ? core_fail(x->err, DSML_ERR_MISSING_KEY, DSML_NO_OFFSET, p.text,
                                          "a text block needs its text")
                              : srv_x_type(x, p.text, "a string");
         }
@@ -308,7 +308,7 @@ static int answer(srv_xlate *x, const char *path, const cJSON *list, const char 
     if (n == 1) {
         j = 0;
         for (const cJSON *b = list->child; b != NULL; b = b->next, j++)
-            if (is_text(dsml_json_get(b, "type"), "text")) {
+            if (is_text(json_get(b, "type"), "text")) {
                 idx(at, sizeof at, path, j);
                 srv_x_ignore_others(x, at, b, kept);
             }
@@ -320,7 +320,7 @@ static int answer(srv_xlate *x, const char *path, const cJSON *list, const char 
     srv_x_open(x, "content", '[');
     j = 0;
     for (const cJSON *b = list->child; b != NULL; b = b->next, j++) {
-        if (!is_text(dsml_json_get(b, "type"), "text"))
+        if (!is_text(json_get(b, "type"), "text"))
             continue;
         idx(at, sizeof at, path, j);
         idx(part, sizeof part, where, k++);
@@ -339,14 +339,14 @@ static int calls(srv_xlate *x, const char *path, const cJSON *list, const char *
     char at[256], call[256], where[256];
     snprintf(where, sizeof where, "%s.tool_calls", to);
     for (const cJSON *b = list->child; b != NULL; b = b->next, j++) {
-        if (!is_text(dsml_json_get(b, "type"), "tool_use"))
+        if (!is_text(json_get(b, "type"), "tool_use"))
             continue;
         idx(at, sizeof at, path, j);
-        const cJSON *input = dsml_json_get(b, "input");
-        if (!dsml_is_object(input)) {
+        const cJSON *input = json_get(b, "input");
+        if (!json_is_object(input)) {
             dsml_path p;
             sub(&p, at, "input");
-            return input == NULL ? dsml_fail(x->err, DSML_ERR_MISSING_KEY, DSML_NO_OFFSET,
+            return input == NULL ? core_fail(x->err, DSML_ERR_MISSING_KEY, DSML_NO_OFFSET,
                                              p.text, "a tool_use block needs its input")
                                  : srv_x_type(x, p.text, "an object");
         }
@@ -360,22 +360,22 @@ static int calls(srv_xlate *x, const char *path, const cJSON *list, const char *
         sub(&a, call, "function");
         srv_x_map_key(x, a.text, "arguments", at, "input");
         srv_x_open(x, NULL, '{');
-        const cJSON *id = dsml_json_get(b, "id");
+        const cJSON *id = json_get(b, "id");
         if (id != NULL)
             srv_x_value(x, "id", id);
         srv_x_str(x, "type", "function", 8);
         srv_x_open(x, "function", '{');
-        const cJSON *name = dsml_json_get(b, "name");
+        const cJSON *name = json_get(b, "name");
         if (name != NULL)
             srv_x_value(x, "name", name);
         dsml_buf args;
-        dsml_buf_init(&args, x->out.alloc);
-        dsml_emit_json(&args, input);
+        core_buf_init(&args, x->out.alloc);
+        json_emit_json(&args, input);
         if (args.failed)
             x->out.failed = 1;
         else
             srv_x_str(x, "arguments", args.data, args.len);
-        dsml_buf_release(&args);
+        core_buf_release(&args);
         srv_x_close(x, '}');
         srv_x_close(x, '}');
     }
@@ -394,7 +394,7 @@ static int assistant_blocks(srv_xlate *x, const char *from, const cJSON *list, s
         int r = block_type(x, at, b);
         if (r != DSML_OK)
             return r;
-        const cJSON *type = dsml_json_get(b, "type");
+        const cJSON *type = json_get(b, "type");
         if (is_text(type, "redacted_thinking"))
             srv_x_ignore(x, at); /* encrypted by another vendor: nothing to render */
         else if (!is_text(type, "text") && !is_text(type, "thinking") &&
@@ -419,18 +419,18 @@ static int message(srv_xlate *x, const cJSON *m, size_t i, size_t *t)
     static const char *const kept[] = {"role", "content", NULL};
     char from[64], to[64];
     idx(from, sizeof from, "$.messages", i);
-    if (!dsml_is_object(m))
+    if (!json_is_object(m))
         return srv_x_type(x, from, "a message (an object)");
     srv_x_ignore_others(x, from, m, kept);
-    const cJSON *role = dsml_json_get(m, "role");
-    const cJSON *content = dsml_json_get(m, "content");
+    const cJSON *role = json_get(m, "role");
+    const cJSON *content = json_get(m, "content");
     dsml_path p;
     if (!is_text(role, "user") && !is_text(role, "assistant")) {
         sub(&p, from, "role");
-        return dsml_fail(x->err, role == NULL ? DSML_ERR_MISSING_KEY : DSML_ERR_ROLE,
+        return core_fail(x->err, role == NULL ? DSML_ERR_MISSING_KEY : DSML_ERR_ROLE,
                          DSML_NO_OFFSET, p.text, "must be \"user\" or \"assistant\"");
     }
-    if (dsml_is_string(content)) {
+    if (json_is_string(content)) {
         idx(to, sizeof to, "$.messages", (*t)++);
         srv_x_map(x, to, from);
         srv_x_open(x, NULL, '{');
@@ -439,9 +439,9 @@ static int message(srv_xlate *x, const cJSON *m, size_t i, size_t *t)
         srv_x_close(x, '}');
         return DSML_OK;
     }
-    if (!dsml_is_array(content)) {
+    if (!json_is_array(content)) {
         sub(&p, from, "content");
-        return dsml_fail(x->err, content == NULL ? DSML_ERR_MISSING_KEY : DSML_ERR_TYPE,
+        return core_fail(x->err, content == NULL ? DSML_ERR_MISSING_KEY : DSML_ERR_TYPE,
                          DSML_NO_OFFSET, p.text, "must be a string or a list of content blocks");
     }
     return is_text(role, "user") ? user_blocks(x, from, content, t)
@@ -451,16 +451,16 @@ static int message(srv_xlate *x, const cJSON *m, size_t i, size_t *t)
 /* system: a string or text blocks -> the first message. */
 static int system_message(srv_xlate *x, const cJSON *sys, size_t *t)
 {
-    if (dsml_is_none(sys))
+    if (json_is_none(sys))
         return DSML_OK;
-    if (!dsml_is_string(sys) && !dsml_is_array(sys))
+    if (!json_is_string(sys) && !json_is_array(sys))
         return srv_x_type(x, "$.system", "a string or a list of text blocks");
     srv_x_map(x, "$.messages[0]", "$.system");
     srv_x_map(x, "$.messages[0].content", "$.system");
     srv_x_open(x, NULL, '{');
     srv_x_str(x, "role", "system", 6);
     (*t)++;
-    if (dsml_is_string(sys)) {
+    if (json_is_string(sys)) {
         srv_x_value(x, "content", sys);
         srv_x_close(x, '}');
         return DSML_OK;
@@ -473,7 +473,7 @@ static int system_message(srv_xlate *x, const cJSON *sys, size_t *t)
         idx(part, sizeof part, "$.messages[0].content", j);
         srv_x_map(x, part, at);
         int r = block_type(x, at, b);
-        if (r == DSML_OK && !is_text(dsml_json_get(b, "type"), "text"))
+        if (r == DSML_OK && !is_text(json_get(b, "type"), "text"))
             r = unsupported(x, at, b, "system");
         if (r == DSML_OK)
             r = text_part(x, at, b);
@@ -496,37 +496,37 @@ static int tools(srv_xlate *x, const cJSON *list)
 static int tool_choice(srv_xlate *x, const cJSON *tc, const cJSON *tl)
 {
     static const char *const kept[] = {"type", "name", "disable_parallel_tool_use", NULL};
-    if (dsml_is_none(tc))
+    if (json_is_none(tc))
         return DSML_OK;
-    if (!dsml_is_object(tc))
+    if (!json_is_object(tc))
         return srv_x_type(x, "$.tool_choice", "an object");
     srv_x_ignore_others(x, "$.tool_choice", tc, kept);
-    const cJSON *type = dsml_json_get(tc, "type");
-    const cJSON *dp = dsml_json_get(tc, "disable_parallel_tool_use");
-    if (!dsml_is_none(dp) && !dsml_is_bool(dp))
+    const cJSON *type = json_get(tc, "type");
+    const cJSON *dp = json_get(tc, "disable_parallel_tool_use");
+    if (!json_is_none(dp) && !json_is_bool(dp))
         return srv_x_type(x, "$.tool_choice.disable_parallel_tool_use", "true or false");
-    if ((is_text(type, "any") || is_text(type, "tool")) && !dsml_json_truthy(tl))
-        return dsml_fail(x->err, DSML_ERR_TOOL_CHOICE, DSML_NO_OFFSET, "$.tool_choice.type",
+    if ((is_text(type, "any") || is_text(type, "tool")) && !json_truthy(tl))
+        return core_fail(x->err, DSML_ERR_TOOL_CHOICE, DSML_NO_OFFSET, "$.tool_choice.type",
                          "\"%s\" needs tools, and the request has none", type->valuestring);
     if (is_text(type, "auto") || is_text(type, "none")) {
         srv_x_value(x, "tool_choice", type);
     } else if (is_text(type, "any")) {
         srv_x_str(x, "tool_choice", "required", 8);
     } else if (is_text(type, "tool")) {
-        const cJSON *name = dsml_json_get(tc, "name");
-        if (!dsml_is_string(name))
-            return dsml_fail(x->err, name == NULL ? DSML_ERR_MISSING_KEY : DSML_ERR_TYPE,
+        const cJSON *name = json_get(tc, "name");
+        if (!json_is_string(name))
+            return core_fail(x->err, name == NULL ? DSML_ERR_MISSING_KEY : DSML_ERR_TYPE,
                              DSML_NO_OFFSET, "$.tool_choice.name",
                              "must be the name of one of the request's tools");
         srv_x_choice_function(x, name);
     } else {
-        return dsml_fail(x->err, DSML_ERR_TOOL_CHOICE, DSML_NO_OFFSET, "$.tool_choice.type",
+        return core_fail(x->err, DSML_ERR_TOOL_CHOICE, DSML_NO_OFFSET, "$.tool_choice.type",
                          "must be \"auto\", \"any\", \"tool\" or \"none\"");
     }
-    if (dsml_is_bool(dp)) {
+    if (json_is_bool(dp)) {
         srv_x_map(x, "$.parallel_tool_calls", "$.tool_choice.disable_parallel_tool_use");
         srv_x_key(x, "parallel_tool_calls");
-        if (dsml_json_truthy(dp))
+        if (json_truthy(dp))
             DSML_BUF_LIT(&x->out, "false");
         else
             DSML_BUF_LIT(&x->out, "true");
@@ -536,13 +536,13 @@ static int tool_choice(srv_xlate *x, const cJSON *tc, const cJSON *tl)
 
 static int stop_sequences(srv_xlate *x, const cJSON *v)
 {
-    if (dsml_is_none(v))
+    if (json_is_none(v))
         return DSML_OK;
-    if (!dsml_is_array(v))
+    if (!json_is_array(v))
         return srv_x_type(x, "$.stop_sequences", "a list of strings");
     size_t i = 0;
     for (const cJSON *s = v->child; s != NULL; s = s->next, i++)
-        if (!dsml_is_string(s)) {
+        if (!json_is_string(s)) {
             char at[64];
             idx(at, sizeof at, "$.stop_sequences", i);
             return srv_x_type(x, at, "a string");
@@ -557,19 +557,19 @@ int srv_anthropic_read(srv_xlate *x, const cJSON *body)
     static const char *const kept[] = {"model", "messages", "system", "max_tokens", "tools",
                                        "tool_choice", "stop_sequences", "thinking",
                                        "output_config", "stream", NULL};
-    if (!dsml_is_object(body))
+    if (!json_is_object(body))
         return srv_x_type(x, "$", "a request body (a JSON object)");
     srv_x_ignore_others(x, "$", body, kept);
-    const cJSON *mt = dsml_json_get(body, "max_tokens");
+    const cJSON *mt = json_get(body, "max_tokens");
     if (mt == NULL)
-        return dsml_fail(x->err, DSML_ERR_MISSING_KEY, DSML_NO_OFFSET, "$.max_tokens",
+        return core_fail(x->err, DSML_ERR_MISSING_KEY, DSML_NO_OFFSET, "$.max_tokens",
                          "max_tokens is required");
-    if ((mt->type & 0xFF) != cJSON_Number || !dsml_json_number_is_int(mt) ||
+    if ((mt->type & 0xFF) != cJSON_Number || !json_number_is_int(mt) ||
         mt->valuedouble < 1)
         return srv_x_type(x, "$.max_tokens", "a positive integer");
-    const cJSON *messages = dsml_json_get(body, "messages");
-    if (!dsml_is_array(messages))
-        return dsml_fail(x->err, messages == NULL ? DSML_ERR_MISSING_KEY : DSML_ERR_TYPE,
+    const cJSON *messages = json_get(body, "messages");
+    if (!json_is_array(messages))
+        return core_fail(x->err, messages == NULL ? DSML_ERR_MISSING_KEY : DSML_ERR_TYPE,
                          DSML_NO_OFFSET, "$.messages", "must be a list of messages");
     srv_x_open(x, NULL, '{');
     srv_x_copy(x, body, "model");
@@ -577,7 +577,7 @@ int srv_anthropic_read(srv_xlate *x, const cJSON *body)
     srv_x_value(x, "max_tokens", mt);
     srv_x_open(x, "messages", '[');
     size_t t = 0, i = 0;
-    int r = system_message(x, dsml_json_get(body, "system"), &t);
+    int r = system_message(x, json_get(body, "system"), &t);
     for (const cJSON *m = messages->child; m != NULL && r == DSML_OK; m = m->next, i++)
         r = message(x, m, i, &t);
     srv_x_close(x, ']');
@@ -586,7 +586,7 @@ int srv_anthropic_read(srv_xlate *x, const cJSON *body)
     const cJSON *last = messages->child;
     while (last != NULL && last->next != NULL)
         last = last->next;
-    if (last != NULL && is_text(dsml_json_get(last, "role"), "assistant")) {
+    if (last != NULL && is_text(json_get(last, "role"), "assistant")) {
         /* the API continues a last assistant message */
         char at[64];
         idx(at, sizeof at, "$.messages", i - 1);
@@ -594,15 +594,15 @@ int srv_anthropic_read(srv_xlate *x, const cJSON *body)
         srv_x_key(x, "continue_final_message");
         DSML_BUF_LIT(&x->out, "true");
     }
-    const cJSON *tl = dsml_json_get(body, "tools");
+    const cJSON *tl = json_get(body, "tools");
     r = tools(x, tl);
     if (r == DSML_OK)
-        r = tool_choice(x, dsml_json_get(body, "tool_choice"), tl);
+        r = tool_choice(x, json_get(body, "tool_choice"), tl);
     if (r == DSML_OK)
-        r = stop_sequences(x, dsml_json_get(body, "stop_sequences"));
+        r = stop_sequences(x, json_get(body, "stop_sequences"));
     if (r == DSML_OK)
-        r = srv_x_effort(x, dsml_json_get(body, "output_config"), "$.output_config");
-    const cJSON *th = dsml_json_get(body, "thinking");
+        r = srv_x_effort(x, json_get(body, "output_config"), "$.output_config");
+    const cJSON *th = json_get(body, "thinking");
     if (r == DSML_OK && th != NULL)
         srv_x_value(x, "thinking", th);
     srv_x_close(x, '}');

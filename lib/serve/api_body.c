@@ -14,29 +14,29 @@
 void srv_x_init(srv_xlate *x, const dsml_allocator *a, dsml_error *err)
 {
     memset(x, 0, sizeof *x);
-    dsml_buf_init(&x->out, a);
-    dsml_buf_init(&x->map, a);
-    dsml_buf_init(&x->ignored, a);
+    core_buf_init(&x->out, a);
+    core_buf_init(&x->map, a);
+    core_buf_init(&x->ignored, a);
     x->err = err;
 }
 
 void srv_x_release(srv_xlate *x)
 {
-    dsml_buf_release(&x->out);
-    dsml_buf_release(&x->map);
-    dsml_buf_release(&x->ignored);
+    core_buf_release(&x->out);
+    core_buf_release(&x->map);
+    core_buf_release(&x->ignored);
 }
 
 int srv_x_status(srv_xlate *x)
 {
     if (x->out.failed || x->map.failed || x->ignored.failed)
-        return dsml_fail(x->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
+        return core_fail(x->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
     return DSML_OK;
 }
 
 int srv_x_type(srv_xlate *x, const char *path, const char *what)
 {
-    return dsml_fail(x->err, DSML_ERR_TYPE, DSML_NO_OFFSET, path, "must be %s", what);
+    return core_fail(x->err, DSML_ERR_TYPE, DSML_NO_OFFSET, path, "must be %s", what);
 }
 
 /* ---- the writer ---------------------------------------------------------- */
@@ -47,7 +47,7 @@ void srv_x_key(srv_xlate *x, const char *key)
         DSML_BUF_LIT(&x->out, ", ");
     x->comma[x->depth] = 1;
     if (key != NULL) {
-        dsml_emit_string(&x->out, key, strlen(key));
+        json_emit_string(&x->out, key, strlen(key));
         DSML_BUF_LIT(&x->out, ": ");
     }
 }
@@ -56,7 +56,7 @@ void srv_x_open(srv_xlate *x, const char *key, char bracket)
 {
     if (x->depth > 0)
         srv_x_key(x, key);
-    dsml_buf_putc(&x->out, bracket);
+    core_buf_putc(&x->out, bracket);
     if (x->depth + 1 < (int)(sizeof x->comma / sizeof x->comma[0]))
         x->depth++;
     x->comma[x->depth] = 0;
@@ -64,7 +64,7 @@ void srv_x_open(srv_xlate *x, const char *key, char bracket)
 
 void srv_x_close(srv_xlate *x, char bracket)
 {
-    dsml_buf_putc(&x->out, bracket);
+    core_buf_putc(&x->out, bracket);
     if (x->depth > 0)
         x->depth--;
 }
@@ -72,7 +72,7 @@ void srv_x_close(srv_xlate *x, char bracket)
 void srv_x_str(srv_xlate *x, const char *key, const char *s, size_t n)
 {
     srv_x_key(x, key);
-    dsml_emit_string(&x->out, s, n);
+    json_emit_string(&x->out, s, n);
 }
 
 /* A value as written: json.dumps's spelling, but a number keeps its lexeme
@@ -83,25 +83,25 @@ static void raw_value(dsml_buf *b, const cJSON *v)
     int t = v->type & 0xFF;
     if (t == cJSON_Number) {
         size_t n;
-        const char *lex = dsml_json_lexeme(v, &n);
+        const char *lex = json_lexeme(v, &n);
         if (lex != NULL)
-            dsml_buf_append(b, lex, n);
+            core_buf_append(b, lex, n);
         else
-            dsml_emit_number(b, v);
+            json_emit_number(b, v);
     } else if (t == cJSON_Array || t == cJSON_Object) {
-        dsml_buf_putc(b, t == cJSON_Array ? '[' : '{');
+        core_buf_putc(b, t == cJSON_Array ? '[' : '{');
         for (const cJSON *c = v->child; c != NULL && !b->failed; c = c->next) {
             if (c != v->child)
                 DSML_BUF_LIT(b, ", ");
             if (t == cJSON_Object) {
-                dsml_emit_string(b, c->string, strlen(c->string));
+                json_emit_string(b, c->string, strlen(c->string));
                 DSML_BUF_LIT(b, ": ");
             }
             raw_value(b, c);
         }
-        dsml_buf_putc(b, t == cJSON_Array ? ']' : '}');
+        core_buf_putc(b, t == cJSON_Array ? ']' : '}');
     } else {
-        dsml_emit_json(b, v);
+        json_emit_json(b, v);
     }
 }
 
@@ -113,7 +113,7 @@ void srv_x_value(srv_xlate *x, const char *key, const cJSON *v)
 
 void srv_x_copy(srv_xlate *x, const cJSON *body, const char *key)
 {
-    const cJSON *v = dsml_json_get(body, key);
+    const cJSON *v = json_get(body, key);
     if (v != NULL)
         srv_x_value(x, key, v);
 }
@@ -136,16 +136,16 @@ void srv_x_image_part(srv_xlate *x, const char *media, const cJSON *url)
     } else {
         /* "data:" MEDIA ";base64," DATA, one JSON string */
         dsml_buf u;
-        dsml_buf_init(&u, x->out.alloc);
+        core_buf_init(&u, x->out.alloc);
         DSML_BUF_LIT(&u, "data:");
-        dsml_buf_puts(&u, media);
+        core_buf_puts(&u, media);
         DSML_BUF_LIT(&u, ";base64,");
-        dsml_buf_append(&u, url->valuestring, dsml_json_strlen(url));
+        core_buf_append(&u, url->valuestring, json_strlen(url));
         if (u.failed)
             x->out.failed = 1;
         else
             srv_x_str(x, "url", u.data, u.len);
-        dsml_buf_release(&u);
+        core_buf_release(&u);
     }
     srv_x_close(x, '}');
     srv_x_close(x, '}');
@@ -155,20 +155,20 @@ void srv_x_image_part(srv_xlate *x, const char *media, const cJSON *url)
 
 void srv_x_map(srv_xlate *x, const char *to, const char *from)
 {
-    dsml_buf_append(&x->map, to, strlen(to) + 1);
-    dsml_buf_append(&x->map, from, strlen(from) + 1);
+    core_buf_append(&x->map, to, strlen(to) + 1);
+    core_buf_append(&x->map, from, strlen(from) + 1);
 }
 
 void srv_x_map_key(srv_xlate *x, const char *to, const char *to_key, const char *from,
                    const char *from_key)
 {
     dsml_path a, b;
-    dsml_path_root(&a, to);
+    core_path_root(&a, to);
     if (to_key != NULL)
-        dsml_path_key(&a, to_key);
-    dsml_path_root(&b, from);
+        core_path_key(&a, to_key);
+    core_path_root(&b, from);
     if (from_key != NULL)
-        dsml_path_key(&b, from_key);
+        core_path_key(&b, from_key);
     srv_x_map(x, a.text, b.text);
 }
 
@@ -213,7 +213,7 @@ void srv_x_unmap_error(const srv_xlate *x, dsml_error *err)
     char kept[sizeof err->message];
     snprintf(kept, sizeof kept, "%s", detail);
     /* the offset was into the translated text: not the client's */
-    dsml_fail(err, err->code, DSML_NO_OFFSET, path, "%s", kept);
+    core_fail(err, err->code, DSML_NO_OFFSET, path, "%s", kept);
 }
 
 /* ---- tools ----------------------------------------------------------------- */
@@ -222,30 +222,30 @@ int srv_x_tools(srv_xlate *x, const cJSON *list, const char *type, int type_opti
                 const char *schema_key, const char *refusal)
 {
     const char *const kept[] = {"type", "name", "description", schema_key, "strict", NULL};
-    if (dsml_is_none(list))
+    if (json_is_none(list))
         return DSML_OK;
-    if (!dsml_is_array(list))
+    if (!json_is_array(list))
         return srv_x_type(x, "$.tools", "a list");
     srv_x_open(x, "tools", '[');
     size_t i = 0;
     char at[64];
     for (const cJSON *tl = list->child; tl != NULL; tl = tl->next, i++) {
         render_format_index(at, sizeof at, "$.tools", i);
-        if (!dsml_is_object(tl))
+        if (!json_is_object(tl))
             return srv_x_type(x, at, "a tool (an object)");
-        const cJSON *t = dsml_json_get(tl, "type");
-        if (!(type_optional && dsml_is_none(t)) && !srv_is_text(t, type)) {
+        const cJSON *t = json_get(tl, "type");
+        if (!(type_optional && json_is_none(t)) && !srv_is_text(t, type)) {
             dsml_path p;
-            dsml_path_root(&p, at);
-            dsml_path_key(&p, "type");
-            return dsml_fail(x->err, DSML_ERR_TYPE, DSML_NO_OFFSET, p.text, "%s, not '%.60s'",
-                             refusal, dsml_is_string(t) ? t->valuestring : "?");
+            core_path_root(&p, at);
+            core_path_key(&p, "type");
+            return core_fail(x->err, DSML_ERR_TYPE, DSML_NO_OFFSET, p.text, "%s, not '%.60s'",
+                             refusal, json_is_string(t) ? t->valuestring : "?");
         }
         srv_x_ignore_others(x, at, tl, kept);
         srv_x_map_key(x, at, "function", at, NULL);
         dsml_path f;
-        dsml_path_root(&f, at);
-        dsml_path_key(&f, "function");
+        core_path_root(&f, at);
+        core_path_key(&f, "function");
         srv_x_map_key(x, f.text, "parameters", at, schema_key);
         srv_x_open(x, NULL, '{');
         srv_x_str(x, "type", "function", 8);
@@ -275,16 +275,16 @@ void srv_x_choice_function(srv_xlate *x, const cJSON *name)
 int srv_x_effort(srv_xlate *x, const cJSON *obj, const char *path)
 {
     static const char *const kept[] = {"effort", NULL};
-    if (dsml_is_none(obj))
+    if (json_is_none(obj))
         return DSML_OK;
-    if (!dsml_is_object(obj))
+    if (!json_is_object(obj))
         return srv_x_type(x, path, "an object");
     srv_x_ignore_others(x, path, obj, kept);
-    const cJSON *e = dsml_json_get(obj, "effort");
-    if (!dsml_is_none(e)) {
+    const cJSON *e = json_get(obj, "effort");
+    if (!json_is_none(e)) {
         dsml_path from;
-        dsml_path_root(&from, path);
-        dsml_path_key(&from, "effort");
+        core_path_root(&from, path);
+        core_path_key(&from, "effort");
         srv_x_map(x, "$.reasoning_effort", from.text);
         srv_x_value(x, "reasoning_effort", e);
     }
@@ -297,7 +297,7 @@ void srv_x_ignore(srv_xlate *x, const char *path)
 {
     if (x->nignored > 0)
         DSML_BUF_LIT(&x->ignored, ", ");
-    dsml_emit_string(&x->ignored, path, strlen(path));
+    json_emit_string(&x->ignored, path, strlen(path));
     x->nignored++;
 }
 
@@ -312,14 +312,14 @@ int srv_x_ignored_key(const char *const *kept, const char *key)
 void srv_x_ignore_others(srv_xlate *x, const char *path, const cJSON *obj,
                          const char *const *kept)
 {
-    if (!dsml_is_object(obj))
+    if (!json_is_object(obj))
         return;
     for (const cJSON *f = obj->child; f != NULL; f = f->next) {
         if (!srv_x_ignored_key(kept, f->string))
             continue;
         dsml_path p;
-        dsml_path_root(&p, path);
-        dsml_path_key(&p, f->string);
+        core_path_root(&p, path);
+        core_path_key(&p, f->string);
         srv_x_ignore(x, p.text);
     }
 }

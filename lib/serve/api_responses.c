@@ -15,18 +15,18 @@
 
 static int is_text(const cJSON *v, const char *s)
 {
-    return dsml_is_string(v) && strcmp(v->valuestring, s) == 0;
+    return json_is_string(v) && strcmp(v->valuestring, s) == 0;
 }
 
 static void at_key(dsml_path *p, const char *base, const char *key)
 {
-    dsml_path_root(p, base);
-    dsml_path_key(p, key);
+    core_path_root(p, base);
+    core_path_key(p, key);
 }
 
 static int missing_or_type(srv_xlate *x, const cJSON *v, const char *path, const char *what)
 {
-    return dsml_fail(x->err, v == NULL ? DSML_ERR_MISSING_KEY : DSML_ERR_TYPE, DSML_NO_OFFSET,
+    return core_fail(x->err, v == NULL ? DSML_ERR_MISSING_KEY : DSML_ERR_TYPE, DSML_NO_OFFSET,
                      path, "must be %s", what);
 }
 
@@ -37,11 +37,11 @@ typedef enum item_kind { K_MESSAGE, K_ASSISTANT, K_CALL, K_OUTPUT, K_REASONING }
 static int item_kind_of(srv_xlate *x, const cJSON *it, const char *path, item_kind *k)
 {
     dsml_path p;
-    if (!dsml_is_object(it))
+    if (!json_is_object(it))
         return srv_x_type(x, path, "an input item (an object)");
-    const cJSON *type = dsml_json_get(it, "type");
-    const cJSON *role = dsml_json_get(it, "role");
-    if (dsml_is_none(type) || is_text(type, "message")) {
+    const cJSON *type = json_get(it, "type");
+    const cJSON *role = json_get(it, "role");
+    if (json_is_none(type) || is_text(type, "message")) {
         if (is_text(role, "assistant")) {
             *k = K_ASSISTANT;
             return DSML_OK;
@@ -51,7 +51,7 @@ static int item_kind_of(srv_xlate *x, const cJSON *it, const char *path, item_ki
             return DSML_OK;
         }
         at_key(&p, path, "role");
-        return dsml_fail(x->err, role == NULL ? DSML_ERR_MISSING_KEY : DSML_ERR_ROLE,
+        return core_fail(x->err, role == NULL ? DSML_ERR_MISSING_KEY : DSML_ERR_ROLE,
                          DSML_NO_OFFSET, p.text,
                          "must be \"user\", \"system\", \"developer\" or \"assistant\"");
     }
@@ -63,12 +63,12 @@ static int item_kind_of(srv_xlate *x, const cJSON *it, const char *path, item_ki
     else if (is_text(type, "reasoning"))
         *k = K_REASONING;
     else if (is_text(type, "item_reference"))
-        return dsml_fail(x->err, DSML_ERR_SERVER_STATE, DSML_NO_OFFSET, p.text,
+        return core_fail(x->err, DSML_ERR_SERVER_STATE, DSML_NO_OFFSET, p.text,
                          "an item_reference needs the items a server stores");
     else
-        return dsml_fail(x->err, DSML_ERR_TYPE, DSML_NO_OFFSET, p.text,
+        return core_fail(x->err, DSML_ERR_TYPE, DSML_NO_OFFSET, p.text,
                          "input item type '%.60s' is not supported",
-                         dsml_is_string(type) ? type->valuestring : "?");
+                         json_is_string(type) ? type->valuestring : "?");
     return DSML_OK;
 }
 
@@ -87,34 +87,34 @@ static int parts(srv_xlate *x, const char *path, const cJSON *list, const char *
         render_format_index(part, sizeof part, where, j);
         srv_x_map(x, part, from);
         dsml_path p;
-        if (!dsml_is_object(b))
+        if (!json_is_object(b))
             return srv_x_type(x, from, "a content part (an object)");
-        const cJSON *type = dsml_json_get(b, "type");
+        const cJSON *type = json_get(b, "type");
         if (is_text(type, "input_text") || is_text(type, "output_text")) {
-            const cJSON *t = dsml_json_get(b, "text");
+            const cJSON *t = json_get(b, "text");
             at_key(&p, from, "text");
-            if (!dsml_is_string(t))
+            if (!json_is_string(t))
                 return missing_or_type(x, t, p.text, "a string");
             srv_x_ignore_others(x, from, b, kept_text);
             srv_x_text_part(x, t);
         } else if (is_text(type, "input_image")) {
-            const cJSON *u = dsml_json_get(b, "image_url");
+            const cJSON *u = json_get(b, "image_url");
             at_key(&p, from, "image_url");
-            if (dsml_json_get(b, "file_id") != NULL && dsml_is_none(u)) {
+            if (json_get(b, "file_id") != NULL && json_is_none(u)) {
                 at_key(&p, from, "file_id");
-                return dsml_fail(x->err, DSML_ERR_SERVER_STATE, DSML_NO_OFFSET, p.text,
+                return core_fail(x->err, DSML_ERR_SERVER_STATE, DSML_NO_OFFSET, p.text,
                                  "a file_id needs the files a server stores");
             }
-            if (!dsml_is_string(u) || u->valuestring[0] == '\0')
-                return dsml_fail(x->err, DSML_ERR_IMAGE, DSML_NO_OFFSET, p.text,
+            if (!json_is_string(u) || u->valuestring[0] == '\0')
+                return core_fail(x->err, DSML_ERR_IMAGE, DSML_NO_OFFSET, p.text,
                                  "must be the image's URL (or a data: URL)");
             srv_x_ignore_others(x, from, b, kept_image);
             srv_x_image_part(x, NULL, u);
         } else {
             at_key(&p, from, "type");
-            return dsml_fail(x->err, DSML_ERR_TYPE, DSML_NO_OFFSET, p.text,
+            return core_fail(x->err, DSML_ERR_TYPE, DSML_NO_OFFSET, p.text,
                              "content part type '%.60s' is not supported",
-                             dsml_is_string(type) ? type->valuestring : "?");
+                             json_is_string(type) ? type->valuestring : "?");
         }
     }
     srv_x_close(x, ']');
@@ -125,17 +125,17 @@ static int parts(srv_xlate *x, const char *path, const cJSON *list, const char *
 static int user_message(srv_xlate *x, const cJSON *it, const char *from, const char *to)
 {
     static const char *const kept[] = {"type", "role", "content", NULL};
-    const cJSON *content = dsml_json_get(it, "content");
+    const cJSON *content = json_get(it, "content");
     dsml_path p;
     at_key(&p, from, "content");
     srv_x_ignore_others(x, from, it, kept);
     srv_x_map(x, to, from);
     srv_x_open(x, NULL, '{');
-    srv_x_value(x, "role", dsml_json_get(it, "role"));
+    srv_x_value(x, "role", json_get(it, "role"));
     int r = DSML_OK;
-    if (dsml_is_string(content))
+    if (json_is_string(content))
         srv_x_value(x, "content", content);
-    else if (dsml_is_array(content))
+    else if (json_is_array(content))
         r = parts(x, p.text, content, to);
     else
         r = missing_or_type(x, content, p.text, "a string or a list of content parts");
@@ -146,7 +146,7 @@ static int user_message(srv_xlate *x, const cJSON *it, const char *from, const c
 static int call_output(srv_xlate *x, const cJSON *it, const char *from, const char *to)
 {
     static const char *const kept[] = {"type", "call_id", "output", NULL};
-    const cJSON *out = dsml_json_get(it, "output");
+    const cJSON *out = json_get(it, "output");
     dsml_path p;
     at_key(&p, from, "output");
     srv_x_ignore_others(x, from, it, kept);
@@ -155,13 +155,13 @@ static int call_output(srv_xlate *x, const cJSON *it, const char *from, const ch
     srv_x_map_key(x, to, "content", from, "output");
     srv_x_open(x, NULL, '{');
     srv_x_str(x, "role", "tool", 4);
-    const cJSON *id = dsml_json_get(it, "call_id");
+    const cJSON *id = json_get(it, "call_id");
     if (id != NULL)
         srv_x_value(x, "tool_call_id", id);
     int r = DSML_OK;
-    if (dsml_is_string(out))
+    if (json_is_string(out))
         srv_x_value(x, "content", out);
-    else if (dsml_is_array(out))
+    else if (json_is_array(out))
         r = parts(x, p.text, out, to);
     else
         r = missing_or_type(x, out, p.text, "a string or a list of content parts");
@@ -175,27 +175,27 @@ static int reasoning_text(srv_xlate *x, const cJSON *it, const char *from, dsml_
                           dsml_path *where)
 {
     static const char *const kept[] = {"type", "content", "summary", NULL};
-    const cJSON *content = dsml_json_get(it, "content");
-    const cJSON *summary = dsml_json_get(it, "summary");
+    const cJSON *content = json_get(it, "content");
+    const cJSON *summary = json_get(it, "summary");
     srv_x_ignore_others(x, from, it, kept);
-    const char *key = dsml_json_truthy(content) ? "content" : "summary";
-    const cJSON *list = dsml_json_truthy(content) ? content : summary;
+    const char *key = json_truthy(content) ? "content" : "summary";
+    const cJSON *list = json_truthy(content) ? content : summary;
     at_key(where, from, key);
-    if (dsml_is_none(list))
+    if (json_is_none(list))
         return DSML_OK;
-    if (!dsml_is_array(list))
+    if (!json_is_array(list))
         return srv_x_type(x, where->text, "a list of text parts");
     size_t j = 0;
     for (const cJSON *b = list->child; b != NULL; b = b->next, j++) {
-        const cJSON *t = dsml_json_get(b, "text");
-        if (!dsml_is_string(t)) {
+        const cJSON *t = json_get(b, "text");
+        if (!json_is_string(t)) {
             char at[256];
             render_format_index(at, sizeof at, where->text, j);
             dsml_path p;
             at_key(&p, at, "text");
             return missing_or_type(x, t, p.text, "a string");
         }
-        dsml_buf_append(text, t->valuestring, dsml_json_strlen(t));
+        core_buf_append(text, t->valuestring, json_strlen(t));
     }
     return DSML_OK;
 }
@@ -207,7 +207,7 @@ static int assistant_turn(srv_xlate *x, const cJSON *first, size_t a, size_t b,
 {
     char from[64], call[256], where[256];
     dsml_buf text;
-    dsml_buf_init(&text, x->out.alloc);
+    core_buf_init(&text, x->out.alloc);
     const cJSON *msg = NULL;
     size_t msg_at = 0;
     int has_reasoning = 0;
@@ -219,14 +219,14 @@ static int assistant_turn(srv_xlate *x, const cJSON *first, size_t a, size_t b,
     const cJSON *it = first;
     for (size_t i = a; i < b && r == DSML_OK; i++, it = it->next) {
         render_format_index(from, sizeof from, "$.input", i);
-        if (is_text(dsml_json_get(it, "type"), "reasoning")) {
+        if (is_text(json_get(it, "type"), "reasoning")) {
             dsml_path src;
             r = reasoning_text(x, it, from, &text, &src);
             if (r == DSML_OK) {
                 srv_x_map_key(x, to, "reasoning_content", src.text, NULL);
                 has_reasoning = 1;
             }
-        } else if (is_text(dsml_json_get(it, "role"), "assistant")) {
+        } else if (is_text(json_get(it, "role"), "assistant")) {
             msg = it;
             msg_at = i;
         }
@@ -237,10 +237,10 @@ static int assistant_turn(srv_xlate *x, const cJSON *first, size_t a, size_t b,
         else
             srv_x_str(x, "reasoning_content", text.data != NULL ? text.data : "", text.len);
     }
-    dsml_buf_release(&text);
+    core_buf_release(&text);
     if (r == DSML_OK) {
         static const char *const kept[] = {"type", "role", "content", NULL};
-        const cJSON *content = msg != NULL ? dsml_json_get(msg, "content") : NULL;
+        const cJSON *content = msg != NULL ? json_get(msg, "content") : NULL;
         dsml_path p;
         render_format_index(from, sizeof from, "$.input", msg_at);
         at_key(&p, from, "content");
@@ -250,12 +250,12 @@ static int assistant_turn(srv_xlate *x, const cJSON *first, size_t a, size_t b,
         }
         if (msg == NULL) {
             srv_x_str(x, "content", "", 0);
-        } else if (dsml_is_string(content)) {
+        } else if (json_is_string(content)) {
             srv_x_value(x, "content", content);
-        } else if (dsml_is_array(content) && content->child != NULL &&
+        } else if (json_is_array(content) && content->child != NULL &&
                    content->child->next == NULL &&
-                   is_text(dsml_json_get(content->child, "type"), "output_text") &&
-                   dsml_is_string(dsml_json_get(content->child, "text"))) {
+                   is_text(json_get(content->child, "type"), "output_text") &&
+                   json_is_string(json_get(content->child, "text"))) {
             /* one output_text: the content */
             static const char *const kept_text[] = {"type", "text", "annotations", "logprobs",
                                                     NULL};
@@ -264,8 +264,8 @@ static int assistant_turn(srv_xlate *x, const cJSON *first, size_t a, size_t b,
             srv_x_ignore_others(x, part, content->child, kept_text);
             at_key(&p, part, "text");
             srv_x_map_key(x, to, "content", p.text, NULL);
-            srv_x_value(x, "content", dsml_json_get(content->child, "text"));
-        } else if (dsml_is_array(content)) {
+            srv_x_value(x, "content", json_get(content->child, "text"));
+        } else if (json_is_array(content)) {
             r = parts(x, p.text, content, to);
         } else {
             r = missing_or_type(x, content, p.text, "a string or a list of content parts");
@@ -275,7 +275,7 @@ static int assistant_turn(srv_xlate *x, const cJSON *first, size_t a, size_t b,
     snprintf(where, sizeof where, "%s.tool_calls", to);
     it = first;
     for (size_t i = a; i < b && r == DSML_OK; i++, it = it->next) {
-        if (!is_text(dsml_json_get(it, "type"), "function_call"))
+        if (!is_text(json_get(it, "type"), "function_call"))
             continue;
         static const char *const kept[] = {"type", "call_id", "name", "arguments", NULL};
         render_format_index(from, sizeof from, "$.input", i);
@@ -287,14 +287,14 @@ static int assistant_turn(srv_xlate *x, const cJSON *first, size_t a, size_t b,
         srv_x_map_key(x, call, "id", from, "call_id");
         srv_x_map_key(x, call, "function", from, NULL);
         srv_x_open(x, NULL, '{');
-        const cJSON *id = dsml_json_get(it, "call_id");
+        const cJSON *id = json_get(it, "call_id");
         if (id != NULL)
             srv_x_value(x, "id", id);
         srv_x_str(x, "type", "function", 8);
         srv_x_open(x, "function", '{');
         static const char *const keys[] = {"name", "arguments"};
         for (size_t n = 0; n < 2; n++) {
-            const cJSON *v = dsml_json_get(it, keys[n]);
+            const cJSON *v = json_get(it, keys[n]);
             if (v != NULL)
                 srv_x_value(x, keys[n], v);
         }
@@ -372,18 +372,18 @@ static int tools(srv_xlate *x, const cJSON *list)
 static int tool_choice(srv_xlate *x, const cJSON *tc)
 {
     static const char *const kept[] = {"type", "name", NULL};
-    if (dsml_is_none(tc))
+    if (json_is_none(tc))
         return DSML_OK;
-    if (!dsml_is_object(tc)) {
+    if (!json_is_object(tc)) {
         srv_x_value(x, "tool_choice", tc); /* "auto", "none", "required" */
         return DSML_OK;
     }
-    const cJSON *type = dsml_json_get(tc, "type");
-    const cJSON *name = dsml_json_get(tc, "name");
+    const cJSON *type = json_get(tc, "type");
+    const cJSON *name = json_get(tc, "name");
     if (!is_text(type, "function"))
-        return dsml_fail(x->err, DSML_ERR_TOOL_CHOICE, DSML_NO_OFFSET, "$.tool_choice.type",
+        return core_fail(x->err, DSML_ERR_TOOL_CHOICE, DSML_NO_OFFSET, "$.tool_choice.type",
                          "must be \"function\" (only function tools are supported)");
-    if (!dsml_is_string(name))
+    if (!json_is_string(name))
         return missing_or_type(x, name, "$.tool_choice.name",
                                "the name of one of the request's tools");
     srv_x_ignore_others(x, "$.tool_choice", tc, kept);
@@ -398,17 +398,17 @@ static int text_format(srv_xlate *x, const cJSON *v)
     static const char *const kept_schema[] = {"type", "name", "schema", "strict", "description",
                                               NULL};
     static const char *const kept_type[] = {"type", NULL};
-    if (dsml_is_none(v))
+    if (json_is_none(v))
         return DSML_OK;
-    if (!dsml_is_object(v))
+    if (!json_is_object(v))
         return srv_x_type(x, "$.text", "an object");
     srv_x_ignore_others(x, "$.text", v, kept);
-    const cJSON *f = dsml_json_get(v, "format");
-    if (dsml_is_none(f))
+    const cJSON *f = json_get(v, "format");
+    if (json_is_none(f))
         return DSML_OK;
-    if (!dsml_is_object(f))
+    if (!json_is_object(f))
         return srv_x_type(x, "$.text.format", "an object");
-    const cJSON *type = dsml_json_get(f, "type");
+    const cJSON *type = json_get(f, "type");
     srv_x_map(x, "$.response_format", "$.text.format");
     if (is_text(type, "text")) {
         srv_x_ignore_others(x, "$.text.format", f, kept_type);
@@ -422,7 +422,7 @@ static int text_format(srv_xlate *x, const cJSON *v)
         return DSML_OK;
     }
     if (!is_text(type, "json_schema"))
-        return dsml_fail(x->err, DSML_ERR_TYPE, DSML_NO_OFFSET, "$.text.format.type",
+        return core_fail(x->err, DSML_ERR_TYPE, DSML_NO_OFFSET, "$.text.format.type",
                          "must be \"text\", \"json_object\" or \"json_schema\"");
     srv_x_ignore_others(x, "$.text.format", f, kept_schema);
     srv_x_map(x, "$.response_format.json_schema", "$.text.format");
@@ -442,26 +442,26 @@ static int server_state(srv_xlate *x, const cJSON *body)
 {
     static const char *const keys[] = {"previous_response_id", "conversation", "prompt"};
     for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
-        if (dsml_is_none(dsml_json_get(body, keys[k])))
+        if (json_is_none(json_get(body, keys[k])))
             continue;
         dsml_path p;
         at_key(&p, "$", keys[k]);
-        return dsml_fail(x->err, DSML_ERR_SERVER_STATE, DSML_NO_OFFSET, p.text,
+        return core_fail(x->err, DSML_ERR_SERVER_STATE, DSML_NO_OFFSET, p.text,
                          "needs state kept by the server (earlier responses, "
                          "conversations or stored prompts), which a turn does not have; "
                          "send the whole input instead");
     }
     static const char *const flags[] = {"store", "background"};
     for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++) {
-        const cJSON *v = dsml_json_get(body, flags[k]);
-        if (dsml_is_none(v))
+        const cJSON *v = json_get(body, flags[k]);
+        if (json_is_none(v))
             continue;
         dsml_path p;
         at_key(&p, "$", flags[k]);
-        if (!dsml_is_bool(v))
+        if (!json_is_bool(v))
             return srv_x_type(x, p.text, "true or false");
-        if (dsml_json_truthy(v))
-            return dsml_fail(x->err, DSML_ERR_SERVER_STATE, DSML_NO_OFFSET, p.text,
+        if (json_truthy(v))
+            return core_fail(x->err, DSML_ERR_SERVER_STATE, DSML_NO_OFFSET, p.text,
                              "true needs state kept by the server, which a turn does "
                              "not have; send false");
     }
@@ -474,24 +474,24 @@ int srv_responses_read(srv_xlate *x, const cJSON *body)
         "model", "instructions", "input", "tools", "tool_choice", "parallel_tool_calls",
         "reasoning", "text", "max_output_tokens", "previous_response_id", "conversation",
         "prompt", "store", "background", "stream", NULL};
-    if (!dsml_is_object(body))
+    if (!json_is_object(body))
         return srv_x_type(x, "$", "a request body (a JSON object)");
     int r = server_state(x, body);
     if (r != DSML_OK)
         return r;
     srv_x_ignore_others(x, "$", body, kept);
-    const cJSON *input = dsml_json_get(body, "input");
-    const cJSON *instr = dsml_json_get(body, "instructions");
-    if (!dsml_is_string(input) && !dsml_is_array(input))
+    const cJSON *input = json_get(body, "input");
+    const cJSON *instr = json_get(body, "instructions");
+    if (!json_is_string(input) && !json_is_array(input))
         return missing_or_type(x, input, "$.input", "a string or a list of input items");
-    if (!dsml_is_none(instr) && !dsml_is_string(instr))
+    if (!json_is_none(instr) && !json_is_string(instr))
         return srv_x_type(x, "$.instructions", "a string");
     srv_x_open(x, NULL, '{');
     srv_x_copy(x, body, "model");
     srv_x_copy(x, body, "stream");
     srv_x_open(x, "messages", '[');
     size_t t = 0;
-    if (dsml_is_string(instr)) {
+    if (json_is_string(instr)) {
         srv_x_map(x, "$.messages[0]", "$.instructions");
         srv_x_map(x, "$.messages[0].content", "$.instructions");
         srv_x_open(x, NULL, '{');
@@ -500,7 +500,7 @@ int srv_responses_read(srv_xlate *x, const cJSON *body)
         srv_x_close(x, '}');
         t++;
     }
-    if (dsml_is_string(input)) {
+    if (json_is_string(input)) {
         char to[64];
         render_format_index(to, sizeof to, "$.messages", t);
         srv_x_map(x, to, "$.input");
@@ -513,16 +513,16 @@ int srv_responses_read(srv_xlate *x, const cJSON *body)
     }
     srv_x_close(x, ']');
     if (r == DSML_OK)
-        r = tools(x, dsml_json_get(body, "tools"));
+        r = tools(x, json_get(body, "tools"));
     if (r == DSML_OK)
-        r = tool_choice(x, dsml_json_get(body, "tool_choice"));
+        r = tool_choice(x, json_get(body, "tool_choice"));
     if (r == DSML_OK)
         srv_x_copy(x, body, "parallel_tool_calls");
     if (r == DSML_OK)
-        r = srv_x_effort(x, dsml_json_get(body, "reasoning"), "$.reasoning");
+        r = srv_x_effort(x, json_get(body, "reasoning"), "$.reasoning");
     if (r == DSML_OK)
-        r = text_format(x, dsml_json_get(body, "text"));
-    const cJSON *mot = dsml_json_get(body, "max_output_tokens");
+        r = text_format(x, json_get(body, "text"));
+    const cJSON *mot = json_get(body, "max_output_tokens");
     if (r == DSML_OK && mot != NULL) {
         srv_x_map(x, "$.max_completion_tokens", "$.max_output_tokens");
         srv_x_value(x, "max_completion_tokens", mot);

@@ -21,25 +21,25 @@ static const char *const known_fields[] = {
 
 int srv_nomem(srv_req *q)
 {
-    return dsml_fail(q->c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
+    return core_fail(q->c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
 }
 
 void srv_ignore(srv_req *q, const char *parent, const char *key)
 {
     dsml_path p;
-    dsml_path_root(&p, "$");
+    core_path_root(&p, "$");
     if (parent != NULL)
-        dsml_path_key(&p, parent);
-    dsml_path_key(&p, key);
-    dsml_buf_putc(&q->ignored, q->nignored == 0 ? '[' : ',');
+        core_path_key(&p, parent);
+    core_path_key(&p, key);
+    core_buf_putc(&q->ignored, q->nignored == 0 ? '[' : ',');
     if (q->nignored > 0)
-        dsml_buf_putc(&q->ignored, ' ');
+        core_buf_putc(&q->ignored, ' ');
     if (q->x != NULL) {
         char sent[sizeof p.text];
         srv_x_unmap(q->x, p.text, sent, sizeof sent);
-        dsml_emit_string(&q->ignored, sent, strlen(sent));
+        json_emit_string(&q->ignored, sent, strlen(sent));
     } else {
-        dsml_emit_string(&q->ignored, p.text, p.len);
+        json_emit_string(&q->ignored, p.text, p.len);
     }
     q->nignored++;
 }
@@ -47,7 +47,7 @@ void srv_ignore(srv_req *q, const char *parent, const char *key)
 void srv_ignore_members(srv_req *q, const char *parent, const cJSON *obj, const char *kept,
                         const char *kept2)
 {
-    if (!dsml_is_object(obj))
+    if (!json_is_object(obj))
         return;
     for (const cJSON *f = obj->child; f != NULL; f = f->next)
         if ((kept == NULL || strcmp(f->string, kept) != 0) &&
@@ -62,7 +62,7 @@ static void ignore_cb(void *q, const char *parent, const char *key)
 
 int srv_is_text(const cJSON *v, const char *s)
 {
-    return dsml_is_string(v) && strcmp(v->valuestring, s) == 0;
+    return json_is_string(v) && strcmp(v->valuestring, s) == 0;
 }
 
 /* ---- tools and tool_choice ----------------------------------------------- */
@@ -76,42 +76,42 @@ static int find_named_tool(srv_req *q, const cJSON *tools, const char *name)
     size_t n = strlen(name), bare = 0;
     int exact = 0;
     dsml_buf qual, second;
-    dsml_buf_init(&qual, &q->t->alloc);
-    dsml_buf_init(&second, &q->t->alloc);
+    core_buf_init(&qual, &q->t->alloc);
+    core_buf_init(&second, &q->t->alloc);
     q->choice_name.len = 0;
-    for (const cJSON *t = dsml_is_array(tools) ? tools->child : NULL; t != NULL && !exact;
+    for (const cJSON *t = json_is_array(tools) ? tools->child : NULL; t != NULL && !exact;
          t = t->next) {
         qual.len = 0;
-        if (!dsml_tool_qualified_name(t, render_rule(q->c, DSML_RULE_NAMESPACES), &qual))
+        if (!dialect_tool_qualified_name(t, render_rule(q->c, DSML_RULE_NAMESPACES), &qual))
             continue;
         exact = qual.len == n && memcmp(qual.data, name, n) == 0;
-        if (exact || !srv_is_text(dsml_json_get(dsml_json_get(t, "function"), "name"), name))
+        if (exact || !srv_is_text(json_get(json_get(t, "function"), "name"), name))
             continue;
         dsml_buf *into = bare == 0 ? &q->choice_name : bare == 1 ? &second : NULL;
         if (into != NULL)
-            dsml_buf_append(into, qual.data, qual.len);
+            core_buf_append(into, qual.data, qual.len);
         bare++;
     }
     if (exact) {
         q->choice_name.len = 0;
-        dsml_buf_append(&q->choice_name, name, n);
+        core_buf_append(&q->choice_name, name, n);
     }
-    dsml_buf_putc(&second, '\0');
+    core_buf_putc(&second, '\0');
     int r = DSML_OK;
     if (qual.failed || second.failed || q->choice_name.failed)
         r = srv_nomem(q);
     else if (!exact && bare == 0)
-        r = dsml_fail(q->c->err, DSML_ERR_TOOL_CHOICE, DSML_NO_OFFSET,
+        r = core_fail(q->c->err, DSML_ERR_TOOL_CHOICE, DSML_NO_OFFSET,
                       "$.tool_choice.function.name",
                       "'%.80s' is not among the request's tools", name);
     else if (!exact && bare > 1)
-        r = dsml_fail(q->c->err, DSML_ERR_TOOL_CHOICE, DSML_NO_OFFSET,
+        r = core_fail(q->c->err, DSML_ERR_TOOL_CHOICE, DSML_NO_OFFSET,
                       "$.tool_choice.function.name", DSML_CHOICE_AMBIGUOUS,
                       (int)(n < 80 ? n : 80), name,
                       (int)(q->choice_name.len < 80 ? q->choice_name.len : 80),
                       q->choice_name.data, second.data);
-    dsml_buf_release(&qual);
-    dsml_buf_release(&second);
+    core_buf_release(&qual);
+    core_buf_release(&second);
     return r;
 }
 
@@ -119,11 +119,11 @@ static int read_tool_choice(srv_req *q, const cJSON *body, const cJSON *tools)
 {
     dsml_rctx *c = q->c;
     dsml_turn_info *in = &q->t->info;
-    const cJSON *tc = dsml_json_get(body, "tool_choice");
+    const cJSON *tc = json_get(body, "tool_choice");
     in->tool_choice = DSML_TOOL_CHOICE_AUTO;
-    if (dsml_is_none(tc))
+    if (json_is_none(tc))
         return DSML_OK;
-    if (dsml_is_string(tc)) {
+    if (json_is_string(tc)) {
         if (strcmp(tc->valuestring, "auto") == 0)
             return DSML_OK;
         if (strcmp(tc->valuestring, "none") == 0) {
@@ -131,32 +131,32 @@ static int read_tool_choice(srv_req *q, const cJSON *body, const cJSON *tools)
             return DSML_OK;
         }
         if (strcmp(tc->valuestring, "required") != 0)
-            return dsml_fail(c->err, DSML_ERR_TOOL_CHOICE, DSML_NO_OFFSET, "$.tool_choice",
+            return core_fail(c->err, DSML_ERR_TOOL_CHOICE, DSML_NO_OFFSET, "$.tool_choice",
                              "Invalid tool_choice '%.80s': should be \"auto\", \"none\", "
                              "\"required\" or {\"type\": \"function\", \"function\": "
                              "{\"name\": ...}}",
                              tc->valuestring);
-        if (!dsml_json_truthy(tools))
-            return dsml_fail(c->err, DSML_ERR_TOOL_CHOICE, DSML_NO_OFFSET, "$.tool_choice",
+        if (!json_truthy(tools))
+            return core_fail(c->err, DSML_ERR_TOOL_CHOICE, DSML_NO_OFFSET, "$.tool_choice",
                              "\"required\" needs tools, and the request has none");
         in->tool_choice = DSML_TOOL_CHOICE_REQUIRED;
         return DSML_OK;
     }
-    if (!dsml_is_object(tc))
-        return dsml_fail(c->err, DSML_ERR_TYPE, DSML_NO_OFFSET, "$.tool_choice",
+    if (!json_is_object(tc))
+        return core_fail(c->err, DSML_ERR_TYPE, DSML_NO_OFFSET, "$.tool_choice",
                          "must be a string or an object");
-    const cJSON *type = dsml_json_get(tc, "type");
+    const cJSON *type = json_get(tc, "type");
     if (!srv_is_text(type, "function"))
-        return dsml_fail(c->err, DSML_ERR_TOOL_CHOICE, DSML_NO_OFFSET, "$.tool_choice.type",
+        return core_fail(c->err, DSML_ERR_TOOL_CHOICE, DSML_NO_OFFSET, "$.tool_choice.type",
                          "must be \"function\"");
-    const cJSON *fn = dsml_json_get(tc, "function");
-    const cJSON *name = dsml_json_get(fn, "name");
-    if (!dsml_is_object(fn))
-        return dsml_fail(c->err, fn == NULL ? DSML_ERR_MISSING_KEY : DSML_ERR_TYPE,
+    const cJSON *fn = json_get(tc, "function");
+    const cJSON *name = json_get(fn, "name");
+    if (!json_is_object(fn))
+        return core_fail(c->err, fn == NULL ? DSML_ERR_MISSING_KEY : DSML_ERR_TYPE,
                          DSML_NO_OFFSET, "$.tool_choice.function",
                          "must be an object with the tool's name");
-    if (!dsml_is_string(name))
-        return dsml_fail(c->err, name == NULL ? DSML_ERR_MISSING_KEY : DSML_ERR_TYPE,
+    if (!json_is_string(name))
+        return core_fail(c->err, name == NULL ? DSML_ERR_MISSING_KEY : DSML_ERR_TYPE,
                          DSML_NO_OFFSET, "$.tool_choice.function.name",
                          "must be the name of one of the request's tools");
     int r = find_named_tool(q, tools, name->valuestring);
@@ -169,10 +169,10 @@ static int read_tool_choice(srv_req *q, const cJSON *body, const cJSON *tools)
 static int read_tools(srv_req *q, const cJSON *tools, int attached)
 {
     dsml_rctx *c = q->c;
-    if (!dsml_is_none(tools) && !dsml_is_array(tools))
-        return dsml_fail(c->err, DSML_ERR_TYPE, DSML_NO_OFFSET, "$.tools",
+    if (!json_is_none(tools) && !json_is_array(tools))
+        return core_fail(c->err, DSML_ERR_TYPE, DSML_NO_OFFSET, "$.tools",
                          "tools must be a list");
-    if (dsml_json_truthy(tools) && !attached) {
+    if (json_truthy(tools) && !attached) {
         /* not in the prompt (tool_choice "none"), checked all the same */
         dsml_msg m;
         memset(&m, 0, sizeof m);
@@ -182,20 +182,20 @@ static int read_tools(srv_req *q, const cJSON *tools, int attached)
             return r;
     }
     dsml_buf b;
-    dsml_buf_init(&b, &q->t->alloc);
-    if (dsml_is_array(tools))
-        dsml_emit_json(&b, tools);
+    core_buf_init(&b, &q->t->alloc);
+    if (json_is_array(tools))
+        json_emit_json(&b, tools);
     else
         DSML_BUF_LIT(&b, "[]");
     size_t n = 0;
     q->t->strict_tool = SIZE_MAX;
-    for (const cJSON *t = dsml_is_array(tools) ? tools->child : NULL; t != NULL; t = t->next) {
-        const cJSON *strict = dsml_json_get(dsml_json_get(t, "function"), "strict");
+    for (const cJSON *t = json_is_array(tools) ? tools->child : NULL; t != NULL; t = t->next) {
+        const cJSON *strict = json_get(json_get(t, "function"), "strict");
         if (q->t->strict_tool == SIZE_MAX && strict != NULL && (strict->type & 0xFF) == cJSON_True)
             q->t->strict_tool = n;
         n++;
     }
-    q->t->tools = dsml_buf_take(&b, &q->t->info.tools_len);
+    q->t->tools = core_buf_take(&b, &q->t->info.tools_len);
     if (q->t->tools == NULL)
         return srv_nomem(q);
     q->t->info.tool_count = n;
@@ -207,12 +207,12 @@ static int read_tools(srv_req *q, const cJSON *tools, int attached)
 
 static int read_parallel(srv_req *q, const cJSON *body)
 {
-    const cJSON *v = dsml_json_get(body, "parallel_tool_calls");
+    const cJSON *v = json_get(body, "parallel_tool_calls");
     q->t->info.parallel_tool_calls = 1;
-    if (dsml_is_none(v))
+    if (json_is_none(v))
         return DSML_OK;
-    if (!dsml_is_bool(v))
-        return dsml_fail(q->c->err, DSML_ERR_TYPE, DSML_NO_OFFSET, "$.parallel_tool_calls",
+    if (!json_is_bool(v))
+        return core_fail(q->c->err, DSML_ERR_TYPE, DSML_NO_OFFSET, "$.parallel_tool_calls",
                          "must be true or false");
     q->t->info.parallel_tool_calls = (v->type & 0xFF) == cJSON_True;
     return DSML_OK;
@@ -220,18 +220,18 @@ static int read_parallel(srv_req *q, const cJSON *body)
 
 static int read_response_format(srv_req *q, const cJSON *body, const cJSON **rf)
 {
-    *rf = dsml_json_get(body, "response_format");
-    if (dsml_is_none(*rf)) {
+    *rf = json_get(body, "response_format");
+    if (json_is_none(*rf)) {
         *rf = NULL;
         return DSML_OK;
     }
-    if (!dsml_is_object(*rf))
-        return dsml_fail(q->c->err, DSML_ERR_TYPE, DSML_NO_OFFSET, "$.response_format",
+    if (!json_is_object(*rf))
+        return core_fail(q->c->err, DSML_ERR_TYPE, DSML_NO_OFFSET, "$.response_format",
                          "must be an object");
     dsml_buf b;
-    dsml_buf_init(&b, &q->t->alloc);
-    dsml_emit_json(&b, *rf);
-    q->t->response_format = dsml_buf_take(&b, &q->t->info.response_format_len);
+    core_buf_init(&b, &q->t->alloc);
+    json_emit_json(&b, *rf);
+    q->t->response_format = core_buf_take(&b, &q->t->info.response_format_len);
     return q->t->response_format != NULL ? DSML_OK : srv_nomem(q);
 }
 
@@ -240,39 +240,39 @@ static int read_response_format(srv_req *q, const cJSON *body, const cJSON **rf)
 static int read_prefill(srv_req *q, const cJSON *body, const cJSON *messages)
 {
     dsml_rctx *c = q->c;
-    const cJSON *cfm = dsml_json_get(body, "continue_final_message");
-    if (!dsml_is_none(cfm) && !dsml_is_bool(cfm))
-        return dsml_fail(c->err, DSML_ERR_TYPE, DSML_NO_OFFSET, "$.continue_final_message",
+    const cJSON *cfm = json_get(body, "continue_final_message");
+    if (!json_is_none(cfm) && !json_is_bool(cfm))
+        return core_fail(c->err, DSML_ERR_TYPE, DSML_NO_OFFSET, "$.continue_final_message",
                          "must be true or false");
-    int want = dsml_json_truthy(cfm);
-    if (!dsml_is_array(messages))
+    int want = json_truthy(cfm);
+    if (!json_is_array(messages))
         return DSML_OK; /* the renderer refuses it */
     size_t i = 0;
     for (const cJSON *m = messages->child; m != NULL; m = m->next, i++) {
-        int assistant = srv_is_text(dsml_json_get(m, "role"), "assistant");
-        const cJSON *prefix = dsml_json_get(m, "prefix");
-        if (!dsml_is_none(prefix)) {
+        int assistant = srv_is_text(json_get(m, "role"), "assistant");
+        const cJSON *prefix = json_get(m, "prefix");
+        if (!json_is_none(prefix)) {
             char path[64];
             render_format_index(path, sizeof path, "$.messages", i);
             dsml_path p;
-            dsml_path_root(&p, path);
-            dsml_path_key(&p, "prefix");
-            if (!dsml_is_bool(prefix))
-                return dsml_fail(c->err, DSML_ERR_TYPE, DSML_NO_OFFSET, p.text,
+            core_path_root(&p, path);
+            core_path_key(&p, "prefix");
+            if (!json_is_bool(prefix))
+                return core_fail(c->err, DSML_ERR_TYPE, DSML_NO_OFFSET, p.text,
                                  "must be true or false");
-            if (dsml_json_truthy(prefix) && (m->next != NULL || !assistant))
-                return dsml_fail(c->err, DSML_ERR_ROLE, DSML_NO_OFFSET, p.text,
+            if (json_truthy(prefix) && (m->next != NULL || !assistant))
+                return core_fail(c->err, DSML_ERR_ROLE, DSML_NO_OFFSET, p.text,
                                  "only the last message, an assistant one, can be a "
                                  "prefix");
-            want |= dsml_json_truthy(prefix);
+            want |= json_truthy(prefix);
         }
         if (m->next == NULL && want && !assistant)
-            return dsml_fail(c->err, DSML_ERR_ROLE, DSML_NO_OFFSET, "$.continue_final_message",
+            return core_fail(c->err, DSML_ERR_ROLE, DSML_NO_OFFSET, "$.continue_final_message",
                              "the last message must be an assistant message to be "
                              "continued");
     }
     if (want && messages->child == NULL)
-        return dsml_fail(c->err, DSML_ERR_ROLE, DSML_NO_OFFSET, "$.continue_final_message",
+        return core_fail(c->err, DSML_ERR_ROLE, DSML_NO_OFFSET, "$.continue_final_message",
                          "there is no message to continue");
     q->t->info.prefill = want;
     return DSML_OK;
@@ -280,14 +280,14 @@ static int read_prefill(srv_req *q, const cJSON *body, const cJSON *messages)
 
 static int read_model(srv_req *q, const cJSON *body)
 {
-    const cJSON *m = dsml_json_get(body, "model");
-    if (!dsml_is_string(m)) {
+    const cJSON *m = json_get(body, "model");
+    if (!json_is_string(m)) {
         if (m != NULL)
             srv_ignore(q, NULL, "model");
         return DSML_OK;
     }
     size_t n = strlen(m->valuestring);
-    q->t->model = dsml_malloc(&q->t->alloc, n + 1);
+    q->t->model = core_malloc(&q->t->alloc, n + 1);
     if (q->t->model == NULL)
         return srv_nomem(q);
     memcpy(q->t->model, m->valuestring, n + 1);
@@ -309,19 +309,19 @@ static void ignore_unknown(srv_req *q, const cJSON *body)
 
 static int first_is_system(const cJSON *messages)
 {
-    const cJSON *first = dsml_is_array(messages) ? messages->child : NULL;
-    return srv_is_text(dsml_json_get(first, "role"), "system");
+    const cJSON *first = json_is_array(messages) ? messages->child : NULL;
+    return srv_is_text(json_get(first, "role"), "system");
 }
 
 /* The declared tools: the body's, or when it has none, those of its
  * leading system message (where the reference's own requests put them). */
 static const cJSON *own_tools(const cJSON *body, const cJSON *messages)
 {
-    const cJSON *tools = dsml_json_get(body, "tools");
-    if (dsml_json_truthy(tools) || !first_is_system(messages))
+    const cJSON *tools = json_get(body, "tools");
+    if (json_truthy(tools) || !first_is_system(messages))
         return tools;
-    const cJSON *first = dsml_json_get(messages->child, "tools");
-    return dsml_is_array(first) && first->child != NULL ? first : tools;
+    const cJSON *first = json_get(messages->child, "tools");
+    return json_is_array(first) && first->child != NULL ? first : tools;
 }
 
 /* The renderer's document function for a request body. */
@@ -331,12 +331,12 @@ static int build_doc(dsml_rctx *c, const cJSON *body, const cJSON *context,
     srv_req *q = arg;
     q->c = c;
     dsml_turn_info *in = &q->t->info;
-    if (!dsml_is_object(body))
-        return dsml_fail(c->err, DSML_ERR_TYPE, DSML_NO_OFFSET, "$",
+    if (!json_is_object(body))
+        return core_fail(c->err, DSML_ERR_TYPE, DSML_NO_OFFSET, "$",
                          "a request body must be a JSON object");
     ignore_unknown(q, body);
-    const cJSON *messages = dsml_json_get(body, "messages");
-    const cJSON *tools = dsml_json_get(body, "tools");
+    const cJSON *messages = json_get(body, "messages");
+    const cJSON *tools = json_get(body, "tools");
     const cJSON *declared = own_tools(body, messages);
     const cJSON *rf = NULL;
     int r = srv_read_thinking(q, body);
@@ -344,7 +344,7 @@ static int build_doc(dsml_rctx *c, const cJSON *body, const cJSON *context,
         r = srv_read_effort(q, body);
     if (r == DSML_OK)
         r = read_tool_choice(q, body, declared);
-    int attached = dsml_json_truthy(tools) &&
+    int attached = json_truthy(tools) &&
                    !(in->tool_choice == DSML_TOOL_CHOICE_NONE &&
                      (q->o->flags & DSML_TURN_NONE_DROPS_TOOLS));
     if (r == DSML_OK)
@@ -364,15 +364,15 @@ static int build_doc(dsml_rctx *c, const cJSON *body, const cJSON *context,
 
     /* What the body gives replaces what its first system message has. */
     int first_system = first_is_system(messages);
-    if (first_system && attached && dsml_json_get(messages->child, "tools") != NULL)
+    if (first_system && attached && json_get(messages->child, "tools") != NULL)
         srv_ignore(q, "messages[0]", "tools");
-    if (first_system && dsml_json_truthy(rf) &&
-        dsml_json_get(messages->child, "response_format") != NULL)
+    if (first_system && json_truthy(rf) &&
+        json_get(messages->child, "response_format") != NULL)
         srv_ignore(q, "messages[0]", "response_format");
     dsml_read_opts ro = {NULL, 0, 0, "$.messages", 0, 1, NULL, in->prefill};
     if (attached)
         ro.tools_for_first = tools;
-    if (dsml_json_truthy(rf))
+    if (json_truthy(rf))
         ro.response_format_for_first = rf;
     ro.prepend_system = (ro.tools_for_first != NULL || ro.response_format_for_first != NULL) &&
                         !first_system;
@@ -385,7 +385,7 @@ static int build_doc(dsml_rctx *c, const cJSON *body, const cJSON *context,
     in->thinking_mode = c->mode == DSML_MODE_THINKING ? DSML_THINKING : DSML_CHAT;
     in->starts_in_reasoning = in->thinking_mode == DSML_THINKING && out->len >= 7 &&
                               memcmp(out->text + out->len - 7, DSML_TOK_THINK, 7) == 0;
-    int context_empty = !dsml_is_array(context) || context->child == NULL;
+    int context_empty = !json_is_array(context) || context->child == NULL;
     in->effort_in_prompt = in->thinking_mode == DSML_THINKING && context_empty &&
                            (ro.prepend_system || messages->child != NULL);
     return DSML_OK;
@@ -398,7 +398,7 @@ static int detector_options(srv_req *q, const dsml_render_options *ro, dsml_erro
     const dsml_turn_info *in = &t->info;
     dsml_detector_options_init(&t->detect);
     if (q->o->detect != NULL) {
-        int r = dsml_options_copy(&t->detect, sizeof t->detect, q->o->detect,
+        int r = core_options_copy(&t->detect, sizeof t->detect, q->o->detect,
                                   "dsml_detector_options", err);
         if (r != DSML_OK)
             return r;
@@ -411,7 +411,7 @@ static int detector_options(srv_req *q, const dsml_render_options *ro, dsml_erro
         t->has_detect_limits = 1;
     }
     t->detect.limits = NULL;
-    dsml_alloc_resolve(&t->detect_alloc,
+    core_alloc_resolve(&t->detect_alloc,
                        t->detect.allocator != NULL ? t->detect.allocator
                                                    : (ro != NULL ? ro->allocator : NULL));
     t->detect.allocator = NULL;
@@ -461,7 +461,7 @@ static int translated_limits(const dsml_render_options *given, size_t len,
 {
     dsml_render_options_init(ro);
     if (given != NULL) {
-        int r = dsml_options_copy(ro, sizeof *ro, given, "dsml_render_options", err);
+        int r = core_options_copy(ro, sizeof *ro, given, "dsml_render_options", err);
         if (r != DSML_OK)
             return r;
     }
@@ -491,8 +491,8 @@ static int read_body(srv_req *q, xlate_arg *a, const char *body, size_t len, dsm
     dsml_output none;
     int r = render_entry(xlate_doc, a, body, len, q->o->render, &none, err);
     if (r == DSML_OK && a->x.nignored > 0) {
-        dsml_buf_putc(&q->ignored, '[');
-        dsml_buf_append(&q->ignored, a->x.ignored.data, a->x.ignored.len);
+        core_buf_putc(&q->ignored, '[');
+        core_buf_append(&q->ignored, a->x.ignored.data, a->x.ignored.len);
         q->nignored = a->x.nignored;
     }
     q->x = &a->x;
@@ -529,22 +529,22 @@ int srv_turn_build(dsml_turn *t, const char *body, size_t len,
     memset(&q, 0, sizeof q);
     q.t = t;
     q.o = opts;
-    dsml_buf_init(&q.ignored, &t->alloc);
-    dsml_buf_init(&q.choice_name, &t->alloc);
+    core_buf_init(&q.ignored, &t->alloc);
+    core_buf_init(&q.choice_name, &t->alloc);
     xlate_arg a;
     srv_x_init(&a.x, &t->alloc, err);
     int r = read_body(&q, &a, body, len, err);
     if (r == DSML_OK) {
         if (q.nignored == 0)
-            dsml_buf_putc(&q.ignored, '[');
-        dsml_buf_putc(&q.ignored, ']');
+            core_buf_putc(&q.ignored, '[');
+        core_buf_putc(&q.ignored, ']');
         t->info.ignored_count = q.nignored;
-        t->ignored = dsml_buf_take(&q.ignored, &t->info.ignored_len);
+        t->ignored = core_buf_take(&q.ignored, &t->info.ignored_len);
         if (t->info.tool_choice == DSML_TOOL_CHOICE_FUNCTION)
-            t->choice = dsml_buf_take(&q.choice_name, &t->info.tool_choice_name_len);
+            t->choice = core_buf_take(&q.choice_name, &t->info.tool_choice_name_len);
         if (t->ignored == NULL ||
             (t->info.tool_choice == DSML_TOOL_CHOICE_FUNCTION && t->choice == NULL))
-            r = dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
+            r = core_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
     }
     if (r == DSML_OK)
         r = srv_restore_finish(&q, err);
@@ -558,8 +558,8 @@ int srv_turn_build(dsml_turn *t, const char *body, size_t len,
     }
     q.x = NULL;
     srv_x_release(&a.x);
-    dsml_buf_release(&q.ignored);
-    dsml_buf_release(&q.choice_name);
+    core_buf_release(&q.ignored);
+    core_buf_release(&q.choice_name);
     return r;
 }
 
@@ -571,5 +571,5 @@ void srv_turn_release(dsml_turn *t)
                      t->model,   t->missing, t->restored,        t->stop_json,
                      t->stops};
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
-        dsml_free(&t->alloc, texts[i]);
+        core_free(&t->alloc, texts[i]);
 }

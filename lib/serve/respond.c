@@ -16,20 +16,20 @@
 
 void dsml_responder_options_init_size(dsml_responder_options *opts, size_t size)
 {
-    dsml_options_clear(opts, size);
+    core_options_clear(opts, size);
 }
 
 /* The first release's struct ends with `allocator`. */
 void(dsml_responder_options_init)(dsml_responder_options *opts)
 {
-    dsml_options_clear(opts, offsetof(dsml_responder_options, allocator) +
+    core_options_clear(opts, offsetof(dsml_responder_options, allocator) +
                                  sizeof opts->allocator);
 }
 
 static int nomem(dsml_responder *r)
 {
     if (!r->failed) {
-        dsml_fail(&r->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
+        core_fail(&r->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
         r->failed = DSML_ERR_NOMEM;
     }
     return r->failed;
@@ -38,9 +38,9 @@ static int nomem(dsml_responder *r)
 static void call_free(dsml_responder *r, srv_call *c)
 {
     (void)r;
-    dsml_buf_release(&c->name);
-    dsml_buf_release(&c->ns);
-    dsml_buf_release(&c->args);
+    core_buf_release(&c->name);
+    core_buf_release(&c->ns);
+    core_buf_release(&c->args);
 }
 
 void dsml_responder_destroy(dsml_responder *r)
@@ -52,13 +52,13 @@ void dsml_responder_destroy(dsml_responder *r)
                         &r->head,       &r->item,      &r->content,     &r->reasoning,
                         &r->pend,       &r->rtext,         &r->signature};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
-        dsml_buf_release(bufs[i]);
-    dsml_free(&r->alloc, r->stops);
+        core_buf_release(bufs[i]);
+    core_free(&r->alloc, r->stops);
     for (size_t i = 0; i < r->capcalls; i++)
         call_free(r, &r->calls[i]);
-    dsml_free(&r->alloc, r->calls);
+    core_free(&r->alloc, r->calls);
     dsml_allocator a = r->alloc;
-    dsml_free(&a, r);
+    core_free(&a, r);
 }
 
 /* The heads every chunk and the completion start with. */
@@ -90,21 +90,21 @@ static int make_heads(dsml_responder *r, const dsml_turn *turn, const dsml_respo
                           ? "signature"
                           : NULL;
     if (bad != NULL)
-        return dsml_fail(err, DSML_ERR_UTF8, DSML_NO_OFFSET, NULL,
+        return core_fail(err, DSML_ERR_UTF8, DSML_NO_OFFSET, NULL,
                          "dsml_responder_options.%s is not valid UTF-8", bad);
     if (turn->info.api == DSML_API_ANTHROPIC) {
         if (o->signature != NULL)
-            dsml_buf_append(&r->signature, o->signature, o->signature_len);
+            core_buf_append(&r->signature, o->signature, o->signature_len);
         if (r->signature.failed)
-            return dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
+            return core_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
         srv_anthropic_head(&r->head, id, id_len, model, model_len);
-        return r->head.failed ? dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory")
+        return r->head.failed ? core_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory")
                               : DSML_OK;
     }
     long long created = o->created != 0 ? o->created : (long long)time(NULL);
     if (turn->info.api == DSML_API_RESPONSES) {
         srv_responses_head(&r->head, id, id_len, created, model, model_len);
-        return r->head.failed ? dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory")
+        return r->head.failed ? core_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory")
                               : DSML_OK;
     }
     srv_json_head(&r->chunk_head, "chat.completion.chunk", id, id_len, created, model,
@@ -113,7 +113,7 @@ static int make_heads(dsml_responder *r, const dsml_turn *turn, const dsml_respo
     srv_chunk_prefix(r);
     if (r->chunk_head.failed || r->chunk_pre.failed || r->text_item[0].failed ||
         r->text_item[1].failed || r->head.failed)
-        return dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
+        return core_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
     return DSML_OK;
 }
 
@@ -121,13 +121,13 @@ int dsml_responder_create(const dsml_turn *turn, const dsml_responder_options *o
                           dsml_responder **out, dsml_error *err)
 {
     if (out == NULL || turn == NULL)
-        return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
+        return core_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
                          "dsml_responder_create: NULL argument");
     *out = NULL;
     dsml_responder_options o;
     dsml_responder_options_init(&o);
     if (opts != NULL) {
-        int rc = dsml_options_copy(&o, sizeof o, opts, "dsml_responder_options", err);
+        int rc = core_options_copy(&o, sizeof o, opts, "dsml_responder_options", err);
         if (rc != DSML_OK)
             return rc;
     }
@@ -136,13 +136,13 @@ int dsml_responder_create(const dsml_turn *turn, const dsml_responder_options *o
                                DSML_RESPOND_STREAM_ARGUMENTS | DSML_RESPOND_KEEP_RAW)) != 0 ||
         (o.id == NULL && o.id_len != 0) || (o.model == NULL && o.model_len != 0) ||
         (o.seed == NULL && o.seed_len != 0) || (o.signature == NULL && o.signature_len != 0))
-        return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
+        return core_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
                          "invalid responder option value");
     dsml_allocator a;
-    dsml_alloc_resolve(&a, o.allocator != NULL ? o.allocator : &turn->detect_alloc);
-    dsml_responder *r = dsml_malloc(&a, sizeof *r);
+    core_alloc_resolve(&a, o.allocator != NULL ? o.allocator : &turn->detect_alloc);
+    dsml_responder *r = core_malloc(&a, sizeof *r);
     if (r == NULL)
-        return dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
+        return core_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
     memset(r, 0, sizeof *r);
     r->alloc = a;
     r->flags = o.flags;
@@ -154,7 +154,7 @@ int dsml_responder_create(const dsml_turn *turn, const dsml_responder_options *o
                         &r->head,       &r->item,      &r->content,     &r->reasoning,
                         &r->pend,       &r->rtext,         &r->signature};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
-        dsml_buf_init(bufs[i], &r->alloc);
+        core_buf_init(bufs[i], &r->alloc);
     r->usage_chunk = turn->info.include_usage;
     r->api = turn->info.api;
     r->w = r->api == DSML_API_ANTHROPIC   ? &srv_anthropic_writer
@@ -163,10 +163,10 @@ int dsml_responder_create(const dsml_turn *turn, const dsml_responder_options *o
     if (r->api == DSML_API_RESPONSES) /* response.completed carries it all */
         r->flags &= ~DSML_RESPOND_NO_COMPLETION;
     if (turn->info.stop_count > 0) {
-        r->stops = dsml_malloc(&r->alloc, turn->stops_len);
+        r->stops = core_malloc(&r->alloc, turn->stops_len);
         if (r->stops == NULL) {
             dsml_responder_destroy(r);
-            return dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
+            return core_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
         }
         memcpy(r->stops, turn->stops, turn->stops_len);
         r->nstops = turn->info.stop_count;
@@ -198,14 +198,14 @@ static srv_call *new_call(dsml_responder *r)
         r->ncalls = 0;
     if (r->ncalls == r->capcalls) {
         size_t cap = r->capcalls ? r->capcalls * 2 : 4;
-        srv_call *p = dsml_realloc(&r->alloc, r->calls, r->capcalls * sizeof *p, cap * sizeof *p);
+        srv_call *p = core_realloc(&r->alloc, r->calls, r->capcalls * sizeof *p, cap * sizeof *p);
         if (p == NULL)
             return NULL;
         for (size_t i = r->capcalls; i < cap; i++) {
             memset(&p[i], 0, sizeof p[i]);
-            dsml_buf_init(&p[i].name, &r->alloc);
-            dsml_buf_init(&p[i].ns, &r->alloc);
-            dsml_buf_init(&p[i].args, &r->alloc);
+            core_buf_init(&p[i].name, &r->alloc);
+            core_buf_init(&p[i].ns, &r->alloc);
+            core_buf_init(&p[i].args, &r->alloc);
         }
         r->calls = p;
         r->capcalls = cap;
@@ -229,7 +229,7 @@ static int index_call(dsml_responder *r, srv_call *c)
         if (c->id_len > DSML_CALL_ID_MAX)
             c->id_len = 0;
         if (!core_utf8_valid((const unsigned char *)c->id, c->id_len)) {
-            dsml_fail(&r->err, DSML_ERR_UTF8, DSML_NO_OFFSET, NULL,
+            core_fail(&r->err, DSML_ERR_UTF8, DSML_NO_OFFSET, NULL,
                       "the id dsml_responder_options.call_id gave call %zu is not valid "
                       "UTF-8", c->index);
             r->failed = DSML_ERR_UTF8;
@@ -263,8 +263,8 @@ static int diagnostic(dsml_responder *r, int code, size_t offset, const char *te
                       size_t len, dsml_item *item)
 {
     r->item.len = 0;
-    dsml_buf_append(&r->item, text, len);
-    dsml_buf_putc(&r->item, '\0');
+    core_buf_append(&r->item, text, len);
+    core_buf_putc(&r->item, '\0');
     if (r->item.failed)
         return nomem(r);
     item->type = DSML_ITEM_DIAGNOSTIC;
@@ -311,10 +311,10 @@ static int call_begin(dsml_responder *r, const dsml_event *e)
     srv_call *c = new_call(r);
     if (c == NULL)
         return nomem(r);
-    dsml_buf_append(&c->name, e->name, e->name_len);
+    core_buf_append(&c->name, e->name, e->name_len);
     c->has_ns = e->ns != NULL;
     if (c->has_ns)
-        dsml_buf_append(&c->ns, e->ns, e->ns_len);
+        core_buf_append(&c->ns, e->ns, e->ns_len);
     if (c->name.failed || c->ns.failed)
         return nomem(r);
     r->cur = c;
@@ -332,7 +332,7 @@ static int arguments(dsml_responder *r, const dsml_event *e)
     if (c == NULL)
         return 0;
     if (held(r) || keep(r)) {
-        dsml_buf_append(&c->args, e->text, e->len);
+        core_buf_append(&c->args, e->text, e->len);
         if (c->args.failed)
             return nomem(r);
     }
@@ -367,7 +367,7 @@ static int send_text(dsml_responder *r, int content, const char *p, size_t n)
 {
     if (keep(r)) {
         dsml_buf *b = content ? &r->content : &r->reasoning;
-        dsml_buf_append(b, p, n);
+        core_buf_append(b, p, n);
         if (b->failed)
             return nomem(r);
     }
@@ -402,9 +402,9 @@ static int flush_before(dsml_responder *r, const dsml_event *e)
 {
     r->replay = *e;
     r->rtext.len = 0;
-    dsml_buf_append(&r->rtext, e->text, e->len);
-    dsml_buf_append(&r->rtext, e->name, e->name_len);
-    dsml_buf_append(&r->rtext, e->ns, e->ns_len);
+    core_buf_append(&r->rtext, e->text, e->len);
+    core_buf_append(&r->rtext, e->name, e->name_len);
+    core_buf_append(&r->rtext, e->ns, e->ns_len);
     if (r->rtext.failed)
         return nomem(r);
     r->replay.text = e->text != NULL ? r->rtext.data : NULL;
@@ -607,10 +607,10 @@ int dsml_responder_completion(dsml_responder *r, dsml_output *out, dsml_error *e
     if (out != NULL)
         memset(out, 0, sizeof *out);
     if (r == NULL || out == NULL)
-        return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
+        return core_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
                          "dsml_responder_completion: NULL argument");
     if (!r->ended || !keep(r))
-        return dsml_fail(err, DSML_ERR_STATE, DSML_NO_OFFSET, NULL,
+        return core_fail(err, DSML_ERR_STATE, DSML_NO_OFFSET, NULL,
                          "the completion is made after dsml_responder_end(), unless "
                          "DSML_RESPOND_NO_COMPLETION was set");
     /* the items not pulled yet still count */
@@ -625,11 +625,11 @@ int dsml_responder_completion(dsml_responder *r, dsml_output *out, dsml_error *e
         return rc;
     }
     dsml_buf b;
-    dsml_buf_init(&b, &r->alloc);
+    core_buf_init(&b, &r->alloc);
     r->w->completion(r, &b);
-    out->text = dsml_buf_take(&b, &out->len);
+    out->text = core_buf_take(&b, &out->len);
     if (out->text == NULL)
-        return dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
+        return core_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
     out->alloc_ = r->alloc;
     return DSML_OK;
 }

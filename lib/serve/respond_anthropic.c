@@ -17,10 +17,10 @@ void srv_anthropic_head(dsml_buf *b, const char *id, size_t id_len, const char *
                         size_t model_len)
 {
     DSML_BUF_LIT(b, "{\"id\":");
-    dsml_emit_string(b, id, id_len);
+    json_emit_string(b, id, id_len);
     DSML_BUF_LIT(b, ",\"type\":\"message\",\"role\":\"assistant\",\"model\":");
-    dsml_emit_string(b, model != NULL ? model : "", model_len);
-    dsml_buf_putc(b, ',');
+    json_emit_string(b, model != NULL ? model : "", model_len);
+    core_buf_putc(b, ',');
 }
 
 static const char *stop_reason(const dsml_responder *r)
@@ -36,10 +36,10 @@ static const char *stop_reason(const dsml_responder *r)
 static void stop_fields(const dsml_responder *r, dsml_buf *b)
 {
     DSML_BUF_LIT(b, "\"stop_reason\":\"");
-    dsml_buf_puts(b, stop_reason(r));
+    core_buf_puts(b, stop_reason(r));
     DSML_BUF_LIT(b, "\",\"stop_sequence\":");
     if (r->stopped && r->stop_hit != NULL)
-        dsml_emit_string(b, r->stop_hit, strlen(r->stop_hit));
+        json_emit_string(b, r->stop_hit, strlen(r->stop_hit));
     else
         DSML_BUF_LIT(b, "null");
 }
@@ -47,10 +47,10 @@ static void stop_fields(const dsml_responder *r, dsml_buf *b)
 static void event_head(dsml_buf *b, const char *name)
 {
     DSML_BUF_LIT(b, "event: ");
-    dsml_buf_puts(b, name);
+    core_buf_puts(b, name);
     DSML_BUF_LIT(b, "\ndata: {\"type\":\"");
-    dsml_buf_puts(b, name);
-    dsml_buf_putc(b, '"');
+    core_buf_puts(b, name);
+    core_buf_putc(b, '"');
 }
 
 static void event_end(dsml_buf *b)
@@ -68,7 +68,7 @@ static void begin_item(dsml_responder *r)
     r->started = 1;
     event_head(b, "message_start");
     DSML_BUF_LIT(b, ",\"message\":");
-    dsml_buf_append(b, r->head.data, r->head.len);
+    core_buf_append(b, r->head.data, r->head.len);
     DSML_BUF_LIT(b, "\"content\":[],\"stop_reason\":null,\"stop_sequence\":null,"
                     "\"usage\":{\"input_tokens\":");
     srv_put_size(b, r->usage[0]);
@@ -91,12 +91,12 @@ static void block_delta(dsml_responder *r, const char *type, const char *key, co
     event_head(b, "content_block_delta");
     index_field(b, r->nblocks - 1);
     DSML_BUF_LIT(b, ",\"delta\":{\"type\":\"");
-    dsml_buf_puts(b, type);
+    core_buf_puts(b, type);
     DSML_BUF_LIT(b, "\",\"");
-    dsml_buf_puts(b, key);
+    core_buf_puts(b, key);
     DSML_BUF_LIT(b, "\":");
-    dsml_emit_string(b, text, len);
-    dsml_buf_putc(b, '}');
+    json_emit_string(b, text, len);
+    core_buf_putc(b, '}');
     event_end(b);
 }
 
@@ -150,9 +150,9 @@ static void ant_call(dsml_responder *r, const srv_call *c, const char *args, siz
     dsml_buf *b = &r->item;
     open_block(r, BLOCK_TOOL);
     DSML_BUF_LIT(b, "\"tool_use\",\"id\":");
-    dsml_emit_string(b, c->id, c->id_len);
+    json_emit_string(b, c->id, c->id_len);
     DSML_BUF_LIT(b, ",\"name\":");
-    dsml_emit_string(b, c->name.data != NULL ? c->name.data : "", c->name.len);
+    json_emit_string(b, c->name.data != NULL ? c->name.data : "", c->name.len);
     DSML_BUF_LIT(b, ",\"input\":{}}");
     event_end(b);
     if (args_len > 0)
@@ -178,7 +178,7 @@ static void ant_finish(dsml_responder *r)
     stop_fields(r, b);
     DSML_BUF_LIT(b, "},\"usage\":{\"output_tokens\":");
     srv_put_size(b, r->usage[1]);
-    dsml_buf_putc(b, '}');
+    core_buf_putc(b, '}');
     event_end(b);
     event_head(b, "message_stop");
     event_end(b);
@@ -190,19 +190,19 @@ static void text_block(dsml_buf *b, int *first, const char *kind, const dsml_buf
                        const dsml_buf *signature)
 {
     if (!*first)
-        dsml_buf_putc(b, ',');
+        core_buf_putc(b, ',');
     *first = 0;
     DSML_BUF_LIT(b, "{\"type\":\"");
-    dsml_buf_puts(b, kind);
+    core_buf_puts(b, kind);
     DSML_BUF_LIT(b, "\",\"");
-    dsml_buf_puts(b, kind);
+    core_buf_puts(b, kind);
     DSML_BUF_LIT(b, "\":");
-    dsml_emit_string(b, text->data, text->len);
+    json_emit_string(b, text->data, text->len);
     if (signature != NULL) {
         DSML_BUF_LIT(b, ",\"signature\":");
-        dsml_emit_string(b, signature->len > 0 ? signature->data : "", signature->len);
+        json_emit_string(b, signature->len > 0 ? signature->data : "", signature->len);
     }
-    dsml_buf_putc(b, '}');
+    core_buf_putc(b, '}');
 }
 
 /* A call's "input": its arguments, a JSON object; arguments that are not
@@ -214,20 +214,20 @@ static void call_input(dsml_buf *b, const srv_call *c, const dsml_allocator *a)
     size_t n = c->args.len, i = 0, at = 0;
     while (i < n && (p[i] == ' ' || p[i] == '\n' || p[i] == '\t' || p[i] == '\r'))
         i++;
-    int rc = i < n && p[i] == '{' ? dsml_json_validate(p, n, a, &at) : DSML_ERR_ARGUMENT;
+    int rc = i < n && p[i] == '{' ? json_validate(p, n, a, &at) : DSML_ERR_ARGUMENT;
     if (rc == DSML_ERR_NOMEM)
         b->failed = 1;
     else if (rc == DSML_OK)
-        dsml_buf_append(b, p, n);
+        core_buf_append(b, p, n);
     else if (n == 0)
         DSML_BUF_LIT(b, "{}");
     else
-        dsml_emit_string(b, p, n);
+        json_emit_string(b, p, n);
 }
 
 static void ant_completion(const dsml_responder *r, dsml_buf *b)
 {
-    dsml_buf_append(b, r->head.data, r->head.len);
+    core_buf_append(b, r->head.data, r->head.len);
     DSML_BUF_LIT(b, "\"content\":[");
     int first = 1;
     if (r->reasoning.len > 0)
@@ -239,15 +239,15 @@ static void ant_completion(const dsml_responder *r, dsml_buf *b)
         if (c->status != DSML_CALL_COMPLETE)
             continue;
         if (!first)
-            dsml_buf_putc(b, ',');
+            core_buf_putc(b, ',');
         first = 0;
         DSML_BUF_LIT(b, "{\"type\":\"tool_use\",\"id\":");
-        dsml_emit_string(b, c->id, c->id_len);
+        json_emit_string(b, c->id, c->id_len);
         DSML_BUF_LIT(b, ",\"name\":");
-        dsml_emit_string(b, c->name.data != NULL ? c->name.data : "", c->name.len);
+        json_emit_string(b, c->name.data != NULL ? c->name.data : "", c->name.len);
         DSML_BUF_LIT(b, ",\"input\":");
         call_input(b, c, &r->alloc);
-        dsml_buf_putc(b, '}');
+        core_buf_putc(b, '}');
     }
     DSML_BUF_LIT(b, "],");
     stop_fields(r, b);

@@ -22,15 +22,15 @@ void srv_json_head(dsml_buf *b, const char *object, const char *id, size_t id_le
 {
     char num[32];
     DSML_BUF_LIT(b, "{\"id\":");
-    dsml_emit_string(b, id, id_len);
+    json_emit_string(b, id, id_len);
     DSML_BUF_LIT(b, ",\"object\":\"");
-    dsml_buf_puts(b, object);
+    core_buf_puts(b, object);
     DSML_BUF_LIT(b, "\",\"created\":");
     snprintf(num, sizeof num, "%lld", created);
-    dsml_buf_puts(b, num);
+    core_buf_puts(b, num);
     DSML_BUF_LIT(b, ",\"model\":");
-    dsml_emit_string(b, model != NULL ? model : "", model_len);
-    dsml_buf_putc(b, ',');
+    json_emit_string(b, model != NULL ? model : "", model_len);
+    core_buf_putc(b, ',');
 }
 
 /* The one choice's start: "choices":[{"index":N, */
@@ -38,7 +38,7 @@ static void choice_head(const dsml_responder *r, dsml_buf *b)
 {
     DSML_BUF_LIT(b, "\"choices\":[{\"index\":");
     srv_put_size(b, r->choice_index);
-    dsml_buf_putc(b, ',');
+    core_buf_putc(b, ',');
 }
 
 /* "usage":{...} */
@@ -61,15 +61,15 @@ void srv_chunk_prefix(dsml_responder *r)
     b->len = 0;
     if (r->flags & DSML_RESPOND_SSE)
         DSML_BUF_LIT(b, "data: ");
-    dsml_buf_append(b, r->chunk_head.data, r->chunk_head.len);
+    core_buf_append(b, r->chunk_head.data, r->chunk_head.len);
     choice_head(r, b);
     DSML_BUF_LIT(b, "\"delta\":{");
     static const char *const keys[2] = {"\"reasoning_content\":", "\"content\":"};
     for (int k = 0; k < 2; k++) {
         dsml_buf *t = &r->text_item[k];
         t->len = 0;
-        dsml_buf_append(t, b->data, b->len);
-        dsml_buf_puts(t, keys[k]);
+        core_buf_append(t, b->data, b->len);
+        core_buf_puts(t, keys[k]);
         r->text_pre[k] = t->len;
     }
 }
@@ -80,7 +80,7 @@ static void begin_chunk(dsml_responder *r)
 {
     dsml_buf *b = &r->item;
     b->len = 0;
-    dsml_buf_append(b, r->chunk_pre.data, r->chunk_pre.len);
+    core_buf_append(b, r->chunk_pre.data, r->chunk_pre.len);
     if (!r->role_sent) {
         DSML_BUF_LIT(b, "\"role\":\"assistant\"");
         r->role_sent = 1;
@@ -90,23 +90,23 @@ static void begin_chunk(dsml_responder *r)
 static void delta_key(dsml_buf *b, const char *key, size_t key_len)
 {
     if (b->len > 0 && b->data[b->len - 1] != '{') /* (nothing after a failed allocation) */
-        dsml_buf_putc(b, ',');
-    dsml_buf_putc(b, '"');
-    dsml_buf_append(b, key, key_len);
+        core_buf_putc(b, ',');
+    core_buf_putc(b, '"');
+    core_buf_append(b, key, key_len);
     DSML_BUF_LIT(b, "\":");
 }
 #define DELTA_KEY(b, lit) delta_key((b), (lit), sizeof(lit) - 1)
 
 void srv_item_end(dsml_responder *r)
 {
-    dsml_buf_putc(&r->item, '\0'); /* the item's text is NUL-terminated */
+    core_buf_putc(&r->item, '\0'); /* the item's text is NUL-terminated */
     if (!r->item.failed)
         r->item.len--;
 }
 
 static void end_chunk(dsml_responder *r, const char *tail, size_t tail_len)
 {
-    dsml_buf_append(&r->item, tail, tail_len);
+    core_buf_append(&r->item, tail, tail_len);
     if (r->flags & DSML_RESPOND_SSE)
         DSML_BUF_LIT(&r->item, "\n\n");
     srv_item_end(r);
@@ -121,7 +121,7 @@ void srv_chunk_text(dsml_responder *r, int content, const char *text, size_t len
             DELTA_KEY(b, "content");
         else
             DELTA_KEY(b, "reasoning_content");
-        dsml_emit_string(b, text, len);
+        json_emit_string(b, text, len);
         end_chunk(r, chunk_tail, sizeof chunk_tail - 1);
         return;
     }
@@ -133,11 +133,11 @@ void srv_chunk_text(dsml_responder *r, int content, const char *text, size_t len
     t->len = r->text_pre[content != 0];
     if (len > ((size_t)-1 - t->len - room - 2) / 6 ||
         ((6 * len + 2 + room >= t->cap - t->len || t->data == NULL) &&
-         !dsml_buf_reserve(t, 6 * len + 2 + room))) {
+         !core_buf_reserve(t, 6 * len + 2 + room))) {
         b->failed = 1; /* the responder's check */
         return;
     }
-    char *d = dsml_emit_string_at(t->data + t->len, text, len);
+    char *d = json_emit_string_at(t->data + t->len, text, len);
     memcpy(d, sse ? chunk_tail_sse : chunk_tail_plain, room);
     /* up to the tail's NUL */
     t->len = (size_t)(d - t->data) + (sse ? sizeof chunk_tail_sse : sizeof chunk_tail) - 1;
@@ -157,15 +157,15 @@ void srv_chunk_call(dsml_responder *r, const srv_call *c, const char *args, size
     DELTA_KEY(b, "tool_calls");
     call_index(b, c->index);
     DSML_BUF_LIT(b, ",\"id\":");
-    dsml_emit_string(b, c->id, c->id_len);
+    json_emit_string(b, c->id, c->id_len);
     DSML_BUF_LIT(b, ",\"type\":\"function\",\"function\":{\"name\":");
-    dsml_emit_string(b, c->name.data != NULL ? c->name.data : "", c->name.len);
+    json_emit_string(b, c->name.data != NULL ? c->name.data : "", c->name.len);
     DSML_BUF_LIT(b, ",\"arguments\":");
-    dsml_emit_string(b, args != NULL ? args : "", args_len);
-    dsml_buf_putc(b, '}');
+    json_emit_string(b, args != NULL ? args : "", args_len);
+    core_buf_putc(b, '}');
     if (c->has_ns) {
         DSML_BUF_LIT(b, ",\"namespace\":");
-        dsml_emit_string(b, c->ns.data != NULL ? c->ns.data : "", c->ns.len);
+        json_emit_string(b, c->ns.data != NULL ? c->ns.data : "", c->ns.len);
     }
     DSML_BUF_LIT(b, "}]");
     end_chunk(r, chunk_tail, sizeof chunk_tail - 1);
@@ -178,7 +178,7 @@ void srv_chunk_arguments(dsml_responder *r, const srv_call *c, const char *text,
     DELTA_KEY(b, "tool_calls");
     call_index(b, c->index);
     DSML_BUF_LIT(b, ",\"function\":{\"arguments\":");
-    dsml_emit_string(b, text, len);
+    json_emit_string(b, text, len);
     DSML_BUF_LIT(b, "}}]");
     end_chunk(r, chunk_tail, sizeof chunk_tail - 1);
 }
@@ -199,7 +199,7 @@ void srv_chunk_finish(dsml_responder *r)
     begin_chunk(r);
     dsml_buf *b = &r->item;
     DSML_BUF_LIT(b, "},\"logprobs\":null,\"finish_reason\":\"");
-    dsml_buf_puts(b, srv_finish_reason(r));
+    core_buf_puts(b, srv_finish_reason(r));
     end_chunk(r, "\"}]}", 4);
 }
 
@@ -209,7 +209,7 @@ void srv_chunk_usage(dsml_responder *r)
     b->len = 0;
     if (r->flags & DSML_RESPOND_SSE)
         DSML_BUF_LIT(b, "data: ");
-    dsml_buf_append(b, r->chunk_head.data, r->chunk_head.len);
+    core_buf_append(b, r->chunk_head.data, r->chunk_head.len);
     DSML_BUF_LIT(b, "\"choices\":[],");
     usage_json(r, b);
     end_chunk(r, "}", 1);
@@ -217,16 +217,16 @@ void srv_chunk_usage(dsml_responder *r)
 
 void srv_completion_json(const dsml_responder *r, dsml_buf *b)
 {
-    dsml_buf_append(b, r->head.data, r->head.len);
+    core_buf_append(b, r->head.data, r->head.len);
     choice_head(r, b);
     DSML_BUF_LIT(b, "\"message\":{\"role\":\"assistant\",\"content\":");
     if (r->content.len == 0 && r->executable > 0)
         DSML_BUF_LIT(b, "null");
     else
-        dsml_emit_string(b, r->content.data != NULL ? r->content.data : "", r->content.len);
+        json_emit_string(b, r->content.data != NULL ? r->content.data : "", r->content.len);
     if (r->reasoning.len > 0) {
         DSML_BUF_LIT(b, ",\"reasoning_content\":");
-        dsml_emit_string(b, r->reasoning.data, r->reasoning.len);
+        json_emit_string(b, r->reasoning.data, r->reasoning.len);
     }
     int first = 1;
     for (size_t i = 0; i < r->ncalls; i++) {
@@ -236,31 +236,31 @@ void srv_completion_json(const dsml_responder *r, dsml_buf *b)
         if (first)
             DSML_BUF_LIT(b, ",\"tool_calls\":[");
         else
-            dsml_buf_putc(b, ',');
+            core_buf_putc(b, ',');
         first = 0;
         DSML_BUF_LIT(b, "{\"id\":");
-        dsml_emit_string(b, c->id, c->id_len);
+        json_emit_string(b, c->id, c->id_len);
         DSML_BUF_LIT(b, ",\"type\":\"function\",\"function\":{\"name\":");
-        dsml_emit_string(b, c->name.data != NULL ? c->name.data : "", c->name.len);
+        json_emit_string(b, c->name.data != NULL ? c->name.data : "", c->name.len);
         DSML_BUF_LIT(b, ",\"arguments\":");
-        dsml_emit_string(b, c->args.data != NULL ? c->args.data : "", c->args.len);
-        dsml_buf_putc(b, '}');
+        json_emit_string(b, c->args.data != NULL ? c->args.data : "", c->args.len);
+        core_buf_putc(b, '}');
         if (c->has_ns) {
             DSML_BUF_LIT(b, ",\"namespace\":");
-            dsml_emit_string(b, c->ns.data != NULL ? c->ns.data : "", c->ns.len);
+            json_emit_string(b, c->ns.data != NULL ? c->ns.data : "", c->ns.len);
         }
-        dsml_buf_putc(b, '}');
+        core_buf_putc(b, '}');
     }
     if (!first)
-        dsml_buf_putc(b, ']');
+        core_buf_putc(b, ']');
     DSML_BUF_LIT(b, "},\"logprobs\":null,\"finish_reason\":\"");
-    dsml_buf_puts(b, srv_finish_reason(r));
+    core_buf_puts(b, srv_finish_reason(r));
     DSML_BUF_LIT(b, "\"}]");
     if (r->usage_set) {
-        dsml_buf_putc(b, ',');
+        core_buf_putc(b, ',');
         usage_json(r, b);
     }
-    dsml_buf_putc(b, '}');
+    core_buf_putc(b, '}');
 }
 
 const srv_writer srv_chat_writer = {srv_chunk_text, srv_chunk_call, srv_chunk_arguments,

@@ -18,33 +18,33 @@ static void emit_compact(dsml_buf *b, const cJSON *v)
     case cJSON_Object:
     case cJSON_Array: {
         int obj = (v->type & 0xFF) == cJSON_Object;
-        dsml_buf_putc(b, obj ? '{' : '[');
+        core_buf_putc(b, obj ? '{' : '[');
         for (const cJSON *c = v->child; c != NULL; c = c->next) {
             if (c != v->child)
-                dsml_buf_putc(b, ',');
+                core_buf_putc(b, ',');
             if (obj) {
-                dsml_emit_string(b, c->string, strlen(c->string));
-                dsml_buf_putc(b, ':');
+                json_emit_string(b, c->string, strlen(c->string));
+                core_buf_putc(b, ':');
             }
             emit_compact(b, c);
         }
-        dsml_buf_putc(b, obj ? '}' : ']');
+        core_buf_putc(b, obj ? '}' : ']');
         return;
     }
     default:
-        dsml_emit_json(b, v); /* scalars: json.dumps's form is compact */
+        json_emit_json(b, v); /* scalars: json.dumps's form is compact */
     }
 }
 
 static const char *member_text(const cJSON *o, const char *key)
 {
-    const cJSON *v = dsml_json_get(o, key);
-    return dsml_is_string(v) ? v->valuestring : NULL;
+    const cJSON *v = json_get(o, key);
+    return json_is_string(v) ? v->valuestring : NULL;
 }
 
 static double usage_of(const cJSON *u, const char *key)
 {
-    const cJSON *v = dsml_json_get(u, key);
+    const cJSON *v = json_get(u, key);
     return (v != NULL && (v->type & 0xFF) == cJSON_Number) ? v->valuedouble : 0;
 }
 
@@ -54,14 +54,14 @@ static int check_one(const cJSON *c, const cJSON *first, size_t i, dsml_error *e
     char path[64];
     const char *keys[] = {"id", "model"};
     snprintf(path, sizeof path, "completions[%zu]", i);
-    if (!dsml_is_object(c) || !dsml_is_array(dsml_json_get(c, "choices")) ||
+    if (!json_is_object(c) || !json_is_array(json_get(c, "choices")) ||
         member_text(c, "id") == NULL || member_text(c, "model") == NULL ||
         strcmp(member_text(c, "object") ? member_text(c, "object") : "", "chat.completion") != 0)
-        return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, path,
+        return core_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, path,
                          "not a chat.completion object with an id, a model and choices");
     for (size_t k = 0; k < 2; k++)
         if (strcmp(member_text(c, keys[k]), member_text(first, keys[k])) != 0)
-            return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, path,
+            return core_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, path,
                              "its %s differs from the first completion's", keys[k]);
     return DSML_OK;
 }
@@ -72,47 +72,47 @@ int dsml_completions_merge(const char *const *texts, const size_t *lens, size_t 
     if (out != NULL)
         memset(out, 0, sizeof *out);
     if (out == NULL || n == 0 || texts == NULL || lens == NULL || n > DSML_N_MAX)
-        return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
+        return core_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
                          "dsml_completions_merge: 1..DSML_N_MAX completions");
     dsml_allocator a;
-    dsml_alloc_resolve(&a, NULL);
+    core_alloc_resolve(&a, NULL);
     cJSON *docs[DSML_N_MAX] = {NULL};
     int r = DSML_OK;
     for (size_t i = 0; i < n && r == DSML_OK; i++) {
         r = texts[i] == NULL ? DSML_ERR_ARGUMENT
-                             : dsml_json_read(texts[i], lens[i], NULL, &a, "completion", 0,
+                             : json_read(texts[i], lens[i], NULL, &a, "completion", 0,
                                               &docs[i], err);
         if (r == DSML_OK)
             r = check_one(docs[i], docs[0], i, err);
         else if (texts[i] == NULL)
-            dsml_fail(err, r, DSML_NO_OFFSET, NULL, "completion %zu is NULL", i);
+            core_fail(err, r, DSML_NO_OFFSET, NULL, "completion %zu is NULL", i);
     }
     dsml_buf b;
-    dsml_buf_init(&b, &a);
+    core_buf_init(&b, &a);
     if (r == DSML_OK) {
         /* the head of the first, then every choice in index order */
         const cJSON *f = docs[0];
         DSML_BUF_LIT(&b, "{");
         const char *head[] = {"id", "object", "created", "model", "system_fingerprint"};
         for (size_t k = 0; k < sizeof head / sizeof head[0]; k++) {
-            const cJSON *v = dsml_json_get(f, head[k]);
+            const cJSON *v = json_get(f, head[k]);
             if (v == NULL)
                 continue;
-            dsml_emit_string(&b, head[k], strlen(head[k]));
-            dsml_buf_putc(&b, ':');
+            json_emit_string(&b, head[k], strlen(head[k]));
+            core_buf_putc(&b, ':');
             emit_compact(&b, v);
-            dsml_buf_putc(&b, ',');
+            core_buf_putc(&b, ',');
         }
         DSML_BUF_LIT(&b, "\"choices\":[");
         size_t written = 0, total = 0;
         for (size_t i = 0; i < n; i++)
-            total += (size_t)dsml_json_count(dsml_json_get(docs[i], "choices"), SIZE_MAX - 1);
+            total += (size_t)json_count(json_get(docs[i], "choices"), SIZE_MAX - 1);
         for (size_t want = 0; written < total && r == DSML_OK; want++) {
             const cJSON *hit = NULL;
             size_t hits = 0;
             for (size_t i = 0; i < n; i++)
-                for (const cJSON *c = dsml_json_get(docs[i], "choices")->child; c; c = c->next) {
-                    const cJSON *ix = dsml_json_get(c, "index");
+                for (const cJSON *c = json_get(docs[i], "choices")->child; c; c = c->next) {
+                    const cJSON *ix = json_get(c, "index");
                     if (ix != NULL && (ix->type & 0xFF) == cJSON_Number &&
                         ix->valuedouble == (double)want) {
                         hit = c;
@@ -120,31 +120,31 @@ int dsml_completions_merge(const char *const *texts, const size_t *lens, size_t 
                     }
                 }
             if (hits > 1 || want > total)
-                r = dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
+                r = core_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
                               hits > 1 ? "two choices have the index %zu"
                                        : "the choices' indexes are not 0..%zu",
                               hits > 1 ? want : total - 1);
             if (hit == NULL)
                 continue;
             if (written++ > 0)
-                dsml_buf_putc(&b, ',');
+                core_buf_putc(&b, ',');
             emit_compact(&b, hit);
         }
-        dsml_buf_putc(&b, ']');
+        core_buf_putc(&b, ']');
         /* usage: the prompt once, the completions' tokens summed */
         double p = 0, c = 0, rs = 0;
         int with = 0;
         for (size_t i = 0; i < n; i++) {
-            const cJSON *u = dsml_json_get(docs[i], "usage");
-            if (!dsml_is_object(u))
+            const cJSON *u = json_get(docs[i], "usage");
+            if (!json_is_object(u))
                 continue;
             with++;
             p = usage_of(u, "prompt_tokens");
             c += usage_of(u, "completion_tokens");
-            rs += usage_of(dsml_json_get(u, "completion_tokens_details"), "reasoning_tokens");
+            rs += usage_of(json_get(u, "completion_tokens_details"), "reasoning_tokens");
         }
         if (with > 0 && (size_t)with != n && r == DSML_OK)
-            r = dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
+            r = core_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
                           "some completions have a usage and some do not");
         if (with > 0) {
             char num[160];
@@ -153,19 +153,19 @@ int dsml_completions_merge(const char *const *texts, const size_t *lens, size_t 
                      "\"total_tokens\":%.0f,\"completion_tokens_details\":"
                      "{\"reasoning_tokens\":%.0f}}",
                      p, c, p + c, rs);
-            dsml_buf_puts(&b, num);
+            core_buf_puts(&b, num);
         }
-        dsml_buf_putc(&b, '}');
+        core_buf_putc(&b, '}');
     }
     for (size_t i = 0; i < n; i++)
-        dsml_json_free(docs[i]);
+        json_free(docs[i]);
     if (r != DSML_OK) {
-        dsml_buf_release(&b);
+        core_buf_release(&b);
         return r;
     }
-    out->text = dsml_buf_take(&b, &out->len);
+    out->text = core_buf_take(&b, &out->len);
     if (out->text == NULL)
-        return dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
+        return core_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
     out->alloc_ = a;
     return DSML_OK;
 }
@@ -174,11 +174,11 @@ int dsml_completions_merge(const char *const *texts, const size_t *lens, size_t 
 static void openai_error(dsml_buf *b, const dsml_error *e)
 {
     DSML_BUF_LIT(b, "{\"error\":{\"message\":");
-    dsml_emit_string(b, e->message, strlen(e->message));
+    json_emit_string(b, e->message, strlen(e->message));
     DSML_BUF_LIT(b, ",\"type\":\"invalid_request_error\",\"param\":");
     size_t plen = strlen(e->path);
     if (plen > 0)
-        dsml_emit_string(b, e->path, plen);
+        json_emit_string(b, e->path, plen);
     else
         DSML_BUF_LIT(b, "null");
     /* the code's stable name: DSML_ERR_TOOL_CHOICE -> "tool_choice" */
@@ -191,7 +191,7 @@ static void openai_error(dsml_buf *b, const dsml_error *e)
         code[k] = (char)tolower((unsigned char)name[k]);
     code[k] = '\0';
     DSML_BUF_LIT(b, ",\"code\":");
-    dsml_emit_string(b, code, k);
+    json_emit_string(b, code, k);
     DSML_BUF_LIT(b, "}}");
 }
 
@@ -201,22 +201,22 @@ static void openai_error(dsml_buf *b, const dsml_error *e)
 static void anthropic_error(dsml_buf *b, const dsml_error *e, const dsml_allocator *a)
 {
     dsml_buf m;
-    dsml_buf_init(&m, a);
-    dsml_buf_puts(&m, e->message);
+    core_buf_init(&m, a);
+    core_buf_puts(&m, e->message);
     size_t plen = strlen(e->path);
     if (plen > 0 && !(strncmp(e->message, e->path, plen) == 0 && e->message[plen] == ':')) {
         DSML_BUF_LIT(&m, " (at ");
-        dsml_buf_puts(&m, e->path);
-        dsml_buf_putc(&m, ')');
+        core_buf_puts(&m, e->path);
+        core_buf_putc(&m, ')');
     }
     DSML_BUF_LIT(b, "{\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\","
                     "\"message\":");
     if (m.failed)
         b->failed = 1;
     else
-        dsml_emit_string(b, m.data != NULL ? m.data : "", m.len);
+        json_emit_string(b, m.data != NULL ? m.data : "", m.len);
     DSML_BUF_LIT(b, "}}");
-    dsml_buf_release(&m);
+    core_buf_release(&m);
 }
 
 int dsml_error_json_api(const dsml_error *e, dsml_api api, dsml_output *out)
@@ -227,14 +227,14 @@ int dsml_error_json_api(const dsml_error *e, dsml_api api, dsml_output *out)
         (api != DSML_API_CHAT && api != DSML_API_ANTHROPIC && api != DSML_API_RESPONSES))
         return DSML_ERR_ARGUMENT;
     dsml_allocator a;
-    dsml_alloc_resolve(&a, NULL);
+    core_alloc_resolve(&a, NULL);
     dsml_buf b;
-    dsml_buf_init(&b, &a);
+    core_buf_init(&b, &a);
     if (api == DSML_API_ANTHROPIC)
         anthropic_error(&b, e, &a);
     else
         openai_error(&b, e);
-    out->text = dsml_buf_take(&b, &out->len);
+    out->text = core_buf_take(&b, &out->len);
     if (out->text == NULL)
         return DSML_ERR_NOMEM;
     out->alloc_ = a;

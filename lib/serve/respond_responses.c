@@ -21,18 +21,18 @@ void srv_responses_head(dsml_buf *b, const char *id, size_t id_len, long long cr
 {
     char num[32];
     DSML_BUF_LIT(b, "{\"id\":");
-    dsml_emit_string(b, id, id_len);
+    json_emit_string(b, id, id_len);
     DSML_BUF_LIT(b, ",\"object\":\"response\",\"created_at\":");
     snprintf(num, sizeof num, "%lld", created);
-    dsml_buf_puts(b, num);
+    core_buf_puts(b, num);
     DSML_BUF_LIT(b, ",\"model\":");
-    dsml_emit_string(b, model != NULL ? model : "", model_len);
-    dsml_buf_putc(b, ',');
+    json_emit_string(b, model != NULL ? model : "", model_len);
+    core_buf_putc(b, ',');
 }
 
 static void put_str(dsml_buf *b, const char *s, size_t n)
 {
-    dsml_emit_string(b, s != NULL ? s : "", n);
+    json_emit_string(b, s != NULL ? s : "", n);
 }
 
 /* ---- items ---------------------------------------------------------------- */
@@ -61,7 +61,7 @@ static void message_item(dsml_buf *b, const char *id, const char *status, const 
     DSML_BUF_LIT(b, "{\"id\":");
     put_str(b, id, strlen(id));
     DSML_BUF_LIT(b, ",\"type\":\"message\",\"status\":\"");
-    dsml_buf_puts(b, status);
+    core_buf_puts(b, status);
     DSML_BUF_LIT(b, "\",\"role\":\"assistant\",\"content\":[");
     if (with_part)
         text_part(b, text, len);
@@ -88,14 +88,14 @@ static void call_item(dsml_buf *b, const srv_call *c, const char *status, const 
     DSML_BUF_LIT(b, "{\"id\":");
     put_str(b, f.s, strlen(f.s));
     DSML_BUF_LIT(b, ",\"type\":\"function_call\",\"status\":\"");
-    dsml_buf_puts(b, status);
+    core_buf_puts(b, status);
     DSML_BUF_LIT(b, "\",\"call_id\":");
     put_str(b, c->id, c->id_len);
     DSML_BUF_LIT(b, ",\"name\":");
     put_str(b, c->name.data, c->name.len);
     DSML_BUF_LIT(b, ",\"arguments\":");
     put_str(b, args, args_len);
-    dsml_buf_putc(b, '}');
+    core_buf_putc(b, '}');
 }
 
 /* ---- the response object -------------------------------------------------- */
@@ -107,9 +107,9 @@ static int incomplete(const dsml_responder *r)
 
 static void response_json(const dsml_responder *r, dsml_buf *b, int done)
 {
-    dsml_buf_append(b, r->head.data, r->head.len);
+    core_buf_append(b, r->head.data, r->head.len);
     DSML_BUF_LIT(b, "\"status\":\"");
-    dsml_buf_puts(b, !done ? "in_progress" : incomplete(r) ? "incomplete" : "completed");
+    core_buf_puts(b, !done ? "in_progress" : incomplete(r) ? "incomplete" : "completed");
     DSML_BUF_LIT(b, "\",\"incomplete_details\":");
     if (done && incomplete(r))
         DSML_BUF_LIT(b, "{\"reason\":\"max_output_tokens\"}");
@@ -123,7 +123,7 @@ static void response_json(const dsml_responder *r, dsml_buf *b, int done)
     }
     if (done && r->content.len > 0) {
         if (!first)
-            dsml_buf_putc(b, ',');
+            core_buf_putc(b, ',');
         message_item(b, r->msg_id, "completed", r->content.data, r->content.len, 1);
         first = 0;
     }
@@ -132,7 +132,7 @@ static void response_json(const dsml_responder *r, dsml_buf *b, int done)
         if (c->status != DSML_CALL_COMPLETE)
             continue;
         if (!first)
-            dsml_buf_putc(b, ',');
+            core_buf_putc(b, ',');
         first = 0;
         call_item(b, c, "completed", c->args.data, c->args.len);
     }
@@ -165,9 +165,9 @@ static void event_head(dsml_responder *r, const char *name)
 {
     dsml_buf *b = &r->item;
     DSML_BUF_LIT(b, "event: ");
-    dsml_buf_puts(b, name);
+    core_buf_puts(b, name);
     DSML_BUF_LIT(b, "\ndata: {\"type\":\"");
-    dsml_buf_puts(b, name);
+    core_buf_puts(b, name);
     DSML_BUF_LIT(b, "\",\"sequence_number\":");
     srv_put_size(b, r->seq++);
 }
@@ -215,11 +215,11 @@ static void item_event(dsml_responder *r, const char *name, const char *item_id,
     where(r, item_id);
     if (index_key != NULL) {
         DSML_BUF_LIT(&r->item, ",\"");
-        dsml_buf_puts(&r->item, index_key);
+        core_buf_puts(&r->item, index_key);
         DSML_BUF_LIT(&r->item, "\":0");
     }
     DSML_BUF_LIT(&r->item, ",\"");
-    dsml_buf_puts(&r->item, key);
+    core_buf_puts(&r->item, key);
     DSML_BUF_LIT(&r->item, "\":");
     put_str(&r->item, text, len);
     event_end(r);

@@ -46,7 +46,7 @@ static size_t stop_prefix_tail(const dsml_responder *r, const char *p, size_t n)
 
 size_t srv_stop_feed(dsml_responder *r, const char *text, size_t len)
 {
-    dsml_buf_append(&r->pend, text, len);
+    core_buf_append(&r->pend, text, len);
     if (r->pend.failed)
         return 0;
     size_t at = find_stop(r, r->pend.data, r->pend.len);

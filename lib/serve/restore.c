@@ -38,10 +38,10 @@ static void path_of(const srv_req *q, const dsml_msg *m, int sent, char *out, si
 
 static void list_put(dsml_buf *b, size_t *n, const char *json, size_t len)
 {
-    dsml_buf_putc(b, *n == 0 ? '[' : ',');
+    core_buf_putc(b, *n == 0 ? '[' : ',');
     if (*n > 0)
-        dsml_buf_putc(b, ' ');
-    dsml_buf_append(b, json, len);
+        core_buf_putc(b, ' ');
+    core_buf_append(b, json, len);
     (*n)++;
 }
 
@@ -49,10 +49,10 @@ static void list_put(dsml_buf *b, size_t *n, const char *json, size_t len)
 static const cJSON *first_call_id(const dsml_msg *m)
 {
     const cJSON *calls = m->tool_calls;
-    if (!dsml_is_array(calls) || calls->child == NULL)
+    if (!json_is_array(calls) || calls->child == NULL)
         return NULL;
-    const cJSON *id = dsml_json_get(calls->child, "id");
-    return dsml_is_string(id) && id->valuestring[0] != '\0' ? id : NULL;
+    const cJSON *id = json_get(calls->child, "id");
+    return json_is_string(id) && id->valuestring[0] != '\0' ? id : NULL;
 }
 
 /* Ends the open entry: what became of the completion. */
@@ -60,8 +60,8 @@ static void close_entry(srv_restore *s, const char *what)
 {
     if (!s->entry_open)
         return;
-    dsml_buf_putc(&s->restored, '"');
-    dsml_buf_puts(&s->restored, what);
+    core_buf_putc(&s->restored, '"');
+    core_buf_puts(&s->restored, what);
     DSML_BUF_LIT(&s->restored, "\"}");
     s->entry_open = 0;
 }
@@ -74,21 +74,21 @@ static int ask(srv_req *q, const dsml_msg *m, const cJSON *id, dsml_restored *ou
     dsml_reasoning_found f;
     memset(&f, 0, sizeof f);
     f.size = sizeof f;
-    size_t id_len = dsml_json_strlen(id);
+    size_t id_len = json_strlen(id);
     int got = q->o->reasoning_lookup(q->o->reasoning_lookup_ctx, id->valuestring, id_len, &f);
     char path[64], sent[64];
     path_of(q, m, 0, path, sizeof path);
     path_of(q, m, 1, sent, sizeof sent);
     if (got != 0 && got != 1)
-        return dsml_fail(q->c->err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, path,
+        return core_fail(q->c->err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, path,
                          "the reasoning lookup failed (it returned %d)", got);
     if (got == 1 && ((f.reasoning == NULL && f.reasoning_len != 0) ||
                      (f.completion == NULL && f.completion_len != 0)))
-        return dsml_fail(q->c->err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, path,
+        return core_fail(q->c->err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, path,
                          "the reasoning lookup returned a NULL text with a length");
     if (got == 1 && f.reasoning != NULL &&
         !core_utf8_valid((const unsigned char *)f.reasoning, f.reasoning_len))
-        return dsml_fail(q->c->err, DSML_ERR_UTF8, DSML_NO_OFFSET, path,
+        return core_fail(q->c->err, DSML_ERR_UTF8, DSML_NO_OFFSET, path,
                          "the reasoning the lookup returned is not valid UTF-8");
     if (got == 1) {
         out->reasoning = f.reasoning;
@@ -97,18 +97,18 @@ static int ask(srv_req *q, const dsml_msg *m, const cJSON *id, dsml_restored *ou
         out->completion_len = f.completion_len;
     }
     dsml_buf e;
-    dsml_buf_init(&e, &q->t->alloc);
+    core_buf_init(&e, &q->t->alloc);
     DSML_BUF_LIT(&e, "{\"path\": ");
-    dsml_emit_string(&e, sent, strlen(sent));
+    json_emit_string(&e, sent, strlen(sent));
     DSML_BUF_LIT(&e, ", \"call_id\": ");
-    dsml_emit_string(&e, id->valuestring, id_len);
+    json_emit_string(&e, id->valuestring, id_len);
     if (out->reasoning != NULL)
         DSML_BUF_LIT(&e, ", \"reasoning\": true, \"completion\": ");
     else
         DSML_BUF_LIT(&e, ", \"reasoning\": false, \"completion\": ");
     int failed = e.failed;
     list_put(&s->restored, &s->nrestored, e.data, e.len);
-    dsml_buf_release(&e);
+    core_buf_release(&e);
     s->entry_open = 1;
     return failed ? srv_nomem(q) : DSML_OK;
 }
@@ -131,17 +131,17 @@ static int lookup(void *arg, dsml_rctx *c, const dsml_msg *m, dsml_restored *out
     char path[64];
     path_of(q, m, 0, path, sizeof path);
     if (q->o->flags & DSML_TURN_REQUIRE_REASONING)
-        return dsml_fail(q->c->err, DSML_ERR_MISSING_KEY, DSML_NO_OFFSET, path,
+        return core_fail(q->c->err, DSML_ERR_MISSING_KEY, DSML_NO_OFFSET, path,
                          "the assistant message has no reasoning_content, and thinking "
                          "mode shows it in the prompt: send back the reasoning the model "
                          "wrote");
     path_of(q, m, 1, path, sizeof path);
     dsml_buf e;
-    dsml_buf_init(&e, &q->t->alloc);
-    dsml_emit_string(&e, path, strlen(path));
+    core_buf_init(&e, &q->t->alloc);
+    json_emit_string(&e, path, strlen(path));
     int failed = e.failed;
     list_put(&s->missing, &s->nmissing, e.data, e.len);
-    dsml_buf_release(&e);
+    core_buf_release(&e);
     return failed ? srv_nomem(q) : DSML_OK;
 }
 
@@ -168,7 +168,7 @@ static cJSON *parse(srv_req *q, const char *text, size_t len)
 /* Arguments compared as JSON values, not bytes. */
 static int same_arguments(const cJSON *a, const cJSON *b)
 {
-    if (!dsml_is_string(a) || !dsml_is_string(b))
+    if (!json_is_string(a) || !json_is_string(b))
         return cJSON_Compare(a, b, 1);
     cJSON *x = cJSON_Parse(a->valuestring), *y = cJSON_Parse(b->valuestring);
     int same = x != NULL && y != NULL ? cJSON_Compare(x, y, 1)
@@ -184,11 +184,11 @@ static int same_calls(const cJSON *a, const cJSON *b)
         return 0;
     for (const cJSON *x = a != NULL ? a->child : NULL, *y = b != NULL ? b->child : NULL;
          x != NULL && y != NULL; x = x->next, y = y->next) {
-        const cJSON *fx = dsml_json_get(x, "function"), *fy = dsml_json_get(y, "function");
-        const cJSON *nx = dsml_json_get(x, "namespace"), *ny = dsml_json_get(y, "namespace");
-        if (!cJSON_Compare(dsml_json_get(fx, "name"), dsml_json_get(fy, "name"), 1) ||
+        const cJSON *fx = json_get(x, "function"), *fy = json_get(y, "function");
+        const cJSON *nx = json_get(x, "namespace"), *ny = json_get(y, "namespace");
+        if (!cJSON_Compare(json_get(fx, "name"), json_get(fy, "name"), 1) ||
             (nx == NULL) != (ny == NULL) || (nx != NULL && !cJSON_Compare(nx, ny, 1)) ||
-            !same_arguments(dsml_json_get(fx, "arguments"), dsml_json_get(fy, "arguments")))
+            !same_arguments(json_get(fx, "arguments"), json_get(fy, "arguments")))
             return 0;
     }
     return 1;
@@ -196,8 +196,8 @@ static int same_calls(const cJSON *a, const cJSON *b)
 
 static int same_text(const cJSON *a, const cJSON *b)
 {
-    const char *x = dsml_is_string(a) ? a->valuestring : "";
-    const char *y = dsml_is_string(b) ? b->valuestring : "";
+    const char *x = json_is_string(a) ? a->valuestring : "";
+    const char *y = json_is_string(b) ? b->valuestring : "";
     return strcmp(x, y) == 0;
 }
 
@@ -218,10 +218,10 @@ static int check(void *arg, dsml_rctx *c, const dsml_msg *m, const dsml_restored
     cJSON *want = ends ? parse(q, rendered, len) : NULL;
     cJSON *got = ends ? parse(q, rs->completion, rs->completion_len) : NULL;
     *use = want != NULL && got != NULL &&
-           same_text(dsml_json_get(want, "content"), dsml_json_get(got, "content")) &&
-           same_text(dsml_json_get(want, "reasoning_content"),
-                     dsml_json_get(got, "reasoning_content")) &&
-           same_calls(dsml_json_get(want, "tool_calls"), dsml_json_get(got, "tool_calls"));
+           same_text(json_get(want, "content"), json_get(got, "content")) &&
+           same_text(json_get(want, "reasoning_content"),
+                     json_get(got, "reasoning_content")) &&
+           same_calls(json_get(want, "tool_calls"), json_get(got, "tool_calls"));
     cJSON_Delete(want);
     cJSON_Delete(got);
     close_entry(q->restore, *use ? "used" : "differs");
@@ -232,15 +232,15 @@ static int check(void *arg, dsml_rctx *c, const dsml_msg *m, const dsml_restored
 
 int srv_restore_begin(srv_req *q)
 {
-    srv_restore *s = dsml_malloc(&q->t->alloc, sizeof *s);
+    srv_restore *s = core_malloc(&q->t->alloc, sizeof *s);
     if (s == NULL)
         return srv_nomem(q);
     memset(s, 0, sizeof *s);
     s->hook.lookup = lookup;
     s->hook.check = check;
     s->hook.arg = q;
-    dsml_buf_init(&s->missing, &q->t->alloc);
-    dsml_buf_init(&s->restored, &q->t->alloc);
+    core_buf_init(&s->missing, &q->t->alloc);
+    core_buf_init(&s->restored, &q->t->alloc);
     q->restore = s;
     q->c->reasoning_alias = 1;
     q->c->restore = &s->hook;
@@ -250,9 +250,9 @@ int srv_restore_begin(srv_req *q)
 static char *take_list(dsml_buf *b, size_t n, size_t *len)
 {
     if (n == 0)
-        dsml_buf_putc(b, '[');
-    dsml_buf_putc(b, ']');
-    return dsml_buf_take(b, len);
+        core_buf_putc(b, '[');
+    core_buf_putc(b, ']');
+    return core_buf_take(b, len);
 }
 
 int srv_restore_finish(srv_req *q, dsml_error *err)
@@ -267,7 +267,7 @@ int srv_restore_finish(srv_req *q, dsml_error *err)
     t->missing = take_list(&s->missing, s->nmissing, &t->info.missing_reasoning_len);
     t->restored = take_list(&s->restored, s->nrestored, &t->info.restored_len);
     if (t->missing == NULL || t->restored == NULL)
-        return dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
+        return core_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
     return DSML_OK;
 }
 
@@ -275,8 +275,8 @@ void srv_restore_end(srv_req *q)
 {
     if (q->restore == NULL)
         return;
-    dsml_buf_release(&q->restore->missing);
-    dsml_buf_release(&q->restore->restored);
-    dsml_free(&q->t->alloc, q->restore);
+    core_buf_release(&q->restore->missing);
+    core_buf_release(&q->restore->restored);
+    core_free(&q->t->alloc, q->restore);
     q->restore = NULL;
 }

@@ -157,7 +157,7 @@ static inline void srv_put_size(dsml_buf *b, size_t v)
         tmp[--at] = (char)('0' + v % 10);
         v /= 10;
     } while (v != 0);
-    dsml_buf_append(b, tmp + at, sizeof tmp - at);
+    core_buf_append(b, tmp + at, sizeof tmp - at);
 }
 
 /* respond_json.c */

@@ -29,15 +29,15 @@ static int say(sw *s, const char *path, int on)
     }
     if (s->on == on)
         return DSML_OK;
-    return dsml_fail(s->q->c->err, DSML_ERR_THINKING_MODE, DSML_NO_OFFSET, path,
+    return core_fail(s->q->c->err, DSML_ERR_THINKING_MODE, DSML_NO_OFFSET, path,
                      "%s turns thinking %s but %s turns it %s: the request contradicts "
                      "itself", path, on ? "on" : "off", s->from, s->on ? "on" : "off");
 }
 
 static int bool_say(sw *s, const char *path, const cJSON *v, const char *what)
 {
-    if (!dsml_is_bool(v))
-        return dsml_fail(s->q->c->err, DSML_ERR_THINKING_MODE, DSML_NO_OFFSET, path,
+    if (!json_is_bool(v))
+        return core_fail(s->q->c->err, DSML_ERR_THINKING_MODE, DSML_NO_OFFSET, path,
                          "must be %s", what);
     return say(s, path, (v->type & 0xFF) == cJSON_True);
 }
@@ -46,24 +46,24 @@ static int bool_say(sw *s, const char *path, const cJSON *v, const char *what)
  * enable_thinking (a bool); its other members are listed as ignored. */
 static int read_kwargs(sw *s, const cJSON *body)
 {
-    const cJSON *kw = dsml_json_get(body, "chat_template_kwargs");
-    if (dsml_is_none(kw))
+    const cJSON *kw = json_get(body, "chat_template_kwargs");
+    if (json_is_none(kw))
         return DSML_OK;
-    if (!dsml_is_object(kw)) {
+    if (!json_is_object(kw)) {
         srv_ignore(s->q, NULL, "chat_template_kwargs");
         return DSML_OK;
     }
     srv_ignore_members(s->q, "chat_template_kwargs", kw, "thinking", "enable_thinking");
-    const cJSON *kwt = dsml_json_get(kw, "thinking");
-    if (!dsml_is_none(kwt)) {
-        const cJSON *on = dsml_is_object(kwt) ? dsml_json_get(kwt, "enabled") : kwt;
+    const cJSON *kwt = json_get(kw, "thinking");
+    if (!json_is_none(kwt)) {
+        const cJSON *on = json_is_object(kwt) ? json_get(kwt, "enabled") : kwt;
         int r = bool_say(s, "$.chat_template_kwargs.thinking", on,
                          "a bool or an object with a bool 'enabled'");
         if (r != DSML_OK)
             return r;
     }
-    const cJSON *et = dsml_json_get(kw, "enable_thinking");
-    if (dsml_is_none(et))
+    const cJSON *et = json_get(kw, "enable_thinking");
+    if (json_is_none(et))
         return DSML_OK;
     return bool_say(s, "$.chat_template_kwargs.enable_thinking", et, "true or false");
 }
@@ -72,15 +72,15 @@ static int read_kwargs(sw *s, const cJSON *body)
  * listed as ignored). */
 static int read_thinking_field(sw *s, const cJSON *body)
 {
-    const cJSON *th = dsml_json_get(body, "thinking");
-    if (dsml_is_none(th))
+    const cJSON *th = json_get(body, "thinking");
+    if (json_is_none(th))
         return DSML_OK;
-    if (dsml_is_bool(th))
+    if (json_is_bool(th))
         return bool_say(s, "$.thinking", th, "true or false");
-    const cJSON *type = dsml_is_object(th) ? dsml_json_get(th, "type") : NULL;
+    const cJSON *type = json_is_object(th) ? json_get(th, "type") : NULL;
     int on = srv_is_text(type, "enabled");
     if (!on && !srv_is_text(type, "disabled"))
-        return dsml_fail(s->q->c->err, DSML_ERR_THINKING_MODE, DSML_NO_OFFSET,
+        return core_fail(s->q->c->err, DSML_ERR_THINKING_MODE, DSML_NO_OFFSET,
                          "$.thinking.type", "must be \"enabled\" or \"disabled\"");
     srv_ignore_members(s->q, "thinking", th, "type", NULL);
     return say(s, "$.thinking.type", on);
@@ -90,14 +90,14 @@ int srv_read_thinking(srv_req *q, const cJSON *body)
 {
     dsml_rctx *c = q->c;
     sw s = {q, NULL, 0};
-    const cJSON *tm = dsml_json_get(body, "thinking_mode");
-    if (!dsml_is_none(tm)) {
-        if (!dsml_is_string(tm))
-            return dsml_fail(c->err, DSML_ERR_THINKING_MODE, DSML_NO_OFFSET,
+    const cJSON *tm = json_get(body, "thinking_mode");
+    if (!json_is_none(tm)) {
+        if (!json_is_string(tm))
+            return core_fail(c->err, DSML_ERR_THINKING_MODE, DSML_NO_OFFSET,
                              "$.thinking_mode", "must be \"chat\" or \"thinking\"");
         render_rctx_mode_text(c, tm->valuestring, strlen(tm->valuestring));
         if (c->mode == DSML_MODE_INVALID)
-            return dsml_fail(c->err, DSML_ERR_THINKING_MODE, DSML_NO_OFFSET,
+            return core_fail(c->err, DSML_ERR_THINKING_MODE, DSML_NO_OFFSET,
                              "$.thinking_mode", "Invalid thinking_mode `%s`",
                              c->mode_text);
         say(&s, "$.thinking_mode", c->mode == DSML_MODE_THINKING);
@@ -105,7 +105,7 @@ int srv_read_thinking(srv_req *q, const cJSON *body)
     int r = read_kwargs(&s, body);
     if (r == DSML_OK)
         r = read_thinking_field(&s, body);
-    if (r == DSML_OK && srv_is_text(dsml_json_get(body, "reasoning_effort"), "none"))
+    if (r == DSML_OK && srv_is_text(json_get(body, "reasoning_effort"), "none"))
         r = say(&s, "$.reasoning_effort", 0);
     if (r != DSML_OK)
         return r;
@@ -172,32 +172,32 @@ static int refuse_effort(srv_req *q, const dsml_effort_alias *a, size_t n)
 {
     dsml_rctx *c = q->c;
     dsml_buf names;
-    dsml_buf_init(&names, &c->alloc);
+    core_buf_init(&names, &c->alloc);
     for (size_t i = 0; i < n; i++) {
         if (a[i].name == NULL)
             continue;
         DSML_BUF_LIT(&names, ", '");
-        dsml_buf_puts(&names, a[i].name);
-        dsml_buf_putc(&names, '\'');
+        core_buf_puts(&names, a[i].name);
+        core_buf_putc(&names, '\'');
     }
-    dsml_buf_putc(&names, '\0');
+    core_buf_putc(&names, '\0');
     dsml_buf known;
-    dsml_buf_init(&known, &c->alloc);
+    core_buf_init(&known, &c->alloc);
     for (size_t i = 0; i < c->dialect->nefforts; i++) {
         if (i > 0)
             DSML_BUF_LIT(&known, ", ");
-        dsml_buf_putc(&known, '\'');
-        dsml_buf_puts(&known, c->dialect->efforts[i].name);
-        dsml_buf_putc(&known, '\'');
+        core_buf_putc(&known, '\'');
+        core_buf_puts(&known, c->dialect->efforts[i].name);
+        core_buf_putc(&known, '\'');
     }
-    dsml_buf_putc(&known, '\0');
-    int r = dsml_fail(c->err, DSML_ERR_EFFORT, DSML_NO_OFFSET, "$.reasoning_effort",
+    core_buf_putc(&known, '\0');
+    int r = core_fail(c->err, DSML_ERR_EFFORT, DSML_NO_OFFSET, "$.reasoning_effort",
                       "Invalid reasoning effort: %s, should be %sone of [%s%s]",
                       c->effort_text,
                       render_rule(c, DSML_RULE_EFFORT_LEVELS) ? "int within [1,100] or " : "",
                       known.failed ? "" : known.data, names.failed ? "" : names.data);
-    dsml_buf_release(&known);
-    dsml_buf_release(&names);
+    core_buf_release(&known);
+    core_buf_release(&names);
     return r;
 }
 
@@ -207,13 +207,13 @@ static int refuse_effort(srv_req *q, const dsml_effort_alias *a, size_t n)
 int srv_read_effort(srv_req *q, const cJSON *body)
 {
     dsml_rctx *c = q->c;
-    const cJSON *v = dsml_json_get(body, "reasoning_effort");
+    const cJSON *v = json_get(body, "reasoning_effort");
     if (v != NULL && !srv_is_text(v, "none"))
         render_rctx_effort_json(c, v);
     size_t n = 0;
     const dsml_effort_alias *a = aliases(q, &n);
     const dsml_effort_alias *alias =
-        c->effort == DSML_EFF_INVALID && dsml_is_string(v) ? find_alias(a, n, v->valuestring)
+        c->effort == DSML_EFF_INVALID && json_is_string(v) ? find_alias(a, n, v->valuestring)
                                                            : NULL;
     if (alias != NULL) {
         if (alias->as != NULL)
@@ -221,7 +221,7 @@ int srv_read_effort(srv_req *q, const cJSON *body)
         else
             render_rctx_effort_level(c, alias->level, NULL);
         if (c->effort == DSML_EFF_INVALID)
-            return dsml_fail(c->err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
+            return core_fail(c->err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
                              "effort alias '%s' stands for %s, which the profile "
                              "does not accept", alias->name, c->effort_text);
     }

@@ -11,13 +11,13 @@
 
 void dsml_turn_options_init_size(dsml_turn_options *opts, size_t size)
 {
-    dsml_options_clear(opts, size);
+    core_options_clear(opts, size);
 }
 
 /* The first release's struct ends with `grammar`. */
 void(dsml_turn_options_init)(dsml_turn_options *opts)
 {
-    dsml_options_clear(opts, offsetof(dsml_turn_options, grammar) + sizeof opts->grammar);
+    core_options_clear(opts, offsetof(dsml_turn_options, grammar) + sizeof opts->grammar);
 }
 
 /* Checks the options and sets up `t` (zeroed) to be built. */
@@ -27,7 +27,7 @@ static int turn_begin(dsml_turn *t, const dsml_turn_options *opts, dsml_turn_opt
     memset(t, 0, sizeof *t);
     dsml_turn_options_init(given);
     if (opts != NULL) {
-        int r = dsml_options_copy(given, sizeof *given, opts, "dsml_turn_options", err);
+        int r = core_options_copy(given, sizeof *given, opts, "dsml_turn_options", err);
         if (r != DSML_OK)
             return r;
     }
@@ -37,16 +37,16 @@ static int turn_begin(dsml_turn *t, const dsml_turn_options *opts, dsml_turn_opt
         (unsigned)given->default_thinking > DSML_TURN_THINKING_ON ||
         (given->api != DSML_API_CHAT && given->api != DSML_API_ANTHROPIC &&
          given->api != DSML_API_RESPONSES))
-        return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
+        return core_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
                          "invalid dsml_turn_options value");
     dsml_render_options ro;
     dsml_render_options_init(&ro);
     if (given->render != NULL) {
-        int r = dsml_options_copy(&ro, sizeof ro, given->render, "dsml_render_options", err);
+        int r = core_options_copy(&ro, sizeof ro, given->render, "dsml_render_options", err);
         if (r != DSML_OK)
             return r;
     }
-    dsml_alloc_resolve(&t->alloc, ro.allocator);
+    core_alloc_resolve(&t->alloc, ro.allocator);
     return DSML_OK;
 }
 
@@ -82,7 +82,7 @@ int dsml_turn_create(const char *body_json, size_t len, const dsml_turn_options 
     if (err != NULL)
         dsml_error_init(err);
     if (out == NULL)
-        return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
+        return core_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
                          "dsml_turn_create: out is NULL");
     *out = NULL;
     dsml_turn tmp;
@@ -90,9 +90,9 @@ int dsml_turn_create(const char *body_json, size_t len, const dsml_turn_options 
     int r = turn_begin(&tmp, opts, &given, err);
     if (r != DSML_OK)
         return r;
-    dsml_turn *t = dsml_malloc(&tmp.alloc, sizeof *t);
+    dsml_turn *t = core_malloc(&tmp.alloc, sizeof *t);
     if (t == NULL)
-        return dsml_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
+        return core_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
     *t = tmp;
     r = srv_turn_build(t, body_json, len, &given, err);
     if (r != DSML_OK) {
@@ -110,7 +110,7 @@ void dsml_turn_destroy(dsml_turn *turn)
         return;
     srv_turn_release(turn);
     dsml_allocator a = turn->alloc;
-    dsml_free(&a, turn);
+    core_free(&a, turn);
 }
 
 const dsml_turn_info *dsml_turn_get_info(const dsml_turn *turn)
@@ -122,7 +122,7 @@ int srv_turn_detector(const dsml_turn *turn, unsigned flags, dsml_detector **out
                       dsml_error *err)
 {
     if (turn == NULL || out == NULL)
-        return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
+        return core_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
                          "dsml_turn_detector: NULL argument");
     dsml_detector_options o = turn->detect;
     o.flags |= flags;
@@ -161,7 +161,7 @@ int srv_render_api(dsml_api api, const char *body_json, size_t len,
     if (err != NULL)
         dsml_error_init(err);
     if (out == NULL)
-        return dsml_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
+        return core_fail(err, DSML_ERR_ARGUMENT, DSML_NO_OFFSET, NULL,
                          "out must not be NULL");
     memset(out, 0, sizeof *out);
     dsml_turn_options to;

@@ -38,13 +38,13 @@ static int grammar_options(const dsml_turn *t, const dsml_turn_options *opts,
                            dsml_grammar_options *go, dsml_error *err)
 {
     dsml_grammar_options_init(go);
-    int r = dsml_options_copy(go, sizeof *go, opts->grammar, "dsml_grammar_options", err);
+    int r = core_options_copy(go, sizeof *go, opts->grammar, "dsml_grammar_options", err);
     if (r != DSML_OK)
         return r;
     dsml_render_options ro;
     dsml_render_options_init(&ro);
     if (opts->render != NULL) {
-        r = dsml_options_copy(&ro, sizeof ro, opts->render, "dsml_render_options", err);
+        r = core_options_copy(&ro, sizeof ro, opts->render, "dsml_render_options", err);
         if (r != DSML_OK)
             return r;
     }

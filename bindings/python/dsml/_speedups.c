@@ -235,7 +235,7 @@ static cJSON *node_of(tree *t, PyObject *v, int depth)
         t->bytes += n + 2;
         cJSON *node = cJSON_CreateStringReference(s);
         if (node != NULL)
-            dsml_json_set_size(node, n); /* the renderer need not measure it */
+            json_set_size(node, n); /* the renderer need not measure it */
         return node;
     }
     if (PyLong_CheckExact(v)) {
@@ -295,7 +295,7 @@ static cJSON *node_of_json(tree *t, PyObject *text)
     memcpy(copy, s, (size_t)n);
     copy[n] = '\0';
     cJSON *node = NULL;
-    if (dsml_json_try_read(copy, (size_t)n, NULL, NULL, &node) != DSML_OK)
+    if (json_try_read(copy, (size_t)n, NULL, NULL, &node) != DSML_OK)
         return NULL;
     t->values++;
     t->bytes += (size_t)n;
