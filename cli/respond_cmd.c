@@ -316,6 +316,10 @@ static int respond(const respond_args *a, const cli_buf *request, const cli_buf 
         cli_report(file_name(a->request), st, &err);
         return CLI_EXIT_FAIL;
     }
+    /* the prompt's count first (Anthropic's message_start carries it), all
+     * three at the end */
+    if (a->usage)
+        st = dsml_responder_set_usage(r, (size_t)a->tokens[0], 0, 0);
     cli_buf out = {0};
     cli_buf *sse = a->chunk > 0 ? &out : NULL;
     size_t chunk = a->chunk > 0 ? a->chunk : completion->len;

@@ -804,6 +804,21 @@ class Respond(TempFiles, unittest.TestCase):
         status, _, err = run("respond", "--api", "anthropic", "--signature", req, text)
         self.assertEqual(status, 2, err)
 
+    def test_anthropic_usage_streamed(self):
+        """--usage: message_start carries the prompt's count, message_delta the output's."""
+        body = {"model": "m", "max_tokens": 50, "stream": True,
+                "messages": [{"role": "user", "content": "Hi"}]}
+        req, text = self.files(request=body, text="Hello.")
+        status, out, err = run("respond", "--api", "anthropic", "--usage", "11,4,0",
+                               "--stream", "2", req, text)
+        self.assertEqual(status, 0, err)
+        events = [json.loads(ev.split("\n")[1][6:])
+                  for ev in out.decode("utf-8").split("\n\n") if ev]
+        self.assertEqual(events[0]["type"], "message_start")
+        self.assertEqual(events[0]["message"]["usage"]["input_tokens"], 11)
+        (delta,) = [e for e in events if e["type"] == "message_delta"]
+        self.assertEqual(delta["usage"]["output_tokens"], 4)
+
     def test_end_reasons(self):
         req, text = self.files(text="Hello, this is")
         obj, err = self.completion("--end", "length", req, text)
