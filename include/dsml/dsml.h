@@ -800,7 +800,39 @@ typedef enum dsml_parallel_calls {
                                         value's end); a value that only
                                         begins with "<![CDATA[" is kept
                                         whole */
-#define DSML_RECOVER_ALL 0x7fu
+#define DSML_RECOVER_SCHEMA 0x80u    /* the declared tool's JSON schema (its
+                                        "parameters"' "properties", a
+                                        property's "type" or its anyOf's or
+                                        oneOf's members' types) read against
+                                        text the reference reads otherwise:
+                                        a string="true" value of a property
+                                        whose types are number, integer,
+                                        boolean, array or object and not
+                                        string is that JSON value when its
+                                        whole text reads as one of them (an
+                                        integer: a number written without
+                                        '.', 'e' or 'E'), written as
+                                        json.dumps writes it, else the
+                                        string (such a value is held until
+                                        its end); an invoke whose only
+                                        parameter is "arguments" or "input"
+                                        (string="false" or no string=), a
+                                        property the schema does not list,
+                                        with a JSON object as its value, or
+                                        a JSON body (DSML_RECOVER_BODIES)
+                                        whose one key is such a name with an
+                                        object as its value: the object is
+                                        the arguments (such a first
+                                        parameter's call holds its
+                                        arguments until the invoke's end or
+                                        its next parameter).  A tool without
+                                        "properties", or no tools declared:
+                                        nothing changes.  Each is reported.
+                                        Unlike the others this recovery
+                                        reads text the reference accepts:
+                                        recover mode departs from strict
+                                        mode there */
+#define DSML_RECOVER_ALL 0xffu
 
 typedef struct dsml_detector_options {
     size_t size;                      /* sizeof(dsml_detector_options) */
