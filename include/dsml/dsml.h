@@ -546,10 +546,14 @@ DSML_API int dsml_renderer_render_case(dsml_renderer *r, const char *case_json,
  * as calls what real models write beside the reference format (other
  * spellings of the tags, missing line breaks and closers, typographic
  * quotes, parameters without string=, JSON bodies, tags whose special
- * tokens the server stripped, echoed and repeated think tags).  The declared
- * tools (tools_json) are its anchor: when tools are declared, no call is
- * made from an invoke that names no declared tool (its text stays content,
- * byte for byte), whatever its spelling.  Every recovery is reported by a
+ * tokens the server stripped, echoed and repeated think tags, values in
+ * CDATA sections).  The declared tools (tools_json) are its anchor: when
+ * tools are declared, no call is made from an invoke that names no declared
+ * tool (its text stays content, byte for byte), whatever its spelling.  On
+ * text strict mode accepts it gives strict mode's result, but where the
+ * declared tool's JSON schema contradicts the text (DSML_RECOVER_SCHEMA: a
+ * string="true" value of a non-string property, a spurious "arguments" or
+ * "input" wrapper).  Every recovery is reported by a
  * DSML_EVENT_DIAGNOSTIC with its offset, carrying the code strict mode
  * would have failed with.  It keeps lenient mode's byte accounting: what is
  * not taken as a call stays in reasoning or content, save for what the
