@@ -393,6 +393,11 @@ static void test_cdata(void **state)
     want_msg(&r, MSG("", CALL("read", "{\\\"a\\\": \\\"<![CDAT\\\", \\\"b\\\": "
                                       "\\\"<![CDATA[x\\\", \\\"c\\\": \\\"<![CDATA[x]]> y\\\", "
                                       "\\\"d\\\": \\\"x <![CDATA[y]]>\\\"}")));
+    /* trimmed as the text between the markers */
+    dsml_detector_options o = opts(DSML_DETECT_RECOVER, 0, NULL);
+    o.trim = DSML_TRIM_WHITESPACE;
+    r = run(&o, OPEN INVOKE("read") PARAM("p", "true", "<![CDATA[  x y ]]>") INVOKE_END CLOSE);
+    want_msg(&r, MSG("", CALL("read", "{\\\"p\\\": \\\"x y\\\"}")));
     /* off: the reference's reading keeps the markers */
     r = lenient_with(DSML_RECOVER_ATTRIBUTES, NULL,
                      OPEN INVOKE("read") PARAM("p", "true", "<![CDATA[x]]>") INVOKE_END CLOSE);
@@ -594,6 +599,11 @@ static void test_schema_wrapper(void **state)
     text = OPEN INVOKE("get_weather") PARAM("arguments", "false", "{\"a\":1}") INVOKE_END CLOSE;
     r = run(&o, text);
     want_msg(&r, MSG("", CALL("get_weather", "{\\\"arguments\\\": {\\\"a\\\":1}}")));
+    /* quoted in a fence: text */
+    const char *fenced = "A call may wrap them:\n```\n" V4_BLOCK(V4_INVOKE(
+        "get_weather", V4_PARAM("arguments", "false", "{\"city\":\"A\"}"))) "\n```\n";
+    r = recover_tools(fenced, TYPED_TOOLS);
+    want_content(&r, fenced);
     /* streaming: such a call's arguments are held until the invoke's end or
      * its next parameter */
     want_args_so_far(TYPED_TOOLS,
