@@ -26,8 +26,9 @@
  *   rest    the completion [0xFE recoveries] [0xFF tools JSON]
  *
  * The recoveries byte (after the first 0xFE, which no UTF-8 text holds):
- * bit 0 recover mode (unless strict), bits 1-6 the DSML_RECOVER_* bits in
- * lenient mode; 0xFE last: recover mode.
+ * bit 0 recover mode (unless strict), bits 1-7 the first seven
+ * DSML_RECOVER_* bits in lenient mode (DSML_RECOVER_SCHEMA is read in
+ * recover mode); 0xFE last: recover mode.
  */
 #include <utf8proc.h>
 

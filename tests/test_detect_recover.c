@@ -393,10 +393,239 @@ static void test_cdata(void **state)
     want_msg(&r, MSG("", CALL("read", "{\\\"a\\\": \\\"<![CDAT\\\", \\\"b\\\": "
                                       "\\\"<![CDATA[x\\\", \\\"c\\\": \\\"<![CDATA[x]]> y\\\", "
                                       "\\\"d\\\": \\\"x <![CDATA[y]]>\\\"}")));
+    /* trimmed as the text between the markers */
+    dsml_detector_options o = opts(DSML_DETECT_RECOVER, 0, NULL);
+    o.trim = DSML_TRIM_WHITESPACE;
+    r = run(&o, OPEN INVOKE("read") PARAM("p", "true", "<![CDATA[  x y ]]>") INVOKE_END CLOSE);
+    want_msg(&r, MSG("", CALL("read", "{\\\"p\\\": \\\"x y\\\"}")));
     /* off: the reference's reading keeps the markers */
     r = lenient_with(DSML_RECOVER_ATTRIBUTES, NULL,
                      OPEN INVOKE("read") PARAM("p", "true", "<![CDATA[x]]>") INVOKE_END CLOSE);
     want_msg(&r, MSG("", CALL("read", "{\\\"p\\\": \\\"<![CDATA[x]]>\\\"}")));
+}
+
+/* ---- the tool's schema ------------------------------------------------------------- */
+
+#define TYPED_TOOLS                                                                              \
+    "[{\"type\": \"function\", \"function\": {\"name\": \"get_weather\", \"parameters\": "     \
+    "{\"type\": \"object\", \"properties\": {\"city\": {\"type\": \"string\"}, "                \
+    "\"days\": {\"type\": \"integer\"}, \"ratio\": {\"type\": \"number\"}, "                    \
+    "\"metric\": {\"type\": \"boolean\"}, \"tags\": {\"type\": \"array\"}, "                    \
+    "\"opts\": {\"type\": \"object\"}, \"note\": {\"type\": [\"string\", \"null\"]}, "         \
+    "\"limit\": {\"anyOf\": [{\"type\": \"integer\"}, {\"type\": \"null\"}]}}}}}, "             \
+    "{\"type\": \"function\", \"function\": {\"name\": \"run\", \"parameters\": "              \
+    "{\"type\": \"object\", \"properties\": {\"arguments\": {\"type\": \"object\"}}}}}, "      \
+    "{\"type\": \"function\", \"function\": {\"name\": \"read\"}}]"
+
+/* The arguments text a recover-mode detector has given out after `text`
+ * (the stream not ended). */
+static char *args_so_far(const char *tools, const char *text)
+{
+    dsml_detector_options o = opts(DSML_DETECT_RECOVER, 0, tools);
+    dsml_detector *d = NULL;
+    assert_int_equal(dsml_detector_create(&o, &d, NULL), DSML_OK);
+    assert_int_equal(dsml_detector_feed(d, text, strlen(text)), DSML_OK);
+    dsml_allocator a;
+    core_alloc_resolve(&a, NULL);
+    dsml_buf b;
+    core_buf_init(&b, &a);
+    dsml_event e;
+    e.size = sizeof e;
+    while (dsml_detector_next(d, &e) == 1)
+        if (e.type == DSML_EVENT_ARGUMENTS)
+            core_buf_append(&b, e.text, e.len);
+    dsml_detector_destroy(d);
+    core_buf_putc(&b, '\0');
+    size_t n;
+    return core_buf_take(&b, &n);
+}
+
+/* A text the stream has given so far, and the arguments out by then. */
+typedef struct so_far {
+    const char *text, *args;
+} so_far;
+
+static void want_all_so_far(const so_far *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        char *got = args_so_far(TYPED_TOOLS, c[i].text);
+        if (strcmp(got, c[i].args) != 0)
+            fail_msg("arguments so far: [%s], want [%s]", got, c[i].args);
+        free(got);
+    }
+}
+
+static void test_schema_types(void **state)
+{
+    (void)state;
+    /* string="true" where the schema says another type: that JSON value */
+    dc_run r = recover_tools(OPEN INVOKE("get_weather") PARAM("days", "true", "3")
+                                 PARAM("ratio", "true", "1e3") PARAM("metric", "true", "true")
+                                     PARAM("tags", "true", "[1,\"a\"]")
+                                         PARAM("opts", "true", "{\"k\":[]}")
+                                             PARAM("limit", "true", " 7\n") INVOKE_END CLOSE,
+                             TYPED_TOOLS);
+    dc_has(r.log, "recovered: parameter 'days' written string=\"true\", its tool's schema says "
+                  "integer: the value as JSON");
+    dc_has(r.log, "'tags' written string=\"true\", its tool's schema says array");
+    want_msg(&r, MSG("", CALL("get_weather",
+                              "{\\\"days\\\": 3, \\\"ratio\\\": 1000.0, \\\"metric\\\": true, "
+                              "\\\"tags\\\": [1, \\\"a\\\"], \\\"opts\\\": {\\\"k\\\": []}, "
+                              "\\\"limit\\\": 7}")));
+    /* the string it was written as: not the type, not JSON, or a string
+     * the schema allows */
+    r = recover_tools(OPEN INVOKE("get_weather") PARAM("days", "true", "3.5")
+                          PARAM("ratio", "true", "x\"y") PARAM("metric", "true", "True")
+                              PARAM("tags", "true", "[1,") PARAM("note", "true", "5")
+                                  PARAM("city", "true", "15") PARAM("limit", "true", "null")
+                                      PARAM("opts", "true", "") INVOKE_END CLOSE,
+                      TYPED_TOOLS);
+    dc_lacks(r.log, "written string=");
+    want_msg(&r, MSG("", CALL("get_weather",
+                              "{\\\"days\\\": \\\"3.5\\\", \\\"ratio\\\": \\\"x\\\\\\\"y\\\", "
+                              "\\\"metric\\\": \\\"True\\\", \\\"tags\\\": \\\"[1,\\\", "
+                              "\\\"note\\\": \\\"5\\\", \\\"city\\\": \\\"15\\\", "
+                              "\\\"limit\\\": \\\"null\\\", \\\"opts\\\": \\\"\\\"}")));
+    /* in a CDATA section: its text, converted the same way */
+    r = recover_tools(OPEN INVOKE("get_weather") PARAM("days", "true", "<![CDATA[12]]>")
+                          PARAM("ratio", "true", "<![CDATA[a<b]]>") INVOKE_END CLOSE,
+                      TYPED_TOOLS);
+    dc_has(r.log, "a value in a CDATA section");
+    dc_has(r.log, "'days' written string=\"true\"");
+    want_msg(&r, MSG("", CALL("get_weather", "{\\\"days\\\": 12, \\\"ratio\\\": \\\"a<b\\\"}")));
+    /* trimmed as a string would be */
+    dsml_detector_options o = opts(DSML_DETECT_RECOVER, 0, TYPED_TOOLS);
+    o.trim = DSML_TRIM_WHITESPACE;
+    r = run(&o, OPEN INVOKE("get_weather") PARAM("days", "true", " 4 ")
+                    PARAM("ratio", "true", "  x y\n") PARAM("city", "true", "  x y\n") INVOKE_END
+                        CLOSE);
+    want_msg(&r, MSG("", CALL("get_weather",
+                              "{\\\"days\\\": 4, \\\"ratio\\\": \\\"x y\\\", \\\"city\\\": "
+                              "\\\"x y\\\"}")));
+    /* off, and in the other modes: the string */
+    const char *text = OPEN INVOKE("get_weather") PARAM("days", "true", "3") INVOKE_END CLOSE;
+    const char *kept = MSG("", CALL("get_weather", "{\\\"days\\\": \\\"3\\\"}"));
+    r = lenient_with(DSML_RECOVER_ALL & ~DSML_RECOVER_SCHEMA, TYPED_TOOLS, text);
+    want_msg(&r, kept);
+    o = opts(DSML_DETECT_STRICT, 0, TYPED_TOOLS);
+    r = run(&o, text);
+    want_msg(&r, kept);
+    o = opts(DSML_DETECT_LENIENT, 0, TYPED_TOOLS);
+    r = run(&o, text);
+    want_msg(&r, kept);
+    /* no schema for the tool, or none declared: the string */
+    r = recover(OPEN INVOKE("get_weather") PARAM("days", "true", "3") INVOKE_END CLOSE);
+    want_msg(&r, kept);
+}
+
+static void test_schema_wrapper(void **state)
+{
+    (void)state;
+    /* one parameter the schema lacks, an object: the arguments */
+    dc_run r = recover_tools(OPEN INVOKE("get_weather") PARAM(
+                                 "arguments", "false", "{\"city\": \"Paris\",\"days\":3}")
+                                 INVOKE_END CLOSE,
+                             TYPED_TOOLS);
+    dc_has(r.log, "recovered: the arguments wrapped in one parameter 'arguments', which its "
+                  "tool's schema does not declare: the object is the arguments");
+    want_msg(&r, MSG("", CALL("get_weather", "{\\\"city\\\": \\\"Paris\\\", \\\"days\\\": 3}")));
+    r = recover_tools(OPEN INVOKE("get_weather") PARAM_TAG " name=\"input\">{\"city\": \"Oslo\"}" PARAM_END
+                          INVOKE_END CLOSE,
+                      TYPED_TOOLS);
+    dc_has(r.log, "one parameter 'input'");
+    want_msg(&r, MSG("", CALL("get_weather", "{\\\"city\\\": \\\"Oslo\\\"}")));
+    r = recover_tools(OPEN INVOKE("get_weather") PARAM("input", "false", " {} ") INVOKE_END CLOSE,
+                      TYPED_TOOLS);
+    want_msg(&r, MSG("", CALL("get_weather", "{}")));
+    /* a JSON body whose one key wraps the arguments */
+    r = recover_tools(OPEN INVOKE("get_weather") "{\"arguments\": {\"city\": \"Rome\"}}\n" INVOKE_END
+                          CLOSE,
+                      TYPED_TOOLS);
+    dc_has(r.log, "recovered: the JSON body's one key 'arguments'");
+    want_msg(&r, MSG("", CALL("get_weather", "{\\\"city\\\": \\\"Rome\\\"}")));
+    /* the text ends after the parameter: the call as the reference takes it,
+     * unwrapped */
+    r = recover_tools(OPEN INVOKE("get_weather") PARAM("arguments", "false", "{\"city\": \"Rome\"}"),
+                      TYPED_TOOLS);
+    dc_has(r.log, "A0\"{\"city\": \"Rome\"}");
+    dc_has(r.log, "E0:");
+    dc_run_free(&r);
+    /* kept: a second parameter (before or after), the schema declares it, a
+     * string, no object, a tool without "properties", the recovery off */
+    r = recover_tools(OPEN INVOKE("get_weather") PARAM("arguments", "false", "{\"city\":\"A\"}")
+                          PARAM("days", "false", "2") INVOKE_END CLOSE,
+                      TYPED_TOOLS);
+    dc_lacks(r.log, "wrapped");
+    want_msg(&r, MSG("", CALL("get_weather",
+                              "{\\\"arguments\\\": {\\\"city\\\":\\\"A\\\"}, \\\"days\\\": 2}")));
+    r = recover_tools(OPEN INVOKE("get_weather") PARAM("arguments", "false", "{\"a\":1}")
+                          PARAM("input", "false", "{\"b\":2}") INVOKE_END CLOSE,
+                      TYPED_TOOLS);
+    want_msg(&r, MSG("", CALL("get_weather", "{\\\"arguments\\\": {\\\"a\\\":1}, \\\"input\\\": "
+                                             "{\\\"b\\\":2}}")));
+    r = recover_tools(OPEN INVOKE("get_weather") PARAM("days", "false", "2")
+                          PARAM("arguments", "false", "{\"a\":1}") INVOKE_END CLOSE,
+                      TYPED_TOOLS);
+    want_msg(&r, MSG("", CALL("get_weather", "{\\\"days\\\": 2, \\\"arguments\\\": {\\\"a\\\":1}}")));
+    r = recover_tools(OPEN INVOKE("run") PARAM("arguments", "false", "{\"a\":1}") INVOKE_END CLOSE,
+                      TYPED_TOOLS);
+    want_msg(&r, MSG("", CALL("run", "{\\\"arguments\\\": {\\\"a\\\":1}}")));
+    r = recover_tools(OPEN INVOKE("run") "{\"arguments\": {\"a\": 1}}" INVOKE_END CLOSE,
+                      TYPED_TOOLS);
+    want_msg(&r, MSG("", CALL("run", "{\\\"arguments\\\": {\\\"a\\\": 1}}")));
+    r = recover_tools(OPEN INVOKE("get_weather") PARAM("arguments", "true", "{\"a\":1}") INVOKE_END
+                          CLOSE,
+                      TYPED_TOOLS);
+    want_msg(&r, MSG("", CALL("get_weather", "{\\\"arguments\\\": \\\"{\\\\\\\"a\\\\\\\":1}\\\"}")));
+    r = recover_tools(OPEN INVOKE("get_weather") PARAM("input", "false", "[1]") INVOKE_END CLOSE,
+                      TYPED_TOOLS);
+    want_msg(&r, MSG("", CALL("get_weather", "{\\\"input\\\": [1]}")));
+    r = recover_tools(OPEN INVOKE("get_weather") PARAM_TAG " name=\"input\">hi" PARAM_END INVOKE_END
+                          CLOSE,
+                      TYPED_TOOLS);
+    want_msg(&r, MSG("", CALL("get_weather", "{\\\"input\\\": \\\"hi\\\"}")));
+    r = recover_tools(OPEN INVOKE("get_weather") "{\"arguments\": {\"a\": 1}, \"b\": 2}" INVOKE_END
+                          CLOSE,
+                      TYPED_TOOLS);
+    want_msg(&r, MSG("", CALL("get_weather", "{\\\"arguments\\\": {\\\"a\\\": 1}, \\\"b\\\": 2}")));
+    const char *text = OPEN INVOKE("read") PARAM("arguments", "false", "{\"a\":1}") INVOKE_END CLOSE;
+    const char *kept = MSG("", CALL("read", "{\\\"arguments\\\": {\\\"a\\\":1}}"));
+    r = recover_tools(text, TYPED_TOOLS);
+    want_msg(&r, kept);
+    r = lenient_with(DSML_RECOVER_ALL & ~DSML_RECOVER_SCHEMA, TYPED_TOOLS, text);
+    want_msg(&r, kept);
+    dsml_detector_options o = opts(DSML_DETECT_STRICT, 0, TYPED_TOOLS);
+    text = OPEN INVOKE("get_weather") PARAM("arguments", "false", "{\"a\":1}") INVOKE_END CLOSE;
+    r = run(&o, text);
+    want_msg(&r, MSG("", CALL("get_weather", "{\\\"arguments\\\": {\\\"a\\\":1}}")));
+    /* quoted in a fence: text */
+    const char *fenced = "A call may wrap them:\n```\n" V4_BLOCK(V4_INVOKE(
+        "get_weather", V4_PARAM("arguments", "false", "{\"city\":\"A\"}"))) "\n```\n";
+    r = recover_tools(fenced, TYPED_TOOLS);
+    want_content(&r, fenced);
+}
+
+/* What the schema's recoveries hold while the text streams: a value the
+ * schema types otherwise, until its end; the arguments of a call whose
+ * first parameter may wrap them, until the invoke's end or its next
+ * parameter.  Nothing else. */
+static void test_schema_streaming(void **state)
+{
+    (void)state;
+    static const so_far held[] = {
+        {OPEN INVOKE("get_weather") PARAM("city", "true", "Paris")
+             PARAM_TAG " name=\"days\" string=\"true\">12",
+         "{\"city\": \"Paris\", \"days\": "},
+        {OPEN INVOKE("get_weather") PARAM_TAG " name=\"city\" string=\"true\">Par",
+         "{\"city\": \"Par"},
+        {OPEN INVOKE("get_weather") PARAM("arguments", "false", "{\"a\":1}"), ""},
+        {OPEN INVOKE("get_weather") PARAM("arguments", "false", "{\"a\":1}")
+             PARAM_TAG " name=\"days\" string=\"false\">1",
+         "{\"arguments\": {\"a\":1}, \"days\": 1"},
+        {OPEN INVOKE("run") PARAM_TAG " name=\"arguments\" string=\"false\">{\"a\"",
+         "{\"arguments\": {\"a\""},
+    };
+    want_all_so_far(held, sizeof held / sizeof held[0]);
 }
 
 static void test_options(void **state)
@@ -432,6 +661,9 @@ int main(void)
         cmocka_unit_test(test_declared_tools_anchor),
         cmocka_unit_test(test_quoted_code),
         cmocka_unit_test(test_cdata),
+        cmocka_unit_test(test_schema_types),
+        cmocka_unit_test(test_schema_wrapper),
+        cmocka_unit_test(test_schema_streaming),
         cmocka_unit_test(test_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -546,10 +546,14 @@ DSML_API int dsml_renderer_render_case(dsml_renderer *r, const char *case_json,
  * as calls what real models write beside the reference format (other
  * spellings of the tags, missing line breaks and closers, typographic
  * quotes, parameters without string=, JSON bodies, tags whose special
- * tokens the server stripped, echoed and repeated think tags).  The declared
- * tools (tools_json) are its anchor: when tools are declared, no call is
- * made from an invoke that names no declared tool (its text stays content,
- * byte for byte), whatever its spelling.  Every recovery is reported by a
+ * tokens the server stripped, echoed and repeated think tags, values in
+ * CDATA sections).  The declared tools (tools_json) are its anchor: when
+ * tools are declared, no call is made from an invoke that names no declared
+ * tool (its text stays content, byte for byte), whatever its spelling.  On
+ * text strict mode accepts it gives strict mode's result, but where the
+ * declared tool's JSON schema contradicts the text (DSML_RECOVER_SCHEMA: a
+ * string="true" value of a non-string property, a spurious "arguments" or
+ * "input" wrapper).  Every recovery is reported by a
  * DSML_EVENT_DIAGNOSTIC with its offset, carrying the code strict mode
  * would have failed with.  It keeps lenient mode's byte accounting: what is
  * not taken as a call stays in reasoning or content, save for what the
@@ -800,7 +804,39 @@ typedef enum dsml_parallel_calls {
                                         value's end); a value that only
                                         begins with "<![CDATA[" is kept
                                         whole */
-#define DSML_RECOVER_ALL 0x7fu
+#define DSML_RECOVER_SCHEMA 0x80u    /* the declared tool's JSON schema (its
+                                        "parameters"' "properties", a
+                                        property's "type" or its anyOf's or
+                                        oneOf's members' types) read against
+                                        text the reference reads otherwise:
+                                        a string="true" value of a property
+                                        whose types are number, integer,
+                                        boolean, array or object and not
+                                        string is that JSON value when its
+                                        whole text reads as one of them (an
+                                        integer: a number written without
+                                        '.', 'e' or 'E'), written as
+                                        json.dumps writes it, else the
+                                        string (such a value is held until
+                                        its end); an invoke whose only
+                                        parameter is "arguments" or "input"
+                                        (string="false" or no string=), a
+                                        property the schema does not list,
+                                        with a JSON object as its value, or
+                                        a JSON body (DSML_RECOVER_BODIES)
+                                        whose one key is such a name with an
+                                        object as its value: the object is
+                                        the arguments (such a first
+                                        parameter's call holds its
+                                        arguments until the invoke's end or
+                                        its next parameter).  A tool without
+                                        "properties", or no tools declared:
+                                        nothing changes.  Each is reported.
+                                        Unlike the others this recovery
+                                        reads text the reference accepts:
+                                        recover mode departs from strict
+                                        mode there */
+#define DSML_RECOVER_ALL 0xffu
 
 typedef struct dsml_detector_options {
     size_t size;                      /* sizeof(dsml_detector_options) */

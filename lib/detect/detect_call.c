@@ -77,6 +77,7 @@ void det_unit_reset(dsml_detector *d)
     d->keys.dup_pending = 0;
     d->value.tail_len = 0;
     d->value.part_len = 0;
+    d->value.wrap = WRAP_NONE;
 }
 
 /* Lenient: the call begun (if any) ends incomplete and the raw text kept

@@ -67,7 +67,8 @@ static void start_state(dsml_detector *d)
 {
     dsml_buf *bufs[] = {&d->scan.in,     &d->text.held,     &d->block.raw,   &d->block.name,
                         &d->block.key,   &d->keys.records,  &d->value.ws,    &d->value.buf,
-                        &d->msg.content, &d->msg.reasoning, &d->queue.arena, &d->queue.scratch};
+                        &d->msg.content, &d->msg.reasoning, &d->queue.arena, &d->queue.scratch,
+                        &d->value.wrap_text};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         buf_clear(bufs[i]);
     for (size_t i = 0; i < d->msg.cap; i++) {
@@ -177,13 +178,14 @@ int dsml_detector_create(const dsml_detector_options *opts, dsml_detector **out,
     dsml_buf *bufs[] = {&d->decl.names,    &d->scan.in,     &d->text.held,     &d->block.raw,
                         &d->block.name,    &d->block.key,   &d->keys.records,  &d->value.ws,
                         &d->value.buf,     &d->msg.content, &d->msg.reasoning, &d->queue.arena,
-                        &d->queue.scratch, &d->decl.choice, &d->decl.strings};
+                        &d->queue.scratch, &d->decl.choice, &d->decl.schema,
+                        &d->decl.props,    &d->value.wrap_text};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         core_buf_init(bufs[i], &d->alloc);
     /* what bounds each buffer: it grows to that, never past it */
     d->text.held.max = d->block.name.max = d->block.key.max = d->value.ws.max =
         d->lim.max_held_bytes;
-    d->block.raw.max = d->value.buf.max = d->lim.max_argument_bytes;
+    d->block.raw.max = d->value.buf.max = d->value.wrap_text.max = d->lim.max_argument_bytes;
     d->msg.content.max = d->msg.reasoning.max = d->lim.max_input_bytes;
     if (det_build_sets(d) != DSML_OK) {
         dsml_detector_destroy(d);
@@ -206,7 +208,7 @@ int dsml_detector_create(const dsml_detector_options *opts, dsml_detector **out,
     }
     if (o.tools_json != NULL) {
         int rc = det_read_tools(d, o.tools_json, o.tools_len, err);
-        if (rc == DSML_OK && d->rec.on && !det_read_string_params(d, o.tools_json, o.tools_len))
+        if (rc == DSML_OK && d->rec.on && !det_read_schemas(d, o.tools_json, o.tools_len))
             rc = core_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
         if (rc != DSML_OK) {
             dsml_detector_destroy(d);
@@ -227,7 +229,8 @@ void dsml_detector_destroy(dsml_detector *d)
     dsml_buf *bufs[] = {&d->decl.names,    &d->scan.in,     &d->text.held,     &d->block.raw,
                         &d->block.name,    &d->block.key,   &d->keys.records,  &d->value.ws,
                         &d->value.buf,     &d->msg.content, &d->msg.reasoning, &d->queue.arena,
-                        &d->queue.scratch, &d->decl.choice, &d->decl.strings};
+                        &d->queue.scratch, &d->decl.choice, &d->decl.schema,
+                        &d->decl.props,    &d->value.wrap_text};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         core_buf_release(bufs[i]);
     for (size_t i = 0; i < d->msg.cap; i++) {

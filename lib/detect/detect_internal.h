@@ -222,9 +222,15 @@ typedef struct det_keys {
 } det_keys;
 
 /* How a value goes out: streamed as it arrives, or held in the raw text
- * and read back at its end (recoveries: no string=, typed then; or in a
- * CDATA section, its markers dropped then). */
-enum { VALUE_STREAMED, VALUE_UNTYPED, VALUE_CDATA };
+ * and read back at its end (recoveries: no string=, typed then; in a CDATA
+ * section, its markers dropped then; string="true" where the tool's schema
+ * says another type, converted then; a possible wrapper of the arguments,
+ * unwrapped at the invoke's end). */
+enum { VALUE_STREAMED, VALUE_UNTYPED, VALUE_CDATA, VALUE_TYPED, VALUE_WRAP };
+/* A wrapper of the arguments (recoveries): none, or an object held until
+ * the next parameter (then it is a parameter) or the invoke's end (then
+ * it is the arguments). */
+enum { WRAP_NONE, WRAP_HELD };
 /* Where a value's start is against "<![CDATA[" (recoveries): not one, or
  * 0..8 bytes of it read (held), or all of it. */
 enum { CDATA_NONE = -1, CDATA_OPENED = 9 };
@@ -251,6 +257,13 @@ typedef struct det_value {
     int cdata;             /* CDATA_NONE, bytes of the opener read, or
                               CDATA_OPENED */
     size_t cdata_off;
+    unsigned types;        /* VALUE_TYPED: the schema's DET_T_* */
+    size_t key_at, key_len; /* VALUE_TYPED: its name in block.key */
+    int wrap_untyped;      /* VALUE_WRAP: no string= (else string="false") */
+    int wrap;              /* WRAP_* */
+    const char *wrap_key;  /* "arguments" or "input" */
+    dsml_buf wrap_text;    /* WRAP_HELD: the object's text, as written */
+    size_t wrap_off;
 } det_value;
 
 /* The declared tools and tool_choice's name (detect_tools.c). */
@@ -259,8 +272,10 @@ typedef struct det_decl {
     dsml_buf names;        /* qualified names, NUL-separated */
     size_t n;
     dsml_buf choice;       /* tool_choice_name, copied */
-    dsml_buf strings;      /* recoveries: per tool its string parameters,
-                              records of tool index(4), length(4), name */
+    dsml_buf schema;       /* recoveries: per tool its parameters, records
+                              of tool index(4), DET_T_*(4), length(4), name */
+    dsml_buf props;        /* ... a byte a tool: 1 when its schema lists its
+                              properties */
 } det_decl;
 
 /* The message kept for dsml_detector_message (detect_queue.c). */
@@ -636,7 +651,18 @@ int det_name_match(dsml_detector *d, const char **name, size_t *n);
 int det_cut_short(const dsml_detector *d);
 void det_end_violation(dsml_detector *d, int code, const char *what);
 
-/* detect_value.c: a parameter's name and value into the arguments */
+/* detect_value.c: a parameter's name and value into the arguments.
+ * det_value_begin: the parameter named k (a part of block.key), typed 1
+ * string="true", 2 string="false", 0 neither, begun (0 when failed); a
+ * wrapper held ended (det_wrap_flush: a parameter; det_wrap_finish: the
+ * arguments, at the invoke's end at `off`); a JSON body's object, or the
+ * object it wraps (recoveries). */
+int det_value_begin(dsml_detector *d, const char *k, size_t kn, int typed, size_t off);
+void det_wrap_finish(dsml_detector *d, size_t off);
+cJSON *det_unwrap_body(dsml_detector *d, cJSON *v, size_t tool, size_t off);
+/* An object's members as the call's parameters (its '}' left for the
+ * call's end), written as json.dumps writes them. */
+void det_args_object(dsml_detector *d, const cJSON *v, size_t off);
 void det_start_value(dsml_detector *d, int str_true);
 int det_key_seen(dsml_detector *d, const char *k, size_t n);
 int det_args_key(dsml_detector *d, const char *k, size_t n, int str_true, size_t off);
@@ -713,10 +739,23 @@ void det_fast_update(dsml_detector *d);
 int det_message_json(dsml_detector *d, dsml_buf *b);
 
 /* detect_tools.c: the declared tools read (at creation), a tool's index by
- * its qualified name (or -1), the recoveries' string parameters read. */
+ * its qualified name (or -1), the recoveries' parameter types read (0 when
+ * out of memory). */
 int det_read_tools(dsml_detector *d, const char *json, size_t len, dsml_error *err);
 int det_tool_index(const dsml_detector *d, const char *name, size_t n);
-int det_read_string_params(dsml_detector *d, const char *json, size_t len);
+int det_read_schemas(dsml_detector *d, const char *json, size_t len);
+/* The JSON types a schema names (a property's "type", or its anyOf's or
+ * oneOf's members'). */
+enum {
+    DET_T_STRING = 1, DET_T_NUMBER = 2, DET_T_INTEGER = 4, DET_T_BOOLEAN = 8, DET_T_ARRAY = 16,
+    DET_T_OBJECT = 32, DET_T_NULL = 64
+};
+/* Parameter k of a tool (by index; (size_t)-1 none) in its schema: 1 declared
+ * (*types its DET_T_*, 0 when the schema names none), 0 not among the
+ * properties the schema lists, -1 no such list (no tool, or a schema
+ * without "properties"). */
+int det_param_schema(const dsml_detector *d, size_t tool, const char *k, size_t n,
+                     unsigned *types);
 /* Whether the call's tool declares parameter k a string. */
 int det_param_is_string(const dsml_detector *d, const char *k, size_t n);
 

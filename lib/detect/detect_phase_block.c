@@ -147,21 +147,16 @@ static void json_body(dsml_detector *d, const char *name, size_t n, const rc_nam
                       "Tool name format error: the invoke's body is not a JSON object");
         return;
     }
-    dsml_buf *s = &d->queue.scratch;
-    s->len = 0;
-    json_emit_json(s, v);
-    size_t members = (size_t)cJSON_GetArraySize(v);
+    int tool = det_tool_index(d, name, n);
+    v = det_unwrap_body(d, v, tool < 0 ? (size_t)-1 : (size_t)tool, d->call.off);
+    if (!det_begin_call(d, name, n, off)) {
+        cJSON_Delete(v);
+        return;
+    }
+    det_args_object(d, v, off);
     cJSON_Delete(v);
-    if (s->failed) {
-        det_nomem(d);
+    if (d->failed)
         return;
-    }
-    if (!det_begin_call(d, name, n, off))
-        return;
-    if (members > 0) {
-        det_args_out(d, s->data, s->len - 1, off); /* its '}' closes the call */
-        d->call.nparams = members;
-    }
     det_raw_add(d, p, len);
     det_close_call(d, off, DSML_CALL_COMPLETE);
 }

@@ -22,6 +22,7 @@ void det_next_parameter_or_end(dsml_detector *d, int tok, const char *p, size_t 
         d->block.key.len = 0;
         det_set_phase(d, PH_PHEAD);
     } else {
+        det_wrap_finish(d, off);
         det_close_call(d, off, DSML_CALL_COMPLETE);
     }
 }
@@ -94,9 +95,8 @@ static void param_marker(dsml_detector *d, int str_true, size_t off, size_t len)
                      (int)(kn > 80 ? 80 : kn), k);
         }
     }
-    if (!det_args_key(d, k, kn, str_true, off))
+    if (!det_value_begin(d, k, kn, str_true ? 1 : 2, off))
         return;
-    det_start_value(d, str_true);
     det_set_phase(d, PH_PVALUE);
 }
 
@@ -115,7 +115,6 @@ static int head_end(dsml_detector *d, size_t off, const char *p, size_t len)
     if (d->failed)
         return 1;
     int str = h.typed == 1 || (h.typed == 0 && det_param_is_string(d, h.key, h.key_len));
-    int hold = h.typed == 0 && !str;
     det_diag(d, DSML_ERR_PARAMETER_FORMAT, d->rec.tag_off, "recovered: parameter '%.*s'%s%s%s, %s",
              det_utf8_shown(h.key, h.key_len, 60), h.key,
              d->rec.param_invoke ? " written as an invoke tag" : "",
@@ -139,10 +138,8 @@ static int head_end(dsml_detector *d, size_t off, const char *p, size_t len)
         det_set_phase(d, PH_PTAIL);
         return 1;
     }
-    if (!det_args_key(d, h.key, h.key_len, str, off))
+    if (!det_value_begin(d, h.key, h.key_len, h.typed, off))
         return 1;
-    det_start_value(d, str);
-    d->value.held = hold ? VALUE_UNTYPED : VALUE_STREAMED;
     det_set_phase(d, PH_PVALUE);
     return 1;
 }
@@ -277,8 +274,10 @@ int det_ptail_marker(dsml_detector *d, det_mark *m)
 int det_ptail_end(dsml_detector *d)
 {
     size_t off = d->scan.base + d->scan.in.len;
-    if (d->block.sep_len == 2 && !det_cut_short(d))
+    if (d->block.sep_len == 2 && !det_cut_short(d)) {
+        det_wrap_finish(d, off);
         det_close_call(d, off, DSML_CALL_UNTERMINATED); /* as after a name line */
+    }
     else if (det_cut_short(d))
         det_end_violation(d, DSML_ERR_INCOMPLETE, "cut after a parameter");
     else

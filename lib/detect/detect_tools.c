@@ -1,7 +1,7 @@
 /*
  * detect_tools.c - the declared tools the detector checks call names
  * against (read at creation, by the renderer's naming rule), and, for the
- * recoveries, which of each tool's parameters its schema declares strings.
+ * recoveries, each tool's parameters and the types its schema gives them.
  */
 #include <stdio.h>
 #include <string.h>
@@ -77,9 +77,11 @@ int det_tool_index(const dsml_detector *d, const char *name, size_t n)
     return -1;
 }
 
-/* ---- recoveries: the declared tools' string parameters ----------------------- */
+/* ---- recoveries: the declared tools' parameter types ------------------------- */
 
-/* Records of rc_schema: tool index (4 bytes), name length (4 bytes), name. */
+/* Records of decl.schema: tool index (4 bytes), DET_T_* (4 bytes), name
+ * length (4 bytes), name.  decl.props: a byte a tool, 1 when its schema
+ * lists its properties. */
 static void put_u32(dsml_buf *b, size_t v)
 {
     unsigned char r[4] = {(unsigned char)v, (unsigned char)(v >> 8), (unsigned char)(v >> 16),
@@ -93,21 +95,44 @@ static size_t get_u32(const char *p)
     return (size_t)u[0] | (size_t)u[1] << 8 | (size_t)u[2] << 16 | (size_t)u[3] << 24;
 }
 
-/* Whether a JSON schema's "type" says string ("string", or a list holding
- * it). */
-static int schema_string(const cJSON *prop)
+static unsigned type_bit(const cJSON *t)
 {
-    const cJSON *t = json_get(prop, "type");
+    static const char *const names[] = {"string", "number", "integer", "boolean",
+                                        "array",  "object", "null"};
     if (json_is_string(t))
-        return strcmp(t->valuestring, "string") == 0;
-    if (json_is_array(t))
-        for (const cJSON *e = t->child; e != NULL; e = e->next)
-            if (json_is_string(e) && strcmp(e->valuestring, "string") == 0)
-                return 1;
+        for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++)
+            if (strcmp(t->valuestring, names[i]) == 0)
+                return 1u << i;
     return 0;
 }
 
-int det_read_string_params(dsml_detector *d, const char *json, size_t len)
+/* The types a JSON schema's "type" names (a name, or a list of them). */
+static unsigned type_bits(const cJSON *schema)
+{
+    const cJSON *t = json_get(schema, "type");
+    unsigned bits = type_bit(t);
+    if (json_is_array(t))
+        for (const cJSON *e = t->child; e != NULL; e = e->next)
+            bits |= type_bit(e);
+    return bits;
+}
+
+/* A property's types: its "type", or those of the members of its "anyOf"
+ * or "oneOf". */
+static unsigned property_types(const cJSON *prop)
+{
+    unsigned bits = type_bits(prop);
+    static const char *const lists[] = {"anyOf", "oneOf"};
+    for (size_t l = 0; l < 2; l++) {
+        const cJSON *a = json_get(prop, lists[l]);
+        if (json_is_array(a))
+            for (const cJSON *e = a->child; e != NULL; e = e->next)
+                bits |= type_bits(e);
+    }
+    return bits;
+}
+
+int det_read_schemas(dsml_detector *d, const char *json, size_t len)
 {
     cJSON *root = NULL;
     int rc = json_read(json, len, &d->lim, &d->alloc, "$.tools", 0, &root, NULL);
@@ -117,39 +142,51 @@ int det_read_string_params(dsml_detector *d, const char *json, size_t len)
         cJSON_Delete(root);
         return 1; /* read by det_read_tools, which refused it */
     }
-    size_t i = 0;
-    for (const cJSON *t = root->child; t != NULL; t = t->next, i++) {
+    for (const cJSON *t = root->child; t != NULL; t = t->next) {
         const cJSON *fn = json_get(t, "function");
         if (!json_is_object(fn))
             fn = t;
+        size_t i = d->decl.props.len;
         const cJSON *props = json_get(json_get(fn, "parameters"), "properties");
+        core_buf_putc(&d->decl.props, json_is_object(props) ? 1 : 0);
         if (!json_is_object(props))
             continue;
         for (const cJSON *p = props->child; p != NULL; p = p->next) {
-            if (p->string == NULL || !schema_string(p))
+            if (p->string == NULL)
                 continue;
             size_t n = strlen(p->string);
-            put_u32(&d->decl.strings, i);
-            put_u32(&d->decl.strings, n);
-            core_buf_append(&d->decl.strings, p->string, n);
+            put_u32(&d->decl.schema, i);
+            put_u32(&d->decl.schema, property_types(p));
+            put_u32(&d->decl.schema, n);
+            core_buf_append(&d->decl.schema, p->string, n);
         }
     }
     cJSON_Delete(root);
-    return !d->decl.strings.failed;
+    return !d->decl.schema.failed && !d->decl.props.failed;
+}
+
+int det_param_schema(const dsml_detector *d, size_t tool, const char *k, size_t n,
+                     unsigned *types)
+{
+    *types = 0;
+    if (tool >= d->decl.props.len || d->decl.props.data[tool] == 0)
+        return -1;
+    const char *p = d->decl.schema.data;
+    size_t at = 0;
+    while (at + 12 <= d->decl.schema.len) {
+        size_t l = get_u32(p + at + 8);
+        if (get_u32(p + at) == tool && l == n && memcmp(p + at + 12, k, n) == 0) {
+            *types = (unsigned)get_u32(p + at + 4);
+            return 1;
+        }
+        at += 12 + l;
+    }
+    return 0;
 }
 
 /* Whether the call's tool declares parameter k a string. */
 int det_param_is_string(const dsml_detector *d, const char *k, size_t n)
 {
-    if (d->rec.tool == (size_t)-1)
-        return 0;
-    const char *p = d->decl.strings.data;
-    size_t at = 0;
-    while (at + 8 <= d->decl.strings.len) {
-        size_t tool = get_u32(p + at), l = get_u32(p + at + 4);
-        if (tool == d->rec.tool && l == n && memcmp(p + at + 8, k, n) == 0)
-            return 1;
-        at += 8 + l;
-    }
-    return 0;
+    unsigned t;
+    return det_param_schema(d, d->rec.tool, k, n, &t) == 1 && (t & DET_T_STRING) != 0;
 }

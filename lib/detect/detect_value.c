@@ -7,7 +7,10 @@
  * trim option), string="true" text escaped, string="false" text copied or
  * validated (the false_values option), a value with no type of its own
  * (recoveries) typed at its end, a value in a CDATA section (recoveries)
- * read without its markers.  Calls down to the emit side only.
+ * read without its markers, a string="true" value the tool's schema types
+ * otherwise (recoveries) converted at its end, a spurious wrapper of the
+ * arguments (recoveries) held to the invoke's end and unwrapped.  Calls down
+ * to the emit side only.
  */
 #include <string.h>
 
@@ -103,10 +106,14 @@ int det_key_seen(dsml_detector *d, const char *k, size_t n)
     return 0;
 }
 
+static int wrap_flush(dsml_detector *d);
+
 /* The arguments text before a parameter's value, `{"K": ` or `, "K": `
  * (and its opening quote): 0 when out of memory. */
 int det_args_key(dsml_detector *d, const char *k, size_t kn, int str_true, size_t off)
 {
+    if (d->value.wrap == WRAP_HELD && !wrap_flush(d))
+        return 0;
     dsml_buf *s = &d->queue.scratch;
     s->len = 0;
     if (d->call.nparams == 0)
@@ -308,6 +315,223 @@ void det_emit_untyped(dsml_detector *d, const char *v, size_t n, size_t off)
     det_args_out(d, "\"", 1, off);
 }
 
+/* ---- recoveries: the tool's schema ------------------------------------------------ */
+
+/* The types a string="true" value is converted to. */
+#define TYPES_CONVERTED (DET_T_NUMBER | DET_T_INTEGER | DET_T_BOOLEAN | DET_T_ARRAY | DET_T_OBJECT)
+
+static const char *const wrapper_keys[] = {"arguments", "input"};
+
+/* "arguments" or "input" when k[0, n) is one of them, else NULL. */
+static const char *wrapper_key(const char *k, size_t n)
+{
+    for (size_t i = 0; i < sizeof wrapper_keys / sizeof wrapper_keys[0]; i++)
+        if (strlen(wrapper_keys[i]) == n && memcmp(k, wrapper_keys[i], n) == 0)
+            return wrapper_keys[i];
+    return NULL;
+}
+
+int det_value_begin(dsml_detector *d, const char *k, size_t kn, int typed, size_t off)
+{
+    int str = typed == 1 || (typed == 0 && det_param_is_string(d, k, kn));
+    if (d->rec.on & DSML_RECOVER_SCHEMA) {
+        unsigned types;
+        int declared = det_param_schema(d, d->rec.tool, k, kn, &types);
+        const char *w = wrapper_key(k, kn);
+        if (w != NULL && !str && declared == 0 && d->call.nparams == 0 &&
+            d->value.wrap == WRAP_NONE) {
+            /* the first parameter, a name the schema lacks: a wrapper of
+             * the arguments when its value is an object and no parameter
+             * follows (nothing goes out until that is known) */
+            det_start_value(d, 0);
+            d->value.held = VALUE_WRAP;
+            d->value.wrap_key = w;
+            d->value.wrap_untyped = typed == 0;
+            return 1;
+        }
+        if (typed == 1 && declared == 1 && !(types & DET_T_STRING) && (types & TYPES_CONVERTED)) {
+            /* held: converted at its end when it reads as the type */
+            if (!det_args_key(d, k, kn, 0, off))
+                return 0;
+            det_start_value(d, 1);
+            d->value.held = VALUE_TYPED;
+            d->value.types = types;
+            d->value.key_at = (size_t)(k - d->block.key.data);
+            d->value.key_len = kn;
+            return 1;
+        }
+    }
+    if (!det_args_key(d, k, kn, str, off))
+        return 0;
+    det_start_value(d, str);
+    d->value.held = typed == 0 && !str ? VALUE_UNTYPED : VALUE_STREAMED;
+    return 1;
+}
+
+/* The schema's type JSON value j has, or 0. */
+static unsigned type_of(const cJSON *j, unsigned types)
+{
+    if (cJSON_IsBool(j))
+        return types & DET_T_BOOLEAN;
+    if (json_is_array(j))
+        return types & DET_T_ARRAY;
+    if (json_is_object(j))
+        return types & DET_T_OBJECT;
+    if (cJSON_IsNumber(j)) {
+        if (types & DET_T_NUMBER)
+            return DET_T_NUMBER;
+        return json_number_is_int(j) ? types & DET_T_INTEGER : 0;
+    }
+    return 0;
+}
+
+static const char *type_name(unsigned t)
+{
+    switch (t) {
+    case DET_T_NUMBER: return "number";
+    case DET_T_INTEGER: return "integer";
+    case DET_T_BOOLEAN: return "boolean";
+    case DET_T_ARRAY: return "array";
+    default: return "object";
+    }
+}
+
+/* An object or array into the arguments as json.dumps writes it; an
+ * object's members are the call's own parameters (`members`: its '}' left
+ * for the call's end). */
+static void args_json(dsml_detector *d, const cJSON *j, int members, size_t off)
+{
+    dsml_buf *s = &d->queue.scratch;
+    s->len = 0;
+    json_emit_json(s, j);
+    if (s->failed) {
+        det_nomem(d);
+        return;
+    }
+    if (!members) {
+        det_args_out(d, s->data, s->len, off);
+        return;
+    }
+    size_t n = (size_t)cJSON_GetArraySize(j);
+    if (n > 0) {
+        det_args_out(d, s->data, s->len - 1, off);
+        d->call.nparams = n;
+    }
+}
+
+/* A string="true" value v[0, n) whose schema type is another: 1 when it
+ * reads as that type and went out as JSON (or the detector failed). */
+static int typed_value(dsml_detector *d, const char *v, size_t n, size_t off)
+{
+    cJSON *j = NULL;
+    int rc = json_try_read(v, n, &d->lim, &d->alloc, &j);
+    unsigned t = rc == DSML_OK ? type_of(j, d->value.types) : 0;
+    if (rc == DSML_ERR_NOMEM)
+        det_nomem(d);
+    if (t != 0) {
+        const char *k = d->block.key.data + d->value.key_at;
+        det_diag(d, DSML_ERR_PARAMETER_FORMAT, off,
+                 "recovered: parameter '%.*s' written string=\"true\", its tool's schema says %s: "
+                 "the value as JSON",
+                 det_utf8_shown(k, d->value.key_len, 60), k, type_name(t));
+        args_json(d, j, 0, off);
+    }
+    cJSON_Delete(j);
+    return rc == DSML_ERR_NOMEM || t != 0;
+}
+
+/* A possible wrapper's value v[0, n): 1 when it is an object, held (or the
+ * detector failed). */
+static int wrap_hold(dsml_detector *d, const char *v, size_t n, size_t off)
+{
+    cJSON *j = NULL;
+    int rc = json_try_read(v, n, &d->lim, &d->alloc, &j);
+    int object = rc == DSML_OK && json_is_object(j);
+    cJSON_Delete(j);
+    if (rc == DSML_ERR_NOMEM) {
+        det_nomem(d);
+        return 1;
+    }
+    if (!object)
+        return 0;
+    d->value.wrap_text.len = 0;
+    core_buf_append(&d->value.wrap_text, v, n);
+    if (d->value.wrap_text.failed) {
+        det_nomem(d);
+        return 1;
+    }
+    d->value.wrap_off = off;
+    d->value.wrap = WRAP_HELD;
+    return 1;
+}
+
+/* A parameter follows the wrapper: it was a parameter, its value the
+ * object as written. */
+static int wrap_flush(dsml_detector *d)
+{
+    d->value.wrap = WRAP_NONE;
+    const char *k = d->value.wrap_key;
+    if (!det_args_key(d, k, strlen(k), 0, d->value.wrap_off))
+        return 0;
+    det_args_out(d, d->value.wrap_text.data, d->value.wrap_text.len, d->value.wrap_off);
+    return !d->failed;
+}
+
+void det_wrap_finish(dsml_detector *d, size_t off)
+{
+    if (d->value.wrap != WRAP_HELD)
+        return;
+    d->value.wrap = WRAP_NONE;
+    cJSON *j = NULL;
+    int rc = json_try_read(d->value.wrap_text.data, d->value.wrap_text.len, &d->lim, &d->alloc, &j);
+    if (rc != DSML_OK) {
+        /* it read as an object when it was held: only memory can fail */
+        cJSON_Delete(j);
+        det_nomem(d);
+        return;
+    }
+    det_diag(d, DSML_ERR_PARAMETER_FORMAT, d->value.wrap_off,
+             "recovered: the arguments wrapped in one parameter '%s', which its tool's schema "
+             "does not declare: the object is the arguments",
+             d->value.wrap_key);
+    args_json(d, j, 1, off);
+    cJSON_Delete(j);
+}
+
+cJSON *det_unwrap_body(dsml_detector *d, cJSON *v, size_t tool, size_t off)
+{
+    if (!(d->rec.on & DSML_RECOVER_SCHEMA) || cJSON_GetArraySize(v) != 1)
+        return v;
+    cJSON *in = v->child;
+    const char *w = in->string != NULL ? wrapper_key(in->string, strlen(in->string)) : NULL;
+    unsigned types;
+    if (w == NULL || !json_is_object(in) || det_param_schema(d, tool, w, strlen(w), &types) != 0)
+        return v;
+    det_diag(d, DSML_ERR_INVOKE_FORMAT, off,
+             "recovered: the JSON body's one key '%s', which its tool's schema does not declare, "
+             "wraps the arguments: the object inside is the arguments",
+             w);
+    cJSON_DetachItemViaPointer(v, in);
+    cJSON_Delete(v);
+    return in;
+}
+
+void det_args_object(dsml_detector *d, const cJSON *v, size_t off)
+{
+    args_json(d, v, 1, off);
+}
+
+/* ---- the value's end ---------------------------------------------------------------- */
+
+/* A held value's text, as it would have streamed. */
+static void value_replay(dsml_detector *d, const char *v, size_t n, size_t off)
+{
+    d->value.held = VALUE_STREAMED;
+    d->value.lead = 1;
+    d->value.ws.len = 0;
+    value_chars(d, v, n, off);
+}
+
 /* The value's end, at the marker at `off`; the held '<' (or "<\n") is
  * not the value's. */
 void det_value_end(dsml_detector *d, size_t off)
@@ -332,18 +556,38 @@ void det_value_end(dsml_detector *d, size_t off)
             vn -= sizeof cdata_open - 1 + 3;
             voff += sizeof cdata_open - 1;
         }
-        if (d->value.held == VALUE_CDATA) {
-            d->value.held = VALUE_STREAMED;
-            value_chars(d, vs, vn, voff);
-        }
+        if (d->value.held == VALUE_CDATA)
+            value_replay(d, vs, vn, voff);
     }
     d->value.tail_len = 0;
     d->value.ws.len = 0; /* trimmed */
-    if (d->value.held == VALUE_UNTYPED) {
+    int held = d->value.held;
+    d->value.held = VALUE_STREAMED;
+    if (held == VALUE_UNTYPED) {
         /* recoveries: read back from the raw text, typed now */
-        d->value.held = VALUE_STREAMED;
         det_emit_untyped(d, vs, vn, voff);
         return;
+    }
+    if (held == VALUE_TYPED) {
+        /* recoveries: converted, or the string it was written as */
+        if (typed_value(d, vs, vn, voff))
+            return;
+        det_args_out(d, "\"", 1, voff);
+        value_replay(d, vs, vn, voff);
+        d->value.ws.len = 0; /* trimmed */
+    }
+    if (held == VALUE_WRAP) {
+        /* recoveries: an object is held; anything else is the parameter */
+        if (wrap_hold(d, vs, vn, voff))
+            return;
+        const char *k = d->value.wrap_key;
+        if (!det_args_key(d, k, strlen(k), 0, voff))
+            return;
+        if (d->value.wrap_untyped) {
+            det_emit_untyped(d, vs, vn, voff);
+            return;
+        }
+        value_replay(d, vs, vn, voff);
     }
     if (d->value.str_true) {
         det_args_out(d, "\"", 1, off);

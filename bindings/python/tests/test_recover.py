@@ -88,6 +88,19 @@ class ModeTest(unittest.TestCase):
         self.assertEqual(dsml.parse_completion(V4_BLOCK, mode="lenient",
                                                recoveries="structure")["tool_calls"], [])
 
+    def test_schema(self):
+        tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+            "type": "object", "properties": {"days": {"type": "integer"}}}}}]
+        text = ('\n\n<%stool_calls>\n<%sinvoke name="get_weather">\n<%sparameter name="days" '
+                'string="true">3</%sparameter>\n</%sinvoke>\n</%stool_calls>' % ((D,) * 6)
+                + "<｜end▁of▁sentence｜>")
+        args = lambda **kw: json.loads(
+            dsml.parse_completion(text, profile="v4", tools=tools, **kw)["tool_calls"][0]["function"]["arguments"])
+        self.assertEqual(args(mode="recover"), {"days": 3})
+        self.assertEqual(args(mode="lenient", recoveries=["schema"]), {"days": 3})
+        self.assertEqual(args(mode="lenient", recoveries=["cdata"]), {"days": "3"})
+        self.assertEqual(args(mode="strict"), {"days": "3"})
+
     def test_declared_tools_anchor(self):
         tools = [{"type": "function", "function": {"name": "other"}}]
         msg = dsml.parse_completion(V4_BLOCK, mode="recover", tools=tools)
