@@ -324,6 +324,7 @@ void det_tags_setup(dsml_detector *d)
         w[PH_PVALUE] = DET_BIT(TK_PARAM_END);
         w[PH_PTAIL] = DET_BIT(TK_PARAM) | DET_BIT(TK_INVOKE_END);
         w[PH_RECOVER] = DET_OPENERS | DET_BIT(TK_INVOKE) | DET_BIT(TK_CALLS_END);
+        w[PH_HELD_BLOCK] = w[PH_RECOVER];
     }
     if (DET_REC(d, STRUCTURE)) {
         w[PH_CONTENT] |= DET_BIT(TK_INVOKE) | DET_CLOSERS;
