@@ -681,6 +681,10 @@ void det_emit_untyped(dsml_detector *d, const char *v, size_t n, size_t off);
  * reasoning is text then). */
 void det_text_sink(dsml_detector *d, int kind, const char *p, size_t n, size_t off);
 void det_release_hold(dsml_detector *d, int kind);
+/* A calls block in the reasoning that stays reasoning: the text is no
+ * answer, the thinking recovery's missing </think> window lets it go as
+ * reasoning (missing_think_end=content keeps holding it). */
+void det_reasoning_not_answer(dsml_detector *d);
 void det_text_marker_seen(dsml_detector *d);
 
 /* detect_fail.c: failure (sticky). */

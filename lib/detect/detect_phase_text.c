@@ -95,6 +95,7 @@ int det_reasoning_marker(dsml_detector *d, det_mark *m)
     if (det_refuse(d, DSML_ERR_MISSING_THINK_END, m->off,
                    "Invalid thinking format: missing </think> before the calls block"))
         return DET_DONE;
+    det_reasoning_not_answer(d);
     det_text_sink(d, DSML_EVENT_REASONING, m->p, m->len, m->off);
     return DET_DONE;
 }

@@ -83,6 +83,7 @@ static void block_is_reasoning(dsml_detector *d)
     det_diag(d, DSML_ERR_MISSING_THINK_END, d->rec.held_off,
              "Invalid thinking format: missing </think> before the calls block");
     det_set_phase(d, PH_REASONING);
+    det_reasoning_not_answer(d);
     det_text_sink(d, DSML_EVENT_REASONING, d->block.raw.data, d->block.raw.len, d->rec.held_off);
     d->block.raw.len = 0;
 }
