@@ -462,6 +462,13 @@ static void test_think_block_in_answer(void **state)
     /* no </think> after it, or quoted as code: content, byte for byte */
     r = thinking_run(DSML_DETECT_RECOVER, 0, NULL, "a</think>b<think>c" EOS);
     want_msg(&r, THOUGHT("a", "b<think>c", ""));
+    /* ... or a calls block first: content, and the block is calls (quoted
+     * as code, text) */
+    r = thinking_run(DSML_DETECT_RECOVER, 0, WEATHER_TOOLS, "a</think>b<think>c" READ_BLOCK EOS);
+    want_msg(&r, THOUGHT("a", "b<think>c", READ_CALL));
+    r = thinking_run(DSML_DETECT_RECOVER, 0, WEATHER_TOOLS,
+                     "a</think>b<think>c `<" DSML "tool_calls>` d</think>e" EOS);
+    want_msg(&r, THOUGHT("a", "b<think>c `<｜DSML｜tool_calls>` d</think>e", ""));
     r = thinking_run(DSML_DETECT_RECOVER, 0, NULL, "a</think>Write `<think>x</think>`." EOS);
     want_msg(&r, THOUGHT("a", "Write `<think>x</think>`.", ""));
     /* lenient mode without the recovery: content */

@@ -11,8 +11,9 @@
  *   it is reasoning text, as without the recovery.
  * - a <think> block in the answer (after the reasoning ended): held from
  *   its <think> until its </think>, then reasoning (the tags dropped); with
- *   no </think> by the EOS or the end (or past limits.max_held_bytes) the
- *   tag and the text are content, byte for byte.
+ *   no </think> by the EOS, a calls block or the end (or past
+ *   limits.max_held_bytes) the tag and the text are content, byte for byte,
+ *   and the content reads on from there.
  *
  * The held text is block.raw (free outside a calls block).
  */
@@ -163,8 +164,11 @@ void det_held_think_text(dsml_detector *d, const char *p, size_t n, size_t off)
 int det_held_think_marker(dsml_detector *d, det_mark *m)
 {
     if (m->tok != TK_THINK_END) {
+        /* the EOS, or a calls block: the content's (its checks of Markdown
+         * code too) */
         think_is_content(d);
-        return DET_AGAIN;
+        det_rewind(d, m->off);
+        return DET_DONE;
     }
     det_diag(d, DSML_ERR_SPECIAL_TOKEN, d->rec.held_off,
              "recovered: a <think> block in the answer: its text is reasoning");
