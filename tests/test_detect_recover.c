@@ -102,16 +102,25 @@ static void want_msg(dc_run *r, const char *msg)
     dc_run_free(r);
 }
 
-/* The text stays content byte for byte: no call. */
-static void want_content(dc_run *r, const char *text)
+/* before, `text` as a JSON string, after. */
+static dsml_buf json_around(const char *before, const char *text, const char *after)
 {
     dsml_allocator a;
     core_alloc_resolve(&a, NULL);
     dsml_buf b;
     core_buf_init(&b, &a);
-    DSML_BUF_LIT(&b, "{\"role\": \"assistant\", \"content\": ");
+    core_buf_append(&b, before, strlen(before));
     json_emit_string(&b, text, strlen(text));
-    DSML_BUF_LIT(&b, ", \"reasoning_content\": \"\", \"tool_calls\": []}");
+    core_buf_append(&b, after, strlen(after) + 1);
+    b.len--;
+    return b;
+}
+
+/* The text stays content byte for byte: no call. */
+static void want_content(dc_run *r, const char *text)
+{
+    dsml_buf b = json_around("{\"role\": \"assistant\", \"content\": ", text,
+                             ", \"reasoning_content\": \"\", \"tool_calls\": []}");
     no_call(r->log);
     if (!tu_same_text("scenario", "message", b.data, b.len, r->msg, r->msg_len))
         fail_msg("text not kept as content");
@@ -344,18 +353,10 @@ static dc_run thinking_run(dsml_detect_mode mode, unsigned recoveries, const cha
     return run(&o, text);
 }
 
-/* The message's `key` holds `text` exactly. */
+/* The message's field (`key` as "\"key\": ") holds `text` exactly. */
 static void has_field(const char *msg, const char *key, const char *text)
 {
-    dsml_allocator a;
-    core_alloc_resolve(&a, NULL);
-    dsml_buf b;
-    core_buf_init(&b, &a);
-    core_buf_putc(&b, '"');
-    core_buf_append(&b, key, strlen(key));
-    DSML_BUF_LIT(&b, "\": ");
-    json_emit_string(&b, text, strlen(text));
-    core_buf_putc(&b, 0);
+    dsml_buf b = json_around(key, text, "");
     dc_has(msg, b.data);
     core_buf_release(&b);
 }
@@ -398,7 +399,7 @@ static void test_block_in_reasoning(void **state)
                          : thinking_run(DSML_DETECT_LENIENT, 0, WEATHER_TOOLS, kept[i]);
             no_call(r.log);
             dc_has(r.log, "missing </think> before the calls block");
-            has_field(r.msg, "reasoning_content", kept[i]);
+            has_field(r.msg, "\"reasoning_content\": ", kept[i]);
             dc_run_free(&r);
         }
     }
@@ -406,8 +407,8 @@ static void test_block_in_reasoning(void **state)
     r = thinking_run(DSML_DETECT_RECOVER, 0, WEATHER_TOOLS,
                      "a" OPEN INVOKE("read") "</think>Hi" EOS);
     no_call(r.log);
-    has_field(r.msg, "reasoning_content", "a" OPEN INVOKE("read"));
-    has_field(r.msg, "content", "Hi");
+    has_field(r.msg, "\"reasoning_content\": ", "a" OPEN INVOKE("read"));
+    has_field(r.msg, "\"content\": ", "Hi");
     dc_run_free(&r);
     /* strict mode refuses it */
     dsml_detector_options o = opts(DSML_DETECT_STRICT, 0, WEATHER_TOOLS);

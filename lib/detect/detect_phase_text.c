@@ -46,6 +46,8 @@ void det_reasoning_text(dsml_detector *d, const char *p, size_t n, size_t off)
 int det_reasoning_marker(dsml_detector *d, det_mark *m)
 {
     int tok = m->tok;
+    int replay = d->rec.held_replay; /* the held block's opener, read again */
+    d->rec.held_replay = 0;
     if (tok == TK_THINK) {
         /* (recoveries: asked for only with the thinking recovery) */
         det_diag(d, DSML_ERR_SPECIAL_TOKEN, m->off,
@@ -77,15 +79,14 @@ int det_reasoning_marker(dsml_detector *d, det_mark *m)
     }
     /* a calls block inside the reasoning: parsed under the policy, or read
      * again as calls after the thinking recovery held it */
-    if (d->opt.reasoning_calls == DSML_REASONING_CALLS_PARSE || d->rec.held_replay) {
+    if (d->opt.reasoning_calls == DSML_REASONING_CALLS_PARSE || replay) {
         det_diag(d, DSML_ERR_MISSING_THINK_END, m->off,
-                 d->rec.held_replay ? "recovered: a calls block before </think> naming declared "
-                                      "tools: taken as the reasoning's end"
-                                    : "calls block before </think>: taken as the reasoning's end");
-        if (d->rec.held_replay && tok == TK_OPEN_BARE)
+                 replay ? "recovered: a calls block before </think> naming declared tools: taken "
+                          "as the reasoning's end"
+                        : "calls block before </think>: taken as the reasoning's end");
+        if (replay && tok == TK_OPEN_BARE)
             det_diag(d, DSML_ERR_CALL_FORMAT, m->off,
                      "calls block without the blank line before it");
-        d->rec.held_replay = 0;
         release_at_block(d);
         det_open_block(d, tok, m->p, m->len);
         return DET_DONE;

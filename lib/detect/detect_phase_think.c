@@ -34,6 +34,17 @@ static int hold(dsml_detector *d, const char *p, size_t n, size_t max)
     return 1;
 }
 
+/* Text held, or, past max, the held text let go (`let_go` says as what)
+ * and this text with it, as `kind`. */
+static void hold_text(dsml_detector *d, const char *p, size_t n, size_t off, size_t max,
+                      void (*let_go)(dsml_detector *), int kind)
+{
+    if (hold(d, p, n, max))
+        return;
+    let_go(d);
+    det_text_sink(d, kind, p, n, off);
+}
+
 /* ---- a calls block inside the reasoning ---------------------------------------- */
 
 int det_held_block_enter(dsml_detector *d, const det_mark *m)
@@ -91,22 +102,16 @@ static void block_is_reasoning(dsml_detector *d)
 
 void det_held_block_text(dsml_detector *d, const char *p, size_t n, size_t off)
 {
-    if (hold(d, p, n, d->lim.max_argument_bytes))
-        return;
-    block_is_reasoning(d);
-    det_text_sink(d, DSML_EVENT_REASONING, p, n, off);
+    hold_text(d, p, n, off, d->lim.max_argument_bytes, block_is_reasoning, DSML_EVENT_REASONING);
 }
 
 int det_held_block_marker(dsml_detector *d, det_mark *m)
 {
     if (m->tok == TK_INVOKE) {
         check_name(d);
-        if (!hold(d, m->p, m->len, d->lim.max_argument_bytes)) {
-            block_is_reasoning(d);
-            det_text_sink(d, DSML_EVENT_REASONING, m->p, m->len, m->off);
-            return DET_DONE;
-        }
-        d->rec.held_name = d->block.raw.len;
+        hold_text(d, m->p, m->len, m->off, d->lim.max_argument_bytes, block_is_reasoning,
+                  DSML_EVENT_REASONING);
+        d->rec.held_name = d->block.raw.len; /* (unused once let go) */
         return DET_DONE;
     }
     if (m->tok == TK_CALLS_END) {
@@ -155,10 +160,7 @@ static void think_is_content(dsml_detector *d)
 
 void det_held_think_text(dsml_detector *d, const char *p, size_t n, size_t off)
 {
-    if (hold(d, p, n, d->lim.max_held_bytes))
-        return;
-    think_is_content(d);
-    det_text_sink(d, DSML_EVENT_CONTENT, p, n, off);
+    hold_text(d, p, n, off, d->lim.max_held_bytes, think_is_content, DSML_EVENT_CONTENT);
 }
 
 int det_held_think_marker(dsml_detector *d, det_mark *m)
