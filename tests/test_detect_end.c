@@ -191,8 +191,9 @@ static void test_cut_while_thinking(void **state)
 }
 
 /* Thinking mode, no </think>, the model's EOS at the end: the EOS is
- * neither reasoning (lenient) nor content (missing_think_end=content); an
- * EOS that text follows stays reasoning, reported. */
+ * neither reasoning (lenient) nor content (missing_think_end=content, and
+ * recover mode within its window); an EOS that text follows stays
+ * reasoning, reported. */
 static void test_eos_after_unterminated_reasoning(void **state)
 {
     (void)state;
@@ -203,7 +204,8 @@ static void test_eos_after_unterminated_reasoning(void **state)
     lacks(r.msg, "sentence");
     dc_run_free(&r);
     r = run_end(DSML_DETECT_RECOVER, DSML_THINKING, "Let me think" EOS, DSML_END_STOP);
-    has(r.msg, "\"reasoning_content\": \"Let me think\"");
+    has(r.msg, "\"content\": \"Let me think\"");
+    has(r.msg, "\"reasoning_content\": \"\"");
     lacks(r.msg, "sentence");
     dc_run_free(&r);
     r = run_end(DSML_DETECT_LENIENT, DSML_THINKING, "a" EOS "b</think>c" EOS, DSML_END_TEXT);

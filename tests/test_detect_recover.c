@@ -102,16 +102,25 @@ static void want_msg(dc_run *r, const char *msg)
     dc_run_free(r);
 }
 
-/* The text stays content byte for byte: no call. */
-static void want_content(dc_run *r, const char *text)
+/* before, `text` as a JSON string, after. */
+static dsml_buf json_around(const char *before, const char *text, const char *after)
 {
     dsml_allocator a;
     core_alloc_resolve(&a, NULL);
     dsml_buf b;
     core_buf_init(&b, &a);
-    DSML_BUF_LIT(&b, "{\"role\": \"assistant\", \"content\": ");
+    core_buf_append(&b, before, strlen(before));
     json_emit_string(&b, text, strlen(text));
-    DSML_BUF_LIT(&b, ", \"reasoning_content\": \"\", \"tool_calls\": []}");
+    core_buf_append(&b, after, strlen(after) + 1);
+    b.len--;
+    return b;
+}
+
+/* The text stays content byte for byte: no call. */
+static void want_content(dc_run *r, const char *text)
+{
+    dsml_buf b = json_around("{\"role\": \"assistant\", \"content\": ", text,
+                             ", \"reasoning_content\": \"\", \"tool_calls\": []}");
     no_call(r->log);
     if (!tu_same_text("scenario", "message", b.data, b.len, r->msg, r->msg_len))
         fail_msg("text not kept as content");
@@ -324,6 +333,158 @@ static void test_thinking(void **state)
     r = run(&o, "p</think>" OPEN INVOKE("read") INVOKE_END CLOSE "\nNote." EOS);
     dc_has(r.msg, "\"content\": \"\\nNote.\"");
     dc_run_free(&r);
+}
+
+/* The thinking policies of recover mode (issue 29): a calls block inside
+ * the reasoning, an answer with no </think>, a <think> block in the answer,
+ * the thinking-off leak. */
+#define READ_BLOCK OPEN INVOKE("read") PARAM("path", "true", "/tmp/a") INVOKE_END CLOSE
+#define READ_CALL "{\"type\": \"function\", \"function\": {\"name\": \"read\", " \
+                  "\"arguments\": \"{\\\"path\\\": \\\"/tmp/a\\\"}\"}}"
+#define THOUGHT(reasoning, content, calls)                                           \
+    "{\"role\": \"assistant\", \"content\": \"" content "\", \"reasoning_content\": \"" \
+    reasoning "\", \"tool_calls\": [" calls "]}"
+
+static dc_run thinking_run(dsml_detect_mode mode, unsigned recoveries, const char *tools,
+                           const char *text)
+{
+    dsml_detector_options o = opts(mode, recoveries, tools);
+    o.thinking_mode = DSML_THINKING;
+    return run(&o, text);
+}
+
+/* The message's field (`key` as "\"key\": ") holds `text` exactly. */
+static void has_field(const char *msg, const char *key, const char *text)
+{
+    dsml_buf b = json_around(key, text, "");
+    dc_has(msg, b.data);
+    core_buf_release(&b);
+}
+
+static void test_block_in_reasoning(void **state)
+{
+    (void)state;
+    /* complete, naming a declared tool: calls, ending the reasoning */
+    dc_run r = thinking_run(DSML_DETECT_RECOVER, 0, WEATHER_TOOLS, "I will read it." READ_BLOCK);
+    dc_has(r.log, "recovered: a calls block before </think> naming declared tools");
+    want_msg(&r, THOUGHT("I will read it.", "", READ_CALL));
+    r = thinking_run(DSML_DETECT_LENIENT, DSML_RECOVER_THINKING, WEATHER_TOOLS,
+                     "<think>Plan." READ_BLOCK EOS);
+    want_msg(&r, THOUGHT("Plan.", "", READ_CALL));
+    /* a tag in another spelling is reported once */
+    r = thinking_run(DSML_DETECT_RECOVER, 0, WEATHER_TOOLS,
+                     "x<" DSML "tool_calls>\n" INVOKE("read") INVOKE_END "</" DSML "tool_calls>");
+    dc_has(r.log, "calls block without the blank line");
+    static const char *const once[] = {"variant '<" DSML "tool_calls'",
+                                       "variant '</" DSML "tool_calls>'"};
+    for (size_t i = 0; i < 2; i++) {
+        const char *at = strstr(r.log, once[i]);
+        if (at == NULL || strstr(at + 1, once[i]) != NULL)
+            fail_msg("%s not reported once: [%s]", once[i], r.log);
+    }
+    dc_has(r.msg, "\"name\": \"read\"");
+    dc_run_free(&r);
+    /* stays reasoning, byte for byte: an undeclared name (the second
+     * invoke's), no tools declared, no closer before the end, the EOS or
+     * </think>; and in lenient mode without the recovery */
+    static const char *const kept[] = {
+        "a" OPEN INVOKE("read") INVOKE_END INVOKE("rm") INVOKE_END CLOSE,
+        "a" OPEN INVOKE("read") PARAM("path", "true", "/tmp/a"),
+        "a" OPEN INVOKE("read") INVOKE_END,
+    };
+    for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) {
+        for (int k = 0; k < 3; k++) {
+            r = k == 0   ? thinking_run(DSML_DETECT_RECOVER, 0, WEATHER_TOOLS, kept[i])
+                : k == 1 ? thinking_run(DSML_DETECT_RECOVER, 0, NULL, kept[i])
+                         : thinking_run(DSML_DETECT_LENIENT, 0, WEATHER_TOOLS, kept[i]);
+            no_call(r.log);
+            dc_has(r.log, "missing </think> before the calls block");
+            has_field(r.msg, "\"reasoning_content\": ", kept[i]);
+            dc_run_free(&r);
+        }
+    }
+    /* cut by </think>: reasoning, the answer after it content */
+    r = thinking_run(DSML_DETECT_RECOVER, 0, WEATHER_TOOLS,
+                     "a" OPEN INVOKE("read") "</think>Hi" EOS);
+    no_call(r.log);
+    has_field(r.msg, "\"reasoning_content\": ", "a" OPEN INVOKE("read"));
+    has_field(r.msg, "\"content\": ", "Hi");
+    dc_run_free(&r);
+    /* strict mode refuses it */
+    dsml_detector_options o = opts(DSML_DETECT_STRICT, 0, WEATHER_TOOLS);
+    o.thinking_mode = DSML_THINKING;
+    dsml_output out;
+    assert_int_equal(dsml_parse_completion("a" READ_BLOCK, strlen("a" READ_BLOCK), &o, &out, NULL),
+                     DSML_ERR_MISSING_THINK_END);
+    dsml_output_free(&out);
+}
+
+static void test_answer_without_think_end(void **state)
+{
+    (void)state;
+    /* recover mode: an answer with no </think> that ends within the window
+     * is content */
+    dc_run r = thinking_run(DSML_DETECT_RECOVER, 0, NULL, "The answer is 4." EOS);
+    dc_has(r.log, "no </think>: the text is content");
+    want_msg(&r, THOUGHT("", "The answer is 4.", ""));
+    r = thinking_run(DSML_DETECT_LENIENT, DSML_RECOVER_THINKING, NULL, "The answer is 4.");
+    want_msg(&r, THOUGHT("", "The answer is 4.", ""));
+    /* past the window it was streamed as reasoning: it stays so */
+    dsml_detector_options o = opts(DSML_DETECT_RECOVER, 0, NULL);
+    o.thinking_mode = DSML_THINKING;
+    o.think_end_window = 8;
+    r = run(&o, "The answer is 4." EOS);
+    dc_has(r.log, "missing </think>");
+    want_msg(&r, THOUGHT("The answer is 4.", "", ""));
+    /* with its </think>: reasoning */
+    r = thinking_run(DSML_DETECT_RECOVER, 0, NULL, "Short.</think>4" EOS);
+    want_msg(&r, THOUGHT("Short.", "4", ""));
+    /* cut by the length limit: reasoning */
+    dsml_detector *d = NULL;
+    assert_int_equal(dsml_detector_create(&o, &d, NULL), DSML_OK);
+    dc_feed_run_end(d, "Think", 5, 0, NULL, 0, DSML_END_LENGTH, &r);
+    dc_has(r.msg, "\"reasoning_content\": \"Think\"");
+    dc_run_free(&r);
+    dsml_detector_destroy(d);
+    /* lenient mode without the recovery: reasoning */
+    r = thinking_run(DSML_DETECT_LENIENT, 0, NULL, "The answer is 4." EOS);
+    want_msg(&r, THOUGHT("The answer is 4.", "", ""));
+}
+
+static void test_think_block_in_answer(void **state)
+{
+    (void)state;
+    /* SGLang's V4 reasoning tests: each <think> block is reasoning */
+    dc_run r = thinking_run(DSML_DETECT_RECOVER, 0, NULL,
+                            "<think>first reasoning</think>first answer<think>second "
+                            "reasoning</think>second answer" EOS);
+    dc_has(r.log, "recovered: a <think> block in the answer: its text is reasoning");
+    want_msg(&r, THOUGHT("first reasoningsecond reasoning", "first answersecond answer", ""));
+    /* no </think> after it, or quoted as code: content, byte for byte */
+    r = thinking_run(DSML_DETECT_RECOVER, 0, NULL, "a</think>b<think>c" EOS);
+    want_msg(&r, THOUGHT("a", "b<think>c", ""));
+    /* ... or a calls block first: content, and the block is calls (quoted
+     * as code, text) */
+    r = thinking_run(DSML_DETECT_RECOVER, 0, WEATHER_TOOLS, "a</think>b<think>c" READ_BLOCK EOS);
+    want_msg(&r, THOUGHT("a", "b<think>c", READ_CALL));
+    r = thinking_run(DSML_DETECT_RECOVER, 0, WEATHER_TOOLS,
+                     "a</think>b<think>c `<" DSML "tool_calls>` d</think>e" EOS);
+    want_msg(&r, THOUGHT("a", "b<think>c `<｜DSML｜tool_calls>` d</think>e", ""));
+    r = thinking_run(DSML_DETECT_RECOVER, 0, NULL, "a</think>Write `<think>x</think>`." EOS);
+    want_msg(&r, THOUGHT("a", "Write `<think>x</think>`.", ""));
+    /* lenient mode without the recovery: content */
+    r = thinking_run(DSML_DETECT_LENIENT, 0, NULL, "a</think>b<think>c</think>d" EOS);
+    want_msg(&r, THOUGHT("a", "b<think>c</think>d", ""));
+}
+
+static void test_thinking_off_leak(void **state)
+{
+    (void)state;
+    /* chat mode: a short deliberation and </think> before the answer */
+    dc_run r = recover("We need answer only number. 17*23=391.</think>\n391" EOS);
+    dc_has(r.log, "stray </think> with thinking off");
+    want_msg(&r, "{\"role\": \"assistant\", \"content\": \"\\n391\", \"reasoning_content\": "
+                 "\"We need answer only number. 17*23=391.\", \"tool_calls\": []}");
 }
 
 /* ---- the anchor, the quotes, the options ----------------------------------------- */
@@ -658,6 +819,10 @@ int main(void)
         cmocka_unit_test(test_bare_tags),
         cmocka_unit_test(test_bare_tags_in_prose),
         cmocka_unit_test(test_thinking),
+        cmocka_unit_test(test_block_in_reasoning),
+        cmocka_unit_test(test_answer_without_think_end),
+        cmocka_unit_test(test_think_block_in_answer),
+        cmocka_unit_test(test_thinking_off_leak),
         cmocka_unit_test(test_declared_tools_anchor),
         cmocka_unit_test(test_quoted_code),
         cmocka_unit_test(test_cdata),

@@ -57,12 +57,9 @@ static const listed not_recovered[] = {
 };
 
 /* Peer cases of the shapes recover mode does not read yet (issue 29):
- * earlier DeepSeek tool-call tokens, a calls block inside the reasoning, a
- * second <think> block in the answer.  Exact, as the lists above. */
+ * earlier DeepSeek tool-call tokens.  Exact, as the lists above. */
 #define WHY_LEGACY_TOKENS \
     "V3/R1/V3.1 tool-call tokens are not read: the text stays content, with no diagnostic"
-#define WHY_BLOCK_IN_REASONING \
-    "a complete calls block before any </think> stays reasoning in recover mode"
 
 static const listed pending[] = {
     {"vllm-v3-single-call", WHY_LEGACY_TOKENS},
@@ -73,10 +70,6 @@ static const listed pending[] = {
     {"vllm-v3-escaped-strings", WHY_LEGACY_TOKENS},
     {"vllm-v31-with-tool", WHY_LEGACY_TOKENS},
     {"vllm-v31-multiple-tools", WHY_LEGACY_TOKENS},
-    {"sglang-dsv4-multi-think-block",
-     "a second <think> block in the answer stays content (tags and all)"},
-    {"sglang-dsv4-block-in-reasoning-named", WHY_BLOCK_IN_REASONING},
-    {"sglang-dsv4-block-in-reasoning-arguments", WHY_BLOCK_IN_REASONING},
 };
 
 /* Peer cases whose expectation recover mode deliberately does not meet:
@@ -115,9 +108,9 @@ static const listed pending[] = {
 #define WHY_V32_IN_V4 \
     "recover mode reads V3.2's function_calls block in any dialect; the peer's V4 parser leaves it as content"
 #define WHY_REASONING_BLOCK \
-    "a calls block before </think> stays reasoning under the reference's policy (DSML_REASONING_CALLS_REFUSE); the peer's reasoning parser ends the reasoning there and passes the block on as content"
+    "no tools are declared: a calls block before </think> stays reasoning (recover mode reads it as calls only when each invoke names a declared tool; even then the block is calls, not content); the peer's reasoning parser ends the reasoning there and passes the block on as content"
 #define WHY_REASONING_BLOCK_CALL \
-    "a calls block before </think> stays reasoning under the reference's policy; with DSML_REASONING_CALLS_PARSE it is a call, but the blank line before the block belongs to the block, not to the reasoning the peer expects"
+    "no tools are declared: a calls block before </think> stays reasoning (recover mode reads it as calls only when each invoke names a declared tool); and when it is calls, the blank line before the block belongs to the block, not to the reasoning the peer expects"
 
 /* recover mode, thinking off: a </think> within the stray_think_end window ends a
  * deliberation (the text before it is reasoning), never content */
@@ -193,8 +186,6 @@ static void case_options(const char *id, dsml_detector_options *o)
 {
     if (strcmp(id, "sglang-35736-bash-pwd") == 0)
         o->tool_choice = DSML_TOOL_CHOICE_NONE; /* the request's tool_choice */
-    if (strcmp(id, "ds4-167-calls-inside-thinking") == 0)
-        o->reasoning_calls = DSML_REASONING_CALLS_PARSE; /* the server parsed it */
 }
 
 /* ---- running a case ---------------------------------------------------------- */

@@ -912,6 +912,24 @@ static void test_tools_of_the_system_message(void **state)
                "\"get_time\"");
     dc_run_free(&r);
     dsml_turn_destroy(t);
+    /* thinking on: a calls block inside the reasoning naming a declared tool
+     * is calls; an answer with no </think> is content */
+    snprintf(body, sizeof body, "{\"messages\": [%s, " USER_HI "], \"thinking\": {\"type\": "
+                                "\"enabled\"}}", sys);
+    t = turn_ok(body, &o);
+    assert_int_equal(dsml_turn_get_info(t)->starts_in_reasoning, 1);
+    r = turn_run(t, "Plan." OPEN INVOKE("get_time") INVOKE_END CLOSE EOS);
+    has(r.msg, "\"reasoning_content\": \"Plan.\", \"tool_calls\": [{\"type\": \"function\", "
+               "\"function\": {\"name\": \"get_time\"");
+    dc_run_free(&r);
+    r = turn_run(t, "Plan." OPEN INVOKE("rm_rf") INVOKE_END CLOSE EOS);
+    has(r.msg, "\"tool_calls\": []");
+    has(r.msg, "\"reasoning_content\": \"Plan.\\n\\n<");
+    dc_run_free(&r);
+    r = turn_run(t, "It is 4." EOS);
+    has(r.msg, "\"content\": \"It is 4.\"");
+    dc_run_free(&r);
+    dsml_turn_destroy(t);
     /* the body's own tools come first, as before */
     snprintf(body, sizeof body, "{\"messages\": [%s, " USER_HI "], \"tools\": [{\"type\": "
                                 "\"function\", \"function\": {\"name\": \"x\"}}]}", sys);

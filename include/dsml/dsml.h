@@ -547,7 +547,8 @@ DSML_API int dsml_renderer_render_case(dsml_renderer *r, const char *case_json,
  * spellings of the tags, missing line breaks and closers, typographic
  * quotes, parameters without string=, JSON bodies, tags whose special
  * tokens the server stripped, echoed and repeated think tags, values in
- * CDATA sections).  The declared tools (tools_json) are its anchor: when
+ * CDATA sections, a calls block written inside the reasoning, an answer
+ * with no </think>).  The declared tools (tools_json) are its anchor: when
  * tools are declared, no call is made from an invoke that names no declared
  * tool (its text stays content, byte for byte), whatever its spelling.  On
  * text strict mode accepts it gives strict mode's result, but where the
@@ -582,7 +583,9 @@ typedef enum dsml_reasoning_calls {
     DSML_REASONING_CALLS_REFUSE = 0, /* default, reference: strict fails
                                         (DSML_ERR_MISSING_THINK_END); lenient
                                         keeps the block as reasoning text,
-                                        never executed */
+                                        never executed (DSML_RECOVER_THINKING
+                                        reads a complete one naming declared
+                                        tools as calls) */
     DSML_REASONING_CALLS_PARSE = 1   /* the block ends the reasoning and its
                                         calls are parsed and reported */
 } dsml_reasoning_calls;
@@ -591,7 +594,9 @@ typedef enum dsml_reasoning_calls {
 typedef enum dsml_missing_think_end {
     DSML_MISSING_THINK_END_REFUSE = 0,  /* default, reference: strict fails
                                            (DSML_ERR_MISSING_THINK_END);
-                                           lenient: the text stays reasoning */
+                                           lenient: the text stays reasoning
+                                           (DSML_RECOVER_THINKING: content
+                                           when it fits think_end_window) */
     DSML_MISSING_THINK_END_CONTENT = 1  /* reasoning is held back, up to
                                            limits.max_held_bytes; when the
                                            stream ends (or a calls block starts
@@ -795,7 +800,50 @@ typedef enum dsml_parallel_calls {
                                         space is reasoning).  White space
                                         alone after the calls block, up to
                                         the EOS or the end, is dropped (not
-                                        content) */
+                                        content).
+                                        A calls block inside the reasoning
+                                        (before any </think>), when tools
+                                        are declared, is held from its
+                                        opener (up to
+                                        limits.max_argument_bytes): with its
+                                        closer, and each invoke naming a
+                                        declared tool, it ends the reasoning
+                                        and is read as calls (a DIAGNOSTIC,
+                                        DSML_ERR_MISSING_THINK_END; the text
+                                        before it stays reasoning); cut by
+                                        </think>, the EOS, another opener or
+                                        the end, or naming a tool not
+                                        declared, it is reasoning text, as
+                                        without the recovery.
+                                        An answer with no </think>: the
+                                        reasoning's first think_end_window
+                                        bytes (DSML_THINK_END_WINDOW when 0,
+                                        capped by limits.max_held_bytes) are
+                                        held back; when the stream ends
+                                        there (its EOS, or the end of the
+                                        text; not a cut, DSML_END_LENGTH or
+                                        DSML_END_ABORT) without </think> or
+                                        a calls block, the text is content
+                                        (a DIAGNOSTIC,
+                                        DSML_ERR_MISSING_THINK_END).  Past
+                                        the window, at </think> or at a
+                                        calls block the held text is
+                                        reasoning and the reasoning streams
+                                        on: a longer answer with no
+                                        </think> stays reasoning (holding
+                                        it all would hold back every
+                                        reasoning until its </think>;
+                                        missing_think_end=content does, up
+                                        to limits.max_held_bytes).
+                                        A "<think>" in the answer (not in
+                                        Markdown code) opens a reasoning
+                                        block, held until its </think> (up
+                                        to limits.max_held_bytes): its text
+                                        is reasoning, appended, the tags
+                                        dropped (a DIAGNOSTIC,
+                                        DSML_ERR_SPECIAL_TOKEN); with no
+                                        </think> by the EOS or the end, the
+                                        tag and the text are content */
 #define DSML_RECOVER_CDATA 0x40u     /* a parameter value that is one XML
                                         CDATA section ("<![CDATA[" from its
                                         first byte, "]]>" as its last): the
@@ -888,7 +936,9 @@ typedef struct dsml_detector_options {
                                          mode; DSML_DETECT_RECOVER sets all */
     size_t think_end_window;          /* the stray_think_end window, bytes; 0:
                                          DSML_THINK_END_WINDOW.  Capped by
-                                         limits.max_held_bytes */
+                                         limits.max_held_bytes.  Also the
+                                         missing </think> window of
+                                         DSML_RECOVER_THINKING */
 } dsml_detector_options;
 
 /* dsml_parse_completion() takes the same options. */

@@ -30,6 +30,12 @@ void det_rewind(dsml_detector *d, size_t off)
     d->scan.rewind = off;
 }
 
+void det_rewind_held(dsml_detector *d, size_t off)
+{
+    det_rewind(d, off);
+    d->scan.refill = 1;
+}
+
 void det_raw_add(dsml_detector *d, const char *p, size_t n)
 {
     if (d->strict || n == 0)

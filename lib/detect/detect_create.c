@@ -63,6 +63,13 @@ static void buf_clear(dsml_buf *b)
     b->failed = 0;
 }
 
+/* The think_end_window option's window, within max_held_bytes. */
+static size_t think_window(const dsml_detector *d)
+{
+    size_t w = d->opt.think_end_window != 0 ? d->opt.think_end_window : DSML_THINK_END_WINDOW;
+    return w < d->lim.max_held_bytes ? w : d->lim.max_held_bytes;
+}
+
 static void start_state(dsml_detector *d)
 {
     dsml_buf *bufs[] = {&d->scan.in,     &d->text.held,     &d->block.raw,   &d->block.name,
@@ -114,16 +121,19 @@ static void start_state(dsml_detector *d)
     d->text.window = d->lim.max_held_bytes;
     if (d->opt.thinking_mode == DSML_THINKING) {
         det_set_phase(d, PH_REASONING);
-        if (d->opt.missing_think_end == DSML_MISSING_THINK_END_CONTENT)
+        if (d->opt.missing_think_end == DSML_MISSING_THINK_END_CONTENT) {
             d->text.hold = DSML_EVENT_REASONING;
+        } else if (d->rec.on & DSML_RECOVER_THINKING) {
+            /* the thinking recovery: an answer with no </think> that fits
+             * the window is content */
+            d->text.hold = DSML_EVENT_REASONING;
+            d->text.window = think_window(d);
+        }
     } else {
         det_set_phase(d, PH_CONTENT);
         if (d->opt.stray_think_end != DSML_STRAY_THINK_END_REFUSE) {
             d->text.hold = DSML_EVENT_CONTENT;
-            d->text.window =
-                d->opt.think_end_window != 0 ? d->opt.think_end_window : DSML_THINK_END_WINDOW;
-            if (d->text.window > d->lim.max_held_bytes)
-                d->text.window = d->lim.max_held_bytes;
+            d->text.window = think_window(d);
         }
     }
     d->queue.tidy = 0;

@@ -28,6 +28,8 @@ static const det_phase_ops phases[PH_COUNT_] = {
     [PH_RECOVER] = {det_recover_text, det_recover_marker, det_no_end},
     [PH_ORPHAN] = {det_orphan_text, det_orphan_marker, det_orphan_end},
     [PH_PIHEAD] = {det_pihead_text, det_pihead_marker, det_pihead_end},
+    [PH_HELD_BLOCK] = {det_held_block_text, det_held_block_marker, det_held_block_end},
+    [PH_HELD_THINK] = {det_held_think_text, det_held_think_marker, det_held_think_end},
 };
 
 void det_engine_text(dsml_detector *d, const char *p, size_t n, size_t off)
@@ -62,6 +64,8 @@ void det_engine_marker(dsml_detector *d, int tok, int variant, size_t off, const
                        size_t len)
 {
     det_mark m = {tok, variant, off, p, len};
+    /* a held calls block's tags are reported when it is read as calls */
+    int quiet = d->phase == PH_HELD_BLOCK || d->rec.held_replay;
     if (d->rec.on) {
         if (d->phase == PH_CONTENT &&
             (variant != 0 || tok == TK_INVOKE || (DET_CLOSERS & DET_BIT(tok))) && tok != TK_THINK &&
@@ -73,13 +77,14 @@ void det_engine_marker(dsml_detector *d, int tok, int variant, size_t off, const
             return;
         }
         if (variant == 2) {
-            det_diag(d, DSML_ERR_CALL_FORMAT, off, "recovered: tag without the DSML marker '%.*s'",
+            if (!quiet)
+                det_diag(d, DSML_ERR_CALL_FORMAT, off, "recovered: tag without the DSML marker '%.*s'",
                      (int)len, p);
             d->rec.bare_tag = 1;
             m.variant = 0;
         }
     }
-    if (m.variant != 0)
+    if (m.variant != 0 && !quiet)
         det_diag(d, DSML_ERR_CALL_FORMAT, off, "marker variant '%.*s' accepted", (int)len, p);
     for (;;) {
         if (d->rec.on)

@@ -90,6 +90,10 @@ typedef enum det_phase {
     PH_RECOVER,     /* lenient: raw block text is content until a marker */
     PH_ORPHAN,      /* recoveries: closer tags with no opener, held */
     PH_PIHEAD,      /* recoveries: an invoke tag where a parameter may be */
+    PH_HELD_BLOCK,  /* recoveries: a calls block in the reasoning, held
+                       until its closer tells whether it is calls */
+    PH_HELD_THINK,  /* recoveries: a <think> block in the answer, held
+                       until its </think> */
     PH_COUNT_
 } det_phase;
 
@@ -142,6 +146,9 @@ typedef struct det_scanner {
                               the recoveries hold a tag) */
     int rewound;           /* a handler asked to rescan from `rewind` */
     size_t rewind;         /* stream offset */
+    int refill;            /* ... from before `base`: block.raw holds the
+                              bytes from `rewind` up to the marker just
+                              read, to be scanned again */
     int utf8_need;         /* UTF-8 validation of the input: bytes the */
     unsigned char utf8_lo, utf8_hi; /* open character still needs, and the
                               range of the next */
@@ -317,6 +324,15 @@ typedef struct det_recover {
     det_quote quote;       /* code in the content */
     det_attr_scan name_scan, key_scan; /* the wider name= checks of an
                               invoke's name text and of a parameter tag */
+    /* PH_HELD_BLOCK, PH_HELD_THINK (detect_phase_think.c): the held text is
+     * block.raw, from stream offset held_off */
+    size_t held_off;
+    size_t held_name;      /* where the last invoke's name text starts in
+                              block.raw, or (size_t)-1 */
+    size_t held_calls;     /* invokes held, their names declared */
+    int held_bad;          /* an invoke of the held block names no declared
+                              tool, or its name text is not one */
+    int held_replay;       /* the held block is being read again, as calls */
 } det_recover;
 
 /* The event queue (detect_queue.c). */
@@ -606,6 +622,18 @@ int det_orphan_end(dsml_detector *d);
 int det_no_marker(dsml_detector *d, det_mark *m);
 int det_no_end(dsml_detector *d);
 
+/* detect_phase_think.c: the thinking recovery's held phases, and their
+ * entries: a calls block in the reasoning (1 when it is held), a <think> in
+ * the answer. */
+int det_held_block_enter(dsml_detector *d, const det_mark *m);
+void det_held_block_text(dsml_detector *d, const char *p, size_t n, size_t off);
+int det_held_block_marker(dsml_detector *d, det_mark *m);
+int det_held_block_end(dsml_detector *d);
+void det_held_think_enter(dsml_detector *d, const det_mark *m);
+void det_held_think_text(dsml_detector *d, const char *p, size_t n, size_t off);
+int det_held_think_marker(dsml_detector *d, det_mark *m);
+int det_held_think_end(dsml_detector *d);
+
 /* detect_phase_block.c */
 int det_sep_marker(dsml_detector *d, det_mark *m);
 int det_sep_end(dsml_detector *d);
@@ -634,6 +662,9 @@ int det_pihead_end(dsml_detector *d);
  * separators between tags (the sep and ptail phases' text). */
 void det_set_phase(dsml_detector *d, det_phase ph);
 void det_rewind(dsml_detector *d, size_t off);
+/* A rescan from `off`, before the bytes kept: block.raw holds those from
+ * `off` up to the marker just read (which follows them in the input). */
+void det_rewind_held(dsml_detector *d, size_t off);
 void det_raw_add(dsml_detector *d, const char *p, size_t n);
 void det_call_end_event(dsml_detector *d, int status, size_t off);
 void det_unit_reset(dsml_detector *d);
@@ -676,6 +707,10 @@ void det_emit_untyped(dsml_detector *d, const char *v, size_t n, size_t off);
  * reasoning is text then). */
 void det_text_sink(dsml_detector *d, int kind, const char *p, size_t n, size_t off);
 void det_release_hold(dsml_detector *d, int kind);
+/* A calls block in the reasoning that stays reasoning: the text is no
+ * answer, the thinking recovery's missing </think> window lets it go as
+ * reasoning (missing_think_end=content keeps holding it). */
+void det_reasoning_not_answer(dsml_detector *d);
 void det_text_marker_seen(dsml_detector *d);
 
 /* detect_fail.c: failure (sticky). */

@@ -27,6 +27,17 @@ static void trailing_text(dsml_detector *d, size_t off, int refuse, const char *
 
 /* ---- reasoning ------------------------------------------------------------- */
 
+/* What the text held by the missing </think> window is when a calls block
+ * ends the reasoning: content under the policy (missing_think_end), the
+ * reasoning it is under the thinking recovery's window. */
+static void release_at_block(dsml_detector *d)
+{
+    if (d->text.hold)
+        det_release_hold(d, d->opt.missing_think_end == DSML_MISSING_THINK_END_CONTENT
+                                ? DSML_EVENT_CONTENT
+                                : DSML_EVENT_REASONING);
+}
+
 void det_reasoning_text(dsml_detector *d, const char *p, size_t n, size_t off)
 {
     det_text_sink(d, DSML_EVENT_REASONING, p, n, off);
@@ -35,6 +46,8 @@ void det_reasoning_text(dsml_detector *d, const char *p, size_t n, size_t off)
 int det_reasoning_marker(dsml_detector *d, det_mark *m)
 {
     int tok = m->tok;
+    int replay = d->rec.held_replay; /* the held block's opener, read again */
+    d->rec.held_replay = 0;
     if (tok == TK_THINK) {
         /* (recoveries: asked for only with the thinking recovery) */
         det_diag(d, DSML_ERR_SPECIAL_TOKEN, m->off,
@@ -64,18 +77,26 @@ int det_reasoning_marker(dsml_detector *d, det_mark *m)
         det_set_phase(d, PH_CONTENT);
         return DET_DONE;
     }
-    /* a calls block inside the reasoning */
-    if (d->opt.reasoning_calls == DSML_REASONING_CALLS_PARSE) {
+    /* a calls block inside the reasoning: parsed under the policy, or read
+     * again as calls after the thinking recovery held it */
+    if (d->opt.reasoning_calls == DSML_REASONING_CALLS_PARSE || replay) {
         det_diag(d, DSML_ERR_MISSING_THINK_END, m->off,
-                 "calls block before </think>: taken as the reasoning's end");
-        if (d->text.hold)
-            det_release_hold(d, DSML_EVENT_CONTENT);
+                 replay ? "recovered: a calls block before </think> naming declared tools: taken "
+                          "as the reasoning's end"
+                        : "calls block before </think>: taken as the reasoning's end");
+        if (replay && tok == TK_OPEN_BARE)
+            det_diag(d, DSML_ERR_CALL_FORMAT, m->off,
+                     "calls block without the blank line before it");
+        release_at_block(d);
         det_open_block(d, tok, m->p, m->len);
         return DET_DONE;
     }
+    if (det_held_block_enter(d, m))
+        return DET_DONE;
     if (det_refuse(d, DSML_ERR_MISSING_THINK_END, m->off,
                    "Invalid thinking format: missing </think> before the calls block"))
         return DET_DONE;
+    det_reasoning_not_answer(d);
     det_text_sink(d, DSML_EVENT_REASONING, m->p, m->len, m->off);
     return DET_DONE;
 }
@@ -148,11 +169,20 @@ int det_content_marker(dsml_detector *d, det_mark *m)
     int tok = m->tok;
     size_t off = m->off;
     if (tok == TK_THINK) {
-        /* recoveries: a second think block right after the first */
+        /* recoveries: a <think> block later in the answer (not quoted as
+         * code) is held until its </think> */
         if (!d->text.ws_lead || !d->text.hold) {
-            det_text_sink(d, DSML_EVENT_CONTENT, m->p, m->len, off);
+            if (det_quote_inside(&d->rec.quote)) {
+                det_text_sink(d, DSML_EVENT_CONTENT, m->p, m->len, off);
+                return DET_DONE;
+            }
+            if (d->text.hold)
+                det_release_hold(d, DSML_EVENT_CONTENT);
+            d->text.ws_lead = 0;
+            det_held_think_enter(d, m);
             return DET_DONE;
         }
+        /* ... or right after the first: white space only between them */
         det_diag(d, DSML_ERR_SPECIAL_TOKEN, off, "recovered: another think block");
         d->text.ws_lead = 0;
         det_release_hold(d, DSML_EVENT_REASONING);

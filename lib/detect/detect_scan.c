@@ -22,9 +22,30 @@ static size_t held_len(const dsml_detector *d)
     return d->rec.tag_len > m ? d->rec.tag_len : m;
 }
 
+/* The bytes from `rewind` up to those kept (block.raw holds them, a
+ * handler's det_rewind_held) put back before them: the input then starts
+ * at `rewind`. */
+static void refill(dsml_detector *d)
+{
+    det_scanner *sc = &d->scan;
+    const dsml_buf *h = &d->block.raw;
+    size_t keep = sc->rewind + h->len - sc->base; /* the first byte kept */
+    sc->refill = 0;
+    if (!core_buf_reserve(&sc->in, h->len)) {
+        det_nomem(d);
+        return;
+    }
+    memmove(sc->in.data + h->len, sc->in.data + keep, sc->in.len - keep);
+    memcpy(sc->in.data, h->data, h->len);
+    sc->in.len = sc->in.len - keep + h->len;
+    sc->base = sc->rewind;
+}
+
 static void apply_rewind(dsml_detector *d)
 {
     d->scan.rewound = 0;
+    if (d->scan.refill)
+        refill(d);
     d->scan.rel = d->scan.pos = d->scan.rewind - d->scan.base;
     det_scan_reset(d);
 }

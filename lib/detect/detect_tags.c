@@ -324,6 +324,7 @@ void det_tags_setup(dsml_detector *d)
         w[PH_PVALUE] = DET_BIT(TK_PARAM_END);
         w[PH_PTAIL] = DET_BIT(TK_PARAM) | DET_BIT(TK_INVOKE_END);
         w[PH_RECOVER] = DET_OPENERS | DET_BIT(TK_INVOKE) | DET_BIT(TK_CALLS_END);
+        w[PH_HELD_BLOCK] = w[PH_RECOVER];
     }
     if (DET_REC(d, STRUCTURE)) {
         w[PH_CONTENT] |= DET_BIT(TK_INVOKE) | DET_CLOSERS;
@@ -340,6 +341,8 @@ void det_tags_setup(dsml_detector *d)
     if (DET_REC(d, THINKING) && d->opt.thinking_mode == DSML_THINKING) {
         w[PH_REASONING] |= DET_BIT(TK_THINK);
         w[PH_CONTENT] |= DET_BIT(TK_THINK);
+        /* a think block held in the answer gives way to a call */
+        w[PH_HELD_THINK] = w[PH_CONTENT] & (DET_OPENERS | DET_BIT(TK_INVOKE));
     }
     for (int ph = 0; ph < PH_COUNT_; ph++) {
         unsigned char *first = d->sets[ph].first;

@@ -77,6 +77,13 @@ void det_text_sink(dsml_detector *d, int kind, const char *p, size_t n, size_t o
     det_out_text(d, kind, p, n, off, 1);
 }
 
+void det_reasoning_not_answer(dsml_detector *d)
+{
+    if (d->text.hold == DSML_EVENT_REASONING &&
+        d->opt.missing_think_end != DSML_MISSING_THINK_END_CONTENT)
+        det_release_hold(d, DSML_EVENT_REASONING);
+}
+
 /* An EOS in the reasoning that something follows: reasoning text (a
  * special token in it, reported as the observer reports one). */
 static void eos_flush(dsml_detector *d)
