@@ -28,6 +28,7 @@ static const det_phase_ops phases[PH_COUNT_] = {
     [PH_RECOVER] = {det_recover_text, det_recover_marker, det_no_end},
     [PH_ORPHAN] = {det_orphan_text, det_orphan_marker, det_orphan_end},
     [PH_PIHEAD] = {det_pihead_text, det_pihead_marker, det_pihead_end},
+    [PH_FOREIGN] = {det_foreign_text, det_foreign_marker, det_foreign_end},
 };
 
 void det_engine_text(dsml_detector *d, const char *p, size_t n, size_t off)
@@ -72,7 +73,10 @@ void det_engine_marker(dsml_detector *d, int tok, int variant, size_t off, const
             det_text_sink(d, DSML_EVENT_CONTENT, p, len, off);
             return;
         }
-        if (variant == 2) {
+        if (tok == TK_FOREIGN) {
+            /* a foreign call shape's opener: its phase reports what it reads */
+            m.variant = 0;
+        } else if (variant == 2) {
             det_diag(d, DSML_ERR_CALL_FORMAT, off, "recovered: tag without the DSML marker '%.*s'",
                      (int)len, p);
             d->rec.bare_tag = 1;

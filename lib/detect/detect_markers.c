@@ -136,6 +136,7 @@ static const unsigned phase_tokens[PH_COUNT_] = {
     [PH_AFTER_EOS] = 0,
     [PH_RECOVER] = BIT(TK_INVOKE) | BIT(TK_CALLS_END) | BIT(TK_EOS) |
                    BIT(TK_OPEN) | BIT(TK_OPEN_BARE),
+    [PH_FOREIGN] = BIT(TK_EOS) | BIT(TK_OPEN) | BIT(TK_OPEN_BARE),
 };
 
 int det_build_sets(dsml_detector *d)
