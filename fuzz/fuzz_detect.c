@@ -26,9 +26,9 @@
  *   rest    the completion [0xFE recoveries] [0xFF tools JSON]
  *
  * The recoveries byte (after the first 0xFE, which no UTF-8 text holds):
- * bit 0 recover mode (unless strict), bits 1-7 the first seven
- * DSML_RECOVER_* bits in lenient mode (DSML_RECOVER_SCHEMA is read in
- * recover mode); 0xFE last: recover mode.
+ * bit 0 recover mode (unless strict), bits 1-7 the DSML_RECOVER_* bits
+ * 0x1..0x40 in lenient mode, and the next byte's bit 0 DSML_RECOVER_FOREIGN,
+ * bit 1 DSML_RECOVER_SCHEMA; 0xFE last: recover mode.
  */
 #include <utf8proc.h>
 
@@ -444,12 +444,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (fe != NULL) {
         size_t at = (size_t)(fe - t);
         unsigned cfg = at + 1 < n ? (unsigned char)t[at + 1] : 1u;
+        unsigned cfg2 = at + 2 < n ? (unsigned char)t[at + 2] : 0u;
         n = at;
         if (o.mode != DSML_DETECT_STRICT) {
             if (cfg & 1)
                 o.mode = DSML_DETECT_RECOVER;
             else
-                o.recoveries = (cfg >> 1) & DSML_RECOVER_ALL;
+                o.recoveries = ((cfg >> 1) & 0x7fu) | (cfg2 & 1 ? DSML_RECOVER_FOREIGN : 0) |
+                                (cfg2 & 2 ? DSML_RECOVER_SCHEMA : 0);
         }
     }
     /* exact-size copies: a read past the end is caught */

@@ -787,6 +787,113 @@ static void test_schema_streaming(void **state)
          "{\"arguments\": {\"a\""},
     };
     want_all_so_far(held, sizeof held / sizeof held[0]);
+/* ---- call shapes that are not DSML (DSML_RECOVER_FOREIGN) -------------------------- */
+
+#define V3_CALLS(body) "<｜tool▁calls▁begin｜>" body "<｜tool▁calls▁end｜>"
+#define V3_CALL(name, json)                                                                   \
+    "<｜tool▁call▁begin｜>function<｜tool▁sep｜>" name "\n```json\n" json "\n```<｜tool▁call▁end｜>"
+#define V31_CALL(name, json) "<｜tool▁call▁begin｜>" name "<｜tool▁sep｜>" json "<｜tool▁call▁end｜>"
+#define READ_A CALL("read", "{\\\"path\\\": \\\"/a\\\"}")
+
+static void test_foreign_shapes(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text, *shape;
+    } calls[] = {
+        {V3_CALLS(V3_CALL("read", "{\"path\":\"/a\"}")), "earlier DeepSeek"},
+        {V3_CALLS(V31_CALL("read", "{\"path\": \"/a\"}")), "earlier DeepSeek"},
+        {"<" DSML "toolcall>read\n\n```json\n{\"path\":\"/a\"}\n```", "a toolcall tag"},
+        {"<tool_call id=\"c1\" name=\"read\">\n{\"path\":\"/a\"}\n</tool_call>", "<tool_call>"},
+        {"<tool_call> <read> <path>/a</path> </read>", "<tool_call> tag read as a call (with no"},
+        {"<tool_call>\n<read>\n<path>/a</path>\n</read>\n</tool_call>", "<tool_call> tag"},
+        {"<read>\n<path>/a</path>\n</read>", "name as the tag"},
+        {"<" DSML "read>\n <path>/a</path>\n</" DSML "read>", "name as the tag"},
+        {"<read>{\"path\": \"/a\"}</read>", "name as the tag"},
+        {"<function_call>\n<invoke_name>read</invoke_name>\n<parameters>\n<path>/a</path>\n"
+         "</parameters>\n</function_call>",
+         "<function_call>"},
+        {"<function>\n<name>read</name>\n<parameter name=\"path\" string=\"true\">/a</parameter>\n"
+         "</function>",
+         "<function>"},
+        {"<function>\n<name>read</name>\n<parameter name=\"path\" string=\"true\">/a</" DSML
+         "parameter>\n</" DSML "invoke>\n</" DSML "tool_calls>",
+         "<function>"},
+    };
+    for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
+        dc_run r = recover_tools(calls[i].text, WEATHER_TOOLS);
+        dc_has(r.log, calls[i].shape);
+        want_msg(&r, MSG("", READ_A));
+        /* only with the recovery on */
+        r = lenient_with(DSML_RECOVER_ALL & ~DSML_RECOVER_FOREIGN, WEATHER_TOOLS, calls[i].text);
+        no_call(r.log);
+        dc_run_free(&r);
+    }
+    /* several calls; text before and after; typed parameters */
+    dc_run r = recover_tools("Let me look." V3_CALLS(V31_CALL("read", "{\"path\":\"/a\"}")
+                                                         V31_CALL("get_weather", "{\"days\":3}")),
+                             WEATHER_TOOLS);
+    want_msg(&r, MSG("Let me look.", READ_A ", " CALL("get_weather", "{\\\"days\\\": 3}")));
+    r = recover_tools("Sure.\n<read><path>/a</path></read>\nDone.", WEATHER_TOOLS);
+    want_msg(&r, MSG("Sure.\\nDone.", READ_A));
+    r = recover_tools("<function>\n<name>get_weather</name>\n<parameter name=\"days\" "
+                      "string=\"false\">3</parameter>\n</function>",
+                      WEATHER_TOOLS);
+    want_msg(&r, MSG("", CALL("get_weather", "{\\\"days\\\": 3}")));
+    /* the earlier tokens with no tools declared: any name */
+    r = recover(V3_CALLS(V3_CALL("foo", "{}")));
+    want_msg(&r, MSG("", CALL("foo", "{}")));
+}
+
+/* What is not a whole call of a declared tool stays content, byte for
+ * byte: other names, bodies that do not read, text cut short, the shapes
+ * quoted in Markdown code or written within a line. */
+static void test_foreign_not_calls(void **state)
+{
+    (void)state;
+    static const char *const texts[] = {
+        V3_CALLS(V3_CALL("delete_all", "{}")),
+        V3_CALLS(V31_CALL("read", "{\"path\": ")) "<｜tool▁call▁end｜>",
+        "<｜tool▁calls▁begin｜>read<｜tool▁sep｜>{\"x\":1}<｜tool▁calls▁end｜>",
+        "Let me look that up.<｜tool▁calls▁begin｜>get_weather",
+        V3_CALLS(V31_CALL("read", "[1]")),
+        "<tool_call id=\"c1\" name=\"delete_all\">\n{}\n</tool_call>",
+        "<tool_call name=\"read\">\n{\"path\": }\n</tool_call>",
+        "<read>\n<path>/a</path>\n<path>/b</path>\n</read>",
+        "<read>\n<path>/a</path>\n",
+        "<read> see below </read>",
+        "<function>\n<name>bash</name>\n<parameter name=\"command\" string=\"true\">ls</"
+        "｜｜DSML｜｜parameter>\n</｜｜DSML｜｜invoke>\n</｜｜DSML｜｜tool_calls>",
+        "<function_call>\n<invoke_name>read</invoke_name>\n<parameters>\n<path>/a</path>\n",
+        /* quoted: a fence, an indented block, a code span, within a line */
+        "```xml\n<read>\n<path>/a</path>\n</read>\n```\n",
+        "Example:\n\n    <read>\n    <path>/a</path>\n    </read>\n\nDone.",
+        "Write `<read><path>/a</path></read>` to read.",
+        "Here is an XML example: <read><path>/a</path></read> -- just an example.",
+        "```\n<tool_call name=\"read\">\n{\"path\": \"/a\"}\n</tool_call>\n```",
+        "Example:\n\n    <tool_call name=\"read\">{\"path\": \"/a\"}</tool_call>\n",
+        "Use `<tool_call name=\"read\">{\"path\": \"/a\"}</tool_call>` for that.",
+        "A call is <tool_call name=\"read\">{\"path\": \"/a\"}</tool_call> in that format.",
+        "```\n<function_call><invoke_name>read</invoke_name><path>/a</path></function_call>\n```",
+        "Or <function><name>read</name><parameter name=\"path\">/a</parameter></function> here.",
+        "`<" DSML "toolcall>read {\"path\": \"/a\"}` is what it wrote.",
+        "```\n" V3_CALLS(V3_CALL("read", "{\"path\":\"/a\"}")) "\n```",
+        "The format: `" V3_CALLS(V31_CALL("read", "{\"path\":\"/a\"}")) "`.",
+        "V3.1: " V3_CALLS(V31_CALL("tool_call_name", "tool_call_arguments")),
+    };
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        dc_run r = recover_tools(texts[i], WEATHER_TOOLS);
+        want_content(&r, texts[i]);
+    }
+    /* a shape longer than max_held_bytes is content */
+    dsml_detector_options o = opts(DSML_DETECT_RECOVER, 0, WEATHER_TOOLS);
+    dsml_limits lim;
+    memset(&lim, 0, sizeof lim); /* 0: the defaults */
+    lim.max_held_bytes = 24;
+    o.limits = &lim;
+    const char *t = "<read>\n<path>/a/b/c/d/e/f/g/h</path>\n</read>";
+    dc_run r = run(&o, t);
+    want_content(&r, t);
 }
 
 static void test_options(void **state)
@@ -829,6 +936,8 @@ int main(void)
         cmocka_unit_test(test_schema_types),
         cmocka_unit_test(test_schema_wrapper),
         cmocka_unit_test(test_schema_streaming),
+        cmocka_unit_test(test_foreign_shapes),
+        cmocka_unit_test(test_foreign_not_calls),
         cmocka_unit_test(test_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

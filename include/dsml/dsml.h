@@ -884,7 +884,39 @@ typedef enum dsml_parallel_calls {
                                         reads text the reference accepts:
                                         recover mode departs from strict
                                         mode there */
-#define DSML_RECOVER_ALL 0xffu
+#define DSML_RECOVER_FOREIGN 0x100u  /* call shapes that are not DSML, in
+                                        the content: earlier DeepSeek
+                                        tool-call tokens
+                                        ("<｜tool▁calls▁begin｜>", V3/R1's
+                                        "function<｜tool▁sep｜>NAME" and a
+                                        fenced JSON body, V3.1's
+                                        "NAME<｜tool▁sep｜>{...}"); a
+                                        "<｜DSML｜toolcall>NAME" tag and a
+                                        (fenced) JSON body; a
+                                        "<tool_call ... name=NAME>"
+                                        tag and a JSON body; the tool's
+                                        name as the tag ("<NAME>",
+                                        "<｜DSML｜NAME>", optionally in
+                                        "<tool_call>") with child elements
+                                        "<key>value</key>" (string values)
+                                        or a JSON body; "<function_call>"
+                                        with "<invoke_name>NAME" and
+                                        "<parameters>"; "<function>" with
+                                        "<name>NAME</name>" and parameter
+                                        tags.  The text from the opener is
+                                        held (limits.max_held_bytes) and
+                                        read whole: calls, with a
+                                        diagnostic naming the shape, when
+                                        it is complete, every name is a
+                                        declared tool (any name with no
+                                        tools declared; tags without a
+                                        marker need declared tools) and the
+                                        arguments read; otherwise the text
+                                        stays content, byte for byte.  Not
+                                        inside Markdown code; the shapes
+                                        without a special token only at the
+                                        start of a line */
+#define DSML_RECOVER_ALL 0x1ffu
 
 typedef struct dsml_detector_options {
     size_t size;                      /* sizeof(dsml_detector_options) */

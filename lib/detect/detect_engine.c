@@ -30,6 +30,7 @@ static const det_phase_ops phases[PH_COUNT_] = {
     [PH_PIHEAD] = {det_pihead_text, det_pihead_marker, det_pihead_end},
     [PH_HELD_BLOCK] = {det_held_block_text, det_held_block_marker, det_held_block_end},
     [PH_HELD_THINK] = {det_held_think_text, det_held_think_marker, det_held_think_end},
+    [PH_FOREIGN] = {det_foreign_text, det_foreign_marker, det_foreign_end},
 };
 
 void det_engine_text(dsml_detector *d, const char *p, size_t n, size_t off)
@@ -76,7 +77,10 @@ void det_engine_marker(dsml_detector *d, int tok, int variant, size_t off, const
             det_text_sink(d, DSML_EVENT_CONTENT, p, len, off);
             return;
         }
-        if (variant == 2) {
+        if (tok == TK_FOREIGN) {
+            /* a foreign call shape's opener: its phase reports what it reads */
+            m.variant = 0;
+        } else if (variant == 2) {
             if (!quiet)
                 det_diag(d, DSML_ERR_CALL_FORMAT, off, "recovered: tag without the DSML marker '%.*s'",
                      (int)len, p);

@@ -30,6 +30,7 @@ enum {
     TK_THINK,      /* <think> (recoveries) */
     TK_HEAD_END,   /* '>' ending a parameter tag without string= (recoveries) */
     TK_PARAM_CLOSE, /* </｜DSML｜ parameter, from its '<' (recoveries) */
+    TK_FOREIGN,    /* a foreign call shape's opener (recoveries, detect_foreign.c) */
     TK_COUNT_
 };
 
@@ -94,6 +95,7 @@ typedef enum det_phase {
                        until its closer tells whether it is calls */
     PH_HELD_THINK,  /* recoveries: a <think> block in the answer, held
                        until its </think> */
+    PH_FOREIGN,     /* recoveries: a foreign call shape's text, held */
     PH_COUNT_
 } det_phase;
 
@@ -322,6 +324,10 @@ typedef struct det_recover {
     size_t tool;           /* the call's tool among the declared, or
                               (size_t)-1 */
     det_quote quote;       /* code in the content */
+    int fshape;            /* PH_FOREIGN: the shape (detect_foreign.h) */
+    int fpinned;           /* ... its text is kept in the scanner's input */
+    size_t fpin;           /* ... from this stream offset (the opener's) */
+    size_t fopen, fnl;     /* ... the opener's bytes, the newlines before it */
     det_attr_scan name_scan, key_scan; /* the wider name= checks of an
                               invoke's name text and of a parameter tag */
     /* PH_HELD_BLOCK, PH_HELD_THINK (detect_phase_think.c): the held text is
@@ -642,6 +648,13 @@ int det_name_marker(dsml_detector *d, det_mark *m);
 int det_name_end(dsml_detector *d);
 void det_recover_text(dsml_detector *d, const char *p, size_t n, size_t off);
 int det_recover_marker(dsml_detector *d, det_mark *m);
+
+/* detect_phase_foreign.c: a foreign call shape's opener read in the
+ * content, and the phase holding its text */
+int det_foreign_begin(dsml_detector *d, const det_mark *m);
+void det_foreign_text(dsml_detector *d, const char *p, size_t n, size_t off);
+int det_foreign_marker(dsml_detector *d, det_mark *m);
+int det_foreign_end(dsml_detector *d);
 
 /* detect_phase_param.c; the first two the name phase's too */
 void det_next_parameter_or_end(dsml_detector *d, int tok, const char *p, size_t len, size_t off);

@@ -139,6 +139,7 @@ static const unsigned phase_tokens[PH_COUNT_] = {
     [PH_HELD_BLOCK] = BIT(TK_THINK_END) | BIT(TK_EOS) | BIT(TK_OPEN) | BIT(TK_OPEN_BARE) |
                       BIT(TK_INVOKE) | BIT(TK_CALLS_END),
     [PH_HELD_THINK] = BIT(TK_THINK_END) | BIT(TK_EOS) | BIT(TK_OPEN) | BIT(TK_OPEN_BARE),
+    [PH_FOREIGN] = BIT(TK_EOS) | BIT(TK_OPEN) | BIT(TK_OPEN_BARE),
 };
 
 int det_build_sets(dsml_detector *d)

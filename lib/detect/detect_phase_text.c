@@ -189,6 +189,8 @@ int det_content_marker(dsml_detector *d, det_mark *m)
         det_set_phase(d, PH_REASONING);
         return DET_DONE;
     }
+    if (tok == TK_FOREIGN)
+        return det_foreign_begin(d, m); /* recoveries: a foreign call shape */
     if (tok == TK_INVOKE) {
         /* recoveries: an invoke with no block */
         int dev = m->variant != 0 || d->rec.bare_tag;

@@ -8,11 +8,13 @@
  */
 #include <string.h>
 
+#include "detect/detect_foreign.h"
 #include "detect/detect_recover.h"
 
 enum { FX_NO, FX_PREFIX, FX_MATCH };
 
 typedef struct fx_ctx {
+    const dsml_detector *d;
     unsigned want;
     int pvalue;    /* a parameter closer from "<" or "<\n" before its '/' */
     int nl_ok;     /* a tag may be preceded by the newlines held with it */
@@ -24,6 +26,7 @@ typedef struct fx_ctx {
 static void fx_context(const dsml_detector *d, fx_ctx *cx)
 {
     det_phase ph = d->phase;
+    cx->d = d;
     cx->want = d->rec.want[ph];
     cx->pvalue = ph == PH_PVALUE;
     cx->nl_ok = (cx->want & (DET_OPENERS | DET_CLOSERS)) != 0 && ph != PH_ORPHAN;
@@ -251,6 +254,19 @@ static int fx_classify(const unsigned char *s, size_t n, const fx_ctx *cx, det_f
         if (r == FX_PREFIX)
             best = r;
     }
+    if (cx->want & DET_BIT(TK_FOREIGN)) {
+        /* a foreign call shape's opener, with the newlines before it */
+        int shape, variant;
+        r = det_foreign_open(cx->d, s + i, n - i, &shape, &variant);
+        if (r == FX_MATCH) {
+            m->tok = TK_FOREIGN;
+            m->variant = variant;
+            m->len = n;
+            return r;
+        }
+        if (r == FX_PREFIX)
+            best = r;
+    }
     return best;
 }
 
@@ -338,6 +354,8 @@ void det_tags_setup(dsml_detector *d)
         w[PH_PIHEAD] = DET_BIT(TK_PARAM) | DET_BIT(TK_INVOKE_END) | DET_BIT(TK_INVOKE) |
                        DET_BIT(TK_CALLS_END) | DET_BIT(TK_HEAD_END);
     }
+    if (DET_REC(d, FOREIGN))
+        w[PH_CONTENT] |= DET_BIT(TK_FOREIGN);
     if (DET_REC(d, THINKING) && d->opt.thinking_mode == DSML_THINKING) {
         w[PH_REASONING] |= DET_BIT(TK_THINK);
         w[PH_CONTENT] |= DET_BIT(TK_THINK);

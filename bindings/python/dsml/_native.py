@@ -341,7 +341,8 @@ DETECT_MODES = {"lenient": DETECT_LENIENT, "strict": DETECT_STRICT, "recover": D
 
 # DSML_RECOVER_*: the recoveries' bit values by name
 RECOVERIES = {"spellings": 0x1, "structure": 0x2, "attributes": 0x4, "bodies": 0x8,
-              "bare_tags": 0x10, "thinking": 0x20, "cdata": 0x40, "schema": 0x80}
+              "bare_tags": 0x10, "thinking": 0x20, "cdata": 0x40, "schema": 0x80,
+              "foreign": 0x100}
 
 # ---------------------------------------------------------------------------
 # Prototype table: (name, restype, argtypes).  Every C function the binding

@@ -384,7 +384,8 @@ class Detector:
     strict=True / strict=False are the older spellings of "strict" /
     "lenient".  recoveries: some of the recoveries (DSML_RECOVER_*) in lenient mode,
     names among "spellings", "structure", "attributes", "bodies",
-    "bare_tags", "thinking", "cdata", "schema" (or their DSML_RECOVER_* bits).
+    "bare_tags", "thinking", "cdata", "schema", "foreign" (or their
+    DSML_RECOVER_* bits).
 
     tools: the declared tools (OpenAI "tools" list, or its JSON text), used
     with tool_names="declared" and by recover mode.  Policies, value names in brackets (the
