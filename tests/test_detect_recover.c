@@ -787,6 +787,8 @@ static void test_schema_streaming(void **state)
          "{\"arguments\": {\"a\""},
     };
     want_all_so_far(held, sizeof held / sizeof held[0]);
+}
+
 /* ---- call shapes that are not DSML (DSML_RECOVER_FOREIGN) -------------------------- */
 
 #define V3_CALLS(body) "<｜tool▁calls▁begin｜>" body "<｜tool▁calls▁end｜>"
