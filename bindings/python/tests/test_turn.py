@@ -244,9 +244,11 @@ class TurnApisAgainstTheCli(unittest.TestCase):
                 def streamed(**more):
                     r = dsml.Turn(body, api=api).responder(sse=True, id="x1", created=7,
                                                            seed=b"s", **more)
+                    if usage:                   # as the CLI gives it: the prompt's first
+                        r.set_usage(usage[0], 0, 0)
                     out = b"".join(b"".join(r.feed(completion[at:at + 5]))
                                    for at in range(0, len(completion), 5))
-                    if usage:                   # as the CLI gives it: at the end
+                    if usage:                   # and all three at the end
                         r.set_usage(*usage)
                     return out + b"".join(r.end(reason))
                 got = streamed(**opts)
