@@ -66,7 +66,7 @@ void det_engine_marker(dsml_detector *d, int tok, int variant, size_t off, const
 {
     det_mark m = {tok, variant, off, p, len};
     /* a held calls block's tags are reported when it is read as calls */
-    int quiet = d->phase == PH_HELD_BLOCK || d->rec.held_replay;
+    int quiet = d->rec.on && (d->phase == PH_HELD_BLOCK || d->rec.held_replay);
     if (d->rec.on) {
         if (d->phase == PH_CONTENT &&
             (variant != 0 || tok == TK_INVOKE || (DET_CLOSERS & DET_BIT(tok))) && tok != TK_THINK &&
