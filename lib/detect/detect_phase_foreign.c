@@ -181,6 +181,7 @@ static void calls_made(dsml_detector *d, const det_fread *fr, const char *s, siz
     }
     if (d->failed)
         return;
+    d->block.raw.len = n; /* (a call's end empties it) the text held, for resume_at */
     d->block.seen = 1;
     d->block.ended = 1;
     d->block.frame = FRAME_STRUCTURE;
