@@ -187,7 +187,7 @@ typedef struct det_block {
     int seen, ended, trailing_reported;
     dsml_buf raw;          /* lenient: raw text of the current invoke (of the
                               block, from its opener, until a call of it
-                              completes) */
+                              completes); PH_FOREIGN: the shape's text */
     size_t raw_off;
     int frame;             /* lenient: what the block's own tags are, FRAME_* */
     int open_bare;         /* the block's opener had no blank line */
@@ -324,8 +324,8 @@ typedef struct det_recover {
     size_t tool;           /* the call's tool among the declared, or
                               (size_t)-1 */
     det_quote quote;       /* code in the content */
-    int fshape;            /* PH_FOREIGN: the shape (detect_foreign.h) */
-    int fpinned;           /* ... its text is kept in the scanner's input */
+    int fshape;            /* PH_FOREIGN: the shape (detect_foreign.h);
+                              its text is held in block.raw */
     size_t fpin;           /* ... from this stream offset (the opener's) */
     size_t fopen, fnl;     /* ... the opener's bytes, the newlines before it */
     det_attr_scan name_scan, key_scan; /* the wider name= checks of an

@@ -2,9 +2,9 @@
  * detect_phase_foreign.c - the recoveries' foreign call shapes
  * (DSML_RECOVER_FOREIGN, detect_foreign.c's table): the phase that holds
  * the text from a shape's opener, found in the content, and reads it whole
- * with the shape's reader.  The text is held in the scanner's input (the
- * scan keeps it from the opener on), so that the scan can go on from any
- * byte of it.  A whole shape whose calls name declared tools (any name when
+ * with the shape's reader.  The text is held in block.raw; when the scan
+ * is to go on from a byte of it that the scanner has dropped, the bytes
+ * from there are put back in front of the scanner's input.  A whole shape whose calls name declared tools (any name when
  * none are declared) with arguments that read as a JSON object or as child
  * elements becomes those calls, with a diagnostic naming the shape, and the
  * text after it is read as after a calls block.  Otherwise the opener is
@@ -36,7 +36,12 @@ int det_foreign_begin(dsml_detector *d, const det_mark *m)
     d->rec.fpin = m->off;
     d->rec.fopen = m->len;
     d->rec.fnl = nl;
-    d->rec.fpinned = 1;
+    d->block.raw.len = 0;
+    core_buf_append(&d->block.raw, m->p, m->len);
+    if (d->block.raw.failed) {
+        det_nomem(d);
+        return DET_DONE;
+    }
     det_set_phase(d, PH_FOREIGN);
     return DET_DONE;
 }
@@ -134,6 +139,28 @@ static void make_call(dsml_detector *d, const det_fcall *c, size_t at, size_t en
     det_close_call(d, end, DSML_CALL_COMPLETE);
 }
 
+/* The scan goes on from byte k of the text held: the bytes the scanner
+ * has dropped since are put back in front of its input. */
+static void resume_at(dsml_detector *d, size_t k)
+{
+    size_t at = d->rec.fpin + k;
+    if (at < d->scan.base) {
+        size_t add = d->scan.base - at, len = d->scan.in.len;
+        if (!core_buf_reserve(&d->scan.in, add)) {
+            det_nomem(d);
+            return;
+        }
+        memmove(d->scan.in.data + add, d->scan.in.data, len);
+        memcpy(d->scan.in.data, d->block.raw.data + k, add);
+        d->scan.in.len = len + add;
+        d->scan.base -= add;
+        d->scan.rel += add;
+        d->scan.pos += add;
+    }
+    d->block.raw.len = 0;
+    det_rewind(d, at);
+}
+
 /* The text held, s[0, n), is the calls of fr: made; what follows is read
  * as after a calls block (at the end of the stream: dropped when white
  * space, content when not). */
@@ -154,15 +181,14 @@ static void calls_made(dsml_detector *d, const det_fread *fr, const char *s, siz
     }
     if (d->failed)
         return;
+    d->block.raw.len = n; /* (a call's end empties it) the text held, for resume_at */
     d->block.seen = 1;
     d->block.ended = 1;
     d->block.frame = FRAME_STRUCTURE;
-    d->block.raw.len = 0;
-    d->rec.fpinned = 0;
     det_set_phase(d, PH_AFTER_BLOCK);
     size_t rest = fr->end;
     if (!at_end) {
-        det_rewind(d, d->rec.fpin + rest);
+        resume_at(d, rest);
         return;
     }
     while (rest < n && det_is_ws((unsigned char)s[rest]))
@@ -172,17 +198,19 @@ static void calls_made(dsml_detector *d, const det_fread *fr, const char *s, siz
                  "text after the calls block; kept as content");
         det_text_sink(d, DSML_EVENT_CONTENT, s + fr->end, n - fr->end, d->rec.fpin + fr->end);
     }
+    d->block.raw.len = 0;
 }
 
 /* No call: the opener is content and the scan goes on after it (at the
  * end of the stream: all the text held is content). */
 static void no_call(dsml_detector *d, const char *s, size_t n, int at_end)
 {
-    d->rec.fpinned = 0;
     det_set_phase(d, PH_CONTENT);
     det_text_sink(d, DSML_EVENT_CONTENT, s, at_end ? n : d->rec.fopen, d->rec.fpin);
-    if (!at_end)
-        det_rewind(d, d->rec.fpin + d->rec.fopen);
+    if (at_end)
+        d->block.raw.len = 0;
+    else
+        resume_at(d, d->rec.fopen);
 }
 
 /* Reads the text held, s[0, n); `final`: no more of it comes. */
@@ -200,35 +228,46 @@ static void decide(dsml_detector *d, const char *s, size_t n, int final, int at_
         no_call(d, s, n, at_end);
 }
 
-static const char *held(const dsml_detector *d)
-{
-    return d->scan.in.data + (d->rec.fpin - d->scan.base);
-}
-
 void det_foreign_text(dsml_detector *d, const char *p, size_t n, size_t off)
 {
-    size_t len = off + n - d->rec.fpin;
-    if (len > d->lim.max_held_bytes) {
-        decide(d, held(d), d->lim.max_held_bytes, 1, 0);
+    (void)off;
+    dsml_buf *h = &d->block.raw;
+    size_t most = d->lim.max_held_bytes;
+    if (most > d->lim.max_argument_bytes)
+        most = d->lim.max_argument_bytes; /* block.raw's own limit */
+    if (h->len + n > most) {
+        /* read as it stands at the limit */
+        size_t k = most - h->len;
+        core_buf_append(h, p, k);
+        if (h->failed) {
+            det_nomem(d);
+            return;
+        }
+        decide(d, h->data, h->len, 1, 0);
+        return;
+    }
+    core_buf_append(h, p, n);
+    if (h->failed) {
+        det_nomem(d);
         return;
     }
     /* a shape ends at a '>' or a fence's '`': read again only then (a
      * verdict does not depend on where it is read) */
     if (memchr(p, '>', n) == NULL && memchr(p, '`', n) == NULL)
         return;
-    decide(d, held(d), len, 0, 0);
+    decide(d, h->data, h->len, 0, 0);
 }
 
 /* An EOS or a calls block ends the text held; the marker is read again. */
 int det_foreign_marker(dsml_detector *d, det_mark *m)
 {
-    decide(d, held(d), m->off - d->rec.fpin, 1, 0);
+    (void)m;
+    decide(d, d->block.raw.data, d->block.raw.len, 1, 0);
     return DET_DONE;
 }
 
 int det_foreign_end(dsml_detector *d)
 {
-    size_t len = d->scan.base + d->scan.in.len - d->rec.fpin;
-    decide(d, held(d), len, 1, 1);
+    decide(d, d->block.raw.data, d->block.raw.len, 1, 1);
     return d->failed ? DET_DONE : DET_AGAIN;
 }

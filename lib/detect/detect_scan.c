@@ -217,18 +217,13 @@ static void feed_slice(dsml_detector *d, const char *bytes, size_t n)
         return;
     }
     det_scan_run(d, 0);
-    /* the bytes released are dropped, but those a foreign call shape's
-       phase holds (detect_phase_foreign.c: the scan may go on from any) */
-    size_t drop = d->scan.rel;
-    if (d->rec.fpinned && d->rec.fpin - d->scan.base < drop)
-        drop = d->rec.fpin - d->scan.base;
-    if (drop > 0) {
-        if (drop < d->scan.in.len)
-            memmove(d->scan.in.data, d->scan.in.data + drop, d->scan.in.len - drop);
-        d->scan.in.len -= drop;
-        d->scan.base += drop;
-        d->scan.pos -= drop;
-        d->scan.rel -= drop;
+    if (d->scan.rel > 0) {
+        if (d->scan.rel < d->scan.in.len)
+            memmove(d->scan.in.data, d->scan.in.data + d->scan.rel, d->scan.in.len - d->scan.rel);
+        d->scan.in.len -= d->scan.rel;
+        d->scan.base += d->scan.rel;
+        d->scan.pos -= d->scan.rel;
+        d->scan.rel = 0;
     }
 }
 
