@@ -5,9 +5,11 @@
  *   context) are read from the Python objects straight into the tree the
  *   renderer reads (the same cJSON nodes, number lexemes as json.dumps
  *   writes them), and rendered by the one renderer, compiled into this
- *   module from the library's sources.  Anything out of the ordinary (a
- *   type other than dict, list, tuple, str, int, float, bool and None, a
- *   subclass, a key that is not a str, NaN or an infinity, a NUL or lone
+ *   module from the library's sources, through the calling thread's
+ *   dsml_renderer, whose pool also lends the tree its memory.  Anything
+ *   out of the ordinary (a type other than dict, list, tuple, str, int,
+ *   float, bool and None, a subclass, a key that is not a str, a tuple
+ *   inside a message's content, NaN or an infinity, a NUL or lone
  *   surrogate in a str, deep nesting, too many values) and every refusal
  *   return None: the caller then takes the ctypes path, whose JSON text
  *   gives the exact error, offsets included.
@@ -60,6 +62,7 @@ typedef struct tree {
     size_t values;
     size_t bytes;   /* about the size of the JSON text */
     cJSON *read[2]; /* subtrees json_try_read made (cJSON's malloc) */
+    int in_content; /* inside a message's content: a tuple is refused */
 } tree;
 
 #define CHUNK_FIRST ((size_t)64 << 10)
@@ -232,7 +235,13 @@ static cJSON *container_of(tree *t, PyObject *v, int depth)
         while (PyDict_Next(v, &pos, &key, &value)) {
             size_t n;
             char *k = PyUnicode_CheckExact(key) ? utf8_of(t, key, &n) : NULL;
+            /* a message's content (depth 2: messages[i], context[i]) that is
+             * not a str: the reference prints it with str(), so a tuple in it
+             * is refused by the JSON text path (_check_contents) */
+            int content = depth == 2 && k != NULL && n == 7 && memcmp(k, "content", 7) == 0;
+            t->in_content |= content;
             cJSON *item = k != NULL ? node_of(t, value, depth + 1) : NULL;
+            t->in_content &= !content;
             if (item == NULL)
                 return NULL;
             item->string = k;
@@ -320,7 +329,8 @@ static cJSON *node_of(tree *t, PyObject *v, int depth)
         PyMem_Free(text);
         return node;
     }
-    if (PyDict_CheckExact(v) || PyList_CheckExact(v) || PyTuple_CheckExact(v))
+    if (PyDict_CheckExact(v) || PyList_CheckExact(v) ||
+        (PyTuple_CheckExact(v) && !t->in_content))
         return container_of(t, v, depth);
     return NULL;
 }
@@ -385,7 +395,7 @@ static PyObject *render_case(PyObject *self, PyObject *const *args, Py_ssize_t n
     const dsml_output *lent = NULL;
     if (render_renderer_begin(renderer, opts, &use, &out, &lent, NULL) != DSML_OK)
         Py_RETURN_NONE;
-    tree t = {use.allocator, NULL, CHUNK_FIRST, 1, 16, {NULL, NULL}};
+    tree t = {use.allocator, NULL, CHUNK_FIRST, 1, 16, {NULL, NULL}, 0};
     cJSON *doc = tree_node(&t, cJSON_Object), *last = NULL;
     int ok = doc != NULL && add_member(doc, &last, "messages", node_of(&t, messages, 1));
     if (ok && context != Py_None)
