@@ -405,6 +405,11 @@ static PyObject *render_case(PyObject *self, PyObject *const *args, Py_ssize_t n
     if (ok && effort != Py_None)
         ok = add_member(doc, &last, "reasoning_effort", node_of_json(&t, effort));
     PyObject *result = NULL;
+    /* again: a render made on this thread while the tree was built (by a
+     * finalizer a big int's str() let the collector run) has left its
+     * output in the renderer */
+    if (ok)
+        ok = render_renderer_begin(renderer, opts, &use, &out, &lent, NULL) == DSML_OK;
     if (ok) {
         int r;
         Py_BEGIN_ALLOW_THREADS
