@@ -31,6 +31,7 @@
 
 #include <limits.h>
 #include <math.h>
+#include <stdalign.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -97,17 +98,17 @@ static void tree_trim(tree *t, const char *p, size_t used)
     t->chunks->used = (size_t)(p - (char *)t->chunks->data) + used;
 }
 
-/* A node, zeroed, aligned for a cJSON. */
+/* A node, zeroed, aligned for a cJSON (a new chunk's start is). */
 static cJSON *tree_node(tree *t, int type)
 {
     chunk *c = t->chunks;
-    size_t pad = c != NULL ? (sizeof(max_align_t) - c->used % sizeof(max_align_t)) %
-                                 sizeof(max_align_t)
-                           : 0;
-    char *p = tree_alloc(t, pad + sizeof(cJSON));
-    if (p == NULL)
+    if (c != NULL) {
+        size_t at = (c->used + alignof(cJSON) - 1) / alignof(cJSON) * alignof(cJSON);
+        c->used = at < c->cap ? at : c->cap;
+    }
+    cJSON *node = (cJSON *)(void *)tree_alloc(t, sizeof(cJSON));
+    if (node == NULL)
         return NULL;
-    cJSON *node = (cJSON *)(void *)(p + pad);
     memset(node, 0, sizeof *node);
     node->type = type;
     return node;
