@@ -29,7 +29,6 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-#include <limits.h>
 #include <math.h>
 #include <stdalign.h>
 #include <stddef.h>
@@ -195,7 +194,6 @@ static cJSON *number_node(tree *t, const char *text, size_t n, double value)
     if (lex == NULL)
         return NULL;
     node->valuedouble = value;
-    node->valueint = value >= INT_MAX ? INT_MAX : value <= (double)INT_MIN ? INT_MIN : (int)value;
     memcpy(lex, text, n);
     lex[n] = '\0';
     /* as the reader's guided pass leaves a number: the lexeme borrowed */
