@@ -5,9 +5,11 @@
  *   context) are read from the Python objects straight into the tree the
  *   renderer reads (the same cJSON nodes, number lexemes as json.dumps
  *   writes them), and rendered by the one renderer, compiled into this
- *   module from the library's sources.  Anything out of the ordinary (a
- *   type other than dict, list, tuple, str, int, float, bool and None, a
- *   subclass, a key that is not a str, NaN or an infinity, a NUL or lone
+ *   module from the library's sources, through the calling thread's
+ *   dsml_renderer, whose pool also lends the tree its memory.  Anything
+ *   out of the ordinary (a type other than dict, list, tuple, str, int,
+ *   float, bool and None, a subclass, a key that is not a str, a tuple
+ *   inside a message's content, NaN or an infinity, a NUL or lone
  *   surrogate in a str, deep nesting, too many values) and every refusal
  *   return None: the caller then takes the ctypes path, whose JSON text
  *   gives the exact error, offsets included.
@@ -28,6 +30,8 @@
 #include <Python.h>
 
 #include <math.h>
+#include <stdalign.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "dsml/dsml.h"
@@ -39,45 +43,90 @@ static PyObject *new_ref(PyObject *o)
     return o;
 }
 
-/* ---- memory for the strings of one tree --------------------------------- */
+/* ---- memory of one tree ------------------------------------------------ */
 
+/* The nodes and texts of a tree are cut from chunks taken from the calling
+ * thread's renderer (its pool keeps them for the next call, so that a call
+ * of a size seen before maps no new memory); chunks grow geometrically and
+ * are written only as far as they are used. */
 typedef struct chunk {
     struct chunk *next;
     size_t used, cap;
-    char data[];
+    max_align_t data[];
 } chunk;
 
 typedef struct tree {
+    const dsml_allocator *alloc;
     chunk *chunks;
+    size_t next_cap;
     size_t values;
-    size_t bytes; /* about the size of the JSON text */
+    size_t bytes;   /* about the size of the JSON text */
+    cJSON *read[2]; /* subtrees json_try_read made (cJSON's malloc) */
+    int in_content; /* inside a message's content: a tuple is refused */
 } tree;
+
+#define CHUNK_FIRST ((size_t)64 << 10)
+#define CHUNK_MOST ((size_t)4 << 20)
 
 static char *tree_alloc(tree *t, size_t n)
 {
     chunk *c = t->chunks;
     if (c == NULL || c->cap - c->used < n) {
-        size_t cap = n > 60000 ? n : 60000;
-        c = malloc(sizeof *c + cap);
+        size_t cap = t->next_cap > n ? t->next_cap : n;
+        if (cap > (size_t)-1 / 2 - sizeof *c)
+            return NULL;
+        c = core_malloc(t->alloc, sizeof *c + cap);
         if (c == NULL)
             return NULL;
         c->cap = cap;
         c->used = 0;
         c->next = t->chunks;
         t->chunks = c;
+        if (t->next_cap < CHUNK_MOST)
+            t->next_cap *= 2;
     }
-    char *p = c->data + c->used;
+    char *p = (char *)c->data + c->used;
     c->used += n;
     return p;
+}
+
+/* Gives back the end of the last allocation, p, of which only `used` bytes
+ * were written. */
+static void tree_trim(tree *t, const char *p, size_t used)
+{
+    t->chunks->used = (size_t)(p - (char *)t->chunks->data) + used;
+}
+
+/* A node, zeroed, aligned for a cJSON (a new chunk's start is). */
+static cJSON *tree_node(tree *t, int type)
+{
+    chunk *c = t->chunks;
+    if (c != NULL) {
+        size_t at = (c->used + alignof(cJSON) - 1) / alignof(cJSON) * alignof(cJSON);
+        c->used = at < c->cap ? at : c->cap;
+    }
+    cJSON *node = (cJSON *)(void *)tree_alloc(t, sizeof(cJSON));
+    if (node == NULL)
+        return NULL;
+    memset(node, 0, sizeof *node);
+    node->type = type;
+    return node;
 }
 
 static void tree_release(tree *t)
 {
     for (chunk *c = t->chunks, *next; c != NULL; c = next) {
         next = c->next;
-        free(c);
+        core_free(t->alloc, c);
     }
     t->chunks = NULL;
+    for (int k = 0; k < 2; k++) {
+        if (t->read[k] != NULL) {
+            t->read[k]->next = t->read[k]->prev = NULL;
+            cJSON_Delete(t->read[k]);
+            t->read[k] = NULL;
+        }
+    }
 }
 
 /* ---- Python values -> nodes --------------------------------------------- */
@@ -131,6 +180,7 @@ static char *utf8_of(tree *t, PyObject *s, size_t *len)
     }
     *o = '\0';
     *len = (size_t)((char *)o - p);
+    tree_trim(t, p, *len + 1);
     return p;
 }
 
@@ -139,10 +189,11 @@ static cJSON *number_node(tree *t, const char *text, size_t n, double value)
 {
     if (n > 63)
         return NULL; /* the reader refuses such numbers */
-    char *lex = tree_alloc(t, n + 1);
-    cJSON *node = lex != NULL ? cJSON_CreateNumber(value) : NULL;
-    if (node == NULL)
+    cJSON *node = tree_node(t, cJSON_Number);
+    char *lex = node != NULL ? tree_alloc(t, n + 1) : NULL;
+    if (lex == NULL)
         return NULL;
+    node->valuedouble = value;
     memcpy(lex, text, n);
     lex[n] = '\0';
     /* as the reader's guided pass leaves a number: the lexeme borrowed */
@@ -174,7 +225,7 @@ static cJSON *container_of(tree *t, PyObject *v, int depth)
     if (depth >= MAX_DEPTH)
         return NULL;
     if (PyDict_CheckExact(v)) {
-        cJSON *obj = cJSON_CreateObject();
+        cJSON *obj = tree_node(t, cJSON_Object);
         if (obj == NULL)
             return NULL;
         PyObject *key, *value;
@@ -183,11 +234,15 @@ static cJSON *container_of(tree *t, PyObject *v, int depth)
         while (PyDict_Next(v, &pos, &key, &value)) {
             size_t n;
             char *k = PyUnicode_CheckExact(key) ? utf8_of(t, key, &n) : NULL;
+            /* a message's content (depth 2: messages[i], context[i]) that is
+             * not a str: the reference prints it with str(), so a tuple in it
+             * is refused by the JSON text path (_check_contents) */
+            int content = depth == 2 && k != NULL && n == 7 && memcmp(k, "content", 7) == 0;
+            t->in_content |= content;
             cJSON *item = k != NULL ? node_of(t, value, depth + 1) : NULL;
-            if (item == NULL) {
-                cJSON_Delete(obj);
+            t->in_content &= !content;
+            if (item == NULL)
                 return NULL;
-            }
             item->string = k;
             item->type |= cJSON_StringIsConst;
             append_child(obj, &last, item);
@@ -197,7 +252,7 @@ static cJSON *container_of(tree *t, PyObject *v, int depth)
     }
     int list = PyList_CheckExact(v);
     Py_ssize_t n = list ? PyList_GET_SIZE(v) : PyTuple_GET_SIZE(v);
-    cJSON *arr = cJSON_CreateArray();
+    cJSON *arr = tree_node(t, cJSON_Array);
     if (arr == NULL)
         return NULL;
     cJSON *last = NULL;
@@ -208,10 +263,8 @@ static cJSON *container_of(tree *t, PyObject *v, int depth)
             break;
         cJSON *item = node_of(t, list ? PyList_GET_ITEM(v, i) : PyTuple_GET_ITEM(v, i),
                               depth + 1);
-        if (item == NULL) {
-            cJSON_Delete(arr);
+        if (item == NULL)
             return NULL;
-        }
         append_child(arr, &last, item);
         t->bytes += 2;
     }
@@ -222,20 +275,20 @@ static cJSON *node_of(tree *t, PyObject *v, int depth)
 {
     t->values++;
     if (v == Py_None)
-        return cJSON_CreateNull();
+        return tree_node(t, cJSON_NULL);
     if (v == Py_True)
-        return cJSON_CreateTrue();
+        return tree_node(t, cJSON_True);
     if (v == Py_False)
-        return cJSON_CreateFalse();
+        return tree_node(t, cJSON_False);
     if (PyUnicode_CheckExact(v)) {
+        cJSON *node = tree_node(t, cJSON_String | cJSON_IsReference);
         size_t n;
-        char *s = utf8_of(t, v, &n);
+        char *s = node != NULL ? utf8_of(t, v, &n) : NULL;
         if (s == NULL)
             return NULL;
         t->bytes += n + 2;
-        cJSON *node = cJSON_CreateStringReference(s);
-        if (node != NULL)
-            json_set_size(node, n); /* the renderer need not measure it */
+        node->valuestring = s;
+        json_set_size(node, n); /* the renderer need not measure it */
         return node;
     }
     if (PyLong_CheckExact(v)) {
@@ -275,7 +328,8 @@ static cJSON *node_of(tree *t, PyObject *v, int depth)
         PyMem_Free(text);
         return node;
     }
-    if (PyDict_CheckExact(v) || PyList_CheckExact(v) || PyTuple_CheckExact(v))
+    if (PyDict_CheckExact(v) || PyList_CheckExact(v) ||
+        (PyTuple_CheckExact(v) && !t->in_content))
         return container_of(t, v, depth);
     return NULL;
 }
@@ -297,17 +351,19 @@ static cJSON *node_of_json(tree *t, PyObject *text)
     cJSON *node = NULL;
     if (json_try_read(copy, (size_t)n, NULL, NULL, &node) != DSML_OK)
         return NULL;
+    t->read[t->read[0] != NULL] = node;
     t->values++;
     t->bytes += (size_t)n;
     return node;
 }
 
-static int add_member(tree *t, cJSON *obj, const char *key, cJSON *item)
+static int add_member(cJSON *obj, cJSON **last, const char *key, cJSON *item)
 {
     if (item == NULL)
         return 0;
-    (void)t;
-    cJSON_AddItemToObjectCS(obj, key, item);
+    item->string = (char *)(uintptr_t)key;
+    item->type |= cJSON_StringIsConst;
+    append_child(obj, last, item);
     return 1;
 }
 
@@ -331,25 +387,32 @@ static PyObject *render_case(PyObject *self, PyObject *const *args, Py_ssize_t n
         PyErr_Clear();
         Py_RETURN_NONE;
     }
-    tree t = {NULL, 1, 16};
-    cJSON *doc = cJSON_CreateObject();
-    int ok = doc != NULL && add_member(&t, doc, "messages", node_of(&t, messages, 1));
+    /* the renderer's previous output is gone from here on; its pool lends
+     * the tree its memory */
+    dsml_render_options use;
+    dsml_output *out;
+    const dsml_output *lent = NULL;
+    if (render_renderer_begin(renderer, opts, &use, &out, &lent, NULL) != DSML_OK)
+        Py_RETURN_NONE;
+    tree t = {use.allocator, NULL, CHUNK_FIRST, 1, 16, {NULL, NULL}, 0};
+    cJSON *doc = tree_node(&t, cJSON_Object), *last = NULL;
+    int ok = doc != NULL && add_member(doc, &last, "messages", node_of(&t, messages, 1));
     if (ok && context != Py_None)
-        ok = add_member(&t, doc, "context", node_of(&t, context, 1));
+        ok = add_member(doc, &last, "context", node_of(&t, context, 1));
     if (ok && mode != Py_None)
-        ok = add_member(&t, doc, "thinking_mode", node_of_json(&t, mode));
+        ok = add_member(doc, &last, "thinking_mode", node_of_json(&t, mode));
     if (ok && effort != Py_None)
-        ok = add_member(&t, doc, "reasoning_effort", node_of_json(&t, effort));
+        ok = add_member(doc, &last, "reasoning_effort", node_of_json(&t, effort));
     PyObject *result = NULL;
+    /* again: a render made on this thread while the tree was built (by a
+     * finalizer a big int's str() let the collector run) has left its
+     * output in the renderer */
+    if (ok)
+        ok = render_renderer_begin(renderer, opts, &use, &out, &lent, NULL) == DSML_OK;
     if (ok) {
-        dsml_render_options use;
-        dsml_output *out;
-        const dsml_output *lent = NULL;
         int r;
         Py_BEGIN_ALLOW_THREADS
-        r = render_renderer_begin(renderer, opts, &use, &out, &lent, NULL);
-        if (r == DSML_OK)
-            r = render_case_tree(doc, t.values, t.bytes, &use, out, NULL);
+        r = render_case_tree(doc, t.values, t.bytes, &use, out, NULL);
         Py_END_ALLOW_THREADS
         if (r == DSML_OK) {
             PyObject *prompt = PyUnicode_DecodeUTF8(out->text, (Py_ssize_t)out->len, "strict");
@@ -361,7 +424,6 @@ static PyObject *render_case(PyObject *self, PyObject *const *args, Py_ssize_t n
             }
         }
     }
-    cJSON_Delete(doc);
     tree_release(&t);
     if (result == NULL) {
         PyErr_Clear();

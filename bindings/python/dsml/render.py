@@ -60,8 +60,9 @@ _MODES = {"chat": N.CHAT, "thinking": N.THINKING}
 _fast_render = _fast.speedups.render_case if _fast.speedups is not None else None
 
 # Options are read-only for the library, so one struct per combination is
-# shared by every call (and thread).
+# shared by every call (and thread); the compiled path takes its address.
 _options_cache = {}
+_address_cache = {}
 
 
 def _options(mode, profile, flags):
@@ -73,6 +74,7 @@ def _options(mode, profile, flags):
         opts.profile = N.profile_value(profile)
         opts.flags = flags
         _options_cache[key] = opts
+        _address_cache[key] = ctypes.addressof(opts)
     return opts
 
 
@@ -331,17 +333,11 @@ def _call(fn, data, opts, want_images):
     return prompt
 
 
-def _flags(strict, guard, drop_thinking=True, add_default_bos_token=True):
-    flags = 0
-    if strict:
-        flags |= N.RENDER_STRICT
-    if guard:
-        flags |= N.RENDER_GUARD
-    if not drop_thinking:
-        flags |= N.RENDER_KEEP_THINKING
-    if not add_default_bos_token:
-        flags |= N.RENDER_NO_BOS
-    return flags
+def _flags(strict, guard, drop_thinking=True, add_default_bos_token=True,
+           _strict=N.RENDER_STRICT, _guard=N.RENDER_GUARD, _keep=N.RENDER_KEEP_THINKING,
+           _no_bos=N.RENDER_NO_BOS):
+    return ((_strict if strict else 0) | (_guard if guard else 0)
+            | (0 if drop_thinking else _keep) | (0 if add_default_bos_token else _no_bos))
 
 
 def encode_messages(messages, thinking_mode, context=None, drop_thinking=True,
@@ -359,15 +355,17 @@ def encode_messages(messages, thinking_mode, context=None, drop_thinking=True,
     text).  Every refusal raises DsmlError.
     """
     mode = _MODES.get(thinking_mode) if type(thinking_mode) is str else None
-    opts = _options(N.CHAT if mode is None else mode, profile,
-                    _flags(strict, guard, drop_thinking, add_default_bos_token))
-    _check_contents(messages, "$.messages")
-    _check_contents(context, "$.context")
+    key = (N.CHAT if mode is None else mode, profile,
+           _flags(strict, guard, drop_thinking, add_default_bos_token))
+    opts = _options(*key)
     if _fast_render is not None:
+        # the compiled path refuses (None) what _check_contents would
         result = _fast_encode(messages, mode, thinking_mode, context, reasoning_effort,
-                              profile, opts, return_multi_modal_data)
+                              profile, _address_cache[key], return_multi_modal_data)
         if result is not None:
             return result
+    _check_contents(messages, "$.messages")
+    _check_contents(context, "$.context")
     parts = ['{"messages": ', to_json_text(_argument_keys(messages, "$.messages"), "messages")]
     if context:
         parts.append(', "context": ')
@@ -397,7 +395,7 @@ def encode_messages(messages, thinking_mode, context=None, drop_thinking=True,
     return result
 
 
-def _fast_encode(messages, mode, thinking_mode, context, effort, profile, opts,
+def _fast_encode(messages, mode, thinking_mode, context, effort, profile, address,
                  want_images):
     """encode_messages through dsml._speedups, or None when the JSON text
     path must take it (anything unusual, and every refusal, so that errors
@@ -410,7 +408,7 @@ def _fast_encode(messages, mode, thinking_mode, context, effort, profile, opts,
         effort_json = _effort_json(effort)
     mode_json = None if mode is not None else _dumps(_mode_text(thinking_mode))
     result = _fast_render(messages, context or None, mode_json, effort_json,
-                          ctypes.addressof(opts), want_images, _renderer())
+                          address, want_images, _renderer())
     if result is not None and want_images:
         return result[0], {"images": _loads(result[1])}
     return result

@@ -103,11 +103,28 @@ class FastPath(unittest.TestCase):
             self.both(messages, "chat", guard=True)
             self.both(messages, "chat", context=[{"role": "user", "content": "c 1.0"}])
 
+    def fast(self, messages, context=None):
+        R._options(dsml._native.CHAT, "v41", 0)
+        return R._fast_encode(messages, dsml._native.CHAT, "chat", context, None, "v41",
+                              R._address_cache[(dsml._native.CHAT, "v41", 0)], False)
+
     def test_fast_path_taken(self):
         # a plain conversation is rendered without JSON text
-        self.assertIsNotNone(R._fast_encode(
-            CASES[0], dsml._native.CHAT, "chat", None, None, "v41",
-            R._options(dsml._native.CHAT, "v41", 0), False))
+        self.assertIsNotNone(self.fast(CASES[0]))
+
+    def test_python_only_content_left_to_the_text_path(self):
+        # the compiled path renders no content the reference would print
+        # with str() (a tuple inside a message's content): the JSON text
+        # path refuses it, naming the place
+        base = [{"role": "user", "content": "q"}]
+        for content in [("a", 1), {"k": (1, 2)}, [{"type": "text", "text": ("a",)}]]:
+            self.assertIsNone(self.fast(base + [{"role": "tool", "content": content}]))
+            self.assertIsNone(self.fast(base, context=[{"role": "user", "content": content}]))
+        # tuples elsewhere are JSON arrays, as json.dumps writes them
+        self.assertIsNotNone(self.fast(base + [{"role": "user", "content": [
+            {"type": "text", "text": "t"}]}, {"role": "assistant", "content": "a",
+                                              "tool_calls": ({"type": "function", "function": {
+                                                  "name": "f", "arguments": {"x": (1, 2)}}},)}]))
 
     def test_parse(self):
         # parse_message_from_completion_text: the compiled path gives the

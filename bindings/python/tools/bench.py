@@ -2,8 +2,8 @@
 """Speed of the binding against the reference encoder and against a bare
 ctypes call, measured in the same run.
 
-usage: bench.py REFERENCE [--runs R] [--breakdown]
-                [--only render,parse,tokens,sessions]
+usage: bench.py REFERENCE [--runs R] [--breakdown] [--installed]
+                [--only render,parse,tokens,sessions,fresh]
 
 render    every accepted case of testdata/render.jsonl with encode_messages,
           through the reference and through the binding, alternating, R
@@ -25,24 +25,74 @@ sessions  encode_messages(messages, "thinking") of long agent sessions (200
           and >= 1x on the text-heavy one; the C render >= 2x the reference
           on the text-heavy one.
 
+fresh     encode_messages(messages, "thinking") of the agent sessions of 200
+          and 1600 turns (1.2 and 9.6 MB) and of the text-heavy one, each
+          call in a new interpreter (a subprocess that imports the reference
+          or dsml, builds the session, then times the one call): R runs of
+          each side, interleaved, the median times, their ratio, its spread
+          (the ratio of each run's pair) and the minor page faults of the
+          call (getrusage).  A process that has rendered a larger session
+          before keeps memory that hides the cost of a first call.  The
+          kernel's cost of a page fault is printed before and after (a
+          block mapped afresh and written, against written again).  Targets:
+          the binding >= 4x the reference on the 200-turn session, >= 3x on
+          the 1600-turn one.
+
 --breakdown also times the parts of a binding call (Python serialization,
-the bare C call, result decoding) to show where time goes.
+the bare C call, result decoding) to show where time goes.  --installed
+imports dsml as it is installed (bindings/python is not put on sys.path):
+run it with the interpreter of the venv the package is installed in.
 """
 
 import argparse
 import copy
 import ctypes
+import hashlib
 import json
 import os
+import resource
 import statistics
+import subprocess
 import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BINDING = os.path.dirname(HERE)
 REPO = os.path.dirname(os.path.dirname(BINDING))
+INSTALLED = "--installed" in sys.argv[1:]
 sys.path.insert(0, HERE)
-sys.path.insert(0, BINDING)
+if not INSTALLED:
+    sys.path.insert(0, BINDING)
+
+
+def fresh_child(side, reference, kind, turns, scale):
+    """One measured call in this (new) process: prints a JSON line with the
+    seconds and minor page faults of the call and a digest of its prompt."""
+    import gc
+    import benchinputs
+    if side == "reference":
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("dsml_reference_encoding", reference)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        encode = module.encode_messages
+    else:
+        import dsml
+        encode = dsml.encode_messages
+    messages = benchinputs.session(int(turns), int(scale))
+    gc.collect()
+    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    start = time.perf_counter()
+    prompt = encode(messages, "thinking")
+    seconds = time.perf_counter() - start
+    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults
+    print(json.dumps({"seconds": seconds, "faults": faults, "kind": kind,
+                      "digest": hashlib.sha1(prompt.encode("utf-8")).hexdigest()}))
+    return 0
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["--fresh-child"]:
+    sys.exit(fresh_child(*sys.argv[2:7]))
 
 import dsml  # noqa: E402
 import benchinputs as B  # noqa: E402
@@ -252,19 +302,101 @@ def bench_sessions(ref, runs):
     return ok
 
 
+FRESH_TARGETS = {("agent", 200): 4.0, ("agent", 1600): 3.0}
+
+
+def _fresh_run(side, reference, kind, turns, scale):
+    cmd = [sys.executable, os.path.abspath(__file__), "--fresh-child", side,
+           os.path.abspath(reference), kind, str(turns), str(scale)]
+    if INSTALLED:
+        cmd.append("--installed")
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def fault_cost(size=16 << 20, runs=5):
+    """The kernel's cost of a page mapped afresh, as the session kernel of
+    dsml-bench measures it: a block of `size` mapped (anonymous mmap),
+    written and unmapped, against the same block written again where it
+    was; the medians of `runs`, and the minor faults of a fresh pass."""
+    import mmap
+    data = b"\x5a" * size
+    fresh, again, faults = [], [], []
+    for _ in range(runs):
+        f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        start = time.perf_counter()
+        block = mmap.mmap(-1, size)
+        block.write(data)
+        block.close()
+        fresh.append(time.perf_counter() - start)
+        faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0)
+    block = mmap.mmap(-1, size)
+    block.write(data)
+    for _ in range(runs):
+        start = time.perf_counter()
+        block.seek(0)
+        block.write(data)
+        again.append(time.perf_counter() - start)
+    block.close()
+    t_fresh, t_again = statistics.median(fresh), statistics.median(again)
+    pages = statistics.median(faults)
+    print("page faults: a %d MiB block mapped afresh, written, unmapped %.1f ms (%d faults), "
+          "written again %.2f ms: %.1f us a fault"
+          % (size >> 20, t_fresh * 1e3, pages, t_again * 1e3,
+             (t_fresh - t_again) / max(pages, 1) * 1e6))
+
+
+def bench_fresh(reference, runs):
+    """encode_messages, one call per new interpreter, reference and binding."""
+    ok = True
+    fault_cost()
+    for kind, turns, scale in [("agent", 200, 1), ("agent", 1600, 1), ("text", 200, 8)]:
+        got = {"reference": [], "binding": []}
+        for r in range(runs):
+            sides = ["reference", "binding"] if r % 2 == 0 else ["binding", "reference"]
+            for side in sides:
+                got[side].append(_fresh_run(side, reference, kind, turns, scale))
+        digests = {g["digest"] for side in got for g in got[side]}
+        if len(digests) != 1:
+            raise SystemExit("bench.py: the binding's prompt differs from the reference's "
+                             "on the %s session of %d turns" % (kind, turns))
+        t_ref = [g["seconds"] for g in got["reference"]]
+        t_bin = [g["seconds"] for g in got["binding"]]
+        pairs = sorted(a / b for a, b in zip(t_ref, t_bin))
+        ratio = statistics.median(t_ref) / statistics.median(t_bin)
+        target = FRESH_TARGETS.get((kind, turns))
+        met = target is None or ratio >= target
+        ok &= met
+        print("fresh   %-5s %4d turns: reference %7.1f ms (%d faults), binding %7.1f ms "
+              "(%d faults): %.2fx (runs %.2f to %.2f)%s"
+              % (kind, turns, statistics.median(t_ref) * 1e3,
+                 statistics.median(g["faults"] for g in got["reference"]),
+                 statistics.median(t_bin) * 1e3,
+                 statistics.median(g["faults"] for g in got["binding"]),
+                 ratio, pairs[0], pairs[-1],
+                 "" if target is None else " (target %.0fx%s)" % (target, "" if met
+                                                                  else ", MISSED")))
+    fault_cost()
+    return ok
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("reference")
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--breakdown", action="store_true")
+    ap.add_argument("--installed", action="store_true",
+                    help="import dsml as installed (bindings/python not on sys.path)")
     ap.add_argument("--only", default="render,parse,tokens,sessions",
-                    help="comma-separated sections (render, parse, tokens, sessions)")
+                    help="comma-separated sections (render, parse, tokens, sessions, "
+                         "fresh)")
     args = ap.parse_args(argv)
     only = set(args.only.split(","))
     ref = P.load_reference(args.reference)
     from dsml import _fast
-    print("libdsml %s at %s; Python %s; compiled fast path: %s"
-          % (dsml.library_version, dsml.library_path, sys.version.split()[0], _fast.origin))
+    print("dsml at %s; libdsml %s at %s; Python %s; compiled fast path: %s"
+          % (os.path.dirname(dsml.__file__), dsml.library_version, dsml.library_path,
+             sys.version.split()[0], _fast.origin))
     ok = True
     if "render" in only:
         ok &= section_render(ref, args)
@@ -274,6 +406,8 @@ def main(argv=None):
         ok &= bench_tokens(args.runs)
     if "sessions" in only:
         ok &= bench_sessions(ref, args.runs)
+    if "fresh" in only:
+        ok &= bench_fresh(args.reference, args.runs)
     return 0 if ok else 1
 
 
