@@ -847,6 +847,49 @@ static void test_foreign_shapes(void **state)
     want_msg(&r, MSG("", CALL("foo", "{}")));
 }
 
+/* The earlier DeepSeek tokens written before </think> (thinking mode):
+ * with tools declared, complete and naming them, calls that end the
+ * reasoning; otherwise reasoning, byte for byte.  Other shapes there are
+ * reasoning text. */
+static void test_foreign_in_reasoning(void **state)
+{
+    (void)state;
+    dc_run r = thinking_run(DSML_DETECT_RECOVER, 0, WEATHER_TOOLS,
+                            "Let me look." V3_CALLS(V31_CALL("read", "{\"path\":\"/a\"}")) EOS);
+    dc_has(r.log, "earlier DeepSeek tool-call tokens before </think>");
+    want_msg(&r, THOUGHT("Let me look.", "", READ_A));
+    r = thinking_run(DSML_DETECT_RECOVER, 0, WEATHER_TOOLS,
+                     "<think>Plan." V3_CALLS(V3_CALL("read", "{\"path\":\"/a\"}")) "\nDone.");
+    want_msg(&r, THOUGHT("Plan.", "\\nDone.", READ_A));
+    /* (longer than think_end_window: a short text with no </think> is the
+     * answer) */
+#define LONG_THOUGHT                                                                      \
+    "The user wants the file read. I should call the read tool with the path they gave, " \
+    "then look at what it holds before I answer them."
+    static const char *const kept[] = {
+        LONG_THOUGHT V3_CALLS(V31_CALL("rm", "{}")),
+        LONG_THOUGHT V3_CALLS(V31_CALL("read", "{\"path\": ")),
+        LONG_THOUGHT "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>read<｜tool▁sep｜>{\"path\": \"/a\"}",
+        LONG_THOUGHT "\n<read>\n<path>/a</path>\n</read>\n",
+        LONG_THOUGHT "<tool_call name=\"read\">{\"path\": \"/a\"}</tool_call>",
+    };
+    for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) {
+        for (int k = 0; k < 3; k++) {
+            r = k == 0   ? thinking_run(DSML_DETECT_RECOVER, 0, WEATHER_TOOLS, kept[i])
+                : k == 1 ? thinking_run(DSML_DETECT_RECOVER, 0, NULL, kept[i])
+                         : thinking_run(DSML_DETECT_LENIENT, 0, WEATHER_TOOLS, kept[i]);
+            no_call(r.log);
+            has_field(r.msg, "\"reasoning_content\": ", kept[i]);
+            dc_run_free(&r);
+        }
+    }
+    /* with no tools declared, complete: reasoning too */
+    r = thinking_run(DSML_DETECT_RECOVER, 0, NULL,
+                     "a" V3_CALLS(V31_CALL("read", "{\"path\":\"/a\"}")));
+    no_call(r.log);
+    dc_run_free(&r);
+}
+
 /* What is not a whole call of a declared tool stays content, byte for
  * byte: other names, bodies that do not read, text cut short, the shapes
  * quoted in Markdown code or written within a line. */
@@ -940,6 +983,7 @@ int main(void)
         cmocka_unit_test(test_schema_streaming),
         cmocka_unit_test(test_foreign_shapes),
         cmocka_unit_test(test_foreign_not_calls),
+        cmocka_unit_test(test_foreign_in_reasoning),
         cmocka_unit_test(test_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

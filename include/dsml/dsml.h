@@ -915,7 +915,14 @@ typedef enum dsml_parallel_calls {
                                         stays content, byte for byte.  Not
                                         inside Markdown code; the shapes
                                         without a special token only at the
-                                        start of a line */
+                                        start of a line.  In thinking mode
+                                        the earlier DeepSeek tokens are
+                                        also read before </think>, when
+                                        tools are declared: calls that end
+                                        the reasoning (a diagnostic,
+                                        DSML_ERR_MISSING_THINK_END), or,
+                                        when they are not such calls,
+                                        reasoning, byte for byte */
 #define DSML_RECOVER_ALL 0x1ffu
 
 typedef struct dsml_detector_options {

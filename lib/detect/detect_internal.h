@@ -328,6 +328,8 @@ typedef struct det_recover {
                               its text is held in block.raw */
     size_t fpin;           /* ... from this stream offset (the opener's) */
     size_t fopen, fnl;     /* ... the opener's bytes, the newlines before it */
+    int fkind;             /* ... DSML_EVENT_CONTENT, or DSML_EVENT_REASONING
+                              (earlier DeepSeek tokens before </think>) */
     det_attr_scan name_scan, key_scan; /* the wider name= checks of an
                               invoke's name text and of a parameter tag */
     /* PH_HELD_BLOCK, PH_HELD_THINK (detect_phase_think.c): the held text is
@@ -650,8 +652,10 @@ void det_recover_text(dsml_detector *d, const char *p, size_t n, size_t off);
 int det_recover_marker(dsml_detector *d, det_mark *m);
 
 /* detect_phase_foreign.c: a foreign call shape's opener read in the
- * content, and the phase holding its text */
-int det_foreign_begin(dsml_detector *d, const det_mark *m);
+ * content (`kind` DSML_EVENT_CONTENT) or, the earlier DeepSeek tokens
+ * only, in the reasoning (DSML_EVENT_REASONING), and the phase holding its
+ * text */
+int det_foreign_begin(dsml_detector *d, const det_mark *m, int kind);
 void det_foreign_text(dsml_detector *d, const char *p, size_t n, size_t off);
 int det_foreign_marker(dsml_detector *d, det_mark *m);
 int det_foreign_end(dsml_detector *d);

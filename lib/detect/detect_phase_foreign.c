@@ -19,19 +19,24 @@
 
 #define DET_FPARAMS 128 /* child elements of one call */
 
-/* The opener at `m` (found by the tag matcher in the content): its text is
- * held. */
-int det_foreign_begin(dsml_detector *d, const det_mark *m)
+/* The opener at `m` (found by the tag matcher in the content, or in the
+ * reasoning): its text is held.  In the reasoning only the earlier
+ * DeepSeek tokens are read, and only when tools are declared (as a DSML
+ * calls block there, detect_phase_think.c); other shapes are reasoning
+ * text. */
+int det_foreign_begin(dsml_detector *d, const det_mark *m, int kind)
 {
     size_t nl = 0;
     while (nl < m->len && m->p[nl] == '\n')
         nl++;
     int shape = 0, variant = 0;
     if (det_foreign_open(d, (const unsigned char *)m->p + nl, m->len - nl, &shape, &variant) !=
-        2) {
-        det_text_sink(d, DSML_EVENT_CONTENT, m->p, m->len, m->off);
+            2 ||
+        (kind == DSML_EVENT_REASONING && (shape != FS_TOKENS || d->decl.n == 0))) {
+        det_text_sink(d, kind, m->p, m->len, m->off);
         return DET_DONE;
     }
+    d->rec.fkind = kind;
     d->rec.fshape = shape;
     d->rec.fpin = m->off;
     d->rec.fopen = m->len;
@@ -168,8 +173,19 @@ static void calls_made(dsml_detector *d, const det_fread *fr, const char *s, siz
                        int at_end)
 {
     size_t at = d->rec.fpin + d->rec.fnl;
-    if (d->text.hold)
+    if (d->rec.fkind == DSML_EVENT_REASONING) {
+        /* the reasoning ends there (held by the missing </think> window:
+         * reasoning, or content under that policy) */
+        if (d->text.hold)
+            det_release_hold(d, d->opt.missing_think_end == DSML_MISSING_THINK_END_CONTENT
+                                    ? DSML_EVENT_CONTENT
+                                    : DSML_EVENT_REASONING);
+        det_diag(d, DSML_ERR_MISSING_THINK_END, at,
+                 "recovered: earlier DeepSeek tool-call tokens before </think> naming declared "
+                 "tools: taken as the reasoning's end");
+    } else if (d->text.hold) {
         det_release_hold(d, DSML_EVENT_CONTENT);
+    }
     det_diag(d, DSML_ERR_CALL_FORMAT, at, "recovered: %s read as %s%s",
              det_foreign_name(d->rec.fshape), fr->n == 1 ? "a call" : "calls",
              fr->no_closer ? " (with no closer after it)" : "");
@@ -205,8 +221,11 @@ static void calls_made(dsml_detector *d, const det_fread *fr, const char *s, siz
  * end of the stream: all the text held is content). */
 static void no_call(dsml_detector *d, const char *s, size_t n, int at_end)
 {
-    det_set_phase(d, PH_CONTENT);
-    det_text_sink(d, DSML_EVENT_CONTENT, s, at_end ? n : d->rec.fopen, d->rec.fpin);
+    int kind = d->rec.fkind;
+    det_set_phase(d, kind == DSML_EVENT_REASONING ? PH_REASONING : PH_CONTENT);
+    if (kind == DSML_EVENT_REASONING)
+        det_reasoning_not_answer(d);
+    det_text_sink(d, kind, s, at_end ? n : d->rec.fopen, d->rec.fpin);
     if (at_end)
         d->block.raw.len = 0;
     else

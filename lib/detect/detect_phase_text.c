@@ -64,6 +64,8 @@ int det_reasoning_marker(dsml_detector *d, det_mark *m)
         d->text.ws_lead = 1;
         return DET_DONE;
     }
+    if (tok == TK_FOREIGN) /* recoveries: earlier DeepSeek tool-call tokens */
+        return det_foreign_begin(d, m, DSML_EVENT_REASONING);
     det_text_marker_seen(d);
     if (tok == TK_EOS) {
         /* reasoning text, unless the stream ends here */
@@ -190,7 +192,7 @@ int det_content_marker(dsml_detector *d, det_mark *m)
         return DET_DONE;
     }
     if (tok == TK_FOREIGN)
-        return det_foreign_begin(d, m); /* recoveries: a foreign call shape */
+        return det_foreign_begin(d, m, DSML_EVENT_CONTENT); /* recoveries: a foreign call shape */
     if (tok == TK_INVOKE) {
         /* recoveries: an invoke with no block */
         int dev = m->variant != 0 || d->rec.bare_tag;

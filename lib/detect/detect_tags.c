@@ -354,8 +354,11 @@ void det_tags_setup(dsml_detector *d)
         w[PH_PIHEAD] = DET_BIT(TK_PARAM) | DET_BIT(TK_INVOKE_END) | DET_BIT(TK_INVOKE) |
                        DET_BIT(TK_CALLS_END) | DET_BIT(TK_HEAD_END);
     }
-    if (DET_REC(d, FOREIGN))
+    if (DET_REC(d, FOREIGN)) {
         w[PH_CONTENT] |= DET_BIT(TK_FOREIGN);
+        if (d->opt.thinking_mode == DSML_THINKING)
+            w[PH_REASONING] |= DET_BIT(TK_FOREIGN); /* the earlier tokens */
+    }
     if (DET_REC(d, THINKING) && d->opt.thinking_mode == DSML_THINKING) {
         w[PH_REASONING] |= DET_BIT(TK_THINK);
         w[PH_CONTENT] |= DET_BIT(TK_THINK);
