@@ -361,6 +361,23 @@ static void has_field(const char *msg, const char *key, const char *text)
     core_buf_release(&b);
 }
 
+/* `text` (thinking mode) stays reasoning, byte for byte, with no call: in
+ * recover mode with the tools declared and with none, and in lenient mode;
+ * `note` (or NULL) is reported. */
+static void kept_as_reasoning(const char *text, const char *note)
+{
+    for (int k = 0; k < 3; k++) {
+        dc_run r = k == 0   ? thinking_run(DSML_DETECT_RECOVER, 0, WEATHER_TOOLS, text)
+                   : k == 1 ? thinking_run(DSML_DETECT_RECOVER, 0, NULL, text)
+                            : thinking_run(DSML_DETECT_LENIENT, 0, WEATHER_TOOLS, text);
+        no_call(r.log);
+        if (note != NULL)
+            dc_has(r.log, note);
+        has_field(r.msg, "\"reasoning_content\": ", text);
+        dc_run_free(&r);
+    }
+}
+
 static void test_block_in_reasoning(void **state)
 {
     (void)state;
@@ -392,17 +409,8 @@ static void test_block_in_reasoning(void **state)
         "a" OPEN INVOKE("read") PARAM("path", "true", "/tmp/a"),
         "a" OPEN INVOKE("read") INVOKE_END,
     };
-    for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) {
-        for (int k = 0; k < 3; k++) {
-            r = k == 0   ? thinking_run(DSML_DETECT_RECOVER, 0, WEATHER_TOOLS, kept[i])
-                : k == 1 ? thinking_run(DSML_DETECT_RECOVER, 0, NULL, kept[i])
-                         : thinking_run(DSML_DETECT_LENIENT, 0, WEATHER_TOOLS, kept[i]);
-            no_call(r.log);
-            dc_has(r.log, "missing </think> before the calls block");
-            has_field(r.msg, "\"reasoning_content\": ", kept[i]);
-            dc_run_free(&r);
-        }
-    }
+    for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++)
+        kept_as_reasoning(kept[i], "missing </think> before the calls block");
     /* cut by </think>: reasoning, the answer after it content */
     r = thinking_run(DSML_DETECT_RECOVER, 0, WEATHER_TOOLS,
                      "a" OPEN INVOKE("read") "</think>Hi" EOS);
@@ -873,16 +881,8 @@ static void test_foreign_in_reasoning(void **state)
         LONG_THOUGHT "\n<read>\n<path>/a</path>\n</read>\n",
         LONG_THOUGHT "<tool_call name=\"read\">{\"path\": \"/a\"}</tool_call>",
     };
-    for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) {
-        for (int k = 0; k < 3; k++) {
-            r = k == 0   ? thinking_run(DSML_DETECT_RECOVER, 0, WEATHER_TOOLS, kept[i])
-                : k == 1 ? thinking_run(DSML_DETECT_RECOVER, 0, NULL, kept[i])
-                         : thinking_run(DSML_DETECT_LENIENT, 0, WEATHER_TOOLS, kept[i]);
-            no_call(r.log);
-            has_field(r.msg, "\"reasoning_content\": ", kept[i]);
-            dc_run_free(&r);
-        }
-    }
+    for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++)
+        kept_as_reasoning(kept[i], NULL);
     /* with no tools declared, complete: reasoning too */
     r = thinking_run(DSML_DETECT_RECOVER, 0, NULL,
                      "a" V3_CALLS(V31_CALL("read", "{\"path\":\"/a\"}")));
