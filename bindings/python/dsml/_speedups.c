@@ -32,6 +32,7 @@
 #include <math.h>
 #include <stdalign.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "dsml/dsml.h"
@@ -133,8 +134,11 @@ static void tree_release(tree *t)
 
 #define MAX_DEPTH 500 /* below the reader's default max_depth */
 
-/* The UTF-8 text of a str, NUL-terminated, in the tree's memory; NULL when
- * it holds a NUL or a lone surrogate (or memory ran out). */
+/* The UTF-8 text of a str, NUL-terminated: an ASCII str's own bytes (a
+ * compact ASCII str is its UTF-8, NUL-terminated; the caller's objects
+ * outlive the render, and the tree's nodes are references, never written
+ * or freed), else a copy in the tree's memory; NULL when it holds a NUL or
+ * a lone surrogate (or memory ran out). */
 static char *utf8_of(tree *t, PyObject *s, size_t *len)
 {
     Py_ssize_t n = PyUnicode_GET_LENGTH(s);
@@ -143,13 +147,8 @@ static char *utf8_of(tree *t, PyObject *s, size_t *len)
     if (PyUnicode_IS_ASCII(s)) {
         if (memchr(data, 0, (size_t)n) != NULL)
             return NULL;
-        char *p = tree_alloc(t, (size_t)n + 1);
-        if (p == NULL)
-            return NULL;
-        memcpy(p, data, (size_t)n);
-        p[n] = '\0';
         *len = (size_t)n;
-        return p;
+        return (char *)(uintptr_t)data;
     }
     size_t per = kind == PyUnicode_1BYTE_KIND ? 2 : kind == PyUnicode_2BYTE_KIND ? 3 : 4;
     char *p = tree_alloc(t, (size_t)n * per + 1);
