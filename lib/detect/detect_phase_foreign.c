@@ -232,11 +232,13 @@ static void no_call(dsml_detector *d, const char *s, size_t n, int at_end)
         resume_at(d, d->rec.fopen);
 }
 
-/* Reads the text held, s[0, n); `final`: no more of it comes. */
-static void decide(dsml_detector *d, const char *s, size_t n, int final, int at_end)
+/* Reads the text held, s[0, upto) of s[0, n); `final`: no more of it
+ * comes (then upto is n). */
+static void decide_upto(dsml_detector *d, const char *s, size_t n, size_t upto, int final,
+                        int at_end)
 {
     det_fread fr;
-    int v = det_foreign_read(d->rec.fshape, s, n, final, &fr);
+    int v = det_foreign_read(d->rec.fshape, s, upto, final, &fr);
     if (v == FR_MORE)
         return;
     if (v == FR_DONE && calls_valid(d, &fr)) {
@@ -245,6 +247,11 @@ static void decide(dsml_detector *d, const char *s, size_t n, int final, int at_
     }
     if (!d->failed)
         no_call(d, s, n, at_end);
+}
+
+static void decide(dsml_detector *d, const char *s, size_t n, int final, int at_end)
+{
+    decide_upto(d, s, n, n, final, at_end);
 }
 
 void det_foreign_text(dsml_detector *d, const char *p, size_t n, size_t off)
@@ -270,11 +277,16 @@ void det_foreign_text(dsml_detector *d, const char *p, size_t n, size_t off)
         det_nomem(d);
         return;
     }
-    /* a shape ends at a '>' or a fence's '`': read again only then (a
-     * verdict does not depend on where it is read) */
-    if (memchr(p, '>', n) == NULL && memchr(p, '`', n) == NULL)
+    /* a shape ends at a '>' or a fence's '`': the text up to the last of
+     * them is read again, only then (so that a verdict does not depend on
+     * where the input was split: the text after it is read with the next
+     * one, or at the end) */
+    size_t j = n;
+    while (j > 0 && p[j - 1] != '>' && p[j - 1] != '`')
+        j--;
+    if (j == 0)
         return;
-    decide(d, h->data, h->len, 0, 0);
+    decide_upto(d, h->data, h->len, h->len - (n - j), 0, 0);
 }
 
 /* An EOS or a calls block ends the text held; the marker is read again. */
