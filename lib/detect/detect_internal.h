@@ -311,6 +311,10 @@ typedef struct det_queue {
     dsml_buf arena;
     dsml_buf scratch;
     int tidy;              /* the queue, emptied, is to be shrunk */
+    int quiet;             /* no event is wanted, only the message (the
+                              one-shot parse): text goes to the message
+                              alone, and the queue holds at most the last
+                              other event */
 } det_queue;
 
 /* The per-token path (detect_fast.c). */

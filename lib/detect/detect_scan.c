@@ -231,7 +231,7 @@ int det_scan_feed(dsml_detector *d, const char *bytes, size_t len)
     size_t at = d->scan.total + ok;
     /* the events of a large feed wait in the arena until pulled: room for
      * its text at once, rather than by doubling */
-    if (ok > DET_SLICE && !core_buf_reserve(&d->queue.arena, ok)) {
+    if (ok > DET_SLICE && !d->queue.quiet && !core_buf_reserve(&d->queue.arena, ok)) {
         det_nomem(d);
         return d->failed;
     }
