@@ -16,8 +16,9 @@
  *   page faults of a pass of each kernel.  Under --callgrind,
  *   bench/callgrind-ratios.sh prints instructions per token.
  *   Then the one-shot parse of the same texts ("parse"):
- *   dsml_parse_completion and the detector fed the whole buffer, in ns a
- *   byte (instructions a byte under bench/callgrind-ratios.sh).
+ *   dsml_parse_completion, the detector fed the whole buffer and a
+ *   dsml_parser reused, in ns a byte (instructions a byte under
+ *   bench/callgrind-ratios.sh), and their page faults a pass.
  * session: an agent session (tool calls and results, ~6 KB a turn) and a
  *   text-heavy one (every text 8 times longer) at 1x, 8x and 64x the turns
  *   (200 and 25 turns at 1x, about 1.2 and 1.1 MB), rendered
