@@ -313,7 +313,8 @@ typedef struct det_queue {
     int tidy;              /* the queue, emptied, is to be shrunk */
     int quiet;             /* no event is wanted, only the message (the
                               one-shot parse): text goes to the message
-                              alone, and the queue holds at most the last
+                              alone, JSON-escaped (det_message_json copies
+                              it), and the queue holds at most the last
                               other event */
 } det_queue;
 

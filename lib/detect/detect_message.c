@@ -10,12 +10,24 @@
 
 static const char *nz(const char *p) { return p != NULL ? p : ""; }
 
+/* A text of the message: a quiet detector's is escaped already. */
+static void message_string(const dsml_detector *d, dsml_buf *b, const dsml_buf *t)
+{
+    if (!d->queue.quiet) {
+        json_emit_string(b, nz(t->data), t->len);
+        return;
+    }
+    core_buf_putc(b, '"');
+    core_buf_append(b, t->data, t->len);
+    core_buf_putc(b, '"');
+}
+
 int det_message_json(dsml_detector *d, dsml_buf *b)
 {
     DSML_BUF_LIT(b, "{\"role\": \"assistant\", \"content\": ");
-    json_emit_string(b, nz(d->msg.content.data), d->msg.content.len);
+    message_string(d, b, &d->msg.content);
     DSML_BUF_LIT(b, ", \"reasoning_content\": ");
-    json_emit_string(b, nz(d->msg.reasoning.data), d->msg.reasoning.len);
+    message_string(d, b, &d->msg.reasoning);
     DSML_BUF_LIT(b, ", \"tool_calls\": [");
     int first = 1;
     for (size_t i = 0; i < d->call.n && i < d->msg.cap; i++) {
@@ -28,7 +40,7 @@ int det_message_json(dsml_detector *d, dsml_buf *b)
         DSML_BUF_LIT(b, "{\"type\": \"function\", \"function\": {\"name\": ");
         json_emit_string(b, nz(c->name.data), c->name.len);
         DSML_BUF_LIT(b, ", \"arguments\": ");
-        json_emit_string(b, nz(c->args.data), c->args.len);
+        message_string(d, b, &c->args);
         core_buf_putc(b, '}');
         if (c->has_ns) {
             DSML_BUF_LIT(b, ", \"namespace\": ");
@@ -91,8 +103,11 @@ static int parse_options(const dsml_parse_options *opts, dsml_parse_options *o, 
 static int parse_detector(const dsml_parse_options *o, dsml_detector **d, dsml_error *err)
 {
     int rc = dsml_detector_create(o, d, err);
-    if (rc == DSML_OK)
+    if (rc == DSML_OK) {
         (*d)->queue.quiet = 1;
+        /* its texts, escaped, may be longer than the input */
+        (*d)->msg.content.max = (*d)->msg.reasoning.max = 0;
+    }
     return rc;
 }
 
@@ -111,8 +126,8 @@ static int parse_run(dsml_detector *d, const char *text, size_t len, dsml_buf *b
     }
     size_t need = 128 + d->msg.content.len + d->msg.reasoning.len;
     for (size_t i = 0; i < d->call.n && i < d->msg.cap; i++)
-        need += 96 + d->msg.calls[i].name.len + d->msg.calls[i].ns.len +
-                d->msg.calls[i].args.len + d->msg.calls[i].args.len / 8;
+        need += 96 + 2 * (d->msg.calls[i].name.len + d->msg.calls[i].ns.len) +
+                d->msg.calls[i].args.len;
     b->len = 0;
     b->failed = 0;
     if (!core_buf_reserve(b, need + need / 16) || det_message_json(d, b) != DSML_OK ||

@@ -94,7 +94,9 @@ void det_ev_text(dsml_detector *d, int type, size_t call, const char *p, size_t 
     e->len = n;
 message:;
     dsml_buf *m = message_text(d, type, call);
-    if (m != NULL)
+    if (m != NULL && d->queue.quiet)
+        json_emit_chars(m, p, n); /* escaped while the text is at hand */
+    else if (m != NULL)
         core_buf_append(m, p, n);
     if ((m != NULL && m->failed) || d->queue.arena.failed)
         det_nomem(d);

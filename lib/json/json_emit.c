@@ -25,23 +25,18 @@ static const char hex_digits[] = "0123456789abcdef";
 
 /* The escape of a byte that JSON strings cannot hold as it is (0 for
  * bytes that stay: the letter after '\\', or 'u' for \u00XX). */
-static char escape_of(unsigned char c)
+static inline char escape_of(unsigned char c)
 {
-    switch (c) {
-    case '"': return '"';
-    case '\\': return '\\';
-    case '\n': return 'n';
-    case '\r': return 'r';
-    case '\t': return 't';
-    case '\b': return 'b';
-    case '\f': return 'f';
-    default: return c < 0x20 ? 'u' : 0;
-    }
+    /* \b \t \n \f \r by name, the other controls as \u00XX */
+    static const char controls[33] = "uuuuuuuubtnufruuuuuuuuuuuuuuuuuu";
+    if (c < 0x20)
+        return controls[c];
+    return c == '"' || c == '\\' ? (char)c : 0;
 }
 
-char *json_emit_string_at(char *d, const char *s, size_t n)
+/* s[0, n) escaped at d, which has room for 6 n bytes; returns the end. */
+static char *escape_at(char *d, const char *s, size_t n)
 {
-    *d++ = '"';
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
         char e = c >= 0x20 && c != '"' && c != '\\' ? 0 : escape_of(c);
@@ -58,6 +53,13 @@ char *json_emit_string_at(char *d, const char *s, size_t n)
             d += 4;
         }
     }
+    return d;
+}
+
+char *json_emit_string_at(char *d, const char *s, size_t n)
+{
+    *d++ = '"';
+    d = escape_at(d, s, n);
     *d++ = '"';
     return d;
 }
@@ -110,23 +112,26 @@ static size_t plain_run(const char *s, size_t i, size_t n)
  * reserved for its longest escape: no check per byte written. */
 #define EMIT_SHORT 64
 
-void json_emit_string(dsml_buf *b, const char *s, size_t n)
+void json_emit_chars(dsml_buf *b, const char *s, size_t n)
 {
-    if (n <= EMIT_SHORT) {
-        if (!core_buf_reserve(b, 6 * n + 2))
+    if (n <= 16) {
+        if (!core_buf_reserve(b, 6 * n))
             return;
-        b->len = (size_t)(json_emit_string_at(b->data + b->len, s, n) - b->data);
+        b->len = (size_t)(escape_at(b->data + b->len, s, n) - b->data);
         return;
     }
-    /* room for the rest of the text and the closing quote, and for an
-     * escape's six bytes before each escape is written */
-    if (!core_buf_reserve(b, n + 2))
+    /* room for the rest of the text and a byte more (json_emit_string's
+     * closing quote), and for an escape's six bytes before each escape is
+     * written */
+    if (!core_buf_reserve(b, n + 1))
         return;
-    b->data[b->len++] = '"';
     size_t i = 0;
     for (;;) {
         size_t j = plain_run(s, i, n);
-        memcpy(b->data + b->len, s + i, j - i);
+        if (j - i - 1 < 16)
+            core_copy_short(b->data + b->len, s + i, j - i); /* (most runs) */
+        else if (j > i)
+            memcpy(b->data + b->len, s + i, j - i);
         b->len += j - i;
         if (j == n)
             break;
@@ -146,7 +151,19 @@ void json_emit_string(dsml_buf *b, const char *s, size_t n)
         }
         i = j + 1;
     }
-    b->data[b->len++] = '"';
+}
+
+void json_emit_string(dsml_buf *b, const char *s, size_t n)
+{
+    if (n <= EMIT_SHORT) {
+        if (!core_buf_reserve(b, 6 * n + 2))
+            return;
+        b->len = (size_t)(json_emit_string_at(b->data + b->len, s, n) - b->data);
+        return;
+    }
+    core_buf_putc(b, '"');
+    json_emit_chars(b, s, n);
+    core_buf_putc(b, '"');
 }
 
 size_t json_emit_string_fit(const char *s, size_t n, size_t room)
