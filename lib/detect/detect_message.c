@@ -105,6 +105,7 @@ static int parse_detector(const dsml_parse_options *o, dsml_detector **d, dsml_e
     int rc = dsml_detector_create(o, d, err);
     if (rc == DSML_OK) {
         (*d)->queue.quiet = 1;
+        (*d)->fast.mode = FAST_OFF; /* (det_fast_update keeps it so) */
         /* its texts, escaped, may be longer than the input */
         (*d)->msg.content.max = (*d)->msg.reasoning.max = 0;
     }
