@@ -16,8 +16,9 @@
  *   page faults of a pass of each kernel.  Under --callgrind,
  *   bench/callgrind-ratios.sh prints instructions per token.
  *   Then the one-shot parse of the same texts ("parse"):
- *   dsml_parse_completion and the detector fed the whole buffer, in ns a
- *   byte (instructions a byte under bench/callgrind-ratios.sh).
+ *   dsml_parse_completion, the detector fed the whole buffer and a
+ *   dsml_parser reused, in ns a byte (instructions a byte under
+ *   bench/callgrind-ratios.sh), and their page faults a pass.
  * session: an agent session (tool calls and results, ~6 KB a turn) and a
  *   text-heavy one (every text 8 times longer) at 1x, 8x and 64x the turns
  *   (200 and 25 turns at 1x, about 1.2 and 1.1 MB), rendered
@@ -51,6 +52,7 @@ typedef struct token_ctx {
     int whole;
     size_t events;
     dsml_turn *turn; /* responder: a thinking-mode request body */
+    dsml_parser *parser; /* parse: lenient, thinking mode, kept between calls */
 } token_ctx;
 
 /* A streaming server's responder for the same stream: created from the
@@ -107,51 +109,85 @@ static void k_tokens(void *p)
     c->events = events;
 }
 
+static void lenient_thinking(dsml_parse_options *po)
+{
+    dsml_detector_options_init(po);
+    po->thinking_mode = DSML_THINKING;
+}
+
 /* One dsml_parse_completion of the whole text (lenient, thinking mode). */
 static void k_parse_text(void *p)
 {
     const token_ctx *c = p;
     dsml_parse_options po;
-    dsml_detector_options_init(&po);
-    po.thinking_mode = DSML_THINKING;
+    lenient_thinking(&po);
     dsml_output out;
     if (dsml_parse_completion(c->text.p, c->text.len, &po, &out, NULL) != DSML_OK)
         die("tokens: the completion does not parse");
     dsml_output_free(&out);
 }
 
-/* The one-shot parse of the same texts: dsml_parse_completion and the
- * detector fed the whole buffer, per byte (bench/callgrind-ratios.sh
- * prints instructions a byte from the kernels' names). */
+/* The same through a dsml_parser kept between calls (the same options). */
+static void k_parser_text(void *p)
+{
+    const token_ctx *c = p;
+    const dsml_output *out;
+    if (dsml_parser_parse(c->parser, c->text.p, c->text.len, &out, NULL) != DSML_OK)
+        die("tokens: the completion does not parse");
+}
+
+/* The one-shot parse of the same texts: dsml_parse_completion, the
+ * detector fed the whole buffer and a dsml_parser reused, per byte
+ * (bench/callgrind-ratios.sh prints instructions a byte from the kernels'
+ * names), and the page faults a pass. */
 static void parse_series(token_ctx *w, const bench_opts *o)
 {
-    kernel ks[6];
-    char names[6][64];
+    kernel ks[9];
+    char names[9][64];
     memset(ks, 0, sizeof ks);
     for (int f = 0; f < 3; f++) {
+        dsml_parse_options po;
+        lenient_thinking(&po);
+        if (dsml_parser_create(&po, &w[f].parser, NULL) != DSML_OK)
+            die("cannot create a parser");
         snprintf(names[f], sizeof names[f], "%zu bytes, dsml_parse_completion", w[f].text.len);
         snprintf(names[3 + f], sizeof names[3 + f], "%zu bytes, whole buffer", w[f].text.len);
+        snprintf(names[6 + f], sizeof names[6 + f], "%zu bytes, dsml_parser_parse", w[f].text.len);
         ks[f] = (kernel){.name = names[f], .fn = k_parse_text, .ctx = &w[f]};
         ks[3 + f] = (kernel){.name = names[3 + f], .fn = k_tokens, .ctx = &w[f]};
+        ks[6 + f] = (kernel){.name = names[6 + f], .fn = k_parser_text, .ctx = &w[f]};
     }
-    measure(ks, 6, o, "parse");
+    measure(ks, 9, o, "parse");
+    double faults[9] = {0};
+    for (int k = 0; k < 9 && !o->callgrind; k++)
+        faults[k] = faults_per_pass(&ks[k], 3);
+    for (int f = 0; f < 3; f++) {
+        dsml_parser_destroy(w[f].parser);
+        w[f].parser = NULL;
+    }
     if (o->callgrind)
         return;
     if (o->json) {
         json_begin();
         printf("{\"bench\": \"parse\", \"bytes\": [%zu, %zu, %zu], \"runs\": %d, ",
                w[0].text.len, w[1].text.len, w[2].text.len, o->runs);
-        json_kernels(ks, 6, o->runs);
-        printf("}");
+        json_kernels(ks, 9, o->runs);
+        printf(", \"page_faults_per_pass\": [");
+        for (int k = 0; k < 9; k++)
+            printf("%s%.1f", k ? ", " : "", faults[k]);
+        printf("]}");
         return;
     }
     printf("parse: the same completions parsed in one call; median of %d runs\n", o->runs);
-    for (int f = 0; f < 6; f++)
+    for (int f = 0; f < 9; f++)
         print_kernel(&ks[f], o->runs, w[f % 3].toks.n, w[f % 3].text.len, "text");
     for (int f = 0; f < 3; f++)
-        printf("  %7zu bytes: dsml_parse_completion %6.2f ns/byte, whole buffer %6.2f ns/byte\n",
+        printf("  %7zu bytes: dsml_parse_completion %6.2f, whole buffer %6.2f, dsml_parser_parse "
+               "%6.2f ns/byte; page faults a pass %.1f / %.1f / %.1f\n",
                w[f].text.len, ks[f].median * 1e9 / (double)w[f].text.len,
-               ks[3 + f].median * 1e9 / (double)w[f].text.len);
+               ks[3 + f].median * 1e9 / (double)w[f].text.len,
+               ks[6 + f].median * 1e9 / (double)w[f].text.len, faults[f], faults[3 + f],
+               faults[6 + f]);
     printf("\n");
 }
 

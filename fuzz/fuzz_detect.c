@@ -3,7 +3,9 @@
  * parser.  A completion is fed in one piece and again in chunks whose sizes
  * are drawn from the input (next() calls interleaved at random); the
  * merged events, the final status and the message must be the same, and
- * dsml_parse_completion must agree with the one-piece run.  In lenient
+ * dsml_parse_completion must agree with the one-piece run, and a
+ * dsml_parser reused (after a parse of the text's first half) with
+ * dsml_parse_completion.  In lenient
  * and recover mode every byte is accounted for (tests/lenient_accounting.h):
  * reasoning and content, in order, are the completion minus the structure
  * of the calls that complete (and what the recoveries drop).  A third run
@@ -515,6 +517,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         if (r == DSML_OK)
             FZ_CHECK(same_bytes(out.text, out.len, ref.message, ref.message_len));
+    }
+    /* a parser that parsed the text's first half before: the same result */
+    {
+        dsml_parser *p = NULL;
+        dsml_error perr;
+        dsml_error_init(&perr);
+        FZ_CHECK(dsml_parser_create(&o, &p, &perr) == DSML_OK);
+        const dsml_output *lent = NULL;
+        (void)dsml_parser_parse(p, text, n / 2, &lent, &perr);
+        int pr = dsml_parser_parse(p, text, n, &lent, &perr);
+        FZ_CHECK(pr == r);
+        if (pr == DSML_OK)
+            FZ_CHECK(same_bytes(lent->text, lent->len, out.text, out.len));
+        else
+            FZ_CHECK(lent == NULL && perr.code == err.code && perr.offset == err.offset);
+        dsml_parser_destroy(p);
     }
     if (r == DSML_OK)
         dsml_output_free(&out);

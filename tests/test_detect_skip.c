@@ -3,7 +3,8 @@
  * against the byte loops it stands for: for every set of every variant's
  * detector, the next byte that can begin a marker, and the end of an ASCII
  * run, from every start in texts where such a byte sits at every place of
- * a 16-byte block (or nowhere); and, through the API, invalid UTF-8 at
+ * a 16-byte block (or nowhere), and the next '<' or 0xef byte (the special
+ * tokens' first bytes); and, through the API, invalid UTF-8 at
  * every place of a long text is reported at its byte.
  */
 #include "detect_cases.h"
@@ -28,6 +29,13 @@ static size_t ascii_ref(const unsigned char *p, size_t i, size_t n)
     return i;
 }
 
+static size_t pair_ref(const unsigned char *p, size_t i, size_t n)
+{
+    while (i < n && p[i] != '<' && p[i] != 0xef)
+        i++;
+    return i;
+}
+
 /* Texts of plain bytes with, now and then, a byte of `hot` (the bytes that
  * stop a skip) at a random place. */
 static void check_skips(const det_set *s, const unsigned char *hot, size_t nhot, uint32_t *seed)
@@ -44,6 +52,7 @@ static void check_skips(const det_set *s, const unsigned char *hot, size_t nhot,
                 if (s != NULL)
                     assert_int_equal(det_skip_plain(s, text, i, n), plain_ref(s, text, i, n));
                 assert_int_equal(det_skip_ascii(text, i, n), ascii_ref(text, i, n));
+                assert_int_equal(det_skip_pair(text, i, n, '<', 0xef), pair_ref(text, i, n));
             }
     }
 }
@@ -53,7 +62,7 @@ static void test_skip(void **state)
     (void)state;
     uint32_t seed = 5;
     size_t sets = 0, many = 0;
-    const unsigned char high[] = {0x80, 0xc3, 0xef, 0xff};
+    const unsigned char high[] = {0x80, 0xc3, 0xef, 0xff, '<'};
     check_skips(NULL, high, sizeof high, &seed);
     for (int v = 0; v < DC_VARIANTS; v++) {
         dsml_detector_options o;

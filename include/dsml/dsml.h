@@ -30,8 +30,8 @@
  * -------------
  * libdsml has no global state.  The one-shot functions (dsml_render,
  * dsml_render_case, dsml_render_request, dsml_parse_completion) may be
- * called from any number of threads at once.  A dsml_renderer or
- * dsml_detector handle must be used by one thread at a time; distinct handles
+ * called from any number of threads at once.  A dsml_renderer, dsml_parser
+ * or dsml_detector handle must be used by one thread at a time; distinct handles
  * are independent (tests/test_threads.c runs the golden cases on four
  * threads at once).  cJSON resets a process-wide "last error" slot on every
  * parse; libdsml never reads it.  The library never calls setlocale(); it
@@ -1232,6 +1232,52 @@ DSML_API int dsml_detector_feed_packed(dsml_detector *d, const char *bytes,
 DSML_API int dsml_parse_completion(const char *text, size_t len,
                                    const dsml_parse_options *opts,
                                    dsml_output *out, dsml_error *err);
+
+/*
+ * A parser: dsml_parse_completion() through a handle that keeps its memory
+ * from one parse to the next, as zstd's ZSTD_DCtx does.  It holds one
+ * detector, made at creation with the options given there (read once:
+ * opts and what it points to, tools_json included, need not outlive the
+ * call) and reset before every parse, the message's texts and the message
+ * JSON; every block they take is kept by the parser when a parse is done
+ * (blocks by size class, as a dsml_renderer keeps them), so that after a
+ * first parse of a text, a parse of a text of the same shape and size, or
+ * of any text parsed before, takes nothing from the allocator and maps no
+ * new memory.  A parser keeps the blocks of its largest parses until it is
+ * destroyed.
+ *
+ * dsml_parser_parse() gives what dsml_parse_completion() gives with the
+ * same options, byte for byte, and the same errors, except that the output
+ * is LENT: *out points into the parser (out->text is NUL-terminated) and
+ * stays valid until the next call on the same parser or its destruction,
+ * whichever comes first.  Do not dsml_output_free() it; copy what must
+ * outlive the next call.  On failure *out is NULL and err tells the code,
+ * offset and what is wrong; the previous output is gone either way, and the
+ * parser parses the next text as if it were new.  Trees handed to cJSON
+ * (see "Memory") still come from the C library's malloc.
+ *
+ * Threads: a parser must be used by one thread at a time (one parser per
+ * thread is the intended use); distinct parsers share nothing.
+ */
+typedef struct dsml_parser dsml_parser;
+
+/* Creates a parser for the options `opts` (NULL: strict mode with the
+ * reference's policies, as dsml_parse_completion; opts->allocator, copied,
+ * gives the parser's memory: NULL means malloc, realloc and free).  Returns
+ * DSML_OK and *out, or an error as dsml_detector_create() does (out NULL:
+ * DSML_ERR_ARGUMENT), *out then NULL. */
+DSML_API int dsml_parser_create(const dsml_parse_options *opts, dsml_parser **out,
+                                dsml_error *err);
+
+/* Destroys a parser and every block it keeps, the lent output included.
+ * NULL is fine. */
+DSML_API void dsml_parser_destroy(dsml_parser *p);
+
+/* Parses the whole completion text[0, len) with the parser's options; *out
+ * lent (see above).  DSML_ERR_ARGUMENT when p or out is NULL, or text is
+ * NULL with len not 0. */
+DSML_API int dsml_parser_parse(dsml_parser *p, const char *text, size_t len,
+                               const dsml_output **out, dsml_error *err);
 
 /* ------------------------------------------------------------------------ */
 /* Serving a turn                                                           */

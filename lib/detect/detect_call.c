@@ -402,7 +402,9 @@ int det_begin_call(dsml_detector *d, const char *name, size_t n, size_t end)
                 core_buf_init(&c[i].ns, &d->alloc);
                 core_buf_init(&c[i].args, &d->alloc);
                 c[i].name.max = c[i].ns.max = d->lim.max_held_bytes;
-                c[i].args.max = d->lim.max_argument_bytes;
+                /* (a quiet detector's, escaped, may grow past the limit
+                 * its arguments are held to) */
+                c[i].args.max = d->queue.quiet ? 0 : d->lim.max_argument_bytes;
             }
             d->msg.calls = c;
             d->msg.cap = cap;

@@ -95,10 +95,12 @@ static void emit_chars(dsml_detector *d, int kind, const char *p, size_t n, size
     int any = 0;
     for (int t = 0; t < SP_COUNT_; t++)
         any |= obs[t];
+    const unsigned char *u = (const unsigned char *)p;
     for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)p[i];
-        if (!any && c != '<' && c != 0xef)
-            continue;
+        /* every special token begins with '<' or U+FF5C (0xef ...) */
+        if (!any && (i = det_skip_pair(u, i, n, '<', 0xef)) == n)
+            break;
+        unsigned char c = u[i];
         any = 0;
         int hit = -1;
         for (int t = 0; t < SP_COUNT_; t++) {

@@ -89,7 +89,7 @@ void det_fast_update(dsml_detector *d)
 {
     d->fast.mode = FAST_OFF;
     if (d->failed || d->finished || d->rec.on || d->scan.utf8_need || d->queue.tidy ||
-        det_queue_large(d) || !room_for_a_chunk(d))
+        d->queue.quiet || det_queue_large(d) || !room_for_a_chunk(d))
         return;
     const det_set *s = &d->sets[d->phase];
     int text = (d->phase == PH_REASONING || d->phase == PH_CONTENT) && !d->text.hold &&

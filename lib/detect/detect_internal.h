@@ -350,6 +350,11 @@ typedef struct det_queue {
     dsml_buf arena;
     dsml_buf scratch;
     int tidy;              /* the queue, emptied, is to be shrunk */
+    int quiet;             /* no event is wanted, only the message (the
+                              one-shot parse): text goes to the message
+                              alone, JSON-escaped (det_message_json copies
+                              it), and the queue holds at most the last
+                              other event */
 } det_queue;
 
 /* The per-token path (detect_fast.c). */
@@ -452,10 +457,13 @@ size_t det_stop_depth_wide(const det_set *s, const uint64_t *st);
 /* detect_skip.c: the first bytes' list of every set (after the sets and
  * the recoveries' tags are set up); the first i >= start below n whose
  * byte can begin a marker of s (n if none); the first i >= start below n
- * whose byte is not ASCII (n if none). */
+ * whose byte is not ASCII (n if none); the first i >= start below n whose
+ * byte is a or b (n if none). */
 void det_skip_setup(dsml_detector *d);
 size_t det_skip_plain(const det_set *s, const unsigned char *p, size_t start, size_t n);
 size_t det_skip_ascii(const unsigned char *p, size_t start, size_t n);
+size_t det_skip_pair(const unsigned char *p, size_t start, size_t n, unsigned char a,
+                     unsigned char b);
 
 /* The highest bit of x, x not 0. */
 static inline unsigned det_top_bit(uint64_t x)

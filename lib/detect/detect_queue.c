@@ -2,7 +2,8 @@
  * detect_queue.c - the detector's events between the engine and the caller:
  * the engine queues them (text of one kind that follows text of that kind
  * is merged into one event, and copied into the message as it goes); the
- * caller takes them (detect_pack.c).  Their text lives in one arena, reused from the start
+ * caller takes them (detect_pack.c); a quiet queue (the one-shot parse)
+ * keeps no text, only the message's copy.  Their text lives in one arena, reused from the start
  * once every event has been taken, and given back to a small size after a
  * large feed.
  */
@@ -14,6 +15,8 @@ det_event *det_ev_push(dsml_detector *d)
 {
     if (d->failed)
         return NULL; /* nothing is queued after the failure point */
+    if (d->queue.quiet)
+        d->queue.head = d->queue.n = d->queue.arena.len = 0;
     if (d->queue.n == d->queue.cap) {
         size_t cap = d->queue.cap ? d->queue.cap * 2 : 16;
         det_event *p = core_realloc(&d->alloc, d->queue.ev, d->queue.cap * sizeof *p,
@@ -55,6 +58,8 @@ void det_ev_text(dsml_detector *d, int type, size_t call, const char *p, size_t 
 {
     if (n == 0 || d->failed)
         return;
+    if (d->queue.quiet)
+        goto message;
     if (d->queue.n > d->queue.head) {
         det_event *l = &d->queue.ev[d->queue.n - 1];
         if (l->type == type && l->call == call &&
@@ -89,9 +94,11 @@ void det_ev_text(dsml_detector *d, int type, size_t call, const char *p, size_t 
     e->len = n;
 message:;
     dsml_buf *m = message_text(d, type, call);
-    if (m != NULL)
+    if (m != NULL && d->queue.quiet)
+        json_emit_chars(m, p, n); /* escaped while the text is at hand */
+    else if (m != NULL)
         core_buf_append(m, p, n);
-    if (d->queue.arena.failed || (m != NULL && m->failed))
+    if ((m != NULL && m->failed) || d->queue.arena.failed)
         det_nomem(d);
 }
 

@@ -10,6 +10,7 @@
  * det_engine_marker for a marker; a handler may ask it to rescan from an
  * earlier byte (det_rewind).
  */
+#include <stdint.h>
 #include <string.h>
 
 #include "detect/detect_internal.h"
@@ -196,6 +197,32 @@ static size_t plain_prefix(const dsml_detector *d, const unsigned char *p, size_
 /* Feeds larger than this go through the engine a slice at a time: the
  * input buffer then holds one slice at most, plus the bytes held back. */
 #define DET_SLICE ((size_t)64 << 10)
+/* A slice longer than this is not copied before it is scanned (a streamed
+ * token, shorter, is copied as before: its copy costs less than the
+ * switch). */
+#define DET_VIEW_MIN 256
+
+/* A long slice, nothing held: scanned where it is (the scanner and the
+ * engine only read the input buffer), and only the bytes held back at its
+ * end are copied. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static void scan_in_place(dsml_detector *d, const char *bytes, size_t n)
+{
+    dsml_buf own = d->scan.in;
+    d->scan.in.data = (char *)(uintptr_t)bytes;
+    d->scan.in.len = n;
+    det_scan_run(d, 0);
+    size_t rel = d->scan.rel;
+    d->scan.in = own;
+    d->scan.base += rel;
+    d->scan.pos -= rel;
+    d->scan.rel = 0;
+    core_buf_append(&d->scan.in, bytes + rel, n - rel);
+    if (d->scan.in.failed)
+        det_nomem(d);
+}
 
 /* One slice of a feed, valid UTF-8 within the limits. */
 static void feed_slice(dsml_detector *d, const char *bytes, size_t n)
@@ -211,6 +238,10 @@ static void feed_slice(dsml_detector *d, const char *bytes, size_t n)
             return;
     }
     d->scan.total += n;
+    if (d->scan.in.len == 0 && n > DET_VIEW_MIN) {
+        scan_in_place(d, bytes, n);
+        return;
+    }
     core_buf_append(&d->scan.in, bytes, n);
     if (d->scan.in.failed) {
         det_nomem(d);
@@ -252,7 +283,7 @@ int det_scan_feed(dsml_detector *d, const char *bytes, size_t len)
     size_t at = d->scan.total + ok;
     /* the events of a large feed wait in the arena until pulled: room for
      * its text at once, rather than by doubling */
-    if (ok > DET_SLICE && !core_buf_reserve(&d->queue.arena, ok)) {
+    if (ok > DET_SLICE && !d->queue.quiet && !core_buf_reserve(&d->queue.arena, ok)) {
         det_nomem(d);
         return d->failed;
     }

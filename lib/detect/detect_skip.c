@@ -2,7 +2,8 @@
  * detect_skip.c - the plain text between markers, crossed many bytes at a
  * time: the next byte that can begin a marker of a phase (16 bytes at a
  * time with SSE2, 8 with word operations elsewhere), and the run of ASCII
- * bytes the UTF-8 check need not look into.  Both give the same answer as
+ * bytes the UTF-8 check need not look into, and the next of two given
+ * bytes (the observer's '<' and U+FF5C's first byte).  All give the same answer as
  * a loop over every byte; short spans take that loop.
  */
 #include <string.h>
@@ -116,6 +117,32 @@ size_t det_skip_ascii(const unsigned char *p, size_t i, size_t n)
             break;
 #endif
     while (i < n && p[i] < 0x80)
+        i++;
+    return i;
+}
+
+size_t det_skip_pair(const unsigned char *p, size_t i, size_t n, unsigned char a, unsigned char b)
+{
+#if defined(__SSE2__)
+    if (n - i >= 16) {
+        const __m128i va = _mm_set1_epi8((char)a);
+        const __m128i vb = _mm_set1_epi8((char)b);
+        for (; n - i >= 16; i += 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
+            unsigned bits = (unsigned)_mm_movemask_epi8(
+                _mm_or_si128(_mm_cmpeq_epi8(v, va), _mm_cmpeq_epi8(v, vb)));
+            if (bits != 0)
+                return i + low_bit(bits);
+        }
+    }
+#else
+    for (; n - i >= 8; i += 8) {
+        uint64_t w = load8(p + i);
+        if ((has_byte(w, a) | has_byte(w, b)) != 0)
+            break;
+    }
+#endif
+    while (i < n && p[i] != a && p[i] != b)
         i++;
     return i;
 }

@@ -150,6 +150,9 @@ void json_emit_string(dsml_buf *b, const char *s, size_t n);
 /* The same string written at d, which has room for 6 n + 2 bytes (its
  * longest escape); returns the end of what was written. */
 char *json_emit_string_at(char *d, const char *s, size_t n);
+/* The string's characters as json_emit_string writes them, without the
+ * quotes. */
+void json_emit_chars(dsml_buf *b, const char *s, size_t n);
 /* The length of the longest prefix of s[0, n), whole characters only, that
  * json_emit_string writes in at most `room` bytes (quotes not counted). */
 size_t json_emit_string_fit(const char *s, size_t n, size_t room);

@@ -15,29 +15,28 @@
 
 #include <utf8proc.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "json/json.h"
 
 static const char hex_digits[] = "0123456789abcdef";
 
 /* The escape of a byte that JSON strings cannot hold as it is (0 for
  * bytes that stay: the letter after '\\', or 'u' for \u00XX). */
-static char escape_of(unsigned char c)
+static inline char escape_of(unsigned char c)
 {
-    switch (c) {
-    case '"': return '"';
-    case '\\': return '\\';
-    case '\n': return 'n';
-    case '\r': return 'r';
-    case '\t': return 't';
-    case '\b': return 'b';
-    case '\f': return 'f';
-    default: return c < 0x20 ? 'u' : 0;
-    }
+    /* \b \t \n \f \r by name, the other controls as \u00XX */
+    static const char controls[33] = "uuuuuuuubtnufruuuuuuuuuuuuuuuuuu";
+    if (c < 0x20)
+        return controls[c];
+    return c == '"' || c == '\\' ? (char)c : 0;
 }
 
-char *json_emit_string_at(char *d, const char *s, size_t n)
+/* s[0, n) escaped at d, which has room for 6 n bytes; returns the end. */
+static char *escape_at(char *d, const char *s, size_t n)
 {
-    *d++ = '"';
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
         char e = c >= 0x20 && c != '"' && c != '\\' ? 0 : escape_of(c);
@@ -54,10 +53,37 @@ char *json_emit_string_at(char *d, const char *s, size_t n)
             d += 4;
         }
     }
+    return d;
+}
+
+char *json_emit_string_at(char *d, const char *s, size_t n)
+{
+    *d++ = '"';
+    d = escape_at(d, s, n);
     *d++ = '"';
     return d;
 }
 
+#if defined(__SSE2__)
+/* The first i >= start below n whose byte needs an escape (a control
+ * character, '"' or '\\'), or n: sixteen bytes at a time. */
+static size_t plain_run(const char *s, size_t i, size_t n)
+{
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+    const __m128i ctl = _mm_set1_epi8(0x1f);
+    for (; n - i >= 16; i += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+        __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
+                                 _mm_cmpeq_epi8(_mm_max_epu8(v, ctl), ctl));
+        unsigned bits = (unsigned)_mm_movemask_epi8(m);
+        if (bits != 0)
+            return i + (unsigned)__builtin_ctz(bits);
+    }
+    while (i < n && escape_of((unsigned char)s[i]) == 0)
+        i++;
+    return i;
+}
+#else
 /* Whether none of the eight bytes at p is a control character, '"' or
  * '\\' (each test is exact for "any byte": a borrow only runs from a byte
  * that matched). */
@@ -71,9 +97,61 @@ static int word_plain(const char *p)
     return (((w - ones * 0x20) & ~w) | ((q - ones) & ~q) | ((e - ones) & ~e)) & highs ? 0 : 1;
 }
 
+/* ... eight bytes at a time. */
+static size_t plain_run(const char *s, size_t i, size_t n)
+{
+    while (n - i >= 8 && word_plain(s + i))
+        i += 8;
+    while (i < n && escape_of((unsigned char)s[i]) == 0)
+        i++;
+    return i;
+}
+#endif
+
 /* A short string (a streamed token) is written straight into room
  * reserved for its longest escape: no check per byte written. */
 #define EMIT_SHORT 64
+
+void json_emit_chars(dsml_buf *b, const char *s, size_t n)
+{
+    if (n <= 16) {
+        if (!core_buf_reserve(b, 6 * n))
+            return;
+        b->len = (size_t)(escape_at(b->data + b->len, s, n) - b->data);
+        return;
+    }
+    /* room for the rest of the text and a byte more (json_emit_string's
+     * closing quote), and for an escape's six bytes before each escape is
+     * written */
+    if (!core_buf_reserve(b, n + 1))
+        return;
+    size_t i = 0;
+    for (;;) {
+        size_t j = plain_run(s, i, n);
+        if (j - i - 1 < 16)
+            core_copy_short(b->data + b->len, s + i, j - i); /* (most runs) */
+        else if (j > i)
+            memcpy(b->data + b->len, s + i, j - i);
+        b->len += j - i;
+        if (j == n)
+            break;
+        if (b->cap - b->len < 6 + (n - j) + 1 && !core_buf_reserve(b, 6 + (n - j) + 1))
+            return;
+        unsigned char c = (unsigned char)s[j];
+        char *d = b->data + b->len;
+        d[0] = '\\';
+        d[1] = escape_of(c);
+        if (d[1] == 'u') {
+            memcpy(d + 2, "00", 2);
+            d[4] = hex_digits[c >> 4];
+            d[5] = hex_digits[c & 15];
+            b->len += 6;
+        } else {
+            b->len += 2;
+        }
+        i = j + 1;
+    }
+}
 
 void json_emit_string(dsml_buf *b, const char *s, size_t n)
 {
@@ -83,25 +161,8 @@ void json_emit_string(dsml_buf *b, const char *s, size_t n)
         b->len = (size_t)(json_emit_string_at(b->data + b->len, s, n) - b->data);
         return;
     }
-    if (!core_buf_reserve(b, n + 2))
-        return;
     core_buf_putc(b, '"');
-    size_t run = 0;
-    for (size_t i = 0; i < n; i++) {
-        /* eight bytes at a time while none needs an escape */
-        while (n - i >= 8 && word_plain(s + i))
-            i += 8;
-        if (i == n)
-            break;
-        unsigned char c = (unsigned char)s[i];
-        if (c >= 0x20 && c != '"' && c != '\\')
-            continue;
-        core_buf_append(b, s + run, i - run);
-        run = i + 1;
-        char esc[6] = {'\\', escape_of(c), '0', '0', hex_digits[c >> 4], hex_digits[c & 15]};
-        core_buf_append(b, esc, esc[1] == 'u' ? 6 : 2);
-    }
-    core_buf_append(b, s + run, n - run);
+    json_emit_chars(b, s, n);
     core_buf_putc(b, '"');
 }
 
