@@ -238,7 +238,9 @@ static void feed_slice(dsml_detector *d, const char *bytes, size_t n)
             return;
     }
     d->scan.total += n;
-    if (d->scan.in.len == 0 && n > DET_VIEW_MIN) {
+    /* (the recoveries put held bytes back in front of the input: only the
+     * scanner's own buffer takes them) */
+    if (d->scan.in.len == 0 && n > DET_VIEW_MIN && !d->rec.on) {
         scan_in_place(d, bytes, n);
         return;
     }
