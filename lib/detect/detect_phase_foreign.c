@@ -19,6 +19,14 @@
 
 #define DET_FPARAMS 128 /* child elements of one call */
 
+/* The most text held: limits.max_held_bytes, within block.raw's own
+ * limit. */
+static size_t held_most(const dsml_detector *d)
+{
+    size_t most = d->lim.max_held_bytes;
+    return most < d->lim.max_argument_bytes ? most : d->lim.max_argument_bytes;
+}
+
 /* The opener at `m` (found by the tag matcher in the content, or in the
  * reasoning): its text is held.  In the reasoning only the earlier
  * DeepSeek tokens are read, and only when tools are declared (as a DSML
@@ -32,7 +40,8 @@ int det_foreign_begin(dsml_detector *d, const det_mark *m, int kind)
     int shape = 0, variant = 0;
     if (det_foreign_open(d, (const unsigned char *)m->p + nl, m->len - nl, &shape, &variant) !=
             2 ||
-        (kind == DSML_EVENT_REASONING && (shape != FS_TOKENS || d->decl.n == 0))) {
+        (kind == DSML_EVENT_REASONING && (shape != FS_TOKENS || d->decl.n == 0)) ||
+        m->len > held_most(d)) {
         det_text_sink(d, kind, m->p, m->len, m->off);
         return DET_DONE;
     }
@@ -258,9 +267,7 @@ void det_foreign_text(dsml_detector *d, const char *p, size_t n, size_t off)
 {
     (void)off;
     dsml_buf *h = &d->block.raw;
-    size_t most = d->lim.max_held_bytes;
-    if (most > d->lim.max_argument_bytes)
-        most = d->lim.max_argument_bytes; /* block.raw's own limit */
+    size_t most = held_most(d);
     if (h->len + n > most) {
         /* read as it stands at the limit */
         size_t k = most - h->len;
