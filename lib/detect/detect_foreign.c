@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "detect/detect_foreign.h"
+#include "detect/detect_recover.h"
 
 #define TOK_CALLS_BEGIN "<\xef\xbd\x9ctool\xe2\x96\x81" "calls\xe2\x96\x81" "begin\xef\xbd\x9c>"
 #define TOK_CALLS_END "<\xef\xbd\x9ctool\xe2\x96\x81" "calls\xe2\x96\x81" "end\xef\xbd\x9c>"
@@ -22,25 +23,6 @@
 #define NAME_MAX_BYTES 256
 
 /* ---- bytes ---------------------------------------------------------------------- */
-
-/* Whether lit is at s[*i..n): 1 (and *i past it), 0, or -1 when s ends
- * inside it. */
-static int take(const unsigned char *s, size_t n, size_t *i, const char *lit)
-{
-    size_t l = strlen(lit), k = 0;
-    for (; k < l && *i + k < n; k++)
-        if (s[*i + k] != (unsigned char)lit[k])
-            return 0;
-    if (k < l)
-        return -1;
-    *i += l;
-    return 1;
-}
-
-static int is_ws(unsigned char c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
 
 static int name_char(unsigned char c)
 {
@@ -94,7 +76,7 @@ static int declared(const dsml_detector *d, const unsigned char *s, size_t k)
 static int name_open(const dsml_detector *d, const unsigned char *s, size_t n, const char *prefix)
 {
     size_t i = 0;
-    int r = take(s, n, &i, prefix);
+    int r = det_take(s, n, &i, prefix);
     if (r <= 0)
         return r < 0 ? 1 : 0;
     size_t j = i;
@@ -118,7 +100,7 @@ int det_foreign_open(const dsml_detector *d, const unsigned char *s, size_t n, i
             r = name_open(d, s, n, k == FS_DSML_NAME ? "<" DSML_MARK : "<");
         } else {
             size_t i = 0;
-            r = take(s, n, &i, f->open);
+            r = det_take(s, n, &i, f->open);
             if (r > 0 && k == FS_TOOL_CALL)
                 r = i == n ? 1 : s[i] == '>' || s[i] == ' ' ? (i + 1 == n ? 2 : 0) : 0;
             else if (r > 0)
@@ -162,13 +144,13 @@ static int at_end(const rd *r)
 
 static int lit(rd *r, const char *l)
 {
-    int t = take(r->s, r->n, &r->i, l);
+    int t = det_take(r->s, r->n, &r->i, l);
     return t > 0 ? R_OK : t < 0 ? FR_MORE : FR_NO;
 }
 
 static void ws(rd *r)
 {
-    while (r->i < r->n && is_ws(r->s[r->i]))
+    while (r->i < r->n && det_is_ws(r->s[r->i]))
         r->i++;
 }
 
@@ -239,7 +221,7 @@ static int json_body(rd *r, det_fspan *sp)
     int fenced = r->s[r->i] == '`';
     if (fenced) {
         TRY(lit(r, "```"));
-        int t = take(r->s, r->n, &r->i, "json");
+        int t = det_take(r->s, r->n, &r->i, "json");
         if (t < 0)
             return FR_MORE;
         ws(r);
@@ -260,7 +242,7 @@ static int closer(rd *r, const char *word)
     TRY(lit(r, "</"));
     for (size_t k = 0; k < 24; k++) {
         size_t j = r->i;
-        int t = take(r->s, r->n, &j, word);
+        int t = det_take(r->s, r->n, &j, word);
         if (t < 0)
             return FR_MORE;
         if (t > 0) {
@@ -269,7 +251,7 @@ static int closer(rd *r, const char *word)
                 r->i++;
             return lit(r, ">");
         }
-        t = take(r->s, r->n, &j, "DSML");
+        t = det_take(r->s, r->n, &j, "DSML");
         if (t < 0)
             return FR_MORE;
         if (t > 0) {
@@ -377,10 +359,10 @@ static int child(rd *r, det_fspan *key, det_fspan *val, int *typed)
 {
     *typed = 0;
     size_t j = r->i;
-    int t = take(r->s, r->n, &j, "<parameter");
+    int t = det_take(r->s, r->n, &j, "<parameter");
     if (t < 0 || (t > 0 && j == r->n))
         return FR_MORE;
-    if (t > 0 && is_ws(r->s[j])) {
+    if (t > 0 && det_is_ws(r->s[j])) {
         r->i = j;
         key->p = NULL;
         TRY(attributes(r, key, typed));
@@ -478,7 +460,7 @@ static int name_body(rd *r, det_fcall *c)
         TRY(json_obj(r, &c->args));
     ws(r);
     TRY(lit(r, "</"));
-    if (take(r->s, r->n, &r->i, DSML_MARK) < 0)
+    if (det_take(r->s, r->n, &r->i, DSML_MARK) < 0)
         return FR_MORE;
     size_t rest = r->n - r->i;
     if (rest < c->name.n)
@@ -509,7 +491,7 @@ static int read_tokens(rd *r)
     for (;;) {
         ws(r);
         size_t j = r->i;
-        int t = at_end(r) ? -1 : take(r->s, r->n, &j, TOK_CALLS_END);
+        int t = at_end(r) ? -1 : det_take(r->s, r->n, &j, TOK_CALLS_END);
         if (t > 0) {
             if (r->out->n == 0)
                 return FR_NO;
@@ -560,7 +542,7 @@ static int read_name_tag(rd *r)
 {
     skip_newlines(r);
     TRY(lit(r, "<"));
-    if (take(r->s, r->n, &r->i, DSML_MARK) < 0)
+    if (det_take(r->s, r->n, &r->i, DSML_MARK) < 0)
         return FR_MORE;
     det_fcall c = {{NULL, 0}, {NULL, 0}, 0, 0};
     TRY(name(r, &c.name));
@@ -610,7 +592,7 @@ static int read_function_call(rd *r)
     ws(r);
     TRY(lit(r, "</invoke_name>"));
     ws(r);
-    int t = take(r->s, r->n, &r->i, "<parameters>");
+    int t = det_take(r->s, r->n, &r->i, "<parameters>");
     if (t < 0)
         return FR_MORE;
     TRY(children(r, &c.args));
@@ -640,7 +622,7 @@ static int read_function(rd *r)
     TRY(children(r, &c.args));
     TRY(add(r, &c));
     size_t j = r->i;
-    int t = take(r->s, r->n, &j, "</function>");
+    int t = det_take(r->s, r->n, &j, "</function>");
     if (t < 0)
         return FR_MORE;
     if (t > 0) {

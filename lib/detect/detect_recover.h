@@ -7,6 +7,8 @@
 #ifndef DSML_DETECT_RECOVER_H
 #define DSML_DETECT_RECOVER_H
 
+#include <string.h>
+
 #include "detect/detect_internal.h"
 
 #define DET_BIT(tok) (1u << (tok))
@@ -21,7 +23,17 @@ static inline int det_is_ws(unsigned char c)
 
 /* Whether `lit` is at s[*i..n): 1 (and *i past it), 0, or -1 when s ends
  * inside it. */
-int det_take(const unsigned char *s, size_t n, size_t *i, const char *lit);
+static inline int det_take(const unsigned char *s, size_t n, size_t *i, const char *lit)
+{
+    size_t l = strlen(lit), k = 0;
+    for (; k < l && *i + k < n; k++)
+        if (s[*i + k] != (unsigned char)lit[k])
+            return 0;
+    if (k < l)
+        return -1;
+    *i += l;
+    return 1;
+}
 
 /* An invoke's name text read the wider way. */
 typedef struct rc_nameline {

@@ -37,18 +37,6 @@ static void fx_context(const dsml_detector *d, fx_ctx *cx)
                    ph != PH_ORPHAN && ph != PH_AFTER_BLOCK && ph != PH_AFTER_EOS;
 }
 
-int det_take(const unsigned char *s, size_t n, size_t *i, const char *lit)
-{
-    size_t l = strlen(lit), k = 0;
-    for (; k < l && *i + k < n; k++)
-        if (s[*i + k] != (unsigned char)lit[k])
-            return 0;
-    if (k < l)
-        return -1;
-    *i += l;
-    return 1;
-}
-
 static size_t spaces(const unsigned char *s, size_t n, size_t *i)
 {
     size_t k = 0;
