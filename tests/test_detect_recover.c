@@ -105,7 +105,7 @@ static void want_msg(dc_run *r, const char *msg)
 /* before, `text` as a JSON string, after. */
 static dsml_buf json_around(const char *before, const char *text, const char *after)
 {
-    dsml_allocator a;
+    static dsml_allocator a; /* (the buffer keeps its address) */
     core_alloc_resolve(&a, NULL);
     dsml_buf b;
     core_buf_init(&b, &a);
