@@ -62,7 +62,7 @@ def _speedups():
     """The optional extension (its sources are set by BuildExt)."""
     if os.environ.get("DSML_SPEEDUPS") in ("off", "0", "no"):
         return []
-    return [Extension("dsml._speedups", sources=["dsml/_speedups.c"],
+    return [Extension("dsml._speedups", sources=["dsml/_speedups.c", "dsml/_pages.c"],
                       libraries=["cjson", "utf8proc", "pcre2-8", "m"],
                       extra_compile_args=["-std=c11", "-fvisibility=hidden"],
                       optional=True)]
@@ -84,10 +84,10 @@ class BuildExt(build_ext):
                                 ignore=shutil.ignore_patterns("*.map", "*.txt"))
             lib = os.path.join(copy, "lib")
             for ext in self.extensions:
-                ext.sources = ["dsml/_speedups.c"] + sorted(
+                ext.sources = ["dsml/_speedups.c", "dsml/_pages.c"] + sorted(
                     os.path.relpath(p, HERE)
                     for p in glob.glob(os.path.join(HERE, lib, "*", "*.c")))
-                ext.include_dirs = [os.path.join(copy, "include"), lib]
+                ext.include_dirs = [os.path.join(copy, "include"), lib, "dsml"]
         elif self.extensions:
             print("dsml: no libdsml sources at %s: no compiled fast path" % source)
             self.extensions = []

@@ -1,10 +1,15 @@
 /*
  * arena.c - every allocation of one job (a render, a grammar) from a few
- * large blocks, freed at once (core.h).
+ * large blocks, freed at once (core.h).  The first block holds 960 bytes;
+ * each next one twice the last, up to ARENA_MOST, so that a large job
+ * takes a few blocks, not one a kilobyte.
  */
 #include <stddef.h>
 
 #include "core/core.h"
+
+#define ARENA_FIRST ((size_t)960)
+#define ARENA_MOST ((size_t)64 << 10)
 
 struct dsml_arena_chunk {
     dsml_arena_chunk *next;
@@ -25,7 +30,11 @@ void *core_arena_alloc(dsml_arena *ar, size_t n)
     const size_t align = sizeof(max_align_t);
     n = (n + align - 1) / align * align;
     if (ar->head == NULL || ar->cap - ar->used < n) {
-        size_t size = n > 960 ? n : 960;
+        size_t size = ar->head == NULL ? ARENA_FIRST
+                      : ar->head->size < ARENA_MOST / 2 ? ar->head->size * 2
+                                                        : ARENA_MOST;
+        if (size < n)
+            size = n;
         dsml_arena_chunk *ch =
             core_malloc(ar->alloc, sizeof(dsml_arena_chunk) + size);
         if (ch == NULL)

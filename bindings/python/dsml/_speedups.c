@@ -35,13 +35,29 @@
 #include <stdint.h>
 #include <string.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "dsml/dsml.h"
 #include "render/render_internal.h"
+#include "_pages.h"
+
+
 
 static PyObject *new_ref(PyObject *o)
 {
     Py_INCREF(o);
     return o;
+}
+
+/* allocator() -> the address of the binding's renderers' allocator
+ * (_pages.h), for dsml_renderer_create. */
+static PyObject *allocator(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    return PyLong_FromVoidPtr((void *)(uintptr_t)&pages_allocator);
 }
 
 /* ---- memory of one tree ------------------------------------------------ */
@@ -66,8 +82,13 @@ typedef struct tree {
     int in_content; /* inside a message's content: a tuple is refused */
 } tree;
 
-#define CHUNK_FIRST ((size_t)64 << 10)
-#define CHUNK_MOST ((size_t)4 << 20)
+/* A tree starts with 64 KiB (written only as far as it is used); the
+ * next chunk is 1.75 MiB, and each one after twice the last, up to 7 MiB:
+ * sizes of the renderer pool's classes, so that a chunk with its headers
+ * fills whole 2 MiB pages of the binding's allocator (_pages.h). */
+#define CHUNK_FIRST (((size_t)64 << 10) - sizeof(chunk))
+#define CHUNK_SECOND (((size_t)7 << 18) - sizeof(chunk))
+#define CHUNK_MOST (((size_t)7 << 20) - sizeof(chunk))
 
 static char *tree_alloc(tree *t, size_t n)
 {
@@ -83,8 +104,9 @@ static char *tree_alloc(tree *t, size_t n)
         c->used = 0;
         c->next = t->chunks;
         t->chunks = c;
-        if (t->next_cap < CHUNK_MOST)
-            t->next_cap *= 2;
+        t->next_cap = t->next_cap < CHUNK_SECOND ? CHUNK_SECOND
+                      : t->next_cap < CHUNK_MOST ? 2 * (t->next_cap + sizeof *c) - sizeof *c
+                                                 : CHUNK_MOST;
     }
     char *p = (char *)c->data + c->used;
     c->used += n;
@@ -134,6 +156,116 @@ static void tree_release(tree *t)
 
 #define MAX_DEPTH 500 /* below the reader's default max_depth */
 
+/* One character of a str as UTF-8 at o; NULL for a NUL or a lone
+ * surrogate. */
+static inline unsigned char *put_char(unsigned char *o, Py_UCS4 c)
+{
+    if (c < 0x80) {
+        if (c == 0)
+            return NULL;
+        *o++ = (unsigned char)c;
+    } else if (c < 0x800) {
+        *o++ = (unsigned char)(0xc0 | c >> 6);
+        *o++ = (unsigned char)(0x80 | (c & 0x3f));
+    } else if (c < 0x10000) {
+        if (c >= 0xd800 && c <= 0xdfff)
+            return NULL;
+        *o++ = (unsigned char)(0xe0 | c >> 12);
+        *o++ = (unsigned char)(0x80 | ((c >> 6) & 0x3f));
+        *o++ = (unsigned char)(0x80 | (c & 0x3f));
+    } else {
+        *o++ = (unsigned char)(0xf0 | c >> 18);
+        *o++ = (unsigned char)(0x80 | ((c >> 12) & 0x3f));
+        *o++ = (unsigned char)(0x80 | ((c >> 6) & 0x3f));
+        *o++ = (unsigned char)(0x80 | (c & 0x3f));
+    }
+    return o;
+}
+
+#if defined(__SSE2__) && defined(__GNUC__)
+/* Sixteen characters, as sixteen-bit lanes of lo and hi, and a lane of
+ * ones for each that is below 0x80 (as eight-bit lanes of ascii): their
+ * bytes written at o (the caller writes again from the first that is not
+ * ASCII or is a NUL), and how many come before that one (16: none). */
+static inline unsigned put16(unsigned char *o, __m128i lo, __m128i hi, __m128i ascii)
+{
+    __m128i bytes = _mm_packus_epi16(lo, hi);
+    _mm_storeu_si128((__m128i *)(void *)o, bytes);
+    unsigned bad = ~(unsigned)_mm_movemask_epi8(ascii) & 0xFFFF;
+    bad |= (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(bytes, _mm_setzero_si128()));
+    return bad == 0 ? 16 : (unsigned)__builtin_ctz(bad);
+}
+
+/* put16 for sixteen one-byte (Latin-1) characters at s. */
+static inline unsigned put16_ucs1(const Py_UCS1 *s, unsigned char *o)
+{
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)s);
+    _mm_storeu_si128((__m128i *)(void *)o, v);
+    unsigned bad = (unsigned)_mm_movemask_epi8(v) |
+                   (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_setzero_si128()));
+    return bad == 0 ? 16 : (unsigned)__builtin_ctz(bad);
+}
+
+/* put16 for sixteen two-byte (UCS2) characters at s. */
+static inline unsigned put16_ucs2(const Py_UCS2 *s, unsigned char *o)
+{
+    __m128i a = _mm_loadu_si128((const __m128i *)(const void *)s);
+    __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(s + 8));
+    __m128i high = _mm_set1_epi16((short)0xFF80), z = _mm_setzero_si128();
+    return put16(o, a, b,
+                 _mm_packs_epi16(_mm_cmpeq_epi16(_mm_and_si128(a, high), z),
+                                 _mm_cmpeq_epi16(_mm_and_si128(b, high), z)));
+}
+
+/* put16 for sixteen four-byte (UCS4) characters at s. */
+static inline unsigned put16_ucs4(const Py_UCS4 *s, unsigned char *o)
+{
+    const __m128i *v = (const __m128i *)(const void *)s;
+    __m128i a = _mm_loadu_si128(v), b = _mm_loadu_si128(v + 1);
+    __m128i c = _mm_loadu_si128(v + 2), d = _mm_loadu_si128(v + 3);
+    __m128i high = _mm_set1_epi32((int)0xFFFFFF80u), z = _mm_setzero_si128();
+    __m128i ab = _mm_packs_epi32(_mm_cmpeq_epi32(_mm_and_si128(a, high), z),
+                                 _mm_cmpeq_epi32(_mm_and_si128(b, high), z));
+    __m128i cd = _mm_packs_epi32(_mm_cmpeq_epi32(_mm_and_si128(c, high), z),
+                                 _mm_cmpeq_epi32(_mm_and_si128(d, high), z));
+    return put16(o, _mm_packs_epi32(a, b), _mm_packs_epi32(c, d), _mm_packs_epi16(ab, cd));
+}
+#define UTF8_SSE2 1
+#else
+#define UTF8_SSE2 0
+#endif
+
+/* The n characters of a str of one kind as UTF-8 at o (room for the
+ * longest UTF-8 of its characters, each): ASCII sixteen at a time, the
+ * others one at a time.  The end, or NULL for a NUL or a lone surrogate. */
+#if UTF8_SSE2
+#define UTF8_ASCII16(put16)                                                                   \
+    if (i + 16 <= n) {                                                                        \
+        unsigned k = put16(s + i, o);                                                         \
+        o += k;                                                                               \
+        i += k;                                                                               \
+        if (k == 16)                                                                          \
+            continue;                                                                         \
+    }
+#else
+#define UTF8_ASCII16(put16)
+#endif
+#define UTF8_CHARS(name, type, put16)                                                         \
+    static unsigned char *name(const type *s, size_t n, unsigned char *o)                    \
+    {                                                                                         \
+        size_t i = 0;                                                                         \
+        while (i < n) {                                                                       \
+            UTF8_ASCII16(put16)                                                               \
+            if ((o = put_char(o, s[i++])) == NULL)                                            \
+                return NULL;                                                                  \
+        }                                                                                     \
+        return o;                                                                             \
+    }
+
+UTF8_CHARS(utf8_ucs1, Py_UCS1, put16_ucs1)
+UTF8_CHARS(utf8_ucs2, Py_UCS2, put16_ucs2)
+UTF8_CHARS(utf8_ucs4, Py_UCS4, put16_ucs4)
+
 /* The UTF-8 text of a str, NUL-terminated: an ASCII str's own bytes (a
  * compact ASCII str is its UTF-8, NUL-terminated; the caller's objects
  * outlive the render, and the tree's nodes are references, never written
@@ -155,28 +287,14 @@ static char *utf8_of(tree *t, PyObject *s, size_t *len)
     if (p == NULL)
         return NULL;
     unsigned char *o = (unsigned char *)p;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        Py_UCS4 c = PyUnicode_READ(kind, data, i);
-        if (c < 0x80) {
-            if (c == 0)
-                return NULL;
-            *o++ = (unsigned char)c;
-        } else if (c < 0x800) {
-            *o++ = (unsigned char)(0xc0 | c >> 6);
-            *o++ = (unsigned char)(0x80 | (c & 0x3f));
-        } else if (c < 0x10000) {
-            if (c >= 0xd800 && c <= 0xdfff)
-                return NULL;
-            *o++ = (unsigned char)(0xe0 | c >> 12);
-            *o++ = (unsigned char)(0x80 | ((c >> 6) & 0x3f));
-            *o++ = (unsigned char)(0x80 | (c & 0x3f));
-        } else {
-            *o++ = (unsigned char)(0xf0 | c >> 18);
-            *o++ = (unsigned char)(0x80 | ((c >> 12) & 0x3f));
-            *o++ = (unsigned char)(0x80 | ((c >> 6) & 0x3f));
-            *o++ = (unsigned char)(0x80 | (c & 0x3f));
-        }
-    }
+    if (kind == PyUnicode_1BYTE_KIND)
+        o = utf8_ucs1(data, (size_t)n, o);
+    else if (kind == PyUnicode_2BYTE_KIND)
+        o = utf8_ucs2(data, (size_t)n, o);
+    else
+        o = utf8_ucs4(data, (size_t)n, o);
+    if (o == NULL)
+        return NULL;
     *o = '\0';
     *len = (size_t)((char *)o - p);
     tree_trim(t, p, *len + 1);
@@ -368,21 +486,23 @@ static int add_member(cJSON *obj, cJSON **last, const char *key, cJSON *item)
 
 /*
  * render_case(messages, context, thinking_mode_json, effort_json,
- *             options_address, want_images, renderer_address)
+ *             options_address, want_images, renderer_address, pages_address)
  * -> prompt, (prompt, images JSON text), or None (take the ctypes path).
  * The render goes through the dsml_renderer at renderer_address (the
- * calling thread's), whose output is copied before it returns.
+ * calling thread's), whose output is copied before it returns; the int at
+ * pages_address is the thread's pages_str() state.
  */
 static PyObject *render_case(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    if (nargs != 7)
+    if (nargs != 8)
         Py_RETURN_NONE;
     PyObject *messages = args[0], *context = args[1], *mode = args[2], *effort = args[3];
     void *opts = PyLong_AsVoidPtr(args[4]);
     int want_images = PyObject_IsTrue(args[5]);
     dsml_renderer *renderer = PyLong_AsVoidPtr(args[6]);
-    if (opts == NULL || want_images < 0 || renderer == NULL) {
+    int *pages = PyLong_AsVoidPtr(args[7]);
+    if (opts == NULL || want_images < 0 || renderer == NULL || pages == NULL) {
         PyErr_Clear();
         Py_RETURN_NONE;
     }
@@ -414,7 +534,7 @@ static PyObject *render_case(PyObject *self, PyObject *const *args, Py_ssize_t n
         r = render_case_tree(doc, t.values, t.bytes, &use, out, NULL);
         Py_END_ALLOW_THREADS
         if (r == DSML_OK) {
-            PyObject *prompt = PyUnicode_DecodeUTF8(out->text, (Py_ssize_t)out->len, "strict");
+            PyObject *prompt = pages_str(out->text, out->len, pages);
             if (prompt != NULL && want_images) {
                 result = Py_BuildValue("(Ns#)", prompt, out->images ? out->images : "[]",
                                        (Py_ssize_t)(out->images ? out->images_len : 2));
@@ -899,6 +1019,7 @@ static PyMethodDef methods[] = {
      "bind_responder(feed, end, next): the loaded library's responder functions"},
     {"respond", (PyCFunction)(void (*)(void))respond, METH_FASTCALL,
      "respond(handle, data, reason): (items, status, error)"},
+    {"allocator", allocator, METH_NOARGS, "the address of the renderers' allocator"},
     {"version_number", version_number, METH_NOARGS,
      "DSML_VERSION_NUMBER of the renderer compiled in"},
     {NULL, NULL, 0, NULL},

@@ -288,16 +288,22 @@ def _mode_text(mode):
 
 
 class _Renderer:
-    """A dsml_renderer: the memory of a render kept for the next one."""
+    """A dsml_renderer: the memory of a render kept for the next one.  With
+    the compiled fast path, its blocks come from dsml._speedups' allocator
+    (large ones as huge pages), and `pages` (an int at `pages_address`)
+    says whether this thread has made a large prompt's str before."""
 
-    __slots__ = ("handle", "__weakref__")
+    __slots__ = ("handle", "pages", "pages_address", "__weakref__")
 
     def __init__(self):
         handle = ctypes.c_void_p()
-        status = _renderer_create(None, _byref(handle))
+        alloc = _fast.speedups.allocator() if _fast.speedups is not None else None
+        status = _renderer_create(alloc, _byref(handle))
         if status != 0:
             N.raise_error(status, _error_struct())
         self.handle = handle.value
+        self.pages = ctypes.c_int(0)
+        self.pages_address = ctypes.addressof(self.pages)
 
     def __del__(self, _destroy=_renderer_destroy):
         handle, self.handle = self.handle, None
@@ -314,13 +320,13 @@ def _renderer():
     r = getattr(_thread, "renderer", None)
     if r is None:
         r = _thread.renderer = _Renderer()
-    return r.handle
+    return r
 
 
 def _call(fn, data, opts, want_images):
     out = ctypes.POINTER(_Output)()
     err = _error_struct()
-    status = fn(_renderer(), data, len(data), _byref(opts), _byref(out), _byref(err))
+    status = fn(_renderer().handle, data, len(data), _byref(opts), _byref(out), _byref(err))
     if status != 0:
         N.raise_error(status, err)
     lent = out.contents
@@ -407,8 +413,9 @@ def _fast_encode(messages, mode, thinking_mode, context, effort, profile, addres
     else:
         effort_json = _effort_json(effort)
     mode_json = None if mode is not None else _dumps(_mode_text(thinking_mode))
+    r = _renderer()
     result = _fast_render(messages, context or None, mode_json, effort_json,
-                          address, want_images, _renderer())
+                          address, want_images, r.handle, r.pages_address)
     if result is not None and want_images:
         return result[0], {"images": _loads(result[1])}
     return result

@@ -7,6 +7,7 @@ Skipped when the fast path is not loaded (DSML_SPEEDUPS=off, or not built).
 """
 
 import enum
+import threading
 import unittest
 
 import _support  # noqa: F401  (loads the library)
@@ -235,6 +236,78 @@ class FastPath(unittest.TestCase):
             finally:
                 T._respond = saved
         self.assertEqual(runs[:5], runs[5:])
+
+
+def large(text, turns=3):
+    """A conversation whose prompt is over 1 MiB of UTF-8, made of text."""
+    reps = (1 << 20) // (len(text.encode("utf-8")) * turns) + 1
+    messages = []
+    for i in range(turns):
+        messages.append({"role": "user", "content": "%d %s" % (i, text * reps)})
+        messages.append({"role": "assistant", "content": text * (reps // 4) + " ok",
+                         "reasoning_content": "r"})
+    messages.append({"role": "user", "content": "last"})
+    return messages
+
+
+@unittest.skipIf(_fast.speedups is None, "the compiled fast path is not loaded (%s)"
+                 % _fast.origin)
+class LargePrompts(unittest.TestCase):
+    """Prompts of 1 MiB and more: the str made in huge pages (a thread's
+    first, with room cut afterwards) and as it is (the thread's later ones),
+    in each width of str, against the ctypes path."""
+
+    def both(self, messages):
+        """The prompt through the fast path and through the ctypes path,
+        compared without printing megabytes when they differ."""
+        fast = outcome(lambda: dsml.encode_messages(messages, "thinking"))
+        saved = R._fast_render
+        R._fast_render = None
+        try:
+            slow = outcome(lambda: dsml.encode_messages(messages, "thinking"))
+        finally:
+            R._fast_render = saved
+        if fast != slow:
+            at = next((i for i, (a, b) in enumerate(zip(str(fast), str(slow))) if a != b), None)
+            self.fail("fast path %s, text path %s, first difference at %s: %r / %r" % (
+                fast[0], slow[0], at, str(fast)[at:at + 40] if at is not None else "",
+                str(slow)[at:at + 40] if at is not None else ""))
+        return fast
+
+    TEXTS = ["plain ascii text, ", "latin é à ÿ, ", "east 東京 ｜ mixed a, ",
+             "wide 👍🏽 and 𝄞, ", "👍", "é", "東", "a" * 15 + "é"]
+
+    def test_each_width_first_and_later(self):
+        for text in self.TEXTS:
+            messages = large(text)
+            got = []
+
+            def run():
+                try:
+                    for _ in range(2):  # the thread's first large str, then a later one
+                        got.append(self.both(messages))
+                except BaseException as exc:  # noqa: BLE001 - reported below
+                    got.append(("raised", repr(exc)))
+
+            worker = threading.Thread(target=run)
+            worker.start()
+            worker.join()
+            self.assertEqual(len(got), 2, (text, got[-1:]))
+            self.assertEqual(got[0][0], "ok", (text, got[0][:3]))
+            self.assertTrue(got[0] == got[1], text)
+            prompt = got[0][1]
+            self.assertGreater(len(prompt.encode("utf-8")), 1 << 20)
+            self.assertEqual(prompt, prompt.encode("utf-8").decode("utf-8"))
+            self.assertEqual(max(map(ord, prompt)), max(map(ord, "".join(
+                [m["content"] for m in messages] + ["｜"]))), text)
+
+    def test_refusals_as_the_text_path(self):
+        # a NUL or a lone surrogate deep in a large conversation
+        for bad in ("\x00", "\ud800"):
+            messages = large("some text é, ")
+            messages[2]["content"] += bad
+            result = self.both(messages)
+            self.assertEqual(result[0], "error", bad)
 
 
 if __name__ == "__main__":
