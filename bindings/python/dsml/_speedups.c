@@ -412,9 +412,14 @@ static cJSON *node_of(tree *t, PyObject *v, int depth)
         int overflow = 0;
         long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
         if (!overflow && !(x == -1 && PyErr_Occurred())) {
-            char buf[32];
-            int n = snprintf(buf, sizeof buf, "%lld", x);
-            return number_node(t, buf, (size_t)n, (double)x);
+            char buf[24], *e = buf + sizeof buf, *d = e;
+            unsigned long long u = x < 0 ? 0 - (unsigned long long)x : (unsigned long long)x;
+            do
+                *--d = (char)('0' + u % 10);
+            while ((u /= 10) != 0);
+            if (x < 0)
+                *--d = '-';
+            return number_node(t, d, (size_t)(e - d), (double)x);
         }
         PyErr_Clear();
         PyObject *s = PyObject_Str(v);

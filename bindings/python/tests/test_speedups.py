@@ -44,6 +44,7 @@ CASES = [
     call({"a": 1.0, "b": 1e-07, "c": 1e22, "d": -0.0, "e": 2 ** 70, "f": 10 ** 62,
           "g": True, "h": None, "i": [1, (2, 3)], "j": {"k": "v"}}),
     call({"big": 10 ** 63}),
+    call({"z": 0, "n": -1, "lo": -2 ** 63, "hi": 2 ** 63 - 1, "past": 2 ** 63, "m": -1234567890}),
     call({"inf": float("inf")}),
     call({"nan": float("nan")}),
     call({None: 1, True: 2}),
