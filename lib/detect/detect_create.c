@@ -115,6 +115,9 @@ static void start_state(dsml_detector *d)
     d->value.buf.len = 0;
     d->msg.content.len = 0;
     d->msg.reasoning.len = 0;
+    d->msg.src = NULL;
+    d->msg.src_len = 0;
+    d->msg.pend[0].n = d->msg.pend[1].n = 0;
     d->queue.n = d->queue.head = 0;
     d->queue.arena.len = 0;
     reset_recoveries(d);

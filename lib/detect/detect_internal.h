@@ -287,11 +287,26 @@ typedef struct det_decl {
                               properties */
 } det_decl;
 
-/* The message kept for dsml_detector_message (detect_queue.c). */
+/* A run of text still in the caller's input, not yet escaped into the
+ * message. */
+typedef struct det_span {
+    const char *p;
+    size_t n;
+} det_span;
+
+/* The message kept for dsml_detector_message (detect_queue.c).  During a
+ * one-shot parse (a quiet detector, detect_message.c), src is the whole
+ * input, which outlives the message's JSON text: the content and the
+ * reasoning that are runs of it are kept as spans (pend[0] content,
+ * pend[1] reasoning) and escaped once, into the JSON text, after what the
+ * buffers hold. */
 typedef struct det_message {
     dsml_buf content, reasoning;
     det_call *calls;
     size_t cap;
+    const char *src;
+    size_t src_len;
+    det_span pend[2];
 } det_message;
 
 /* Where a wider name= check of a tag's text is (detect_attrs.c). */

@@ -10,8 +10,10 @@
 
 static const char *nz(const char *p) { return p != NULL ? p : ""; }
 
-/* A text of the message: a quiet detector's is escaped already. */
-static void message_string(const dsml_detector *d, dsml_buf *b, const dsml_buf *t)
+/* A text of the message: a quiet detector's is escaped already, but for
+ * its run still in the input (sp, or NULL). */
+static void message_string(const dsml_detector *d, dsml_buf *b, const dsml_buf *t,
+                           const det_span *sp)
 {
     if (!d->queue.quiet) {
         json_emit_string(b, nz(t->data), t->len);
@@ -19,15 +21,17 @@ static void message_string(const dsml_detector *d, dsml_buf *b, const dsml_buf *
     }
     core_buf_putc(b, '"');
     core_buf_append(b, t->data, t->len);
+    if (sp != NULL && sp->n != 0)
+        json_emit_chars(b, sp->p, sp->n);
     core_buf_putc(b, '"');
 }
 
 int det_message_json(dsml_detector *d, dsml_buf *b)
 {
     DSML_BUF_LIT(b, "{\"role\": \"assistant\", \"content\": ");
-    message_string(d, b, &d->msg.content);
+    message_string(d, b, &d->msg.content, &d->msg.pend[0]);
     DSML_BUF_LIT(b, ", \"reasoning_content\": ");
-    message_string(d, b, &d->msg.reasoning);
+    message_string(d, b, &d->msg.reasoning, &d->msg.pend[1]);
     DSML_BUF_LIT(b, ", \"tool_calls\": [");
     int first = 1;
     for (size_t i = 0; i < d->call.n && i < d->msg.cap; i++) {
@@ -40,7 +44,7 @@ int det_message_json(dsml_detector *d, dsml_buf *b)
         DSML_BUF_LIT(b, "{\"type\": \"function\", \"function\": {\"name\": ");
         json_emit_string(b, nz(c->name.data), c->name.len);
         DSML_BUF_LIT(b, ", \"arguments\": ");
-        message_string(d, b, &c->args);
+        message_string(d, b, &c->args, NULL);
         core_buf_putc(b, '}');
         if (c->has_ns) {
             DSML_BUF_LIT(b, ", \"namespace\": ");
@@ -112,27 +116,42 @@ static int parse_detector(const dsml_parse_options *o, dsml_detector **d, dsml_e
     return rc;
 }
 
+/* The message no longer reads the caller's text. */
+static void message_unhook(dsml_detector *d)
+{
+    d->msg.src = NULL;
+    d->msg.src_len = 0;
+    d->msg.pend[0].n = d->msg.pend[1].n = 0;
+}
+
 /* The whole text through a fresh or reset quiet detector, then the message
  * as JSON text in b (emptied first; room reserved for what it holds). */
 static int parse_run(dsml_detector *d, const char *text, size_t len, dsml_buf *b,
                      dsml_error *err)
 {
+    /* the text outlives the message's JSON text, built below */
+    d->msg.src = text;
+    d->msg.src_len = text != NULL ? len : 0;
     int rc = dsml_detector_feed(d, text, len);
     if (rc == DSML_OK)
         rc = dsml_detector_finish(d);
     if (rc != DSML_OK) {
+        message_unhook(d);
         if (err != NULL)
             *err = d->err;
         return rc;
     }
-    size_t need = 128 + d->msg.content.len + d->msg.reasoning.len;
+    size_t need = 128 + d->msg.content.len + d->msg.reasoning.len + d->msg.pend[0].n +
+                  d->msg.pend[1].n;
     for (size_t i = 0; i < d->call.n && i < d->msg.cap; i++)
         need += 96 + 2 * (d->msg.calls[i].name.len + d->msg.calls[i].ns.len) +
                 d->msg.calls[i].args.len;
     b->len = 0;
     b->failed = 0;
-    if (!core_buf_reserve(b, need + need / 16) || det_message_json(d, b) != DSML_OK ||
-        !core_buf_reserve(b, 1))
+    int ok = core_buf_reserve(b, need + need / 16) && det_message_json(d, b) == DSML_OK &&
+             core_buf_reserve(b, 1);
+    message_unhook(d);
+    if (!ok)
         return core_fail(err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, "out of memory");
     b->data[b->len] = '\0';
     return DSML_OK;

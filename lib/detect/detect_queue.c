@@ -7,6 +7,7 @@
  * once every event has been taken, and given back to a small size after a
  * large feed.
  */
+#include <stdint.h>
 #include <string.h>
 
 #include "detect/detect_internal.h"
@@ -94,10 +95,29 @@ void det_ev_text(dsml_detector *d, int type, size_t call, const char *p, size_t 
     e->len = n;
 message:;
     dsml_buf *m = message_text(d, type, call);
-    if (m != NULL && d->queue.quiet)
+    if (m != NULL && d->queue.quiet) {
+        if (type == DSML_EVENT_CONTENT || type == DSML_EVENT_REASONING) {
+            det_span *sp = &d->msg.pend[type == DSML_EVENT_REASONING];
+            if (d->msg.src != NULL &&
+                (uintptr_t)p - (uintptr_t)d->msg.src < d->msg.src_len &&
+                n <= d->msg.src_len - ((uintptr_t)p - (uintptr_t)d->msg.src)) {
+                if (sp->n != 0 && sp->p + sp->n == p) {
+                    sp->n += n; /* the run goes on */
+                    return;
+                }
+                json_emit_chars(m, sp->p, sp->n);
+                sp->p = p;
+                sp->n = n;
+                goto check;
+            }
+            json_emit_chars(m, sp->p, sp->n);
+            sp->n = 0;
+        }
         json_emit_chars(m, p, n); /* escaped while the text is at hand */
-    else if (m != NULL)
+    } else if (m != NULL) {
         core_buf_append(m, p, n);
+    }
+check:
     if ((m != NULL && m->failed) || d->queue.arena.failed)
         det_nomem(d);
 }

@@ -64,26 +64,7 @@ char *json_emit_string_at(char *d, const char *s, size_t n)
     return d;
 }
 
-#if defined(__SSE2__)
-/* The first i >= start below n whose byte needs an escape (a control
- * character, '"' or '\\'), or n: sixteen bytes at a time. */
-static size_t plain_run(const char *s, size_t i, size_t n)
-{
-    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
-    const __m128i ctl = _mm_set1_epi8(0x1f);
-    for (; n - i >= 16; i += 16) {
-        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
-        __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
-                                 _mm_cmpeq_epi8(_mm_max_epu8(v, ctl), ctl));
-        unsigned bits = (unsigned)_mm_movemask_epi8(m);
-        if (bits != 0)
-            return i + (unsigned)__builtin_ctz(bits);
-    }
-    while (i < n && escape_of((unsigned char)s[i]) == 0)
-        i++;
-    return i;
-}
-#else
+#if !defined(__SSE2__)
 /* Whether none of the eight bytes at p is a control character, '"' or
  * '\\' (each test is exact for "any byte": a borrow only runs from a byte
  * that matched). */
@@ -97,7 +78,8 @@ static int word_plain(const char *p)
     return (((w - ones * 0x20) & ~w) | ((q - ones) & ~q) | ((e - ones) & ~e)) & highs ? 0 : 1;
 }
 
-/* ... eight bytes at a time. */
+/* The first i >= start below n whose byte needs an escape (a control
+ * character, '"' or '\\'), or n: eight bytes at a time. */
 static size_t plain_run(const char *s, size_t i, size_t n)
 {
     while (n - i >= 8 && word_plain(s + i))
@@ -112,6 +94,19 @@ static size_t plain_run(const char *s, size_t i, size_t n)
  * reserved for its longest escape: no check per byte written. */
 #define EMIT_SHORT 64
 
+/* The escape of s[j] at d; returns the end. */
+static inline char *escape_one(char *d, unsigned char c)
+{
+    d[0] = '\\';
+    d[1] = escape_of(c);
+    if (d[1] != 'u')
+        return d + 2;
+    memcpy(d + 2, "00", 2);
+    d[4] = hex_digits[c >> 4];
+    d[5] = hex_digits[c & 15];
+    return d + 6;
+}
+
 void json_emit_chars(dsml_buf *b, const char *s, size_t n)
 {
     if (n <= 16) {
@@ -120,6 +115,51 @@ void json_emit_chars(dsml_buf *b, const char *s, size_t n)
         b->len = (size_t)(escape_at(b->data + b->len, s, n) - b->data);
         return;
     }
+#if defined(__SSE2__)
+    /* Sixteen bytes at a time, each block written as it is before it is
+     * looked at: the bytes from an escape on are written again.  Room for
+     * the rest of the text, a block's overrun and a byte more
+     * (json_emit_string's closing quote), and for an escape's six bytes
+     * before each escape is written. */
+    if (!core_buf_reserve(b, n + 17))
+        return;
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+    const __m128i ctl = _mm_set1_epi8(0x1f);
+    char *d = b->data + b->len;
+    size_t i = 0;
+    while (n - i >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+        _mm_storeu_si128((__m128i *)(void *)d, v);
+        __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
+                                 _mm_cmpeq_epi8(_mm_max_epu8(v, ctl), ctl));
+        unsigned bits = (unsigned)_mm_movemask_epi8(m);
+        if (bits == 0) {
+            d += 16;
+            i += 16;
+            continue;
+        }
+        unsigned k = (unsigned)__builtin_ctz(bits);
+        d += k;
+        i += k;
+        size_t at = (size_t)(d - b->data);
+        if (b->cap - at < 6 + (n - i) + 17) {
+            b->len = at;
+            if (!core_buf_reserve(b, 6 + (n - i) + 17))
+                return;
+            d = b->data + at;
+        }
+        d = escape_one(d, (unsigned char)s[i]);
+        i++;
+    }
+    size_t at = (size_t)(d - b->data);
+    if (b->cap - at < 6 * (n - i) + 1) {
+        b->len = at;
+        if (!core_buf_reserve(b, 6 * (n - i) + 1))
+            return;
+        d = b->data + at;
+    }
+    b->len = (size_t)(escape_at(d, s + i, n - i) - b->data);
+#else
     /* room for the rest of the text and a byte more (json_emit_string's
      * closing quote), and for an escape's six bytes before each escape is
      * written */
@@ -128,29 +168,17 @@ void json_emit_chars(dsml_buf *b, const char *s, size_t n)
     size_t i = 0;
     for (;;) {
         size_t j = plain_run(s, i, n);
-        if (j - i - 1 < 16)
-            core_copy_short(b->data + b->len, s + i, j - i); /* (most runs) */
-        else if (j > i)
+        if (j > i)
             memcpy(b->data + b->len, s + i, j - i);
         b->len += j - i;
         if (j == n)
             break;
         if (b->cap - b->len < 6 + (n - j) + 1 && !core_buf_reserve(b, 6 + (n - j) + 1))
             return;
-        unsigned char c = (unsigned char)s[j];
-        char *d = b->data + b->len;
-        d[0] = '\\';
-        d[1] = escape_of(c);
-        if (d[1] == 'u') {
-            memcpy(d + 2, "00", 2);
-            d[4] = hex_digits[c >> 4];
-            d[5] = hex_digits[c & 15];
-            b->len += 6;
-        } else {
-            b->len += 2;
-        }
+        b->len = (size_t)(escape_one(b->data + b->len, (unsigned char)s[j]) - b->data);
         i = j + 1;
     }
+#endif
 }
 
 void json_emit_string(dsml_buf *b, const char *s, size_t n)
