@@ -256,6 +256,16 @@ static size_t count_chars(const unsigned char *s, size_t n, Py_UCS4 *maxchar)
 }
 
 #if PAGES_HUGE
+/* Whether the page in the middle of [p, p + n) is not in memory: the
+ * block is memory the process has not written yet (the end of glibc's
+ * heap, extended for it). */
+static int fresh_block(char *p, size_t n)
+{
+    unsigned char in = 1;
+    uintptr_t mid = ((uintptr_t)p + n / 2) & ~(uintptr_t)(SMALL_PAGE - 1);
+    return mincore((void *)mid, SMALL_PAGE, &in) == 0 && (in & 1) == 0;
+}
+
 /* Huge pages for a new object's block [obj, obj + size), when its pages
  * are whole 2 MiB spans (a mapping of its own, see pages_str): its first page
  * (the allocator's header) and its last (the str's terminator) are already
@@ -295,7 +305,8 @@ PyObject *pages_str(const char *p, size_t n, int *made)
      * pages.  The str is cut to its length once written.  Later strs are
      * made as they are: glibc keeps a freed block of their size, memory
      * the process has written, which a larger request would pass by for a
-     * new mapping on every call. */
+     * new mapping on every call; the first of them, from the end of glibc's
+     * heap (extended for it), has the 2 MiB spans inside it advised. */
     int first = *made == 0;
     *made = 1;
     size_t head = maxchar < 0x80 ? sizeof(PyASCIIObject) : sizeof(PyCompactUnicodeObject);
@@ -306,9 +317,13 @@ PyObject *pages_str(const char *p, size_t n, int *made)
     PyObject *str = PyUnicode_New((Py_ssize_t)length, maxchar);
     if (str == NULL)
         return NULL;
+    char *d = PyUnicode_DATA(str);
+#if PAGES_HUGE
     if (first)
         advise_block((char *)str, head + (length + 1) * kind);
-    char *d = PyUnicode_DATA(str);
+    else if (fresh_block(d, chars * kind))
+        advise_huge(d, chars * kind); /* the 2 MiB spans inside it */
+#endif
     if (kind == 1)
         decode_ucs1(s, n, (Py_UCS1 *)d, (Py_UCS1 *)d + chars);
     else if (kind == 2)
