@@ -94,7 +94,7 @@ static size_t plain_run(const char *s, size_t i, size_t n)
  * reserved for its longest escape: no check per byte written. */
 #define EMIT_SHORT 64
 
-/* The escape of s[j] at d; returns the end. */
+/* The escape of the byte c at d (room for six bytes); returns the end. */
 static inline char *escape_one(char *d, unsigned char c)
 {
     d[0] = '\\';
