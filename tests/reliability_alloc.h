@@ -105,4 +105,24 @@ static inline void ra_init(ra_state *s, dsml_allocator *a, size_t fail_at, int f
     a->ctx = s;
 }
 
+/* The calls of a handle's steady-state test (test_renderer.c,
+ * test_parser.c): call(ctx, k) on inputs of three sizes k, in an order
+ * that sees each size in its first three calls and then mixes them.
+ * Returns -1 when every call returned 0 and none after the third took a
+ * block from st's allocator; else the index of the call that did not,
+ * with its status in *status and the blocks it took in *taken. */
+static inline int ra_steady(ra_state *st, int (*call)(void *ctx, int k), void *ctx,
+                            int *status, size_t *taken)
+{
+    static const int order[] = {2, 0, 1, 1, 0, 2, 2, 1, 0, 0, 2};
+    for (int i = 0; i < (int)(sizeof order / sizeof order[0]); i++) {
+        size_t before = st->allocs;
+        *status = call(ctx, order[i]);
+        *taken = st->allocs - before;
+        if (*status != 0 || (i >= 3 && *taken != 0))
+            return i;
+    }
+    return -1;
+}
+
 #endif /* DSML_RELIABILITY_ALLOC_H */

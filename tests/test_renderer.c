@@ -213,6 +213,20 @@ static void test_lent_output(void **state)
     dsml_renderer_destroy(NULL);
 }
 
+typedef struct steady_render {
+    dsml_renderer *r;
+    char **in;
+    const size_t *lens;
+    const dsml_render_options *o;
+} steady_render;
+
+static int steady_call(void *ctx, int k)
+{
+    steady_render *sr = ctx;
+    const dsml_output *out;
+    return dsml_renderer_render_case(sr->r, sr->in[k], sr->lens[k], sr->o, &out, NULL);
+}
+
 /* After a first call on an input, calls on inputs seen before take nothing
  * from the caller's allocator, in any order; destroying gives every block
  * back. */
@@ -230,16 +244,12 @@ static void test_memory_kept(void **state)
     dsml_render_options o;
     dsml_render_options_init(&o);
     o.flags = DSML_RENDER_SEGMENTS;
-    const dsml_output *out;
-    static const int order[] = {2, 0, 1, 1, 0, 2, 2, 1, 0, 0, 2};
-    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
-        int k = order[i];
-        size_t before = st.allocs;
-        assert_int_equal(dsml_renderer_render_case(r, in[k], lens[k], &o, &out, NULL),
-                         DSML_OK);
-        if (i >= 3 && st.allocs != before)
-            fail_msg("call %zu (size %d): %zu new blocks", i, k, st.allocs - before);
-    }
+    steady_render sr = {r, in, lens, &o};
+    int status;
+    size_t taken;
+    int i = ra_steady(&st, steady_call, &sr, &status, &taken);
+    if (i >= 0)
+        fail_msg("call %d: status %d, %zu new blocks", i, status, taken);
     assert_false(st.bad_old_size);
     dsml_renderer_destroy(r);
     assert_int_equal(st.live, 0);
