@@ -65,14 +65,21 @@ END {
             continue;
         }
         if (label ~ /^session/) {
-            # 1x, 8x, 64x renders, the same through kept blocks, then
-            # cJSON_Parse+Delete of the same JSON, then the prompt blocks
-            printf "  8x / 1x: %.3f\n", ir[label, 2] / ir[label, 1];
-            printf "  64x / 8x: %.3f\n", ir[label, 3] / ir[label, 2];
-            printf "  kept blocks, 8x / 1x: %.3f\n", ir[label, 5] / ir[label, 4];
-            printf "  kept blocks, 64x / 8x: %.3f\n", ir[label, 6] / ir[label, 5];
-            for (k = 1; k <= 3; k++)
-                printf "  %s / %s: %.3f\n", names[label, k], names[label, k + 6], ir[label, k] / ir[label, k + 6];
+            # kernels "N turns KIND" (KIND empty for the one-shot render),
+            # each kind at 1x, 8x and 64x in that order
+            delete kir; delete kn;
+            for (k = 1; k <= count[label]; k++) {
+                kind = names[label, k]; sub(/^[0-9]+ turns ?/, "", kind);
+                kir[kind, ++kn[kind]] = ir[label, k];
+            }
+            split("|kept blocks|reused renderer", kinds, "|");
+            for (j = 1; j <= 3; j++) {
+                kind = kinds[j]; what = kind == "" ? "render" : kind;
+                printf "  %s, 8x / 1x: %.3f\n", what, kir[kind, 2] / kir[kind, 1];
+                printf "  %s, 64x / 8x: %.3f\n", what, kir[kind, 3] / kir[kind, 2];
+            }
+            for (f = 1; f <= 3; f++)
+                printf "  render / cJSON_Parse+Delete, size %d: %.3f\n", f, kir["", f] / kir["cJSON_Parse+Delete", f];
             continue;
         }
         for (k = 2; k <= count[label]; k++) {
