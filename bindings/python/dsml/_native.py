@@ -479,6 +479,38 @@ def _declare(lib, path):
 lib, library_path = _load()
 _declare(lib, library_path)
 
+
+class Handle:
+    """Owns one native handle (``_handle``): freed by close(), at the end of
+    a ``with`` block, or when the object is collected; close() again does
+    nothing.  A subclass names its destroy function in ``_destroy`` (taken
+    when the class is made, so collection at interpreter exit does not need
+    this module)."""
+
+    _handle = None
+    _destroy = None
+
+    def close(self):
+        """Free the handle (also done when the object is collected)."""
+        handle, self._handle = self._handle, None
+        if handle is not None:
+            self._destroy(handle)
+
+    __del__ = close
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def _open(self):
+        """The handle; DsmlError (DSML_ERR_STATE) once closed."""
+        if self._handle is None:
+            raise DsmlError(ERR_STATE, "the %s is closed" % type(self).__name__)
+        return self._handle
+
 def check_version(number, text, path):
     """Refuse a library whose major or minor release differs."""
     if number // 10000 != EXPECTED_MAJOR or number // 100 % 100 != EXPECTED_MINOR:

@@ -365,7 +365,7 @@ if _speedups is not None:
     _fast_parse = _speedups.parse
 
 
-class Detector:
+class Detector(N.Handle):
     """The streaming detector.
 
     Detector(thinking_mode="chat", *, profile="v41", tools=None,
@@ -405,6 +405,8 @@ class Detector:
     One Detector is used by one thread at a time.
     """
 
+    _destroy = _lib.dsml_detector_destroy
+
     def __init__(self, thinking_mode="chat", *, profile="v41", tools=None,
                  strict=None, mode=None, limits=None, keep_message=True,
                  recoveries=None, tool_choice=None, parallel_tool_calls=True, **policies):
@@ -433,17 +435,10 @@ class Detector:
         self._arr = (ctypes.c_char * size).from_buffer(self._buf)
         self._cap = _size_t(size)
 
-    def _check(self):
-        if self._handle is None:
-            raise DsmlError(N.ERR_STATE, "the detector is closed")
-        return self._handle
-
     def _pump(self, data, flags, _packed=_lib.dsml_detector_feed_packed):
         """One dsml_detector_feed_packed call (more while the buffer was
         full); returns the events."""
-        handle = self._handle
-        if handle is None:
-            raise DsmlError(N.ERR_STATE, "the detector is closed")
+        handle = self._open()
         length = self._len
         length.value = len(data) if data is not None else 0
         r = _packed(handle, data, length, flags, self._arr, self._cap, None)
@@ -495,7 +490,7 @@ class Detector:
 
     def message(self):
         """After finish(): the whole message as a dict."""
-        handle = self._check()
+        handle = self._open()
         out = N.Output()
         err = N.error_struct()
         status = _lib.dsml_detector_message(handle, _byref(out), _byref(err))
@@ -510,26 +505,12 @@ class Detector:
     @property
     def error(self):
         """The sticky error as a DsmlError, or None."""
-        err = _lib.dsml_detector_error(self._check())
+        err = _lib.dsml_detector_error(self._open())
         if not err or err.contents.code == 0:
             return None
         return N.make_error(err.contents.code, err.contents)
 
     def reset(self):
         """Back to the state after creation (same options)."""
-        _lib.dsml_detector_reset(self._check())
+        _lib.dsml_detector_reset(self._open())
 
-    def close(self, _destroy=_lib.dsml_detector_destroy):
-        """Free the handle (also done when the object is collected)."""
-        handle, self._handle = self._handle, None
-        if handle is not None:
-            _destroy(handle)
-
-    __del__ = close
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-        return False

@@ -57,7 +57,7 @@ def _aliases(effort_aliases):
     return array, len(items), keep
 
 
-class Turn:
+class Turn(N.Handle):
     """One request, read and rendered.
 
     Turn(body, *, api="chat", thinking_mode=None, reasoning_effort=None,
@@ -79,7 +79,10 @@ class Turn:
     parallel_tool_calls, response_format, prefill, ignored, model, grammar,
     grammar_info, grammar_from, grammar_status, grammar_error,
     missing_reasoning, restored, stop, n, stream, include_usage, api).
-    Errors raise DsmlError with the JSON path in the body."""
+    Errors raise DsmlError with the JSON path in the body.  close() (or the
+    end of a with block) frees the turn; its responders stay valid."""
+
+    _destroy = N.lib.dsml_turn_destroy
 
     def __init__(self, body, *, api="chat", thinking_mode=None, reasoning_effort=None,
                  profile="v41", strict=False, guard=False, segments=False, mode="lenient",
@@ -209,19 +212,6 @@ class Turn:
         """A Responder for this turn's completion (see Responder)."""
         return Responder(self, **options)
 
-    def close(self):
-        """Free the turn (its responders stay valid)."""
-        if self._handle is not None:
-            N.lib.dsml_turn_destroy(self._handle)
-            self._handle = None
-
-    __del__ = close
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
 
 def _event_data(text):
@@ -273,7 +263,7 @@ def error_json(error, api="chat"):
         N.lib.dsml_output_free(ctypes.byref(out))
 
 
-class Responder:
+class Responder(N.Handle):
     """The completion of a Turn, fed as the engine writes it, into the
     chunks a server streams and the chat.completion at the end (for an
     Anthropic turn the events and the message object, for a Responses turn
@@ -304,6 +294,8 @@ class Responder:
     (code name, offset, message).  completion() after end(): the
     chat.completion dict.  A failure (strict mode, a limit) raises
     DsmlError, after the chunks before it were returned."""
+
+    _destroy = N.lib.dsml_responder_destroy
 
     def __init__(self, turn, *, sse=False, hold_calls=False, drop_raw=False, id=None,
                  created=0, model=None, seed=None, choice_index=0, signature=None,
@@ -349,18 +341,19 @@ class Responder:
         """Feed data (bytes or None), then end with reason (or None): the
         new items as (type, text, status, offset), in one call on the
         compiled path, else through ctypes."""
+        handle = self._open()
         if _respond is not None:
-            items, status, error = _respond(self._handle.value, data, reason)
+            items, status, error = _respond(handle.value, data, reason)
             if items is None:
-                N.raise_error(status, N.lib.dsml_responder_error(self._handle).contents)
+                N.raise_error(status, N.lib.dsml_responder_error(handle).contents)
             return self._take(items, error)
         if data is not None:
-            self._check(N.lib.dsml_responder_feed(self._handle, data, len(data)))
+            self._check(N.lib.dsml_responder_feed(handle, data, len(data)))
         if reason is not None:
-            self._check(N.lib.dsml_responder_end(self._handle, reason))
+            self._check(N.lib.dsml_responder_end(handle, reason))
         items, item = [], self._item
         while True:
-            r = N.lib.dsml_responder_next(self._handle, ctypes.byref(item))
+            r = N.lib.dsml_responder_next(handle, ctypes.byref(item))
             if r <= 0:
                 return self._take(items, r)
             items.append((item.type, ctypes.string_at(item.text, item.len) if item.text
@@ -418,7 +411,7 @@ class Responder:
         if reasoning_tokens > completion_tokens:
             raise DsmlError(N.ERR_ARGUMENT, "reasoning_tokens (%d) above completion_tokens "
                             "(%d)" % (reasoning_tokens, completion_tokens))
-        status = N.lib.dsml_responder_set_usage(self._handle, *counts)
+        status = N.lib.dsml_responder_set_usage(self._open(), *counts)
         if status != 0:
             raise DsmlError(status, "the token counts %r cannot be written (their sum "
                             "overflows)" % (counts,))
@@ -427,14 +420,14 @@ class Responder:
     def stopped(self):
         """True once a stop string of the request matched: stop generating
         and call end()."""
-        return bool(N.lib.dsml_responder_stopped(self._handle))
+        return bool(N.lib.dsml_responder_stopped(self._open()))
 
     def completion(self):
         """The chat.completion dict (after end()); for an Anthropic turn
         the message object, for a Responses turn the response object."""
         out = N.Output()
         err = N.error_struct()
-        status = N.lib.dsml_responder_completion(self._handle, ctypes.byref(out),
+        status = N.lib.dsml_responder_completion(self._open(), ctypes.byref(out),
                                                  ctypes.byref(err))
         if status != 0:
             N.raise_error(status, err)
@@ -443,18 +436,6 @@ class Responder:
         finally:
             N.lib.dsml_output_free(ctypes.byref(out))
 
-    def close(self):
-        if self._handle is not None:
-            N.lib.dsml_responder_destroy(self._handle)
-            self._handle = None
-
-    __del__ = close
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
 
 _respond = None

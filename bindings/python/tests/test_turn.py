@@ -282,6 +282,40 @@ class TurnApisAgainstTheCli(unittest.TestCase):
                              json.loads(self.cli(api, body, text, "--end", "length")), api)
 
 
+class Handles(unittest.TestCase):
+    """close(), a with block and collection free a Turn's, a Responder's
+    and a Detector's handle once; a closed one refuses every call."""
+
+    def test_close_once_and_refuse_after(self):
+        turn = dsml.Turn({"messages": USER}, thinking_mode="chat")
+        with turn.responder() as r:
+            r.feed("a")
+            self.assertTrue(r.end("stop"))
+        self.assertIsNone(r._handle)
+        r.close()
+        for call in (lambda: r.feed("x"), lambda: r.end("stop"),
+                     lambda: r.set_usage(1, 1), lambda: r.stopped, r.completion):
+            with self.assertRaises(dsml.DsmlError) as cm:
+                call()
+            self.assertEqual(cm.exception.name, "DSML_ERR_STATE")
+            self.assertIn("Responder is closed", str(cm.exception))
+        # a responder outlives its turn's close
+        r2 = turn.responder()
+        turn.close()
+        turn.close()
+        r2.feed("b")
+        r2.end("stop")
+        self.assertEqual(r2.completion()["choices"][0]["message"]["content"], "b")
+        with self.assertRaises(dsml.DsmlError) as cm:
+            turn.responder()
+        self.assertEqual(cm.exception.name, "DSML_ERR_ARGUMENT")
+        with dsml.Detector("chat") as d:
+            d.feed("c")
+        with self.assertRaises(dsml.DsmlError) as cm:
+            d.feed("x")
+        self.assertIn("Detector is closed", str(cm.exception))
+
+
 class TurnApis(unittest.TestCase):
 
     def test_api_fields_and_errors(self):
