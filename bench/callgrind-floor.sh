@@ -45,7 +45,7 @@ ir() {
             index($0, ":" chain) && !found { gsub(",", "", $1); print $1; found = 1 }
             END { if (!found) print 0 }'
 }
-total() { sed -n 's/^totals: \([0-9]*\).*/\1/p' "$1"; }
+total() { sed -n 's/^summary: \([0-9]*\).*/\1/p' "$1"; }
 
 b_parse=$(ir "$base" "cJSON_ParseWithLengthOpts'cJSON_ParseWithLength'k_cjson")
 b_delete=$(ir "$base" "cJSON_Delete'k_cjson")

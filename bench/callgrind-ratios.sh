@@ -27,7 +27,7 @@ valgrind --tool=callgrind --callgrind-out-file="$dir/cg.out" "$@" --callgrind \
 for n in $(ls "$dir" | sed -n 's/^cg\.out\.\([0-9]*\)$/\1/p' | sort -n); do
     f="$dir/cg.out.$n"
     name=$(sed -n 's/^desc: Trigger: Client Request: //p' "$f")
-    ir=$(sed -n 's/^totals: \([0-9]*\).*/\1/p' "$f")
+    ir=$(sed -n 's/^summary: \([0-9]*\).*/\1/p' "$f")
     [ -n "$name" ] && printf '%s\t%s\n' "$name" "$ir"
 done | awk -F'\t' '
 {
