@@ -678,6 +678,25 @@ static PyObject *event_of(speed_state *st, const dsml_event *ev)
     return e;
 }
 
+/* The bytes of `o`: a bytes object's own, or a str's UTF-8 (kept by the
+ * str).  0 when it is neither, or a str that does not encode (no Python
+ * error is left set). */
+static int text_arg(PyObject *o, const char **p, Py_ssize_t *n)
+{
+    if (PyBytes_CheckExact(o)) {
+        *p = PyBytes_AS_STRING(o);
+        *n = PyBytes_GET_SIZE(o);
+        return 1;
+    }
+    if (PyUnicode_CheckExact(o)) {
+        *p = PyUnicode_AsUTF8AndSize(o, n);
+        if (*p != NULL)
+            return 1;
+        PyErr_Clear();
+    }
+    return 0;
+}
+
 /*
  * feed(handle_address, data, finish) -> list of events, or (events, status)
  * when the detector failed or refused; NotImplemented when data is neither
@@ -695,19 +714,8 @@ static PyObject *feed(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     const char *bytes = NULL;
     Py_ssize_t len = 0;
-    PyObject *data = args[1];
-    if (PyBytes_CheckExact(data)) {
-        bytes = PyBytes_AS_STRING(data);
-        len = PyBytes_GET_SIZE(data);
-    } else if (PyUnicode_CheckExact(data)) {
-        bytes = PyUnicode_AsUTF8AndSize(data, &len);
-        if (bytes == NULL) {
-            PyErr_Clear();
-            Py_RETURN_NOTIMPLEMENTED;
-        }
-    } else if (data != Py_None) {
+    if (args[1] != Py_None && !text_arg(args[1], &bytes, &len))
         Py_RETURN_NOTIMPLEMENTED;
-    }
     int status = len > 0 ? st->feed(d, bytes, (size_t)len) : DSML_OK;
     if (status == DSML_OK && args[2] == Py_True)
         status = st->finish(d);
@@ -898,13 +906,7 @@ static PyObject *parse(PyObject *module, PyObject *const *args, Py_ssize_t nargs
     dsml_detector *d = PyLong_AsVoidPtr(args[0]);
     const char *bytes = NULL;
     Py_ssize_t len = 0;
-    if (d != NULL && PyUnicode_CheckExact(args[1]))
-        bytes = PyUnicode_AsUTF8AndSize(args[1], &len);
-    else if (d != NULL && PyBytes_CheckExact(args[1])) {
-        bytes = PyBytes_AS_STRING(args[1]);
-        len = PyBytes_GET_SIZE(args[1]);
-    }
-    if (bytes == NULL) {
+    if (d == NULL || !text_arg(args[1], &bytes, &len)) {
         PyErr_Clear();
         Py_RETURN_NONE;
     }
