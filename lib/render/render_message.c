@@ -114,8 +114,8 @@ static int put_blocks(dsml_rctx *c, const dsml_msg *merged, dsml_buf *out)
 
 /* The effort at the start of the prompt (validating the effort, for
  * every message): its level, and the text the dialect writes: its line with
- * the level, written into buf, or the effort's own text; "" when the
- * dialect has no default. */
+ * the level, written into buf (not written when buf is NULL: the text is
+ * then ""), or the effort's own text; "" when the dialect has no default. */
 static int effort_text(dsml_rctx *c, char *buf, size_t cap, const char **text, int *level_out)
 {
     const dsml_dialect *dl = c->dialect;
@@ -150,16 +150,17 @@ static int effort_text(dsml_rctx *c, char *buf, size_t cap, const char **text, i
             *text = e->text;
         return DSML_OK;
     }
-    snprintf(buf, cap, "%s%d%s", dl->effort_before, level, dl->effort_after);
-    *text = buf;
+    if (buf != NULL) {
+        snprintf(buf, cap, "%s%d%s", dl->effort_before, level, dl->effort_after);
+        *text = buf;
+    }
     return DSML_OK;
 }
 
 int render_rctx_effort_value(dsml_rctx *c, int *value)
 {
-    char line[256];
     const char *text;
-    return effort_text(c, line, sizeof line, &text, value);
+    return effort_text(c, NULL, 0, &text, value);
 }
 
 /* The tools block and the response format of a system or developer
@@ -230,9 +231,11 @@ int render_message(dsml_rctx *c, const dsml_msgs *all, size_t index,
         if (calls->failed)
             return core_fail(c->err, DSML_ERR_NOMEM, DSML_NO_OFFSET, NULL, NULL);
     }
+    /* the effort is checked at every message and written at the first in
+     * thinking mode */
     char line[256];
     const char *effort;
-    int r = effort_text(c, line, sizeof line, &effort, NULL);
+    int r = effort_text(c, index == 0 && thinking ? line : NULL, sizeof line, &effort, NULL);
     if (r != DSML_OK)
         return r;
     if (index > 0 || !thinking)

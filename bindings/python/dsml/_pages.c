@@ -14,11 +14,12 @@
  *   the next call); others come from malloc;
  * - pages_str() makes the prompt's str first, advises the 2 MiB spans
  *   inside its block as huge pages and populates the block in one call,
- *   then writes its characters.
+ *   then writes its characters (sixteen at a time where they are ASCII;
+ *   a small str the same way, without the advice).
  *
  * Advice only: where the kernel has no transparent huge pages, or says no,
- * the memory is the same, faulted a page at a time.  Off Linux, both are
- * malloc and PyUnicode_DecodeUTF8.  No state.
+ * the memory is the same, faulted a page at a time.  Off Linux, the blocks
+ * are malloc's and no str is advised.  No state.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -290,8 +291,7 @@ static void advise_block(char *obj, size_t size)
 PyObject *pages_str(const char *p, size_t n, int *made)
 {
     const unsigned char *s = (const unsigned char *)p;
-    if (!PAGES_HUGE || n < PAGES_STR || n > (size_t)PY_SSIZE_T_MAX / 8 ||
-        !core_utf8_valid(s, n))
+    if (n == 0 || n > (size_t)PY_SSIZE_T_MAX / 8 || !core_utf8_valid(s, n))
         return PyUnicode_DecodeUTF8(p != NULL ? p : "", (Py_ssize_t)n, "strict");
     Py_UCS4 maxchar;
     size_t chars = count_chars(s, n, &maxchar);
@@ -307,8 +307,10 @@ PyObject *pages_str(const char *p, size_t n, int *made)
      * the process has written, which a larger request would pass by for a
      * new mapping on every call; the first of them, from the end of glibc's
      * heap (extended for it), has the 2 MiB spans inside it advised. */
-    int first = *made == 0;
-    *made = 1;
+    int large = PAGES_HUGE && n >= PAGES_STR;
+    int first = large && *made == 0;
+    if (large)
+        *made = 1;
     size_t head = maxchar < 0x80 ? sizeof(PyASCIIObject) : sizeof(PyCompactUnicodeObject);
     if (first) {
         size_t need = head + (chars + 1) * kind;
@@ -321,7 +323,7 @@ PyObject *pages_str(const char *p, size_t n, int *made)
 #if PAGES_HUGE
     if (first)
         advise_block((char *)str, head + (length + 1) * kind);
-    else if (fresh_block(d, chars * kind))
+    else if (large && fresh_block(d, chars * kind))
         advise_huge(d, chars * kind); /* the 2 MiB spans inside it */
 #endif
     if (kind == 1)
