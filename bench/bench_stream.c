@@ -629,10 +629,13 @@ int cmd_session(const bench_opts *o)
                 printf("  kept blocks (an allocator that keeps its large blocks): 8x / 1x %.2f, "
                        "64x / 8x %.2f (<= 9: %s)\n",
                        r8[S_KEPT], r64[S_KEPT], kept_ok ? "met" : "NOT MET");
-                printf("  through a reused dsml_renderer: 8x / 1x %.2f, 64x / 8x %.2f, page "
-                       "faults a call %.0f / %.0f / %.0f (<= 9 and 0 faults: %s)\n",
-                       r8[S_CTX], r64[S_CTX], faults[S_CTX][0], faults[S_CTX][1],
-                       faults[S_CTX][2], ctx_ok ? "met" : "NOT MET");
+                int no_faults = faults[S_CTX][0] == 0 && faults[S_CTX][1] == 0 &&
+                                faults[S_CTX][2] == 0;
+                printf("  through a reused dsml_renderer: 8x / 1x %.2f (<= 9: %s), 64x / 8x "
+                       "%.2f (<= 9: %s), page faults a call %.0f / %.0f / %.0f (0: %s)\n",
+                       r8[S_CTX], r8[S_CTX] <= 9.0 ? "met" : "NOT MET", r64[S_CTX],
+                       r64[S_CTX] <= 9.0 ? "met" : "NOT MET", faults[S_CTX][0],
+                       faults[S_CTX][1], faults[S_CTX][2], no_faults ? "met" : "NOT MET");
                 printf("  the prompt's block alone: reused %.3f / %.3f / %.3f ms, mapped afresh "
                        "%.3f / %.3f / %.3f ms; with the 64x prompt mapped afresh and all else "
                        "8x, 64x / 8x is at best %.2f\n",
