@@ -13,7 +13,24 @@
 
 #include <cjson/cJSON.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "core/core.h"
+
+#if defined(__SSE2__)
+/* The bytes of v that end a run of plain string text, one bit each: '"',
+ * '\\' and the control characters (0x00 to 0x1f). */
+static inline unsigned json_stops16(__m128i v)
+{
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+    const __m128i ctrl = _mm_set1_epi8(0x1f);
+    __m128i stop = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
+                                _mm_cmpeq_epi8(_mm_max_epu8(v, ctrl), ctrl)); /* v <= 0x1f */
+    return (unsigned)_mm_movemask_epi8(stop);
+}
+#endif
 
 /* ---- JSON reading (json_read.c) ---------------------------------------- */
 

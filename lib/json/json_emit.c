@@ -15,10 +15,6 @@
 
 #include <utf8proc.h>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 #include "json/json.h"
 
 static const char hex_digits[] = "0123456789abcdef";
@@ -123,16 +119,12 @@ void json_emit_chars(dsml_buf *b, const char *s, size_t n)
      * before each escape is written. */
     if (!core_buf_reserve(b, n + 17))
         return;
-    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
-    const __m128i ctl = _mm_set1_epi8(0x1f);
     char *d = b->data + b->len;
     size_t i = 0;
     while (n - i >= 16) {
         __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
         _mm_storeu_si128((__m128i *)(void *)d, v);
-        __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
-                                 _mm_cmpeq_epi8(_mm_max_epu8(v, ctl), ctl));
-        unsigned bits = (unsigned)_mm_movemask_epi8(m);
+        unsigned bits = json_stops16(v);
         if (bits == 0) {
             d += 16;
             i += 16;

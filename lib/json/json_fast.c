@@ -106,14 +106,9 @@ static void skip_ws(fparse *p)
 static size_t stop_end(const unsigned char *s, size_t i, size_t n, int *high)
 {
 #if defined(__SSE2__)
-    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
-    const __m128i ctrl = _mm_set1_epi8(0x1f);
     while (i + 16 <= n) {
         __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
-        __m128i stop = _mm_or_si128(
-            _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
-            _mm_cmpeq_epi8(_mm_min_epu8(v, ctrl), v)); /* v <= 0x1f, unsigned */
-        unsigned mask = (unsigned)_mm_movemask_epi8(stop);
+        unsigned mask = json_stops16(v);
         unsigned hi = (unsigned)_mm_movemask_epi8(v);
         if (mask != 0) {
             unsigned at = (unsigned)__builtin_ctz(mask);
@@ -249,8 +244,6 @@ static int put_escape(const unsigned char *s, size_t *j, size_t limit, char **o)
 static size_t decode_string(const unsigned char *s, size_t i, size_t n, char *out,
                             size_t room, size_t *end)
 {
-    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
-    const __m128i ctrl = _mm_set1_epi8(0x1f);
     __m128i high = _mm_setzero_si128(); /* the top bits of every block copied */
     size_t o = 0;
     for (;;) {
@@ -261,9 +254,7 @@ static size_t decode_string(const unsigned char *s, size_t i, size_t n, char *ou
         __m128i v = core_load16(s, i, n);
         _mm_storeu_si128((__m128i *)(void *)(out + o), v);
         high = _mm_or_si128(high, v);
-        unsigned stop = (unsigned)_mm_movemask_epi8(_mm_or_si128(
-            _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
-            _mm_cmpeq_epi8(_mm_min_epu8(v, ctrl), v))); /* v <= 0x1f, unsigned */
+        unsigned stop = json_stops16(v);
         if (stop == 0) {
             i += 16;
             o += 16;
