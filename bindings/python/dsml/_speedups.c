@@ -43,8 +43,6 @@
 #include "render/render_internal.h"
 #include "_pages.h"
 
-
-
 static PyObject *new_ref(PyObject *o)
 {
     Py_INCREF(o);

@@ -287,13 +287,13 @@ def _mode_text(mode):
     return text
 
 
-class _Renderer:
+class _Renderer(N.Handle):
     """A dsml_renderer: the memory of a render kept for the next one.  With
     the compiled fast path, its blocks come from dsml._speedups' allocator
     (large ones as huge pages), and `pages` (an int at `pages_address`)
     says whether this thread has made a large prompt's str before."""
 
-    __slots__ = ("handle", "pages", "pages_address", "__weakref__")
+    _destroy = _renderer_destroy
 
     def __init__(self):
         handle = ctypes.c_void_p()
@@ -301,14 +301,9 @@ class _Renderer:
         status = _renderer_create(alloc, _byref(handle))
         if status != 0:
             N.raise_error(status, _error_struct())
-        self.handle = handle.value
+        self._handle = handle.value
         self.pages = ctypes.c_int(0)
         self.pages_address = ctypes.addressof(self.pages)
-
-    def __del__(self, _destroy=_renderer_destroy):
-        handle, self.handle = self.handle, None
-        if handle:
-            _destroy(handle)
 
 
 # One renderer per thread (a renderer is used by one thread at a time); its
@@ -326,7 +321,7 @@ def _renderer():
 def _call(fn, data, opts, want_images):
     out = ctypes.POINTER(_Output)()
     err = _error_struct()
-    status = fn(_renderer().handle, data, len(data), _byref(opts), _byref(out), _byref(err))
+    status = fn(_renderer()._handle, data, len(data), _byref(opts), _byref(out), _byref(err))
     if status != 0:
         N.raise_error(status, err)
     lent = out.contents
@@ -415,7 +410,7 @@ def _fast_encode(messages, mode, thinking_mode, context, effort, profile, addres
     mode_json = None if mode is not None else _dumps(_mode_text(thinking_mode))
     r = _renderer()
     result = _fast_render(messages, context or None, mode_json, effort_json,
-                          address, want_images, r.handle, r.pages_address)
+                          address, want_images, r._handle, r.pages_address)
     if result is not None and want_images:
         return result[0], {"images": _loads(result[1])}
     return result
