@@ -55,6 +55,32 @@ static dsml_buf *message_text(dsml_detector *d, int type, size_t call)
     return NULL;
 }
 
+/* A quiet detector's text into its message buffer m: content and
+ * reasoning that are runs of the one-shot input (msg.src) are kept as a
+ * span of it, joined while the runs touch, and escaped later (or when a
+ * text that is not the next run follows); any other text is escaped at
+ * once, after the span before it. */
+static void quiet_text(dsml_detector *d, dsml_buf *m, int type, const char *p, size_t n)
+{
+    if (type == DSML_EVENT_CONTENT || type == DSML_EVENT_REASONING) {
+        det_span *sp = &d->msg.pend[type == DSML_EVENT_REASONING];
+        uintptr_t off = (uintptr_t)p - (uintptr_t)d->msg.src;
+        int in_src = d->msg.src != NULL && off < d->msg.src_len && n <= d->msg.src_len - off;
+        if (in_src && sp->n != 0 && sp->p + sp->n == p) {
+            sp->n += n; /* the run goes on */
+            return;
+        }
+        json_emit_chars(m, sp->p, sp->n);
+        sp->n = 0;
+        if (in_src) {
+            sp->p = p;
+            sp->n = n;
+            return;
+        }
+    }
+    json_emit_chars(m, p, n); /* escaped while the text is at hand */
+}
+
 void det_ev_text(dsml_detector *d, int type, size_t call, const char *p, size_t n)
 {
     if (n == 0 || d->failed)
@@ -95,29 +121,10 @@ void det_ev_text(dsml_detector *d, int type, size_t call, const char *p, size_t 
     e->len = n;
 message:;
     dsml_buf *m = message_text(d, type, call);
-    if (m != NULL && d->queue.quiet) {
-        if (type == DSML_EVENT_CONTENT || type == DSML_EVENT_REASONING) {
-            det_span *sp = &d->msg.pend[type == DSML_EVENT_REASONING];
-            if (d->msg.src != NULL &&
-                (uintptr_t)p - (uintptr_t)d->msg.src < d->msg.src_len &&
-                n <= d->msg.src_len - ((uintptr_t)p - (uintptr_t)d->msg.src)) {
-                if (sp->n != 0 && sp->p + sp->n == p) {
-                    sp->n += n; /* the run goes on */
-                    return;
-                }
-                json_emit_chars(m, sp->p, sp->n);
-                sp->p = p;
-                sp->n = n;
-                goto check;
-            }
-            json_emit_chars(m, sp->p, sp->n);
-            sp->n = 0;
-        }
-        json_emit_chars(m, p, n); /* escaped while the text is at hand */
-    } else if (m != NULL) {
+    if (m != NULL && d->queue.quiet)
+        quiet_text(d, m, type, p, n);
+    else if (m != NULL)
         core_buf_append(m, p, n);
-    }
-check:
     if ((m != NULL && m->failed) || d->queue.arena.failed)
         det_nomem(d);
 }
