@@ -30,24 +30,28 @@ static inline char escape_of(unsigned char c)
     return c == '"' || c == '\\' ? (char)c : 0;
 }
 
+/* The escape of the byte c at d (room for six bytes); returns the end. */
+static inline char *escape_one(char *d, unsigned char c)
+{
+    d[0] = '\\';
+    d[1] = escape_of(c);
+    if (d[1] != 'u')
+        return d + 2;
+    memcpy(d + 2, "00", 2);
+    d[4] = hex_digits[c >> 4];
+    d[5] = hex_digits[c & 15];
+    return d + 6;
+}
+
 /* s[0, n) escaped at d, which has room for 6 n bytes; returns the end. */
 static char *escape_at(char *d, const char *s, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
-        char e = c >= 0x20 && c != '"' && c != '\\' ? 0 : escape_of(c);
-        if (e == 0) {
+        if (c >= 0x20 && c != '"' && c != '\\')
             *d++ = (char)c;
-            continue;
-        }
-        *d++ = '\\';
-        *d++ = e;
-        if (e == 'u') {
-            memcpy(d, "00", 2);
-            d[2] = hex_digits[c >> 4];
-            d[3] = hex_digits[c & 15];
-            d += 4;
-        }
+        else
+            d = escape_one(d, c);
     }
     return d;
 }
@@ -89,19 +93,6 @@ static size_t plain_run(const char *s, size_t i, size_t n)
 /* A short string (a streamed token) is written straight into room
  * reserved for its longest escape: no check per byte written. */
 #define EMIT_SHORT 64
-
-/* The escape of the byte c at d (room for six bytes); returns the end. */
-static inline char *escape_one(char *d, unsigned char c)
-{
-    d[0] = '\\';
-    d[1] = escape_of(c);
-    if (d[1] != 'u')
-        return d + 2;
-    memcpy(d + 2, "00", 2);
-    d[4] = hex_digits[c >> 4];
-    d[5] = hex_digits[c & 15];
-    return d + 6;
-}
 
 void json_emit_chars(dsml_buf *b, const char *s, size_t n)
 {
